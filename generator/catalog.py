@@ -1,0 +1,303 @@
+"""Load, validate and index the recipe catalog: the built-in one plus any user directories.
+
+Every problem found in a run is collected and reported together, one line each, as
+`path:line: field.path: message`; nothing is half-loaded.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from .errors import CatalogError, CatalogProblem
+from .schema import Build, Deployment, Engine, Hardware, Model
+
+RECIPES_ENV = "RECIPEGEN_RECIPES"
+
+# kind folder -> pydantic model; the order is the order entries are cross-checked in.
+KINDS: dict[str, type[BaseModel]] = {
+    "hardware": Hardware,
+    "engines": Engine,
+    "models": Model,
+    "deployments": Deployment,
+}
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Origin:
+    path: str
+    root: str  # "built-in" or the user directory it came from
+
+
+@dataclass
+class Catalog:
+    """The validated catalog, indexed by id. Built once per process; never mutated after load."""
+
+    hardware: dict[str, Hardware] = field(default_factory=dict)
+    engines: dict[str, Engine] = field(default_factory=dict)
+    models: dict[str, Model] = field(default_factory=dict)
+    deployments: dict[str, Deployment] = field(default_factory=dict)
+    origins: dict[tuple[str, str], Origin] = field(default_factory=dict)
+    overridden: list[tuple[str, str, Origin]] = field(default_factory=list)
+
+    def build(self, build_id: str) -> tuple[Engine, Build]:
+        for engine in self.engines.values():
+            for build in engine.builds:
+                if build.id == build_id:
+                    return engine, build
+        raise KeyError(build_id)
+
+    def builds(self) -> Iterator[tuple[Engine, Build]]:
+        for engine in self.engines.values():
+            for build in engine.builds:
+                yield engine, build
+
+    def kind(self, name: str) -> dict[str, Any]:
+        table: dict[str, Any] = getattr(self, name)
+        return table
+
+
+# ---------------------------------------------------------------------------------------------
+# YAML with line numbers
+
+
+def _locate(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
+    """Line (1-based) of the YAML node at a pydantic error location, or of its nearest parent."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
+            key = next((k for k, _ in node.value if getattr(k, "value", None) == part), None)
+            if match is None:
+                return line
+            # an unknown or misspelt key is reported on the key's own line
+            line = (key or match).start_mark.line + 1
+            node = match
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+def _duplicate_keys(node: yaml.Node, path: str, trail: tuple[str, ...] = ()) -> Iterator[CatalogProblem]:
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key, value in node.value:
+            name = str(key.value)
+            if name in seen:
+                yield CatalogProblem(path, key.start_mark.line + 1, ".".join((*trail, name)), "duplicate key")
+            seen.add(name)
+            yield from _duplicate_keys(value, path, (*trail, name))
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            yield from _duplicate_keys(item, path, (*trail, str(index)))
+
+
+def _format_loc(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(file)"
+
+
+def _message(error: Any) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return "unknown key (not in the schema; check the spelling)"
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "literal_error":
+        return f"{error['input']!r} is not one of {error['ctx']['expected']}"
+    msg = str(error["msg"])
+    return msg.removeprefix("Value error, ")
+
+
+def parse_file(path: Path, display: str, model: type[M]) -> tuple[M | None, list[CatalogProblem]]:
+    """Parse and validate one YAML file; returns the entry or the list of its problems."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [CatalogProblem(display, None, "(file)", f"cannot read: {exc}")]
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        return None, [CatalogProblem(display, line, "(yaml)", f"malformed YAML: {problem}")]
+    problems = list(_duplicate_keys(node, display)) if node is not None else []
+    if not isinstance(data, dict):
+        return None, [*problems, CatalogProblem(display, 1, "(file)", "expected a mapping of fields at the top level")]
+    try:
+        entry = model.model_validate(data)
+    except ValidationError as exc:
+        for error in exc.errors():
+            loc = tuple(error["loc"])
+            problems.append(CatalogProblem(display, _locate(node, loc), _format_loc(loc), _message(error)))
+        return None, problems
+    return (entry if not problems else None), problems
+
+
+# ---------------------------------------------------------------------------------------------
+# Roots: the built-in catalog and user directories
+
+
+def builtin_root() -> Path:
+    return Path(str(resources.files("recipegen.recipes")))
+
+
+def user_roots(cli_dirs: Iterable[str] = ()) -> list[Path]:
+    """User recipe directories: RECIPEGEN_RECIPES (os.pathsep-separated) first, then --recipes."""
+    env = [p for p in os.environ.get(RECIPES_ENV, "").split(os.pathsep) if p]
+    return [Path(p) for p in [*env, *cli_dirs]]
+
+
+def _yaml_files(root: Path, kind: str) -> list[Path]:
+    folder = root / kind
+    return sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")) if folder.is_dir() else []
+
+
+def load(cli_dirs: Iterable[str] = ()) -> Catalog:
+    """Load the built-in catalog overlaid by the user's directories. Raises CatalogError."""
+    roots: list[tuple[str, Path]] = [("built-in", builtin_root())]
+    problems: list[CatalogProblem] = []
+    for user in user_roots(cli_dirs):
+        if not user.is_dir():
+            problems.append(CatalogProblem(str(user), None, "(directory)", "not a directory — pass a folder holding hardware/, engines/, models/ or deployments/"))
+            continue
+        if not any((user / kind).is_dir() for kind in KINDS):
+            problems.append(CatalogProblem(str(user), None, "(directory)", f"has none of the folders {', '.join(KINDS)}/"))
+        roots.append((str(user), user))
+
+    catalog = Catalog()
+    for label, root in roots:
+        seen_here: dict[tuple[str, str], str] = {}
+        for kind, model in KINDS.items():
+            for path in _yaml_files(root, kind):
+                display = f"{kind}/{path.name}" if label == "built-in" else str(path)
+                entry, found = parse_file(path, display, model)
+                problems.extend(found)
+                if entry is None:
+                    continue
+                entry_id: str = entry.id  # type: ignore[attr-defined]
+                key = (kind, entry_id)
+                if key in seen_here:
+                    problems.append(CatalogProblem(display, _id_line(path), "id", f"duplicate id {entry_id!r} (also in {seen_here[key]})"))
+                    continue
+                seen_here[key] = display
+                origin = Origin(display, label)
+                if key in catalog.origins:
+                    catalog.overridden.append((kind, entry_id, origin))
+                catalog.kind(kind)[entry_id] = entry
+                catalog.origins[key] = origin
+    problems.extend(cross_check(catalog))
+    if problems:
+        raise CatalogError(problems)
+    return catalog
+
+
+def _id_line(path: Path) -> int | None:
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.startswith("id:"):
+            return number
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Cross-file checks: references, duplicate names
+
+
+def cross_check(catalog: Catalog) -> list[CatalogProblem]:
+    problems: list[CatalogProblem] = []
+
+    def where(kind: str, entry_id: str) -> str:
+        return catalog.origins[(kind, entry_id)].path
+
+    def problem(kind: str, entry_id: str, field_path: str, message: str) -> None:
+        path = where(kind, entry_id)
+        line = _field_line(path, catalog, kind, entry_id, field_path)
+        problems.append(CatalogProblem(path, line, field_path, message))
+
+    for kind in ("hardware", "engines", "models"):
+        owners: dict[str, str] = {}
+        for entry_id, entry in catalog.kind(kind).items():
+            for index, name in enumerate([entry_id, *entry.aliases]):
+                folded = name.casefold()
+                other = owners.get(folded)
+                if other is not None and other != entry_id:
+                    field_path = "id" if index == 0 else f"aliases[{index - 1}]"
+                    problem(kind, entry_id, field_path, f"name {name!r} is already used by {other!r}")
+                owners.setdefault(folded, entry_id)
+
+    build_owner: dict[str, str] = {}
+    for engine_id, engine in catalog.engines.items():
+        for index, build in enumerate(engine.builds):
+            if build.id in build_owner:
+                problem("engines", engine_id, f"builds[{index}].id", f"duplicate build id {build.id!r} (also in engine {build_owner[build.id]!r})")
+            build_owner[build.id] = engine_id
+            if not build.images and build.source_build is None:
+                problem("engines", engine_id, f"builds[{index}].images", "a build needs images or a source_build")
+
+    defaults: dict[str, str] = {}
+    for hw_id, hw in catalog.hardware.items():
+        if hw.default_for_capability:
+            cc = str(hw.compute_capability)
+            if cc in defaults:
+                problem("hardware", hw_id, "default_for_capability", f"capability {cc} already defaults to {defaults[cc]!r}")
+            defaults[cc] = hw_id
+
+    for model_id, model in catalog.models.items():
+        variant_ids = [v.id for v in model.variants]
+        for index, variant_id in enumerate(variant_ids):
+            if variant_ids.index(variant_id) != index:
+                problem("models", model_id, f"variants[{index}].id", f"duplicate variant id {variant_id!r}")
+        for engine_id in model.parsers:
+            if engine_id not in catalog.engines:
+                problem("models", model_id, f"parsers.{engine_id}", f"unknown engine {engine_id!r}; known: {', '.join(sorted(catalog.engines))}")
+        for index, override in enumerate(model.parser_overrides):
+            if override.engine not in catalog.engines:
+                problem("models", model_id, f"parser_overrides[{index}].engine", f"unknown engine {override.engine!r}")
+            for build_id in override.builds or []:
+                if build_owner.get(build_id) != override.engine:
+                    problem("models", model_id, f"parser_overrides[{index}].builds", f"engine {override.engine!r} has no build {build_id!r}")
+
+    for dep_id, dep in catalog.deployments.items():
+        model = catalog.models.get(dep.model)
+        if model is None:
+            problem("deployments", dep_id, "model", f"unknown model {dep.model!r}")
+        elif dep.variant not in {v.id for v in model.variants}:
+            known = ", ".join(v.id for v in model.variants)
+            problem("deployments", dep_id, "variant", f"model {dep.model!r} has no variant {dep.variant!r} (known: {known})")
+        for index, hw_id in enumerate(dep.hardware):
+            if hw_id not in catalog.hardware:
+                problem("deployments", dep_id, f"hardware[{index}]", f"unknown hardware {hw_id!r}")
+        if dep.engine not in catalog.engines:
+            problem("deployments", dep_id, "engine", f"unknown engine {dep.engine!r}")
+        elif build_owner.get(dep.build) != dep.engine:
+            problem("deployments", dep_id, "build", f"engine {dep.engine!r} has no build {dep.build!r}")
+    return problems
+
+
+def _field_line(path: str, catalog: Catalog, kind: str, entry_id: str, field_path: str) -> int | None:
+    origin = catalog.origins[(kind, entry_id)]
+    real = builtin_root() / path if origin.root == "built-in" else Path(path)
+    try:
+        node = yaml.compose(real.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, yaml.YAMLError):
+        return None
+    loc: list[int | str] = []
+    for part in field_path.replace("]", "").replace("[", ".").split("."):
+        loc.append(int(part) if part.isdigit() else part)
+    return _locate(node, tuple(loc))

@@ -1,0 +1,316 @@
+"""The command line. Thin: parse options, call the library, print. Heavy modules load per command.
+
+Exit codes: 0 ok · 2 bad input (unknown name, invalid catalog, bad value) · 3 blocked (no path
+runs the request) · 4 output folder exists with different content (use --force).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from .errors import BlockedError, RecipegenError
+
+if TYPE_CHECKING:
+    from .catalog import Catalog
+    from .resolver import Resolution
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    invoke_without_command=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="Can this open LLM run on these GPUs — why or why not, and exactly how.",
+)
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class MatrixFormat(str, Enum):
+    md = "md"
+    json = "json"
+    html = "html"
+
+
+class Kind(str, Enum):
+    models = "models"
+    hardware = "hardware"
+    engines = "engines"
+    deployments = "deployments"
+
+
+Recipes = Annotated[list[str], typer.Option("--recipes", help="extra recipe directory (repeatable; also $RECIPEGEN_RECIPES)", show_default=False)]
+Gpu = Annotated[Optional[str], typer.Option("--gpu", help="GPU id, alias or compute capability (a100, rtx-4090, sm80, 12.1)")]
+ModelOpt = Annotated[Optional[str], typer.Option("--model", help="model id, alias or Hugging Face repo id of a variant")]
+Gpus = Annotated[Optional[int], typer.Option("--gpus", min=1, help="GPUs per node (default: smallest of 1, 2, 4, 8 that runs)")]
+Nodes = Annotated[int, typer.Option("--nodes", min=1, help="number of nodes")]
+GpuMemory = Annotated[Optional[float], typer.Option("--gpu-memory", help="GiB per GPU, to pick or override the part")]
+EngineOpt = Annotated[Optional[str], typer.Option("--engine", help="only this engine (vllm, sglang, llama.cpp …)")]
+BuildOpt = Annotated[Optional[str], typer.Option("--build", help="only this engine build id")]
+VariantOpt = Annotated[Optional[str], typer.Option("--variant", help="only this variant id or repo")]
+Context = Annotated[Optional[int], typer.Option("--context", min=1, help="context length to plan for")]
+Concurrency = Annotated[Optional[int], typer.Option("--concurrency", min=1, help="concurrent requests to plan for")]
+FormatOpt = Annotated[Format, typer.Option("--format", help="text or json")]
+
+
+def _catalog(recipes: list[str]) -> Catalog:
+    from .catalog import load
+
+    return load(recipes)
+
+
+def _request(catalog: Catalog, gpu: str | None, model: str | None, gpus: int | None, nodes: int, gpu_memory: float | None,
+             engine: str | None, build: str | None, variant: str | None, context: int | None, concurrency: int | None):  # type: ignore[no-untyped-def]
+    from .names import resolve_build, resolve_engine, resolve_gpu, resolve_model, resolve_variant
+    from .resolver import Request
+
+    if gpu is None or model is None:
+        missing = " and ".join(n for n, v in (("--gpu", gpu), ("--model", model)) if v is None)
+        raise RecipegenError(f"{missing} is required", "e.g. recipegen --gpu sm80 --model glm-5.2")
+    choice = resolve_model(catalog, model)
+    target = resolve_gpu(catalog, gpu, gpu_memory)
+    variant_id = resolve_variant(choice.model, variant) if variant else choice.variant
+    note = f"--model {model} → {choice.how}; --gpu {gpu} → {target.how}"
+    return Request(
+        model=choice.model,
+        hardware=target.hardware,
+        gpus_per_node=gpus,
+        nodes=nodes,
+        engine=resolve_engine(catalog, engine).id if engine else None,
+        build=resolve_build(catalog, build) if build else None,
+        variant=variant_id,
+        context=context,
+        concurrency=concurrency,
+        target_note=note,
+    )
+
+
+def _explanation(catalog: Catalog, resolution: Resolution) -> str:
+    from .advice import alternatives
+    from .report import explain_text
+
+    alts = alternatives(catalog, resolution) if not resolution.plans else []
+    return explain_text(resolution, alts)
+
+
+def _command_line(gpu: str | None, model: str | None, gpus: int | None, nodes: int, gpu_memory: float | None, engine: str | None,
+                  build: str | None, variant: str | None, context: int | None, concurrency: int | None) -> str:
+    import shlex
+
+    parts = ["recipegen", "--gpu", gpu or "", "--model", model or ""]
+    for flag, value in (("--gpus", gpus), ("--nodes", nodes if nodes != 1 else None), ("--gpu-memory", gpu_memory), ("--engine", engine),
+                        ("--build", build), ("--variant", variant), ("--context", context), ("--concurrency", concurrency)):
+        if value is not None:
+            parts += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def generate_command(gpu: str | None, model: str | None, gpus: int | None, nodes: int, gpu_memory: float | None, engine: str | None,
+                     build: str | None, variant: str | None, context: int | None, concurrency: int | None, out: Path | None,
+                     force: bool, fmt: Format, recipes: list[str]) -> None:
+    from .contract import resolution_json
+    from .render import folder_name, render, write
+    from .report import candidate_title, target_line
+    from .resolver import resolve
+
+    catalog = _catalog(recipes)
+    request = _request(catalog, gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency)
+    resolution = resolve(catalog, request)
+    if not resolution.plans:
+        if fmt is Format.json:
+            typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
+        else:
+            typer.echo(_explanation(catalog, resolution))
+        raise BlockedError("blocked: no path runs this request; nothing written", "see the reasons above")
+    line = _command_line(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency)
+    files = render(resolution, line)
+    target = out if out is not None else Path.cwd() / folder_name(resolution)
+    changed = write(files, target, force)
+    if fmt is Format.json:
+        typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
+        return
+    top = resolution.plans[0]
+    lines = [
+        f"{target_line(resolution)}: RUNNABLE",
+        f"  understood: {request.target_note}",
+        f"  layout: {resolution.layout_note}",
+        f"  plan #1: {candidate_title(top.candidate)}",
+        f"  why: {top.why_first}",
+    ]
+    if top.candidate.budget is not None:
+        b = top.candidate.budget
+        lines.append(f"  memory: {b.weights_gib:.1f} GiB weights/GPU, context {b.context}, concurrency {b.concurrency} ({b.limit})")
+    rejected = resolution.rejected()
+    if rejected:
+        lines.append(f"  rejected ({len(rejected)} gate failures; README.md lists all), e.g.:")
+        seen: set[tuple[str, str]] = set()
+        for rej in rejected:
+            if (rej.build, rej.gate) in seen or rej.gate == "architecture":
+                continue
+            seen.add((rej.build, rej.gate))
+            lines.append(f"    ✗ {rej.build} · {rej.variant} · {rej.gate}: {rej.reason[:160]}")
+            if len(seen) >= 5:
+                break
+    verb = "wrote" if changed else "unchanged"
+    lines.append(f"  {verb} {target}/: " + ", ".join(sorted(files)))
+    typer.echo("\n".join(lines))
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    gpu: Gpu = None,
+    model: ModelOpt = None,
+    gpus: Gpus = None,
+    nodes: Nodes = 1,
+    gpu_memory: GpuMemory = None,
+    engine: EngineOpt = None,
+    build: BuildOpt = None,
+    variant: VariantOpt = None,
+    context: Context = None,
+    concurrency: Concurrency = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="output folder (default: ./<model>-<count>x<gpu>)")] = None,
+    force: Annotated[bool, typer.Option("--force", help="replace an existing folder with different content")] = False,
+    fmt: FormatOpt = Format.text,
+    recipes: Recipes = [],  # noqa: B006 - typer reads the default, never mutates it
+) -> None:
+    """Resolve a model on a GPU fleet and write launch.sh, docker-compose.yml, README.md, verify.sh and plan.json."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if gpu is None and model is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
+    generate_command(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency, out, force, fmt, recipes)
+
+
+@app.command("generate")
+def generate(
+    gpu: Gpu = None,
+    model: ModelOpt = None,
+    gpus: Gpus = None,
+    nodes: Nodes = 1,
+    gpu_memory: GpuMemory = None,
+    engine: EngineOpt = None,
+    build: BuildOpt = None,
+    variant: VariantOpt = None,
+    context: Context = None,
+    concurrency: Concurrency = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="output folder")] = None,
+    force: Annotated[bool, typer.Option("--force", help="replace an existing folder with different content")] = False,
+    fmt: FormatOpt = Format.text,
+    recipes: Recipes = [],  # noqa: B006
+) -> None:
+    """Same as the root command."""
+    generate_command(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency, out, force, fmt, recipes)
+
+
+@app.command("explain")
+def explain(
+    gpu: Gpu = None,
+    model: ModelOpt = None,
+    gpus: Gpus = None,
+    nodes: Nodes = 1,
+    gpu_memory: GpuMemory = None,
+    engine: EngineOpt = None,
+    build: BuildOpt = None,
+    variant: VariantOpt = None,
+    context: Context = None,
+    concurrency: Concurrency = None,
+    fmt: FormatOpt = Format.text,
+    recipes: Recipes = [],  # noqa: B006
+) -> None:
+    """Decision trace: every candidate path with a ✓/✗ per gate, the memory budget, and advice when blocked."""
+    from .contract import resolution_json
+    from .resolver import resolve
+
+    catalog = _catalog(recipes)
+    request = _request(catalog, gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency)
+    resolution = resolve(catalog, request)
+    if fmt is Format.json:
+        typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
+    else:
+        typer.echo(_explanation(catalog, resolution), nl=False)
+
+
+@app.command("matrix")
+def matrix(
+    model: Annotated[list[str], typer.Option("--model", help="model (repeatable; default: every model)", show_default=False)] = [],  # noqa: B006
+    target: Annotated[list[str], typer.Option("--target", help="COUNTxGPU, e.g. 8xa100-80gb (repeatable)", show_default=False)] = [],  # noqa: B006
+    fmt: Annotated[MatrixFormat, typer.Option("--format", help="md, json or html")] = MatrixFormat.md,
+    recipes: Recipes = [],  # noqa: B006
+) -> None:
+    """Verdict grid of models × targets: ✓ official, ◐ fallback/community/fork only, ✗ blocked (deciding gate), ? unknown."""
+    from .matrix import build_matrix, to_html, to_json, to_markdown
+    from .names import resolve_model
+    from .targets import DEFAULT_TARGETS, parse_target
+
+    catalog = _catalog(recipes)
+    models = [resolve_model(catalog, m).model for m in model] or sorted(catalog.models.values(), key=lambda m: m.id)
+    targets = [parse_target(catalog, t) for t in (target or list(DEFAULT_TARGETS))]
+    cells = build_matrix(catalog, models, targets)
+    if fmt is MatrixFormat.json:
+        typer.echo(json.dumps(to_json(cells, targets), indent=2, ensure_ascii=False))
+    elif fmt is MatrixFormat.html:
+        typer.echo(to_html(cells, targets), nl=False)
+    else:
+        typer.echo(to_markdown(cells, targets), nl=False)
+
+
+@app.command("list")
+def list_(
+    kind: Annotated[Kind, typer.Argument(help="models, hardware, engines or deployments")],
+    fmt: Annotated[Format, typer.Option("--format", help="text table or json")] = Format.text,
+    recipes: Recipes = [],  # noqa: B006
+) -> None:
+    """List the catalog."""
+    from .listing import rows
+
+    catalog = _catalog(recipes)
+    table = rows(catalog, kind.value)
+    if fmt is Format.json:
+        typer.echo(json.dumps(table, indent=2, ensure_ascii=False))
+        return
+    if not table:
+        typer.echo(f"no {kind.value} in the catalog")
+        return
+    columns = list(table[0])
+    widths = {c: max(len(c), *(len(str(r[c])) for r in table)) for c in columns}
+    typer.echo("  ".join(c.upper().ljust(widths[c]) for c in columns).rstrip())
+    for row in table:
+        typer.echo("  ".join(str(row[c]).ljust(widths[c]) for c in columns).rstrip())
+
+
+@app.command("validate")
+def validate(
+    dirs: Annotated[list[str], typer.Argument(help="user recipe directories to validate with the built-in catalog", show_default=False)] = [],  # noqa: B006
+    recipes: Recipes = [],  # noqa: B006
+) -> None:
+    """Validate the built-in catalog plus the given directories; every problem on its own line."""
+    catalog = _catalog([*recipes, *dirs])
+    counts = ", ".join(f"{len(catalog.kind(k))} {k}" for k in ("hardware", "engines", "models", "deployments"))
+    builds = sum(1 for _ in catalog.builds())
+    typer.echo(f"catalog ok: {counts}, {builds} engine builds")
+    for kind, entry_id, origin in catalog.overridden:
+        typer.echo(f"  {kind}/{entry_id} overridden by {origin.path}")
+
+
+def main() -> None:
+    try:
+        app()
+    except RecipegenError as exc:
+        for line in exc.lines():
+            print(line, file=sys.stderr)
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

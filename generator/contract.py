@@ -1,0 +1,123 @@
+"""The JSON contract (`--format json`, plan.json): schema recipegen.resolution/1.
+
+Field names here are a public interface that other programs read; change them only together
+with SCHEMA's version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .memory import GIB, Budget
+from .resolver.types import Change, Plan, Resolution
+from .schema import Source
+
+SCHEMA = "recipegen.resolution/1"
+
+
+def _sources(sources: tuple[Source, ...] | list[Source]) -> list[dict[str, Any]]:
+    return [s.model_dump(mode="json", exclude_none=True, exclude_defaults=True) | {"url": s.url} for s in sources]
+
+
+def budget_json(b: Budget) -> dict[str, Any]:
+    return {
+        "gpu_gib": round(b.gpu_gib, 2),
+        "memory_fraction": b.fraction,
+        "weights_gib": round(b.weights_gib, 2),
+        "runtime_reserve_gib": round(b.reserve_gib, 2),
+        "kv_pool_gib": round(b.kv_pool_gib, 2),
+        "kv_bytes_per_token": round(b.per_token_bytes, 1),
+        "per_request_bytes": round(b.per_request_bytes, 1),
+        "state_bytes_per_request": round(b.state_per_request_bytes, 1),
+        "context": b.context,
+        "concurrency": b.concurrency,
+        "full_length_requests": b.full_length_requests,
+        "kv_gib_one_full_request": round(b.kv_gib, 3),
+        "free_gib": round(b.free_gib, 2),
+        "limit": b.limit,
+        "fits": b.fits,
+        "reason": b.reason,
+        "breakdown": [{"what": what, "bytes": round(value, 1)} for what, value in b.lines],
+    }
+
+
+def plan_json(p: Plan) -> dict[str, Any]:
+    c = p.candidate
+    return {
+        "rank": p.rank,
+        "engine": c.engine.id,
+        "build": c.build.id,
+        "build_released": str(c.build.released),
+        "provenance": c.build.provenance,
+        "image": p.image,
+        "host_arch": p.host_arch,
+        "variant": c.variant.id,
+        "repo": c.variant.repo,
+        "quant": c.variant.quant,
+        "status": c.status,
+        "deployment": c.deployment.id if c.deployment else None,
+        "gpus": c.layout.gpus_per_node,
+        "nodes": c.layout.nodes,
+        "argv": list(p.argv),
+        "flags": [
+            {"flag": f.flag, "value": f.value, "reason": f.reason, "sources": _sources(f.sources)} for f in p.flags
+        ],
+        "env": [{"name": n, "value": v, "reason": r} for n, v, r in p.env],
+        "memory": budget_json(c.budget) if c.budget else None,
+        "gates": [{"gate": g.gate, "outcome": g.outcome, "reason": g.reason} for g in c.gates],
+        "why_first": p.why_first or None,
+        "notes": list(p.notes),
+        "sources": _sources(p.sources),
+    }
+
+
+def change_json(ch: Change) -> dict[str, Any]:
+    return {
+        "engine": ch.engine,
+        "variant": ch.variant,
+        "gate": ch.gate,
+        "before": {"build": ch.before_build, "date": ch.before_date, "reason": ch.before_reason},
+        "after": {"build": ch.after_build, "date": ch.after_date, "reason": ch.after_reason},
+    }
+
+
+def resolution_json(r: Resolution) -> dict[str, Any]:
+    req = r.request
+    return {
+        "schema": SCHEMA,
+        "request": {
+            "model": req.model.id,
+            "variant": req.variant,
+            "hardware": req.hardware.id,
+            "gpu_memory_gib": req.hardware.memory_gib,
+            "compute_capability": str(req.hardware.compute_capability),
+            "gpus_per_node": r.layout.gpus_per_node,
+            "gpus_requested": req.gpus_per_node,
+            "nodes": r.layout.nodes,
+            "engine": req.engine,
+            "build": req.build,
+            "context": req.context,
+            "concurrency": req.concurrency,
+            "understood_as": req.target_note,
+            "layout_note": r.layout_note,
+        },
+        "verdict": r.verdict,
+        "plans": [plan_json(p) for p in r.plans],
+        "rejected": [
+            {
+                "engine": rej.engine,
+                "build": rej.build,
+                "variant": rej.variant,
+                "gate": rej.gate,
+                "outcome": rej.outcome,
+                "reason": rej.reason,
+                "sources": _sources(rej.sources),
+            }
+            for rej in r.rejected()
+        ],
+        "changes": [change_json(ch) for ch in r.changes],
+    }
+
+
+def gib(value: float) -> str:
+    return f"{value / GIB:.2f}"

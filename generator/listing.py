@@ -1,0 +1,68 @@
+"""Rows for `recipegen list`: one dict per entry, the same for the table and --format json."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .catalog import Catalog
+
+
+def _size(value: float | None) -> str:
+    return f"{value / 1e9:.0f} GB" if value else "?"
+
+
+def rows(catalog: Catalog, kind: str) -> list[dict[str, Any]]:
+    if kind == "models":
+        return [
+            {
+                "id": m.id,
+                "name": m.name,
+                "architecture": m.architecture,
+                "attention": m.attention.kind + (f"+{m.linear_attention.kind}" if m.linear_attention else ""),
+                "params_b": f"{m.params_total_b:g}" + (f"/{m.params_active_b:g}" if m.params_active_b else ""),
+                "context": m.max_context,
+                "variants": ", ".join(f"{v.id}({_size(v.size_bytes)})" for v in m.variants),
+            }
+            for m in sorted(catalog.models.values(), key=lambda m: m.id)
+        ]
+    if kind == "hardware":
+        return [
+            {
+                "id": h.id,
+                "name": h.name,
+                "sm": h.compute_capability.sm,
+                "memory_gib": f"{h.memory_gib:g}",
+                "kind": h.memory_kind,
+                "fp8": "yes" if h.fp8_tensor_cores else "no",
+                "fp4": "yes" if h.fp4_tensor_cores else "no",
+                "host": ",".join(h.host_arch),
+                "aliases": ", ".join(h.aliases),
+            }
+            for h in sorted(catalog.hardware.values(), key=lambda h: (h.compute_capability, h.memory_gib))
+        ]
+    if kind == "engines":
+        return [
+            {
+                "engine": e.id,
+                "build": b.id,
+                "provenance": b.provenance,
+                "released": str(b.released),
+                "cuda": b.cuda,
+                "images": ", ".join(f"{arch}={ref}" for arch, ref in b.images.items()) or f"source: {b.source_build.repo if b.source_build else '?'}",
+            }
+            for e in catalog.engines.values()
+            for b in e.builds
+        ]
+    return [
+        {
+            "id": d.id,
+            "model": d.model,
+            "variant": d.variant,
+            "hardware": ",".join(d.hardware),
+            "layout": f"{d.nodes}x{d.gpus_per_node}",
+            "engine": d.engine,
+            "build": d.build,
+            "status": d.status,
+        }
+        for d in sorted(catalog.deployments.values(), key=lambda d: d.id)
+    ]

@@ -1,0 +1,116 @@
+"""`recipegen matrix`: verdict grid of models × targets, with the deciding gate and reasons per cell."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .catalog import Catalog
+from .resolver import Request, resolve
+from .resolver.resolve import rank_key
+from .resolver.types import Resolution
+from .schema import Model
+from .targets import Target
+
+Symbol = Literal["✓", "◐", "✗", "?"]
+LEGEND: dict[Symbol, str] = {
+    "✓": "official path: official engine build, native weight kernels, weights from the maker or a partner",
+    "◐": "runs only via a fallback kernel (e.g. Marlin), a community image, a fork, or community weights",
+    "✗": "blocked: every path fails a gate (the deciding gate is named)",
+    "?": "unknown: the best path is untested or lacks a fact (e.g. checkpoint size)",
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    model: str
+    target: str
+    symbol: Symbol
+    gate: str | None
+    summary: str
+    reasons: tuple[str, ...]
+
+
+def classify(r: Resolution) -> Cell:
+    model, target = r.request.model.id, f"{r.layout.gpus}×{r.request.hardware.id}"
+    if r.plans:
+        top = r.plans[0].candidate
+        why: list[str] = []
+        if top.build.provenance not in ("official", "model-image"):
+            why.append(f"{top.build.provenance} build {top.build.id}")
+        if top.via_fallback:
+            why.append(top.gates[1].reason)
+        if top.variant.publisher == "community":
+            why.append(f"community weights {top.variant.repo}")
+        symbol: Symbol = "◐" if why else "✓"
+        summary = f"{top.engine.name} {top.build.id} · {top.variant.id} ({top.status})"
+        return Cell(model, target, symbol, None, summary, tuple(why) or (summary,))
+    closest = sorted(r.candidates, key=lambda c: (len(c.failing()), rank_key(c)))
+    if not closest:
+        return Cell(model, target, "✗", None, "no engine build in the catalog", ())
+    best = closest[0]
+    failing = best.failing()
+    if all(g.outcome == "unknown" for g in failing):
+        return Cell(model, target, "?", failing[0].gate, f"{best.engine.name} {best.build.id} · {best.variant.id}", tuple(g.reason for g in failing))
+    decisive = next(g for g in failing if g.outcome == "fail")
+    summary = f"{decisive.gate}: {best.engine.name} {best.build.id} · {best.variant.id}"
+    return Cell(model, target, "✗", decisive.gate, summary, tuple(g.reason for g in failing))
+
+
+def build_matrix(catalog: Catalog, models: list[Model], targets: list[Target]) -> list[Cell]:
+    cells: list[Cell] = []
+    for model in models:
+        for target in targets:
+            request = Request(model=model, hardware=target.hardware, gpus_per_node=target.gpus_per_node, nodes=target.nodes)
+            cells.append(classify(resolve(catalog, request)))
+    return cells
+
+
+def to_json(cells: list[Cell], targets: list[Target]) -> dict[str, Any]:
+    return {
+        "schema": "recipegen.matrix/1",
+        "legend": LEGEND,
+        "targets": [t.label for t in targets],
+        "cells": [
+            {"model": c.model, "target": c.target, "symbol": c.symbol, "gate": c.gate, "summary": c.summary, "reasons": list(c.reasons)}
+            for c in cells
+        ],
+    }
+
+
+def _grid(cells: list[Cell], targets: list[Target]) -> tuple[list[str], dict[str, dict[str, Cell]]]:
+    rows: dict[str, dict[str, Cell]] = {}
+    for cell in cells:
+        rows.setdefault(cell.model, {})[cell.target] = cell
+    return [t.label for t in targets], rows
+
+
+def _short(cell: Cell) -> str:
+    return f"{cell.symbol} {cell.gate}" if cell.gate else cell.symbol
+
+
+def to_markdown(cells: list[Cell], targets: list[Target]) -> str:
+    labels, rows = _grid(cells, targets)
+    out = ["| model | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
+    for model, by_target in rows.items():
+        out.append(f"| {model} | " + " | ".join(_short(c) for c in by_target.values()) + " |")
+    out.append("")
+    out.extend(f"- {symbol} {meaning}" for symbol, meaning in LEGEND.items())
+    return "\n".join(out) + "\n"
+
+
+def to_html(cells: list[Cell], targets: list[Target]) -> str:
+    labels, rows = _grid(cells, targets)
+    head = "".join(f"<th>{html.escape(label)}</th>" for label in labels)
+    body = []
+    for model, by_target in rows.items():
+        tds = "".join(
+            f'<td title="{html.escape(" | ".join(c.reasons))}">{html.escape(_short(c))}</td>' for c in by_target.values()
+        )
+        body.append(f"<tr><th>{html.escape(model)}</th>{tds}</tr>")
+    legend = "".join(f"<li>{html.escape(s)} {html.escape(m)}</li>" for s, m in LEGEND.items())
+    return (
+        "<!doctype html>\n<meta charset=\"utf-8\"><title>recipegen matrix</title>\n"
+        f"<table><tr><th>model</th>{head}</tr>\n" + "\n".join(body) + f"\n</table>\n<ul>{legend}</ul>\n"
+    )

@@ -1,0 +1,367 @@
+"""Memory planner: weights + KV cache + linear-attention state per GPU, solved into context × concurrency.
+
+Pure functions over catalog facts. Conventions (each is said in the output where it matters):
+
+* Weights are the checkpoint's on-disk size spread evenly over the GPUs that shard them
+  (tensor/expert parallel: all GPUs; llama.cpp layer split: the GPUs of the node).
+* KV bytes per token follow the attention kind *as the engine stores it*: GQA keys+values per
+  KV head (heads sharded by TP only as far as they go), MLA's compressed latent (replicated on
+  every TP rank), DSA indexer keys (FP8 + one FP32 scale per 128 values), DeepSeek-V4's
+  compressed entries, and sliding-window layers bounded by their window.
+* "Fits" is the engines' own start-up rule: the KV pool must hold one request at the full
+  context; the scheduler then runs up to `concurrency` requests sharing that pool. Linear-
+  attention state is reserved per running request, so it bounds concurrency directly. llama.cpp
+  allocates its context statically: `ctx-size = context × parallel` must fit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .schema import Engine, Hardware, Model
+from .schema.common import KvDtype
+
+GIB = float(2**30)
+SMALL_BATCH = 4  # default scheduler cap when nothing else decides it
+MIN_CONTEXT = 4096
+
+KV_BYTES: dict[KvDtype, float] = {
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8_e4m3": 1.0,
+    "fp8_e5m2": 1.0,
+    "fp8_ds_mla": 1.0,  # per element; the packed per-token layout is handled below
+    "q8_0": 34 / 32,  # ggml block: 32 int8 + one fp16 scale
+    "q4_0": 18 / 32,
+}
+# FlashMLA's packed FP8 sparse layout: 512 FP8 latent + 4 FP32 scales + 64 BF16 RoPE = 656 B/token.
+FP8_DS_MLA_BYTES = 656
+INDEXER_SCALE_BYTES_PER_128 = 4
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """Per-GPU cost of one request: bytes per context token, plus bytes fixed per request."""
+
+    per_token: float
+    per_request: float  # sliding-window layers + linear-attention state
+    state_per_request: float  # the part of per_request that is recurrent state
+    lines: tuple[tuple[str, float], ...]  # (what, bytes per token or per request) for the budget table
+
+
+@dataclass(frozen=True)
+class Unplannable:
+    reason: str
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The memory plan for one GPU, in GiB unless named otherwise."""
+
+    gpu_gib: float
+    fraction: float | None
+    weights_gib: float
+    reserve_gib: float
+    kv_pool_gib: float
+    per_token_bytes: float
+    per_request_bytes: float
+    state_per_request_bytes: float
+    context: int
+    concurrency: int
+    full_length_requests: int
+    limit: str  # what decided the numbers: "model-max", "kv", "state", "user", "static"
+    fits: bool
+    reason: str
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    lines: tuple[tuple[str, float], ...] = field(default_factory=tuple)
+
+    @property
+    def kv_gib(self) -> float:
+        return self.context * self.per_token_bytes / GIB
+
+    @property
+    def state_gib(self) -> float:
+        return self.concurrency * self.per_request_bytes / GIB
+
+    @property
+    def free_gib(self) -> float:
+        return self.kv_pool_gib - self.kv_gib - self.state_gib
+
+
+def _heads_per_rank(heads: int, tp: int) -> int:
+    return max(1, heads // tp) if tp <= heads else 1
+
+
+def footprint(model: Model, kv_dtype: KvDtype, tp: int, layer_split: int, state_slots: int) -> Footprint | Unplannable:
+    """KV bytes per token and fixed bytes per request on one GPU.
+
+    `tp` shards heads (vLLM/SGLang); `layer_split` spreads whole layers over GPUs (llama.cpp).
+    """
+    att = model.attention
+    elem = KV_BYTES[kv_dtype]
+    kv_layers = att.layers or model.layers
+    lines: list[tuple[str, float]] = []
+    per_token = 0.0
+    per_request = 0.0
+
+    if att.kind == "gqa":
+        assert att.num_kv_heads is not None and att.head_dim is not None
+        heads = _heads_per_rank(att.num_kv_heads, tp)
+        per_layer = 2 * heads * att.head_dim * elem
+        window_layers = att.sliding_window_layers or 0 if att.sliding_window else 0
+        full_layers = kv_layers - window_layers
+        per_token += full_layers * per_layer
+        lines.append((f"K+V: {full_layers} layers × {heads} KV head(s) × {att.head_dim} × {elem:g} B", full_layers * per_layer))
+        if window_layers:
+            assert att.sliding_window is not None
+            window = window_layers * per_layer * att.sliding_window
+            per_request += window
+            lines.append((f"sliding window: {window_layers} layers × {att.sliding_window} tokens (per request)", window))
+    elif att.kind in ("mla", "dsa", "dsa_nope"):
+        assert att.kv_lora_rank is not None
+        rope = att.qk_rope_head_dim or 0
+        width = att.kv_lora_rank + rope
+        if kv_dtype == "fp8_ds_mla" and att.kind != "dsa_nope":
+            per_layer = float(FP8_DS_MLA_BYTES)
+            what = f"MLA latent: {kv_layers} layers × {FP8_DS_MLA_BYTES} B packed FP8"
+        else:
+            per_layer = width * elem
+            what = f"MLA latent: {kv_layers} layers × ({att.kv_lora_rank}+{rope}) × {elem:g} B"
+        per_token += kv_layers * per_layer
+        lines.append((what + " (replicated on every TP rank)", kv_layers * per_layer))
+        if att.indexer is not None:
+            idx = att.indexer
+            idx_layers = idx.layers or kv_layers
+            key = idx.head_dim + INDEXER_SCALE_BYTES_PER_128 * math.ceil(idx.head_dim / 128)
+            cost = idx_layers * key / idx.kpool
+            per_token += cost
+            pooled = f", pooled {idx.kpool}:1" if idx.kpool > 1 else ""
+            lines.append((f"DSA indexer keys: {idx_layers} layers × {key} B FP8{pooled}", cost))
+    elif att.kind == "dsv4":
+        assert att.head_dim is not None and att.compressed is not None and att.sliding_window is not None
+        entry = 584.0 if kv_dtype in ("fp8_ds_mla", "fp8_e4m3") else att.head_dim * elem
+        for group in att.compressed:
+            if group.layers == 0:
+                continue
+            cost = group.layers * entry / group.ratio
+            per_token += cost
+            lines.append((f"compressed KV: {group.layers} layers × {entry:g} B / {group.ratio} tokens", cost))
+        window = model.layers * att.sliding_window * entry
+        per_request += window
+        lines.append((f"sliding window: {model.layers} layers × {att.sliding_window} tokens (per request)", window))
+        if att.indexer is not None:
+            idx = att.indexer
+            ratio = min(g.ratio for g in att.compressed if g.layers)
+            idx_layers = idx.layers or next(g.layers for g in att.compressed if g.ratio == ratio)
+            key = idx.head_dim + INDEXER_SCALE_BYTES_PER_128 * math.ceil(idx.head_dim / 128)
+            cost = idx_layers * key / ratio
+            per_token += cost
+            lines.append((f"CSA indexer keys: {idx_layers} layers × {key} B / {ratio} tokens", cost))
+    else:  # pragma: no cover - the schema's Literal makes this unreachable
+        return Unplannable(f"attention kind {att.kind!r} has no KV formula")
+
+    state = 0.0
+    linear = model.linear_attention
+    if linear is not None:
+        heads = _heads_per_rank(linear.num_heads, tp)
+        recurrent = linear.layers * heads * linear.head_k_dim * linear.head_v_dim * linear.state_bytes
+        conv = 0.0
+        if linear.conv_kernel:
+            conv = linear.layers * (linear.conv_kernel - 1) * heads * (2 * linear.head_k_dim + linear.head_v_dim) * 2
+        state = (recurrent + conv) * state_slots
+        slots = f" × {state_slots} slots" if state_slots > 1 else ""
+        lines.append(
+            (f"{linear.kind.upper()} state: {linear.layers} layers × {heads} heads × {linear.head_k_dim}×{linear.head_v_dim} × {linear.state_bytes} B + conv{slots} (per request)", state)
+        )
+        per_request += state
+
+    if layer_split > 1:
+        per_token /= layer_split
+        per_request /= layer_split
+        state /= layer_split
+        lines = [(f"{what} ÷ {layer_split} GPUs (layer split)", value / layer_split) for what, value in lines]
+    return Footprint(per_token, per_request, state, tuple(lines))
+
+
+def round_contexts(max_context: int) -> list[int]:
+    """The model's max, then power-of-two sizes below it (in 1024s), largest first."""
+    sizes = [max_context]
+    size = 1 << (max(max_context - 1, 1)).bit_length() - 1
+    while size >= MIN_CONTEXT:
+        if size < max_context and size % 1024 == 0:
+            sizes.append(size)
+        size //= 2
+    return sizes
+
+
+@dataclass(frozen=True)
+class MemoryInputs:
+    hardware: Hardware
+    engine: Engine
+    model: Model
+    weights_bytes_per_gpu: float
+    footprint: Footprint
+    fraction: float | None  # None: the engine's default / a derived one
+    context: int | None  # fixed by the user or a recipe
+    concurrency: int | None
+    context_is_auto: bool = False
+
+
+def choose_fraction(hardware: Hardware, engine: Engine, requested: float | None) -> tuple[float | None, list[str]]:
+    notes: list[str] = []
+    behaviour = engine.memory
+    if behaviour.fraction_scope == "none":
+        return None, notes
+    fraction = requested if requested is not None else behaviour.default_fraction
+    if fraction is None:
+        # static pool (SGLang): leave the runtime reserve outside the pool, rounded down to 0.01
+        fraction = math.floor((1 - behaviour.runtime_reserve_gib / hardware.memory_gib) * 100) / 100
+        fraction = min(fraction, 0.9)
+    cap = hardware.max_memory_fraction
+    if cap is not None and fraction > cap and requested is None:
+        notes.append(f"{hardware.name} shares its memory with the OS: fraction capped at {cap:g}")
+        fraction = cap
+    return fraction, notes
+
+
+def plan(inputs: MemoryInputs) -> Budget:
+    hw, engine, fp = inputs.hardware, inputs.engine, inputs.footprint
+    behaviour = engine.memory
+    fraction, notes = choose_fraction(hw, engine, inputs.fraction)
+    weights = inputs.weights_bytes_per_gpu / GIB
+    reserve = behaviour.runtime_reserve_gib
+    if behaviour.fraction_scope == "instance":
+        assert fraction is not None
+        pool = hw.memory_gib * fraction - weights - reserve
+        usable = f"{hw.memory_gib:g} GiB × {fraction:g} = {hw.memory_gib * fraction:.1f} GiB"
+    elif behaviour.fraction_scope == "static_pool":
+        assert fraction is not None
+        pool = hw.memory_gib * fraction - weights
+        usable = f"{hw.memory_gib:g} GiB × {fraction:g} = {hw.memory_gib * fraction:.1f} GiB (weights + KV pool)"
+        outside = hw.memory_gib * (1 - fraction)
+        if outside < reserve:
+            notes.append(f"only {outside:.1f} GiB left outside the static pool for activations (~{reserve:g} GiB needed)")
+    else:
+        cap = hw.max_memory_fraction or 1.0
+        pool = hw.memory_gib * cap - weights - reserve
+        usable = f"{hw.memory_gib * cap:.1f} GiB"
+    if behaviour.estimate:
+        notes.append(f"runtime reserve of {reserve:g} GiB per GPU is an estimate (activations, CUDA graphs, comm buffers)")
+
+    def budget(context: int, concurrency: int, limit: str, fits: bool, reason: str) -> Budget:
+        pool_tokens = (pool * GIB - concurrency * fp.per_request) / fp.per_token if fp.per_token else math.inf
+        full = int(pool_tokens // context) if context and pool_tokens > 0 else 0
+        return Budget(
+            gpu_gib=hw.memory_gib,
+            fraction=fraction,
+            weights_gib=weights,
+            reserve_gib=reserve if behaviour.fraction_scope != "static_pool" else 0.0,
+            kv_pool_gib=pool,
+            per_token_bytes=fp.per_token,
+            per_request_bytes=fp.per_request,
+            state_per_request_bytes=fp.state_per_request,
+            context=context,
+            concurrency=concurrency,
+            full_length_requests=min(full, 10**6),
+            limit=limit,
+            fits=fits,
+            reason=reason,
+            notes=tuple(notes),
+            lines=fp.lines,
+        )
+
+    if pool <= 0:
+        runtime = f" and ~{reserve:g} GiB goes to the runtime" if behaviour.fraction_scope == "instance" else ""
+        return budget(
+            inputs.context or MIN_CONTEXT,
+            inputs.concurrency or 1,
+            "weights",
+            False,
+            f"weights need {weights:.1f} GiB per GPU but only {usable} is usable{runtime}; short by {-pool:.1f} GiB "
+            "— use more GPUs, bigger GPUs or a smaller variant",
+        )
+
+    static_alloc = behaviour.fraction_scope == "none"  # llama.cpp allocates ctx-size up front
+
+    def fits(context: int, concurrency: int) -> bool:
+        if static_alloc:
+            need = context * concurrency * fp.per_token + concurrency * fp.per_request
+        else:
+            need = context * fp.per_token + concurrency * fp.per_request
+        return need <= pool * GIB
+
+    def max_concurrency(context: int) -> int:
+        """Most requests whose fixed per-request cost fits beside one full-length request."""
+        if static_alloc:
+            unit = context * fp.per_token + fp.per_request
+            return int(pool * GIB // unit) if unit else 10**6
+        room = pool * GIB - context * fp.per_token
+        if room < 0:
+            return 0
+        return int(room // fp.per_request) if fp.per_request else 10**6
+
+    contexts = round_contexts(inputs.model.max_context)
+    stateful = fp.state_per_request > 0
+
+    if inputs.context is not None and not inputs.context_is_auto:
+        context = inputs.context
+        if inputs.concurrency is not None:
+            ok = fits(context, inputs.concurrency)
+            return budget(context, inputs.concurrency, "user", ok, _verdict(ok, context, inputs.concurrency, fp, pool, stateful, static_alloc, max_concurrency(context)))
+        most = max_concurrency(context)
+        if most < 1:
+            return budget(context, 1, "kv", False, _verdict(False, context, 1, fp, pool, stateful, static_alloc, most))
+        concurrency = 1 if static_alloc else min(most, max(SMALL_BATCH, _full(pool, fp, context)))
+        limit = "state" if stateful and concurrency == most else "kv"
+        return budget(context, concurrency, limit, True, _verdict(True, context, concurrency, fp, pool, stateful, static_alloc, most))
+
+    wanted = inputs.concurrency
+    for context in contexts:
+        if wanted is not None:
+            if fits(context, wanted):
+                limit = "model-max" if context == inputs.model.max_context else ("state" if stateful else "kv")
+                return budget(context, wanted, limit, True, _verdict(True, context, wanted, fp, pool, stateful, static_alloc, max_concurrency(context)))
+            continue
+        most = max_concurrency(context)
+        # a useful default keeps room for a small batch of requests beside one at full length
+        need = 1 if static_alloc else min(SMALL_BATCH, most)
+        if most >= 1 and (stateful is False or most >= SMALL_BATCH or context == contexts[-1]) and fits(context, need):
+            concurrency = 1 if static_alloc else min(most, max(SMALL_BATCH, _full(pool, fp, context)))
+            if context == inputs.model.max_context:
+                limit = "model-max"
+            elif stateful and most <= SMALL_BATCH:
+                limit = "state"
+            else:
+                limit = "kv"
+            return budget(context, concurrency, limit, True, _verdict(True, context, concurrency, fp, pool, stateful, static_alloc, most))
+    smallest = contexts[-1]
+    concurrency = wanted or 1
+    return budget(smallest, concurrency, "kv", False, _verdict(False, smallest, concurrency, fp, pool, stateful, static_alloc, max_concurrency(smallest)))
+
+
+def _full(pool_gib: float, fp: Footprint, context: int) -> int:
+    if not fp.per_token:
+        return SMALL_BATCH
+    return int(pool_gib * GIB // (context * fp.per_token + fp.per_request))
+
+
+def _verdict(ok: bool, context: int, concurrency: int, fp: Footprint, pool: float, stateful: bool, static_alloc: bool, most: int) -> str:
+    kv_one = context * fp.per_token / GIB
+    state = concurrency * fp.per_request / GIB
+    if static_alloc:
+        need = kv_one * concurrency + state
+        text = f"ctx-size {context * concurrency} ({concurrency} slot(s) × {context}) needs {need:.1f} GiB of KV per GPU; {pool:.1f} GiB is free after weights"
+    else:
+        text = f"one {context}-token request needs {kv_one:.2f} GiB of KV per GPU"
+        if fp.per_request:
+            text += f", {concurrency} request(s) reserve {state:.2f} GiB of per-request cache"
+        text += f"; the KV pool has {pool:.1f} GiB"
+    if ok:
+        return text + " — fits"
+    if stateful and most >= 1:
+        return text + (
+            f" — too small: per-request state bounds concurrency at {most}; lower the concurrency first "
+            "(state is paid per running request), then the context"
+        )
+    return text + " — too small: lower the context or add GPUs"

@@ -1,0 +1,121 @@
+"""Resolve what users type (--model, --gpu, --engine, --build) to catalog entries."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from .capability import Capability
+from .catalog import Catalog
+from .errors import RecipegenError, UnknownNameError
+from .schema import Engine, Hardware, Model
+
+
+def _fold(text: str) -> str:
+    return text.strip().casefold()
+
+
+def _suggest(value: str, names: list[str]) -> list[str]:
+    folded = {_fold(n): n for n in names}
+    close = difflib.get_close_matches(_fold(value), list(folded), n=4, cutoff=0.5)
+    return [folded[c] for c in close]
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    model: Model
+    variant: str | None  # set when the user named a variant's repo id
+    how: str  # one line: how the name was understood
+
+
+def resolve_model(catalog: Catalog, value: str) -> ModelChoice:
+    key = _fold(value)
+    for model in catalog.models.values():
+        if key in {_fold(model.id), _fold(model.name), *(_fold(a) for a in model.aliases)}:
+            return ModelChoice(model, None, f"model {model.name}")
+    for model in catalog.models.values():
+        for variant in model.variants:
+            if key == _fold(variant.repo):
+                return ModelChoice(model, variant.id, f"model {model.name}, variant {variant.id} ({variant.repo})")
+    names = [m.id for m in catalog.models.values()] + [a for m in catalog.models.values() for a in m.aliases]
+    raise UnknownNameError("models", value, _suggest(value, names), "--model")
+
+
+@dataclass(frozen=True)
+class GpuChoice:
+    hardware: Hardware
+    how: str
+
+
+def resolve_gpu(catalog: Catalog, value: str, memory_gib: float | None = None) -> GpuChoice:
+    key = _fold(value)
+    hardware = next(
+        (h for h in catalog.hardware.values() if key in {_fold(h.id), _fold(h.name), *(_fold(a) for a in h.aliases)}),
+        None,
+    )
+    how = ""
+    if hardware is not None:
+        how = hardware.name
+    else:
+        try:
+            cc = Capability.parse(value)
+        except ValueError:
+            cc = None
+        if cc is None:
+            names = [h.id for h in catalog.hardware.values()] + [a for h in catalog.hardware.values() for a in h.aliases]
+            raise UnknownNameError("hardware", value, _suggest(value, names), "--gpu")
+        parts = [h for h in catalog.hardware.values() if h.compute_capability == cc]
+        if not parts:
+            known = sorted({str(h.compute_capability) for h in catalog.hardware.values()}, key=Capability.parse)
+            raise RecipegenError(
+                f"no GPU with compute capability {cc} in the catalog for --gpu {value!r}",
+                f"known capabilities: {', '.join(known)}; add a hardware/ recipe for it",
+            )
+        exact = sorted(
+            (h for h in parts if memory_gib is not None and abs(h.memory_gib - memory_gib) < 1.0),
+            key=lambda h: (not h.default_for_capability, abs(h.memory_gib - memory_gib or 0), h.id),
+        )
+        if exact:
+            return GpuChoice(exact[0], f"{exact[0].name} (the {cc.sm} part with {memory_gib:g} GiB)")
+        hardware = next((h for h in parts if h.default_for_capability), parts[0])
+        others = ", ".join(f"{h.name} {h.memory_gib:g} GiB" for h in parts if h is not hardware)
+        how = f"{hardware.name} — the usual {cc.sm} datacenter part, {hardware.memory_gib:g} GiB"
+        if others:
+            how += f" (also {cc.sm}: {others}; pick one with --gpu-memory)"
+    if memory_gib is not None and abs(hardware.memory_gib - memory_gib) >= 1.0:
+        if memory_gib <= 0:
+            raise RecipegenError(f"--gpu-memory must be positive, got {memory_gib:g}", "give the GiB of one GPU, e.g. 48")
+        original = hardware.memory_gib
+        hardware = hardware.model_copy(
+            update={
+                "memory_gib": memory_gib,
+                "notes": [*hardware.notes, f"memory set to {memory_gib:g} GiB by --gpu-memory (catalog: {original:g} GiB)"],
+            }
+        )
+        how += f", memory overridden to {memory_gib:g} GiB per GPU"
+    return GpuChoice(hardware, how)
+
+
+def resolve_engine(catalog: Catalog, value: str) -> Engine:
+    key = _fold(value)
+    for engine in catalog.engines.values():
+        if key in {_fold(engine.id), _fold(engine.name), *(_fold(a) for a in engine.aliases)}:
+            return engine
+    raise UnknownNameError("engines", value, _suggest(value, list(catalog.engines)), "--engine")
+
+
+def resolve_build(catalog: Catalog, value: str) -> str:
+    ids = [b.id for _, b in catalog.builds()]
+    key = _fold(value)
+    for build_id in ids:
+        if _fold(build_id) == key:
+            return build_id
+    raise UnknownNameError("builds", value, _suggest(value, ids), "--build")
+
+
+def resolve_variant(model: Model, value: str) -> str:
+    key = _fold(value)
+    for variant in model.variants:
+        if key in {_fold(variant.id), _fold(variant.repo)}:
+            return variant.id
+    raise UnknownNameError("variants", value, _suggest(value, [v.id for v in model.variants]), "--variant")

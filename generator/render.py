@@ -1,0 +1,296 @@
+"""Render one resolved Plan into the artifact folder: launch.sh, docker-compose.yml, README.md,
+verify.sh, plan.json (and a Dockerfile for source builds).
+
+Everything a template prints is decided here; templates only lay values out. Values reach
+shell scripts through the `sh` filter (single-quoted) and YAML through `yq` (JSON-quoted, `$`
+escaped for Compose), so hostile text in a model name or path cannot break out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import re
+import shlex
+import shutil
+import tempfile
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from jinja2 import BaseLoader, StrictUndefined, TemplateNotFound
+from jinja2.sandbox import SandboxedEnvironment
+
+from . import __version__
+from .contract import resolution_json
+from .errors import OutputConflictError, RecipegenError
+from .report import budget_table, candidate_title, target_line
+from .resolver.flags import container_model_path, model_dir
+from .resolver.types import Flag, Plan, Resolution
+
+_EXPAND = re.compile(r"^(?:[A-Za-z0-9_.:/-]|\$\{[A-Z_][A-Z0-9_]*\})*$")
+
+
+class _PackageLoader(BaseLoader):
+    """Loads templates only from the package's templates/ folder (confined, no filesystem paths)."""
+
+    def get_source(self, environment: Any, template: str) -> tuple[str, str, Any]:
+        if "/" in template or "\\" in template or template.startswith("."):
+            raise TemplateNotFound(template)
+        node = resources.files("recipegen.templates") / template
+        if not node.is_file():
+            raise TemplateNotFound(template)
+        return node.read_text(encoding="utf-8"), template, lambda: True
+
+
+def sh(value: object) -> str:
+    return shlex.quote(str(value))
+
+
+def sh_expand(value: str) -> str:
+    """Double-quote a value that must expand ${VARS}; anything but plain text and ${VARS} is refused."""
+    if not _EXPAND.match(value):
+        raise RecipegenError(f"refusing to expand {value!r} in a shell script", "only ${VAR} references may be expanded")
+    return f'"{value}"'
+
+
+def yq(value: object) -> str:
+    """A YAML scalar: JSON-quoted (valid YAML), with `$` doubled so Compose does not interpolate it."""
+    return json.dumps(str(value), ensure_ascii=False).replace("$", "$$")
+
+
+def yq_expand(value: str) -> str:
+    sh_expand(value)  # same whitelist
+    return json.dumps(value)
+
+
+def md(value: object) -> str:
+    """Text for a Markdown table cell."""
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def environment() -> SandboxedEnvironment:
+    env = SandboxedEnvironment(
+        loader=_PackageLoader(),
+        undefined=StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(sh=sh, sh_expand=sh_expand, yq=yq, yq_expand=yq_expand, md=md)
+    return env
+
+
+@dataclass(frozen=True)
+class ArgLine:
+    comment: str | None
+    tokens: tuple[str, ...]  # already quoted for the target (shell or YAML)
+
+
+@dataclass(frozen=True)
+class Node:
+    role: str  # "single", "head", "worker"
+    rank: int
+    flags: tuple[Flag, ...]
+
+
+def node_flags(plan: Plan) -> list[Node]:
+    engine, layout = plan.engine, plan.candidate.layout
+    base = [f for f in plan.flags]
+    if layout.nodes == 1:
+        return [Node("single", 0, tuple(base))]
+    f = engine.flags
+    nodes: list[Node] = []
+    for rank in range(layout.nodes):
+        extra: list[Flag] = []
+        if f.nnodes:
+            extra.append(Flag(f.nnodes, str(layout.nodes), f"{layout.nodes} machines form one engine"))
+        if f.node_rank:
+            extra.append(Flag(f.node_rank, str(rank), "this machine's rank; the head is 0"))
+        if f.dist_init_addr:
+            value = "${HEAD_ADDR}:${DIST_PORT}" if engine.id == "sglang" else "${HEAD_ADDR}"
+            extra.append(Flag(f.dist_init_addr, value, "where the head listens for the other nodes (set HEAD_ADDR)", expand=True))
+        nodes.append(Node("head" if rank == 0 else "worker", rank, tuple(base + extra)))
+    return nodes
+
+
+def _shell_lines(flags: tuple[Flag, ...]) -> list[ArgLine]:
+    lines: list[ArgLine] = []
+    for flag in flags:
+        tokens: list[str] = []
+        if flag.flag:
+            tokens.append(sh(flag.flag))
+        if flag.value is not None:
+            tokens.append(sh_expand(flag.value) if flag.expand else sh(flag.value))
+        lines.append(ArgLine(flag.reason, tuple(tokens)))
+    return lines
+
+
+def _yaml_tokens(argv_prefix: list[str], flags: tuple[Flag, ...]) -> list[str]:
+    out = [yq(t) for t in argv_prefix]
+    for flag in flags:
+        if flag.flag:
+            out.append(yq(flag.flag))
+        if flag.value is not None:
+            out.append(yq_expand(flag.value) if flag.expand else yq(flag.value))
+    return out
+
+
+def folder_name(resolution: Resolution) -> str:
+    layout = resolution.layout
+    count = layout.gpus if layout.nodes == 1 else layout.nodes
+    raw = f"{resolution.request.model.id}-{count}x{resolution.request.hardware.id}"
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", raw)
+
+
+def _local_image(plan: Plan) -> str:
+    build = plan.build
+    ref = re.sub(r"[^a-z0-9_.-]+", "-", (build.ref or build.version).lower())
+    return f"recipegen/{build.id.lower()}:{ref}"
+
+
+def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
+    plan = resolution.plans[0]
+    cand = plan.candidate
+    engine, build, variant, model, hw = cand.engine, cand.build, cand.variant, resolution.request.model, resolution.request.hardware
+    nodes = node_flags(plan)
+    image = plan.image or _local_image(plan)
+    in_image = engine.image_entrypoint
+    prefix = [] if in_image else list(engine.command)
+    source = build.source_build
+    port = engine.default_port
+    if engine.loads == "gguf":
+        health = ["CMD", "curl", "-fsS", f"http://localhost:{port}{engine.health_path}"]
+    else:
+        health = ["CMD", "python3", "-c", f"import urllib.request; urllib.request.urlopen('http://localhost:{port}{engine.health_path}')"]
+    budget = cand.budget
+    tool, reasoning = (None, None)
+    for f in plan.flags:
+        if f.flag == engine.flags.tool_call_parser:
+            tool = f.value
+        if f.flag == engine.flags.reasoning_parser:
+            reasoning = f.value
+    size = variant.size_bytes
+    return {
+        "version": __version__,
+        "command_line": command_line,
+        "title": target_line(resolution),
+        "verdict": resolution.verdict,
+        "plan": plan,
+        "plan_title": candidate_title(cand),
+        "why_first": plan.why_first,
+        "engine": engine,
+        "build": build,
+        "variant": variant,
+        "model": model,
+        "hardware": hw,
+        "layout": cand.layout,
+        "image": image,
+        "built_locally": plan.image is None,
+        "source": source,
+        "cuda_arch": f"{hw.compute_capability.major}{hw.compute_capability.minor}",
+        "nodes": [
+            {
+                "role": n.role,
+                "rank": n.rank,
+                "service": "engine" if n.role == "single" else ("head" if n.rank == 0 else f"worker-{n.rank}"),
+                "shell": _shell_lines(n.flags),
+                "yaml": _yaml_tokens(prefix, n.flags),
+            }
+            for n in nodes
+        ],
+        "name": re.sub(r"[^a-z0-9_.-]+", "-", f"recipegen-{model.id}".lower()),
+        "ipc_host": cand.deployment.docker.ipc_host if cand.deployment else True,
+        "configure": [sh(t.replace("{cuda_arch}", f"{hw.compute_capability.major}{hw.compute_capability.minor}")) for t in source.configure] if source else [],
+        "build_cmd": [sh(t) for t in source.build] if source else [],
+        "binary_name": posixpath.basename(source.binary) if source else "",
+        "multi_node": cand.layout.nodes > 1,
+        "command_prefix": [sh(t) for t in prefix],
+        "env": [{"name": n, "value": v, "reason": r} for n, v, r in plan.env],
+        "port": port,
+        "served_name": _served_name(plan),
+        "repo": variant.repo,
+        "model_dir": model_dir(variant),
+        "container_model_path": container_model_path(variant),
+        "download_file": variant.file,
+        "size_gb": f"{size / 1e9:.0f}" if size else "unknown",
+        "disk_gb": f"{size * 1.05 / 1e9:.0f}" if size else "unknown",
+        "shm_size": cand.deployment.docker.shm_size if cand.deployment and cand.deployment.docker.shm_size else "16g",
+        "gpus_per_node": cand.layout.gpus_per_node,
+        "healthcheck": [yq(t) for t in health],
+        "health_path": engine.health_path,
+        "tool_parser": tool,
+        "reasoning_parser": reasoning,
+        "budget_lines": budget_table(budget, indent="") if budget else ["(no memory plan: size unknown)"],
+        "gates": cand.gates,
+        "flags": plan.flags,
+        "notes": plan.notes,
+        "sources": plan.sources,
+        "rejected": resolution.rejected(),
+        "changes": resolution.changes,
+        "driver_min": build.driver_min or "unknown",
+        "start_period": "30m",
+    }
+
+
+def _served_name(plan: Plan) -> str:
+    for f in plan.flags:
+        if f.flag == plan.engine.flags.served_model_name and f.value:
+            return f.value
+    return plan.candidate.variant.repo
+
+
+def render(resolution: Resolution, command_line: str) -> dict[str, str]:
+    """All artifact files for the top plan, as name → content."""
+    if not resolution.plans:
+        raise RecipegenError("nothing to render: the request is blocked", "run `recipegen explain` for the reasons")
+    env = environment()
+    ctx = context_for(resolution, command_line)
+    files = {
+        "launch.sh": env.get_template("launch.sh.j2").render(ctx),
+        "docker-compose.yml": env.get_template("docker-compose.yml.j2").render(ctx),
+        "README.md": env.get_template("README.md.j2").render(ctx),
+        "verify.sh": env.get_template("verify.sh.j2").render(ctx),
+        "plan.json": json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False) + "\n",
+    }
+    if ctx["source"] is not None:
+        files["Dockerfile"] = env.get_template("Dockerfile.j2").render(ctx)
+    return files
+
+
+EXECUTABLE = {"launch.sh", "verify.sh"}
+
+
+def write(files: dict[str, str], out: Path, force: bool) -> bool:
+    """Write atomically. Returns False when the folder already holds exactly these files."""
+    if out.exists():
+        if not out.is_dir():
+            raise OutputConflictError(f"{out} exists and is not a folder", "choose another --out")
+        current = {p.name: p.read_text(encoding="utf-8") for p in out.iterdir() if p.is_file()}
+        if current == files:
+            return False
+        if not force:
+            raise OutputConflictError(f"{out} exists with different content", "pass --force to replace it, or choose another --out")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        for name, content in files.items():
+            path = staging / name
+            path.write_text(content, encoding="utf-8")
+            os.chmod(path, 0o755 if name in EXECUTABLE else 0o644)
+        if out.exists():
+            backup = out.with_name(f".{out.name}.old")
+            if backup.exists():
+                shutil.rmtree(backup)
+            out.rename(backup)
+            staging.rename(out)
+            shutil.rmtree(backup)
+        else:
+            staging.rename(out)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    return True

@@ -1,0 +1,138 @@
+"""Human-readable output: the decision trace of `explain`, the summary of `generate`, budget tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .memory import GIB, Budget
+from .resolver.types import GATES, Candidate, Resolution
+
+MARK = {"pass": "✓", "fail": "✗", "unknown": "?"}
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """Another target where the same model runs, found by resolving it too (see advice.py)."""
+
+    target: str
+    summary: str
+
+
+def target_line(r: Resolution) -> str:
+    hw = r.request.hardware
+    layout = r.layout
+    count = f"{layout.nodes} × {layout.gpus_per_node}" if layout.nodes > 1 else f"{layout.gpus_per_node}"
+    return f"{r.request.model.name} on {count} × {hw.name} ({hw.compute_capability.sm}, {hw.memory_gib:g} GiB {hw.memory_kind})"
+
+
+def budget_table(b: Budget, indent: str = "     ") -> list[str]:
+    fraction = f" × {b.fraction:g}" if b.fraction is not None else ""
+    rows = [
+        f"{indent}memory per GPU ({b.gpu_gib:g} GiB{fraction}):",
+        f"{indent}  weights            {b.weights_gib:8.2f} GiB",
+    ]
+    if b.reserve_gib:
+        rows.append(f"{indent}  runtime reserve    {b.reserve_gib:8.2f} GiB  (estimate)")
+    rows += [
+        f"{indent}  KV pool            {b.kv_pool_gib:8.2f} GiB",
+        f"{indent}    one {b.context}-token request  {b.kv_gib:8.2f} GiB  ({b.per_token_bytes / 1024:.2f} KiB/token)",
+    ]
+    if b.per_request_bytes:
+        rows.append(f"{indent}    per-request cache × {b.concurrency}  {b.state_gib:8.2f} GiB  ({b.per_request_bytes / 2**20:.1f} MiB each)")
+    rows.append(f"{indent}    free               {b.free_gib:8.2f} GiB")
+    rows.append(
+        f"{indent}  → context {b.context}, concurrency {b.concurrency} "
+        f"({b.full_length_requests} full-length request(s) at once; decided by: {b.limit})"
+    )
+    for what, value in b.lines:
+        unit = "B/request" if "per request" in what else "B/token"
+        rows.append(f"{indent}    · {what}: {value:,.0f} {unit}")
+    return rows
+
+
+def gate_lines(cand: Candidate, indent: str = "     ") -> list[str]:
+    return [f"{indent}{MARK[g.outcome]} {g.gate:<13} {g.reason}" for g in cand.gates]
+
+
+def candidate_title(cand: Candidate) -> str:
+    tag = f"curated: {cand.deployment.id}" if cand.deployment else "derived"
+    return f"{cand.engine.name} {cand.build.id} ({cand.build.provenance}, {cand.build.released}) · {cand.variant.id} ({cand.variant.repo}) · {tag}"
+
+
+def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, verbose: bool = False) -> str:
+    out: list[str] = [f"recipegen explain — {target_line(r)}"]
+    if r.request.target_note:
+        out.append(f"  understood: {r.request.target_note}")
+    out.append(f"  layout: {r.layout_note}")
+    out.append("")
+    if r.plans:
+        out.append(f"VERDICT: runnable — {len(r.plans)} plan(s)")
+        for plan in r.plans:
+            cand = plan.candidate
+            out.append(f"  #{plan.rank} {candidate_title(cand)}")
+            if plan.why_first:
+                out.append(f"     why first: {plan.why_first}")
+            out.extend(gate_lines(cand))
+            if plan.rank == 1 and cand.budget is not None:
+                out.extend(budget_table(cand.budget))
+            if plan.rank == 1:
+                out.append("     command: " + " ".join(plan.argv))
+            if not verbose and plan.rank >= 3:
+                rest = len(r.plans) - plan.rank
+                if rest:
+                    out.append(f"  … {rest} more runnable plan(s) (--format json lists them all)")
+                break
+    else:
+        out.append("VERDICT: blocked — no engine build runs this model on this target")
+    out.append("")
+    rejected = [c for c in r.candidates if not c.runnable]
+    out.append(f"Rejected paths ({len(rejected)}), failing gates only:")
+    for cand in rejected:
+        out.append(f"  ✗ {candidate_title(cand)}")
+        for gate in cand.failing():
+            out.append(f"     {MARK[gate.outcome]} {gate.gate:<13} {gate.reason}")
+        if cand.budget is not None and not cand.budget.fits and any(g.gate == "memory" for g in cand.failing()):
+            b = cand.budget
+            out.append(f"       (weights {b.weights_gib:.1f} GiB/GPU, KV pool {b.kv_pool_gib:.1f} GiB, {b.per_token_bytes / 1024:.1f} KiB/token)")
+    if r.changes:
+        out.append("")
+        out.append("What changed between builds:")
+        for ch in r.changes:
+            out.append(
+                f"  • {ch.engine} / {ch.variant} — {ch.gate}: blocked in {ch.before_build} ({ch.before_date}); "
+                f"passes since {ch.after_build} ({ch.after_date}): {ch.after_reason}"
+            )
+    if not r.plans:
+        out.extend(advice_lines(r, alternatives or []))
+    return "\n".join(out) + "\n"
+
+
+def advice_lines(r: Resolution, alternatives: list[Alternative]) -> list[str]:
+    out = ["", "What would make it run:"]
+    memory_only = [c for c in r.candidates if [g.gate for g in c.failing()] == ["memory"]]
+    for cand in memory_only[:4]:
+        b = cand.budget
+        extra = f" (weights {b.weights_gib:.1f} GiB per GPU)" if b else ""
+        out.append(f"  • more or larger GPUs: {candidate_title(cand)} passes every gate but memory{extra}")
+    untested = [c for c in r.candidates if c.failing() and all(g.outcome == "unknown" for g in c.failing())]
+    for cand in untested[:3]:
+        reasons = "; ".join(g.reason for g in cand.failing())
+        out.append(f"  • untested, may work: {candidate_title(cand)} — {reasons}")
+    kernel_blocked = {g.reason.split(" — ")[0] for c in r.candidates for g in c.failing() if g.gate == "kernel"}
+    for reason in sorted(kernel_blocked)[:3]:
+        out.append(f"  • the kernel wall: {reason}; more GPUs or a lower context will not change this")
+    for alt in alternatives:
+        out.append(f"  • on {alt.target}: {alt.summary}")
+    for item in r.request.model.watch:
+        out.append(f"  • watch upstream: {item.text}" + (f" ({item.sources[0].url})" if item.sources else ""))
+    if len(out) == 2:
+        out.append("  • nothing in the catalog; add a deployment or build recipe with --recipes DIR")
+    return out
+
+
+def gates_header() -> str:
+    return " ".join(GATES)
+
+
+def gib(value: float) -> str:
+    return f"{value / GIB:.1f} GiB"

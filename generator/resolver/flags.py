@@ -1,0 +1,147 @@
+"""Turn a plan's engine-neutral settings into the engine's own flags, each with its reason.
+
+Curated deployments carry their flags verbatim (as their source gives them); this module reads
+their semantic knobs back through the engine's vocabulary so the gates can check them, and
+derives flags for plans that have no curated recipe.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from ..schema import Deployment, Engine, Model, Source, Variant
+from ..schema.common import KvDtype
+from ..schema.engine import Build
+from .types import Flag, Layout, Settings
+
+CONTAINER_MODELS = "/models"
+
+
+def model_dir(variant: Variant) -> str:
+    return variant.repo.rsplit("/", 1)[-1]
+
+
+def container_model_path(variant: Variant) -> str:
+    path = posixpath.join(CONTAINER_MODELS, model_dir(variant))
+    return posixpath.join(path, variant.file) if variant.file else path
+
+
+def _kv_from_name(engine: Engine, name: str) -> KvDtype | None:
+    for dtype, spelled in engine.kv_dtype_names.items():
+        if spelled == name:
+            return dtype
+    return engine.kv_dtype_aliases.get(name)
+
+
+def settings_from_deployment(engine: Engine, dep: Deployment, layout: Layout) -> Settings:
+    spelled = {getattr(engine.flags, name): name for name in type(engine.flags).model_fields if getattr(engine.flags, name)}
+    values: dict[str, str | None] = {}
+    for arg in dep.args:
+        knob = spelled.get(arg.flag)
+        if knob is not None:
+            values[knob] = arg.value
+    tp_text = values.get("tensor_parallel")
+    context = values.get("context_length")
+    concurrency = values.get("max_concurrency")
+    fraction = values.get("memory_fraction")
+    kv_name = values.get("kv_cache_dtype")
+    return Settings(
+        tp=int(tp_text) if tp_text else (layout.gpus if engine.loads == "hf" else 1),
+        ep="expert_parallel" in values,
+        kv_dtype=_kv_from_name(engine, kv_name) if kv_name else None,
+        context=int(context) if context and context.isdigit() else None,
+        context_auto=context == "auto",
+        concurrency=int(concurrency) if concurrency else None,
+        fraction=float(fraction) if fraction else None,
+        tool_parser=values.get("tool_call_parser"),
+        reasoning_parser=values.get("reasoning_parser"),
+    )
+
+
+def parsers_for(model: Model, engine: Engine, build: Build, cc: object) -> tuple[str | None, str | None, list[str], list[Source]]:
+    base = model.parsers.get(engine.id)
+    tool = base.tool if base else None
+    reasoning = base.reasoning if base else None
+    notes: list[str] = []
+    sources: list[Source] = list(model.sources[:1])
+    for override in model.parser_overrides:
+        if override.engine != engine.id:
+            continue
+        if override.builds is not None and build.id not in override.builds:
+            continue
+        if override.capability is not None and cc not in override.capability:
+            continue
+        if override.tool:
+            tool = override.tool
+        if override.reasoning:
+            reasoning = override.reasoning
+        notes.append(override.reason)
+        sources.extend(override.sources)
+    return tool, reasoning, notes, sources
+
+
+def common_flags(engine: Engine, model: Model, variant: Variant, skip: set[str]) -> list[Flag]:
+    flags = engine.flags
+    out: list[Flag] = []
+    path = container_model_path(variant)
+    why_path = "weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, seed 003)"
+    if flags.model is None:
+        out.append(Flag("", path, why_path, (Source(url="seed:003 §1", note="point the engine at a local directory"),)))
+    elif flags.model not in skip:
+        out.append(Flag(flags.model, path, why_path, (Source(url="seed:003 §1", note="point the engine at a local directory"),)))
+    if flags.served_model_name not in skip:
+        out.append(Flag(flags.served_model_name, model.id, "the name clients send in the `model` field"))
+    if flags.host not in skip:
+        out.append(Flag(flags.host, "0.0.0.0", "listen on all interfaces inside the container"))
+    if flags.port not in skip:
+        out.append(Flag(flags.port, str(engine.default_port), "the engine's default port, published by docker"))
+    return out
+
+
+def derived_flags(
+    engine: Engine,
+    model: Model,
+    settings: Settings,
+    layout: Layout,
+    kernel_note: str,
+    parser_sources: list[Source],
+) -> list[Flag]:
+    f = engine.flags
+    out: list[Flag] = []
+    model_src = tuple(model.sources[:2])
+    if f.tensor_parallel and settings.tp > 1:
+        out.append(Flag(f.tensor_parallel, str(settings.tp), f"shard every layer over the {settings.tp} GPUs of the plan", model_src))
+    if f.expert_parallel and settings.ep:
+        assert model.moe is not None
+        out.append(Flag(f.expert_parallel, None, f"{model.moe.experts} routed experts: place whole experts on ranks instead of slicing each one", model_src))
+    if f.gpu_layers:
+        out.append(Flag(f.gpu_layers, "999", "offload every layer to the GPUs (no CPU layers)"))
+    if f.tensor_split and layout.gpus_per_node > 1:
+        out.append(Flag(f.tensor_split, ",".join(["1"] * layout.gpus_per_node), f"spread the layers evenly over {layout.gpus_per_node} GPUs"))
+    if f.trust_remote_code and model.trust_remote_code:
+        out.append(Flag(f.trust_remote_code, None, f"{model.architecture} ships custom code with the checkpoint", model_src))
+    if f.kv_cache_dtype and settings.kv_dtype is not None and settings.kv_dtype in engine.kv_dtype_names:
+        out.append(Flag(f.kv_cache_dtype, engine.kv_dtype_names[settings.kv_dtype], f"KV cache dtype accepted by the selected attention kernel ({kernel_note})"))
+    if settings.context is not None:
+        out.append(Flag(f.context_length, str(settings.context), "context length from the memory plan (see the budget)"))
+    if settings.concurrency is not None:
+        out.append(Flag(f.max_concurrency, str(settings.concurrency), "concurrent requests from the memory plan (see the budget)"))
+    if f.memory_fraction and settings.fraction is not None:
+        out.append(Flag(f.memory_fraction, f"{settings.fraction:g}", "memory fraction the budget was computed with"))
+    if f.tool_call_parser and settings.tool_parser:
+        if f.enable_auto_tool_choice:
+            out.append(Flag(f.enable_auto_tool_choice, None, "let the model decide when to call tools (needs a tool parser)"))
+        out.append(Flag(f.tool_call_parser, settings.tool_parser, f"parses {model.name}'s tool-call format; a wrong parser returns tool_calls: null silently", tuple(parser_sources)))
+    if f.reasoning_parser and settings.reasoning_parser:
+        out.append(Flag(f.reasoning_parser, settings.reasoning_parser, "moves the thinking into reasoning_content; without it a </think> leaks into content", tuple(parser_sources)))
+    return out
+
+
+def argv_of(engine: Engine, flags: list[Flag]) -> list[str]:
+    argv = list(engine.command)
+    for flag in flags:
+        if flag.flag:
+            argv.append(flag.flag)
+        if flag.value is not None:
+            argv.append(flag.value)
+    return argv

@@ -1,0 +1,300 @@
+"""resolve(): gate every candidate path (variant × engine build × layout) and rank the survivors.
+
+Pure: reads the catalog and the request, returns a Resolution; no I/O, no mutation.
+
+Ranking policy (first difference decides, shown to the user as "why this plan first"):
+  1. curated before derived: verified > community > reported > derived (someone ran it);
+  2. build provenance: official release > model-specific image > community image > fork;
+  3. native weight kernels before a fallback (Marlin costs throughput);
+  4. newer build first (facts move with releases);
+  5. larger planned context;
+  6. ids, for a stable order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..catalog import Catalog
+from ..memory import Budget, MemoryInputs, Unplannable, footprint, plan
+from ..schema import Deployment, Engine, Source, Variant
+from ..schema.common import KvDtype
+from ..schema.engine import Build
+from . import gates
+from .flags import argv_of, common_flags, derived_flags, parsers_for, settings_from_deployment
+from .types import Candidate, Change, Flag, GateResult, Layout, Plan, Request, Resolution, Settings
+
+NODE_SIZES = (1, 2, 4, 8)
+STATUS_ORDER = {"verified": 0, "community": 1, "reported": 2, "derived": 3}
+PROVENANCE_ORDER = {"official": 0, "model-image": 1, "community": 2, "fork": 3}
+
+
+def layouts_to_try(request: Request) -> list[Layout]:
+    if request.gpus_per_node is not None:
+        return [Layout(request.gpus_per_node, request.nodes)]
+    if max(request.hardware.gpus_per_node) == 1:
+        # one GPU per box (DGX Spark): scale out over nodes
+        if request.nodes > 1:
+            return [Layout(1, request.nodes)]
+        return [Layout(1, n) for n in NODE_SIZES]
+    return [Layout(n, request.nodes) for n in NODE_SIZES]
+
+
+def _matching_deployments(catalog: Catalog, request: Request, engine: Engine, build: Build, variant: Variant, layout: Layout) -> list[Deployment]:
+    return [
+        d
+        for d in catalog.deployments.values()
+        if d.model == request.model.id
+        and d.variant == variant.id
+        and d.engine == engine.id
+        and d.build == build.id
+        and request.hardware.id in d.hardware
+        and d.gpus_per_node == layout.gpus_per_node
+        and d.nodes == layout.nodes
+    ]
+
+
+def _memory_gate(
+    request: Request, engine: Engine, variant: Variant, layout: Layout, settings: Settings, kv: KvDtype
+) -> tuple[GateResult, Budget | None]:
+    model = request.model
+    if engine.memory.host_offload:
+        return GateResult("memory", "unknown", f"{engine.name} keeps experts in host RAM; recipegen does not plan host memory"), None
+    size = variant.size_bytes
+    if size is None:
+        return GateResult("memory", "unknown", f"the size of {variant.repo} is not in the catalog", tuple(variant.sources)), None
+    layer_split = layout.gpus_per_node if engine.loads == "gguf" else 1
+    fp = footprint(model, kv, settings.tp if engine.loads == "hf" else 1, layer_split, engine.memory.state_slots_per_request)
+    if isinstance(fp, Unplannable):
+        return GateResult("memory", "unknown", fp.reason), None
+    shards = layout.gpus if engine.loads == "hf" else layout.gpus_per_node
+    context = request.context if request.context is not None else settings.context
+    concurrency = request.concurrency if request.concurrency is not None else settings.concurrency
+    inputs = MemoryInputs(
+        hardware=request.hardware,
+        engine=engine,
+        model=model,
+        weights_bytes_per_gpu=size / shards,
+        footprint=fp,
+        fraction=settings.fraction,
+        context=context,
+        concurrency=concurrency,
+        context_is_auto=settings.context_auto and request.context is None,
+    )
+    budget = plan(inputs)
+    sources = (*variant.sources[:1], *engine.memory.sources[:1])
+    return GateResult("memory", "pass" if budget.fits else "fail", budget.reason, tuple(sources)), budget
+
+
+def evaluate(request: Request, engine: Engine, build: Build, variant: Variant, layout: Layout, deployment: Deployment | None) -> Candidate:
+    model, hw = request.model, request.hardware
+    arch = gates.architecture(model, variant, engine, build)
+    fmt = gates.weight_format(model, variant, build, hw)
+    if deployment is not None:
+        base = settings_from_deployment(engine, deployment, layout)
+    else:
+        ep = bool(model.moe) and engine.flags.expert_parallel is not None and layout.gpus > 1
+        base = Settings(tp=layout.gpus if engine.loads == "hf" else 1, ep=ep)
+    kern = gates.kernels(model, build, hw, base.kv_dtype)
+    kv: KvDtype = base.kv_dtype or (kern.kv_options[0] if kern.kv_options else ("fp16" if engine.loads == "gguf" else "bf16"))
+    platform = gates.platform(build, hw)
+    memory, budget = _memory_gate(request, engine, variant, layout, base, kv)
+    topology = gates.topology(model, engine, layout, hw)
+    if layout.nodes > 1 and deployment is None and engine.multi_node != "none" and not engine.flags.nnodes:
+        topology = GateResult("topology", "fail", f"{engine.name}'s flag vocabulary has no multi-node flags in the catalog")
+    settings = base
+    if budget is not None:
+        settings = Settings(
+            tp=base.tp,
+            ep=base.ep,
+            kv_dtype=kv if (base.kv_dtype or kern.kv_options) else None,
+            context=budget.context,
+            context_auto=base.context_auto and request.context is None,
+            concurrency=budget.concurrency,
+            fraction=budget.fraction,
+            tool_parser=base.tool_parser,
+            reasoning_parser=base.reasoning_parser,
+        )
+    notes: list[str] = []
+    if fmt.via_fallback:
+        notes.append(fmt.gate.reason)
+    return Candidate(
+        engine=engine,
+        build=build,
+        variant=variant,
+        layout=layout,
+        deployment=deployment,
+        gates=(arch, fmt.gate, kern.gate, platform, memory, topology),
+        settings=settings,
+        budget=budget,
+        via_fallback=fmt.via_fallback,
+        notes=tuple(notes),
+    )
+
+
+def candidates_for(catalog: Catalog, request: Request, layout: Layout) -> list[Candidate]:
+    out: list[Candidate] = []
+    for engine in catalog.engines.values():
+        if request.engine is not None and engine.id != request.engine:
+            continue
+        for build in engine.builds:
+            if request.build is not None and build.id != request.build:
+                continue
+            for variant in request.model.variants:
+                if request.variant is not None and variant.id != request.variant:
+                    continue
+                matches = _matching_deployments(catalog, request, engine, build, variant, layout)
+                for dep in matches or [None]:
+                    out.append(evaluate(request, engine, build, variant, layout, dep))
+    return out
+
+
+def rank_key(c: Candidate) -> tuple[int, int, int, int, int, str, str, str]:
+    context = c.settings.context or 0
+    return (
+        STATUS_ORDER[c.status],
+        PROVENANCE_ORDER[c.build.provenance],
+        1 if c.via_fallback else 0,
+        -c.build.released.toordinal(),
+        -context,
+        c.engine.id,
+        c.build.id,
+        c.variant.id,
+    )
+
+
+def why_first(first: Candidate, second: Candidate | None) -> str:
+    if second is None:
+        return "the only path that passes every gate"
+    a, b = rank_key(first), rank_key(second)
+    labels = [
+        f"a curated recipe ({first.status}) beats a {second.status} plan",
+        f"{first.build.provenance} build before a {second.build.provenance} one",
+        "native weight kernels instead of a fallback",
+        f"newer build ({first.build.released} vs {second.build.released})",
+        f"larger planned context ({first.settings.context} vs {second.settings.context})",
+    ]
+    for index, label in enumerate(labels):
+        if a[index] != b[index]:
+            return f"{label} — next: {second.engine.name} {second.build.id} / {second.variant.id}"
+    return f"tie on every criterion; ordered by id — next: {second.build.id} / {second.variant.id}"
+
+
+def _dedupe(sources: Iterable[Source]) -> tuple[Source, ...]:
+    out: list[Source] = []
+    for s in sources:
+        if s not in out:
+            out.append(s)
+    return tuple(out)
+
+
+def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate | None) -> Plan:
+    model, engine, build, variant = request.model, cand.engine, cand.build, cand.variant
+    dep = cand.deployment
+    tool, reasoning, parser_notes, parser_sources = parsers_for(model, engine, build, request.hardware.compute_capability)
+    notes: list[str] = list(cand.notes)
+    env: list[tuple[str, str, str]] = []
+    if dep is not None:
+        spelled = {a.flag for a in dep.args}
+        flags = common_flags(engine, model, variant, spelled)
+        dep_flags = [Flag(a.flag, a.value, a.reason, tuple(a.sources)) for a in dep.args]
+        overrides = {
+            engine.flags.context_length: request.context,
+            engine.flags.max_concurrency: request.concurrency,
+        }
+        for flag_name, wanted in overrides.items():
+            if wanted is None:
+                continue
+            replaced = [Flag(f.flag, str(wanted), "set by the request (the recipe had another value)") if f.flag == flag_name else f for f in dep_flags]
+            if replaced == dep_flags:
+                replaced.append(Flag(flag_name, str(wanted), "set by the request"))
+            dep_flags = replaced
+        flags.extend(dep_flags)
+        env.extend((e.name, e.value, e.reason) for e in dep.env)
+        notes.extend(dep.notes)
+        settings = cand.settings
+    else:
+        settings = Settings(
+            tp=cand.settings.tp,
+            ep=cand.settings.ep,
+            kv_dtype=cand.settings.kv_dtype,
+            context=cand.settings.context,
+            concurrency=cand.settings.concurrency,
+            fraction=cand.settings.fraction,
+            tool_parser=tool,
+            reasoning_parser=reasoning,
+        )
+        kernel_gate = cand.gates[2]
+        flags = common_flags(engine, model, variant, set())
+        flags.extend(derived_flags(engine, model, settings, cand.layout, kernel_gate.reason, parser_sources))
+        notes.extend(parser_notes)
+        notes.append("derived plan: no curated recipe covers this exact path; every flag comes from catalog facts and the memory plan")
+    if cand.budget is not None:
+        notes.extend(cand.budget.notes)
+    notes.extend(variant.notes)
+    notes.extend(p.text for p in model.pitfalls if p.engines is None or engine.id in p.engines)
+    sources = _dedupe([*(dep.sources if dep else []), *model.sources, *variant.sources, *build.sources])
+    arch = request.hardware.host_arch[0]
+    return Plan(
+        rank=rank,
+        candidate=cand,
+        flags=tuple(flags),
+        argv=tuple(argv_of(engine, flags)),
+        env=tuple(env),
+        why_first=why_first(cand, runner_up) if rank == 1 else "",
+        notes=tuple(dict.fromkeys(notes)),
+        sources=sources,
+        image=build.images.get(arch) if build.source_build is None else None,
+        host_arch=arch,
+    )
+
+
+def find_changes(candidates: list[Candidate]) -> list[Change]:
+    """Where an older build of an engine fails a gate that a newer build passes, for the same variant."""
+    changes: list[Change] = []
+    groups: dict[tuple[str, str], list[Candidate]] = {}
+    for cand in candidates:
+        groups.setdefault((cand.engine.id, cand.variant.id), []).append(cand)
+    for (engine_id, variant_id), group in groups.items():
+        group.sort(key=lambda c: c.build.released)
+        for older_index, older in enumerate(group):
+            for newer in group[older_index + 1 :]:
+                if newer.build.released <= older.build.released:
+                    continue
+                for before, after in zip(older.gates, newer.gates):
+                    if before.outcome == "fail" and after.outcome == "pass" and before.gate in ("kernel", "weight-format", "architecture"):
+                        changes.append(
+                            Change(engine_id, variant_id, before.gate, older.build.id, str(older.build.released), before.reason,
+                                   newer.build.id, str(newer.build.released), after.reason)
+                        )
+    return changes
+
+
+def resolve(catalog: Catalog, request: Request) -> Resolution:
+    layouts = layouts_to_try(request)
+    tried: list[int] = []
+    last: list[Candidate] = []
+    for layout in layouts:
+        tried.append(layout.gpus)
+        cands = candidates_for(catalog, request, layout)
+        last = cands
+        runnable = sorted((c for c in cands if c.runnable), key=rank_key)
+        if runnable:
+            return _resolution(request, layout, cands, runnable, tried, len(layouts) > 1)
+    layout = layouts[-1]
+    return _resolution(request, layout, last, [], tried, len(layouts) > 1)
+
+
+def _resolution(request: Request, layout: Layout, cands: list[Candidate], runnable: list[Candidate], tried: list[int], searched: bool) -> Resolution:
+    plans = tuple(make_plan(i + 1, c, request, runnable[1] if len(runnable) > 1 else None) for i, c in enumerate(runnable))
+    shape = f"{layout.nodes} node(s) × {layout.gpus_per_node} GPU(s)" if layout.nodes > 1 else f"{layout.gpus_per_node} GPU(s)"
+    if searched and runnable:
+        smaller = [n for n in tried if n != layout.gpus]
+        note = f"--gpus not given: {shape} is the smallest usual size that runs" + (f" (tried {', '.join(map(str, smaller))} first)" if smaller else "")
+    elif searched:
+        note = f"--gpus not given: tried {', '.join(map(str, tried))} GPUs; none runs — rejections shown for {shape}"
+    else:
+        note = f"{shape}, as requested"
+    ordered = sorted(cands, key=rank_key)
+    return Resolution(request, layout, note, plans, tuple(ordered), tuple(find_changes(cands)), tuple(tried))
+

@@ -1,0 +1,171 @@
+"""Values the resolver takes and returns. All immutable; the JSON contract is built from these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..memory import Budget
+from ..schema import Deployment, Engine, Hardware, Model, Source, Variant
+from ..schema.common import KvDtype, PlanStatus
+from ..schema.engine import Build
+
+GateId = Literal["architecture", "weight-format", "kernel", "platform", "memory", "topology"]
+GATES: tuple[GateId, ...] = ("architecture", "weight-format", "kernel", "platform", "memory", "topology")
+Outcome = Literal["pass", "fail", "unknown"]
+
+
+@dataclass(frozen=True)
+class Request:
+    model: Model
+    hardware: Hardware
+    gpus_per_node: int | None = None  # None: try the usual node sizes
+    nodes: int = 1
+    engine: str | None = None
+    build: str | None = None
+    variant: str | None = None
+    context: int | None = None
+    concurrency: int | None = None
+    target_note: str = ""  # how --gpu/--model were understood, shown to the user
+
+
+@dataclass(frozen=True)
+class GateResult:
+    gate: GateId
+    outcome: Outcome
+    reason: str
+    sources: tuple[Source, ...] = ()
+
+
+@dataclass(frozen=True)
+class Flag:
+    flag: str
+    value: str | None
+    reason: str
+    sources: tuple[Source, ...] = ()
+    expand: bool = False  # value references ${VARS} the shell/compose must expand
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Engine-neutral knobs of a plan; rendered into flags through the engine's vocabulary."""
+
+    tp: int
+    ep: bool = False
+    kv_dtype: KvDtype | None = None
+    context: int | None = None
+    context_auto: bool = False
+    concurrency: int | None = None
+    fraction: float | None = None
+    tool_parser: str | None = None
+    reasoning_parser: str | None = None
+
+
+@dataclass(frozen=True)
+class Layout:
+    gpus_per_node: int
+    nodes: int
+
+    @property
+    def gpus(self) -> int:
+        return self.gpus_per_node * self.nodes
+
+
+@dataclass(frozen=True)
+class Candidate:
+    engine: Engine
+    build: Build
+    variant: Variant
+    layout: Layout
+    deployment: Deployment | None
+    gates: tuple[GateResult, ...]
+    settings: Settings
+    budget: Budget | None
+    via_fallback: bool
+    notes: tuple[str, ...] = ()
+
+    @property
+    def runnable(self) -> bool:
+        return all(g.outcome == "pass" for g in self.gates)
+
+    @property
+    def status(self) -> PlanStatus:
+        return self.deployment.status if self.deployment else "derived"
+
+    def failing(self) -> list[GateResult]:
+        return [g for g in self.gates if g.outcome != "pass"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    rank: int
+    candidate: Candidate
+    flags: tuple[Flag, ...]
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str, str], ...]  # (name, value, reason)
+    why_first: str
+    notes: tuple[str, ...]
+    sources: tuple[Source, ...]
+    image: str | None = None  # None: built from source (Dockerfile)
+    host_arch: str = "x86_64"
+
+    @property
+    def engine(self) -> Engine:
+        return self.candidate.engine
+
+    @property
+    def build(self) -> Build:
+        return self.candidate.build
+
+    @property
+    def variant(self) -> Variant:
+        return self.candidate.variant
+
+
+
+@dataclass(frozen=True)
+class Rejection:
+    engine: str
+    build: str
+    variant: str
+    gate: GateId
+    outcome: Outcome
+    reason: str
+    sources: tuple[Source, ...]
+
+
+@dataclass(frozen=True)
+class Change:
+    """A verdict that moved between builds of one engine: what changed and since when."""
+
+    engine: str
+    variant: str
+    gate: GateId
+    before_build: str
+    before_date: str
+    before_reason: str
+    after_build: str
+    after_date: str
+    after_reason: str
+
+
+@dataclass(frozen=True)
+class Resolution:
+    request: Request
+    layout: Layout
+    layout_note: str
+    plans: tuple[Plan, ...]
+    candidates: tuple[Candidate, ...]
+    changes: tuple[Change, ...] = ()
+    tried: tuple[int, ...] = field(default_factory=tuple)
+
+    @property
+    def verdict(self) -> Literal["runnable", "blocked"]:
+        return "runnable" if self.plans else "blocked"
+
+    def rejected(self) -> list[Rejection]:
+        out: list[Rejection] = []
+        for cand in self.candidates:
+            for gate in cand.failing():
+                out.append(Rejection(cand.engine.id, cand.build.id, cand.variant.id, gate.gate, gate.outcome, gate.reason, gate.sources))
+        return out

@@ -1,0 +1,54 @@
+"""Pieces shared by every catalog kind: strict base model, sources, closed vocabularies."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+class Source(Strict):
+    """Where a fact comes from. `url` may also be a seed reference such as `seed:001 §4`."""
+
+    url: str
+    date: dt.date | None = None
+    note: str | None = None
+    unverified: bool = Field(default=False, description="nobody re-checked the value against the source")
+
+
+Sources = list[Source]
+
+HostArch = Literal["x86_64", "aarch64"]
+
+# Canonical KV-cache dtypes; each engine maps them to its own spelling (engines/*.yaml kv_dtype_names).
+KvDtype = Literal["bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "q8_0", "q4_0"]
+
+# What a model needs from an engine build, beyond loading its weights. Kernels in a build
+# declare which of these they provide; the kernel gate matches one against the other.
+KernelOp = Literal[
+    "attention.gqa",  # standard MHA/GQA (incl. sliding-window layers)
+    "attention.sinks",  # attention sinks (gpt-oss)
+    "attention.mla",  # dense multi-head latent attention (DeepSeek-V3, Kimi K2)
+    "attention.sparse_mla",  # DSA sparse MLA with RoPE (DeepSeek-V3.2, GLM-5.x)
+    "attention.sparse_mla_nope",  # DSA sparse MLA without RoPE, 512 wide (GLM-5.3-Flash)
+    "attention.dsv4",  # DeepSeek-V4 compressed sparse attention (CSA + HCA)
+    "attention.lightning",  # MiniMax-M1 lightning attention
+    "indexer.dsa",  # DSA lightning-indexer logits (DeepGEMM or a fallback)
+    "linear_attention.kda",  # Kimi delta attention state layers
+    "linear_attention.gdn",  # gated DeltaNet state layers
+    "moe.fp8_block",  # FP8 block-scaled grouped GEMM for MoE experts
+]
+
+Status = Literal["verified", "community", "reported"]
+PlanStatus = Literal["verified", "community", "reported", "derived"]
+
+
+class Sourced(Strict):
+    """Mixin-style base: anything that states a non-obvious fact carries its sources."""
+
+    sources: Sources = Field(default_factory=list)

@@ -1,0 +1,160 @@
+"""models/*.yaml: one file per model family, with architecture facts, needs, parsers and variants."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from ..capability import Capability, CapabilitySet
+from .common import KernelOp, Sourced, Strict
+from .engine import QuantMethod
+
+AttentionKind = Literal["gqa", "mla", "dsa", "dsa_nope", "dsv4"]
+
+
+class Indexer(Strict):
+    heads: int
+    head_dim: int
+    topk: int
+    layers: int | None = Field(default=None, description="layers that cache indexer keys; default: all attention layers")
+    kpool: int = Field(default=1, ge=1, description="keys pooled n:1 before caching")
+
+
+class CompressedLayers(Strict):
+    ratio: int = Field(ge=1, description="tokens folded into one cached entry")
+    layers: int = Field(ge=0)
+
+
+class Attention(Sourced):
+    kind: AttentionKind
+    num_heads: int
+    num_kv_heads: int | None = None
+    head_dim: int | None = None
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    qk_nope_head_dim: int | None = None
+    v_head_dim: int | None = None
+    layers: int | None = Field(default=None, description="layers with a KV cache; default: all layers")
+    sliding_window: int | None = None
+    sliding_window_layers: int | None = None
+    indexer: Indexer | None = None
+    compressed: list[CompressedLayers] | None = Field(default=None, description="DeepSeek-V4 CSA/HCA layout")
+
+    @model_validator(mode="after")
+    def _dims_for_kind(self) -> Attention:
+        needed = {
+            "gqa": ("num_kv_heads", "head_dim"),
+            "mla": ("kv_lora_rank", "qk_rope_head_dim"),
+            "dsa": ("kv_lora_rank", "qk_rope_head_dim", "indexer"),
+            "dsa_nope": ("kv_lora_rank", "indexer"),
+            "dsv4": ("head_dim", "num_kv_heads", "compressed", "sliding_window"),
+        }[self.kind]
+        missing = [n for n in needed if getattr(self, n) is None]
+        if missing:
+            raise ValueError(f"attention kind {self.kind!r} needs {', '.join(missing)}")
+        return self
+
+
+class LinearAttention(Sourced):
+    kind: Literal["kda", "gdn", "lightning"]
+    layers: int
+    num_heads: int
+    head_k_dim: int
+    head_v_dim: int
+    conv_kernel: int | None = None
+    state_bytes: int = Field(default=4, description="bytes per recurrent-state element (fp32 state)")
+
+
+class Moe(Strict):
+    experts: int
+    top_k: int
+    shared_experts: int = 0
+    moe_intermediate: int | None = None
+    dense_layers: int = 0
+
+
+class Need(Strict):
+    op: KernelOp
+    head_size: int | None = None
+    qk_nope_head_dim: int | None = None
+    index_topk: int | None = None
+    why: str
+
+
+class Parsers(Strict):
+    tool: str | None = None
+    reasoning: str | None = None
+
+
+class ParserOverride(Sourced):
+    engine: str
+    builds: list[str] | None = None
+    capability: CapabilitySet | None = None
+    tool: str | None = None
+    reasoning: str | None = None
+    reason: str
+
+
+class Variant(Sourced):
+    id: str
+    repo: str
+    quant: QuantMethod
+    publisher: Literal["official", "partner", "community"]
+    size_gb: float | None = Field(default=None, gt=0, description="on-disk size, 10^9 bytes")
+    size_gib: float | None = Field(default=None, gt=0, description="on-disk size, 2^30 bytes")
+    shards: int | None = None
+    file: str | None = Field(default=None, description="GGUF: the file to load inside the repo")
+    min_capability: Capability | None = None
+    min_capability_reason: str | None = None
+    notes: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _one_size(self) -> Variant:
+        if self.size_gb is not None and self.size_gib is not None:
+            raise ValueError("give size_gb or size_gib, not both")
+        if (self.min_capability is None) != (self.min_capability_reason is None):
+            raise ValueError("min_capability and min_capability_reason go together")
+        return self
+
+    @property
+    def size_bytes(self) -> float | None:
+        if self.size_gb is not None:
+            return self.size_gb * 1e9
+        if self.size_gib is not None:
+            return self.size_gib * 2**30
+        return None
+
+
+class Pitfall(Sourced):
+    text: str
+    engines: list[str] | None = None
+
+
+class Model(Sourced):
+    id: str
+    name: str
+    aliases: list[str] = Field(default_factory=list)
+    org: str
+    released: str
+    architecture: str
+    model_type: str
+    gguf_arch: str | None = None
+    params_total_b: float
+    params_active_b: float | None = None
+    layers: int
+    hidden_size: int
+    vocab_size: int | None = None
+    attention: Attention
+    linear_attention: LinearAttention | None = None
+    moe: Moe | None = None
+    mtp_layers: int = 0
+    max_context: int
+    multimodal: bool = False
+    trust_remote_code: bool = False
+    needs: list[Need] = Field(default_factory=list)
+    parsers: dict[str, Parsers] = Field(default_factory=dict)
+    parser_overrides: list[ParserOverride] = Field(default_factory=list)
+    variants: list[Variant] = Field(min_length=1)
+    pitfalls: list[Pitfall] = Field(default_factory=list)
+    watch: list[Pitfall] = Field(default_factory=list, description="upstream work that would open new paths")

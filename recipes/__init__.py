@@ -1,0 +1,1 @@
+"""Built-in recipe catalog (YAML), shipped inside the wheel."""

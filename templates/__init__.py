@@ -1,0 +1,1 @@
+"""Jinja templates for the rendered artifacts, shipped inside the wheel."""
