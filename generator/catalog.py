@@ -247,8 +247,6 @@ def cross_check(catalog: Catalog) -> list[CatalogProblem]:
             if build.id in build_owner:
                 problem("engines", engine_id, f"builds[{index}].id", f"duplicate build id {build.id!r} (also in engine {build_owner[build.id]!r})")
             build_owner[build.id] = engine_id
-            if not build.images and build.source_build is None:
-                problem("engines", engine_id, f"builds[{index}].images", "a build needs images or a source_build")
 
     defaults: dict[str, str] = {}
     for hw_id, hw in catalog.hardware.items():

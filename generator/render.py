@@ -30,7 +30,7 @@ from .report import budget_table, candidate_title, target_line
 from .resolver.flags import container_model_path, model_dir
 from .resolver.types import Flag, Plan, Resolution
 
-_EXPAND = re.compile(r"^(?:[A-Za-z0-9_.:/-]|\$\{[A-Z_][A-Z0-9_]*\})*$")
+_EXPAND = re.compile(r"^(?:[A-Za-z0-9_.:/-]|\$\{[A-Z_][A-Z0-9_]*(?::[-?][A-Za-z0-9_.:/ -]*)?\})*$")
 
 
 class _PackageLoader(BaseLoader):

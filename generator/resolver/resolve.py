@@ -55,12 +55,16 @@ def _matching_deployments(catalog: Catalog, request: Request, engine: Engine, bu
 
 
 def _memory_gate(
-    request: Request, engine: Engine, variant: Variant, layout: Layout, settings: Settings, kv: KvDtype
+    request: Request, engine: Engine, variant: Variant, layout: Layout, settings: Settings, kv: KvDtype, dep: Deployment | None
 ) -> tuple[GateResult, Budget | None]:
     model = request.model
     if engine.memory.host_offload:
         return GateResult("memory", "unknown", f"{engine.name} keeps experts in host RAM; recipegen does not plan host memory"), None
     size = variant.size_bytes
+    if size is None and dep is not None:
+        reason = (f"the size of {variant.repo} is not in the catalog, so memory is not planned; the {dep.status} recipe "
+                  f"{dep.id} reports it running on this layout with its own context settings")
+        return GateResult("memory", "pass", reason, tuple(dep.sources)), None
     if size is None:
         return GateResult("memory", "unknown", f"the size of {variant.repo} is not in the catalog", tuple(variant.sources)), None
     layer_split = layout.gpus_per_node if engine.loads == "gguf" else 1
@@ -98,7 +102,7 @@ def evaluate(request: Request, engine: Engine, build: Build, variant: Variant, l
     kern = gates.kernels(model, build, hw, base.kv_dtype)
     kv: KvDtype = base.kv_dtype or (kern.kv_options[0] if kern.kv_options else ("fp16" if engine.loads == "gguf" else "bf16"))
     platform = gates.platform(build, hw)
-    memory, budget = _memory_gate(request, engine, variant, layout, base, kv)
+    memory, budget = _memory_gate(request, engine, variant, layout, base, kv, deployment)
     topology = gates.topology(model, engine, layout, hw)
     if layout.nodes > 1 and deployment is None and engine.multi_node != "none" and not engine.flags.nnodes:
         topology = GateResult("topology", "fail", f"{engine.name}'s flag vocabulary has no multi-node flags in the catalog")
