@@ -271,6 +271,12 @@ def cross_check(catalog: Catalog) -> list[CatalogProblem]:
                 if build_owner.get(build_id) != override.engine:
                     problem("models", model_id, f"parser_overrides[{index}].builds", f"engine {override.engine!r} has no build {build_id!r}")
 
+    for model_id, model in catalog.models.items():
+        for index, variant in enumerate(model.variants):
+            for build_id in variant.only_builds or []:
+                if build_id not in build_owner:
+                    problem("models", model_id, f"variants[{index}].only_builds", f"unknown build {build_id!r}")
+
     for dep_id, dep in catalog.deployments.items():
         model = catalog.models.get(dep.model)
         if model is None:

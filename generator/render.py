@@ -12,7 +12,6 @@ import json
 import os
 import posixpath
 import re
-import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -46,7 +45,8 @@ class _PackageLoader(BaseLoader):
 
 
 def sh(value: object) -> str:
-    return shlex.quote(str(value))
+    """Always single-quoted, so no value is ever word-split, globbed or expanded."""
+    return "'" + str(value).replace("'", "'\"'\"'") + "'"
 
 
 def sh_expand(value: str) -> str:

@@ -72,6 +72,8 @@ def check_argv(vocab: Vocabulary, args: list[str]) -> list[str]:
         spec = vocab.options.get(name)
         if spec is None:
             problems.append(f"{name} is not a {vocab.engine} {vocab.version} option")
+            if not eq and index < len(args) and not args[index].startswith("-"):
+                index += 1  # its value
             continue
         takes_value = bool(spec.get("takes_value", spec.get("nargs") not in (0, "0")))
         if name in vocab.negations:

@@ -57,7 +57,7 @@ def test_scripts_pass_shellcheck(rendered, name):
 def test_compose_file_matches_the_compose_schema(rendered, name):
     schema = json.loads(COMPOSE_SPEC.read_text())
     document = yaml.safe_load((rendered[name] / "docker-compose.yml").read_text())
-    jsonschema.validate(document, schema)
+    jsonschema.Draft7Validator(schema).validate(document)
 
 
 @pytest.mark.parametrize("name", list(SEED_REQUESTS))

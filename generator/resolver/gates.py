@@ -49,6 +49,9 @@ def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) ->
     if variant.min_capability is not None and cc < variant.min_capability:
         reason = f"{variant.id} needs sm{variant.min_capability.major}{variant.min_capability.minor}+: {variant.min_capability_reason}"
         return FormatResult(GateResult("weight-format", "fail", reason, _srcs(variant.sources)), False)
+    if variant.only_builds is not None and build.id not in variant.only_builds:
+        reason = f"{variant.id} loads only in {', '.join(variant.only_builds)}: {variant.only_builds_reason}"
+        return FormatResult(GateResult("weight-format", "fail", reason, _srcs(variant.sources)), False)
     fmt = next((w for w in build.weight_formats if w.quant == variant.quant), None)
     if fmt is None:
         known = ", ".join(w.quant for w in build.weight_formats)

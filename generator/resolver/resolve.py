@@ -254,24 +254,31 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
 
 
 def find_changes(candidates: list[Candidate]) -> list[Change]:
-    """Where an older build of an engine fails a gate that a newer build passes, for the same variant."""
-    changes: list[Change] = []
-    groups: dict[tuple[str, str], list[Candidate]] = {}
-    for cand in candidates:
-        groups.setdefault((cand.engine.id, cand.variant.id), []).append(cand)
-    for (engine_id, variant_id), group in groups.items():
-        group.sort(key=lambda c: c.build.released)
-        for older_index, older in enumerate(group):
-            for newer in group[older_index + 1 :]:
-                if newer.build.released <= older.build.released:
-                    continue
-                for before, after in zip(older.gates, newer.gates):
-                    if before.outcome == "fail" and after.outcome == "pass" and before.gate in ("kernel", "weight-format", "architecture"):
-                        changes.append(
-                            Change(engine_id, variant_id, before.gate, older.build.id, str(older.build.released), before.reason,
-                                   newer.build.id, str(newer.build.released), after.reason)
-                        )
-    return changes
+    """Where a newer official release passes a gate that an earlier official release or model
+    image of the same engine failed. Community images and forks are side branches, not history."""
+    changes: dict[tuple[str, str, str, str], Change] = {}
+    lineage = ("official", "model-image")
+    for older in candidates:
+        if older.build.provenance not in lineage:
+            continue
+        for newer in candidates:
+            if (
+                newer.engine.id != older.engine.id
+                or newer.variant.id != older.variant.id
+                or newer.build.provenance != "official"
+                or newer.build.released <= older.build.released
+                or any(g.outcome != "pass" for g in newer.gates[:2])
+            ):
+                continue
+            for before, after in zip(older.gates, newer.gates):
+                if before.gate in ("kernel", "architecture") and before.outcome == "fail" and after.outcome == "pass":
+                    key = (older.engine.id, before.gate, older.build.id, newer.build.id)
+                    variants = changes[key].variant + ", " + older.variant.id if key in changes else older.variant.id
+                    changes[key] = Change(
+                        older.engine.id, variants, before.gate, older.build.id, str(older.build.released),
+                        before.reason, newer.build.id, str(newer.build.released), after.reason,
+                    )
+    return sorted(changes.values(), key=lambda c: (c.engine, c.after_date, c.before_build, c.gate))
 
 
 def resolve(catalog: Catalog, request: Request) -> Resolution:

@@ -107,6 +107,8 @@ class Variant(Sourced):
     file: str | None = Field(default=None, description="GGUF: the file to load inside the repo")
     min_capability: Capability | None = None
     min_capability_reason: str | None = None
+    only_builds: list[str] | None = Field(default=None, description="the only engine builds known to load this checkpoint")
+    only_builds_reason: str | None = None
     notes: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -115,6 +117,8 @@ class Variant(Sourced):
             raise ValueError("give size_gb or size_gib, not both")
         if (self.min_capability is None) != (self.min_capability_reason is None):
             raise ValueError("min_capability and min_capability_reason go together")
+        if (self.only_builds is None) != (self.only_builds_reason is None):
+            raise ValueError("only_builds and only_builds_reason go together")
         return self
 
     @property
