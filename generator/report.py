@@ -77,6 +77,7 @@ def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, v
                 out.extend(budget_table(cand.budget))
             if plan.rank == 1:
                 out.append("     command: " + " ".join(plan.argv))
+                out.extend(f"     note: {note}" for note in plan.notes)
             if not verbose and plan.rank >= 3:
                 rest = len(r.plans) - plan.rank
                 if rest:

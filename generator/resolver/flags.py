@@ -26,11 +26,12 @@ def container_model_path(variant: Variant) -> str:
     return posixpath.join(path, variant.file) if variant.file else path
 
 
-def _kv_from_name(engine: Engine, name: str) -> KvDtype | None:
+def kv_choices(engine: Engine, name: str) -> tuple[KvDtype, ...]:
+    """The canonical KV dtypes an engine's spelling may stand for (the kernel picks among them)."""
     for dtype, spelled in engine.kv_dtype_names.items():
         if spelled == name:
-            return dtype
-    return engine.kv_dtype_aliases.get(name)
+            return (dtype,)
+    return tuple(engine.kv_dtype_aliases.get(name, ()))
 
 
 def settings_from_deployment(engine: Engine, dep: Deployment, layout: Layout) -> Settings:
@@ -48,7 +49,7 @@ def settings_from_deployment(engine: Engine, dep: Deployment, layout: Layout) ->
     return Settings(
         tp=int(tp_text) if tp_text else (layout.gpus if engine.loads == "hf" else 1),
         ep="expert_parallel" in values,
-        kv_dtype=_kv_from_name(engine, kv_name) if kv_name else None,
+        kv_fixed=kv_choices(engine, kv_name) if kv_name else (),
         context=int(context) if context and context.isdigit() else None,
         context_auto=context == "auto",
         concurrency=int(concurrency) if concurrency else None,

@@ -71,7 +71,7 @@ def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) ->
     return FormatResult(GateResult("weight-format", "fail", reason, _srcs(fmt.sources)), False)
 
 
-def _kernel_misfit(kernel: Kernel, need: Need, model: Model, hw: Hardware, kv: KvDtype | None) -> tuple[list[str], bool]:
+def _kernel_misfit(kernel: Kernel, need: Need, model: Model, hw: Hardware, kv: tuple[KvDtype, ...]) -> tuple[list[str], bool]:
     """Why this kernel cannot serve the need on this GPU (empty: it can), and whether that is unknown."""
     reasons: list[str] = []
     unknown = False
@@ -92,8 +92,8 @@ def _kernel_misfit(kernel: Kernel, need: Need, model: Model, hw: Hardware, kv: K
             reasons.append(f"needs {kernel.smem_bytes:,} B shared memory per block; {hw.name}'s limit is not in the catalog")
         elif kernel.smem_bytes > hw.smem_per_block_optin:
             reasons.append(f"needs {kernel.smem_bytes:,} B shared memory per block, {hw.name} has {hw.smem_per_block_optin:,} B")
-    if kv is not None and kernel.kv_dtypes is not None and kv not in kernel.kv_dtypes:
-        reasons.append(f"KV cache {kv} not accepted ({', '.join(kernel.kv_dtypes)})")
+    if kv and kernel.kv_dtypes is not None and not set(kv) & set(kernel.kv_dtypes):
+        reasons.append(f"KV cache {'/'.join(kv)} not accepted ({', '.join(kernel.kv_dtypes)})")
     return reasons, unknown and len(reasons) == 1
 
 
@@ -104,7 +104,7 @@ class KernelResult:
     chosen: tuple[tuple[str, str], ...]  # (op, kernel name)
 
 
-def kernels(model: Model, build: Build, hw: Hardware, kv: KvDtype | None) -> KernelResult:
+def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...]) -> KernelResult:
     """Every need must be met by some kernel of the build on this GPU (first valid in the build's order)."""
     chosen: list[tuple[str, str]] = []
     failures: list[str] = []
@@ -117,7 +117,7 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: KvDtype | None) -> Ker
             failures.append(f"{need.op} ({need.why}): {build.id} has no such kernel at all")
             continue
         # with a fixed KV dtype, a kernel that rejects it does not count
-        fixed = kv if need.op in ATTENTION_OPS else None
+        fixed = kv if need.op in ATTENTION_OPS else ()
         verdicts = [(k, *_kernel_misfit(k, need, model, hw, fixed)) for k in candidates]
         valid = [k for k, reasons, _ in verdicts if not reasons]
         if valid:
@@ -129,6 +129,8 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: KvDtype | None) -> Ker
                     for dtype in k.kv_dtypes or []:
                         if dtype not in accepted:
                             accepted.append(dtype)
+                if kv:
+                    accepted = [d for d in accepted if d in kv]
                 kv_options = accepted if kv_options is None else [d for d in kv_options if d in accepted]
             continue
         detail = "; ".join(f"{k.name}: {', '.join(reasons)}" for k, reasons, _ in verdicts)

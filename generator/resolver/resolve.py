@@ -99,8 +99,9 @@ def evaluate(request: Request, engine: Engine, build: Build, variant: Variant, l
     else:
         ep = bool(model.moe) and engine.flags.expert_parallel is not None and layout.gpus > 1
         base = Settings(tp=layout.gpus if engine.loads == "hf" else 1, ep=ep)
-    kern = gates.kernels(model, build, hw, base.kv_dtype)
-    kv: KvDtype = base.kv_dtype or (kern.kv_options[0] if kern.kv_options else ("fp16" if engine.loads == "gguf" else "bf16"))
+    kern = gates.kernels(model, build, hw, base.kv_fixed)
+    fallback_kv: KvDtype = base.kv_fixed[0] if base.kv_fixed else ("fp16" if engine.loads == "gguf" else "bf16")
+    kv: KvDtype = kern.kv_options[0] if kern.kv_options else fallback_kv
     platform = gates.platform(build, hw)
     memory, budget = _memory_gate(request, engine, variant, layout, base, kv, deployment)
     topology = gates.topology(model, engine, layout, hw)
@@ -111,7 +112,8 @@ def evaluate(request: Request, engine: Engine, build: Build, variant: Variant, l
         settings = Settings(
             tp=base.tp,
             ep=base.ep,
-            kv_dtype=kv if (base.kv_dtype or kern.kv_options) else None,
+            kv_dtype=kv if (base.kv_fixed or kern.kv_options) else None,
+            kv_fixed=base.kv_fixed,
             context=budget.context,
             context_auto=base.context_auto and request.context is None,
             concurrency=budget.concurrency,
@@ -213,6 +215,15 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
             if replaced == dep_flags:
                 replaced.append(Flag(flag_name, str(wanted), "set by the request"))
             dep_flags = replaced
+        if engine.flags.context_length not in {f.flag for f in dep_flags} and cand.budget is not None:
+            dep_flags.append(
+                Flag(
+                    engine.flags.context_length,
+                    str(cand.budget.context),
+                    f"the recipe sets no context, so the engine would plan for the model's full {model.max_context:,} "
+                    "tokens; this is the planned context that fits (see the budget)",
+                )
+            )
         flags.extend(dep_flags)
         env.extend((e.name, e.value, e.reason) for e in dep.env)
         notes.extend(dep.notes)
@@ -236,7 +247,12 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
     if cand.budget is not None:
         notes.extend(cand.budget.notes)
     notes.extend(variant.notes)
-    notes.extend(p.text for p in model.pitfalls if p.engines is None or engine.id in p.engines)
+    cc = request.hardware.compute_capability
+    notes.extend(
+        p.text
+        for p in model.pitfalls
+        if (p.engines is None or engine.id in p.engines) and (p.capability is None or cc in p.capability)
+    )
     sources = _dedupe([*(dep.sources if dep else []), *model.sources, *variant.sources, *build.sources])
     arch = request.hardware.host_arch[0]
     return Plan(

@@ -53,6 +53,7 @@ class Settings:
     tp: int
     ep: bool = False
     kv_dtype: KvDtype | None = None
+    kv_fixed: tuple[KvDtype, ...] = ()  # a recipe's KV spelling: the dtypes it may stand for
     context: int | None = None
     context_auto: bool = False
     concurrency: int | None = None

@@ -144,6 +144,8 @@ class Engine(Sourced):
     multi_node: Literal["native", "ray", "none"]
     flags: Flags
     kv_dtype_names: dict[KvDtype, str] = Field(default_factory=dict)
-    kv_dtype_aliases: dict[str, KvDtype] = Field(default_factory=dict, description="other accepted spellings")
+    kv_dtype_aliases: dict[str, list[KvDtype]] = Field(
+        default_factory=dict, description="other spellings; a list when the backend picks among them"
+    )
     memory: MemoryBehaviour
     builds: list[Build] = Field(min_length=1)

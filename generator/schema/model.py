@@ -133,6 +133,7 @@ class Variant(Sourced):
 class Pitfall(Sourced):
     text: str
     engines: list[str] | None = None
+    capability: CapabilitySet | None = Field(default=None, description="only on these GPUs")
 
 
 class Model(Sourced):
