@@ -21,6 +21,7 @@ def alternatives(catalog: Catalog, blocked: Resolution, limit: int = 4) -> list[
             hardware=target.hardware,
             gpus_per_node=target.gpus_per_node,
             nodes=target.nodes,
+            shrink=True,
             variant=blocked.request.variant,
         )
         result = resolve(catalog, request)

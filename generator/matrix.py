@@ -9,7 +9,7 @@ from typing import Any, Literal
 from .catalog import Catalog
 from .resolver import Request, resolve
 from .resolver.resolve import rank_key
-from .resolver.types import Resolution
+from .resolver.types import Candidate, Resolution
 from .schema import Model
 from .targets import Target
 
@@ -32,19 +32,39 @@ class Cell:
     reasons: tuple[str, ...]
 
 
-def classify(r: Resolution) -> Cell:
-    model, target = r.request.model.id, f"{r.layout.gpus}×{r.request.hardware.id}"
+def _grade(c: Candidate) -> tuple[Symbol, list[str]]:
+    why: list[str] = []
+    if c.build.provenance not in ("official", "model-image"):
+        why.append(f"{c.build.provenance} build {c.build.id}")
+    if c.via_fallback:
+        why.append(c.gates[1].reason)
+    if c.variant.publisher == "community":
+        why.append(f"community weights {c.variant.repo}")
+    return ("◐" if why else "✓"), why
+
+
+def _annotations(r: Resolution) -> tuple[str, ...]:
+    """Notes the catalog keeps for this model on this GPU (e.g. where a later source disagrees with a seed)."""
+    cc = r.request.hardware.compute_capability
+    return tuple(
+        p.text + (f" [{p.sources[0].url}]" if p.sources else "")
+        for p in r.request.model.pitfalls
+        if p.capability is not None and cc in p.capability and p.engines is None
+    )
+
+
+def classify(r: Resolution, target: str) -> Cell:
+    cell = _classify(r, target)
+    notes = _annotations(r)
+    return Cell(cell.model, cell.target, cell.symbol, cell.gate, cell.summary, cell.reasons + notes) if notes else cell
+
+
+def _classify(r: Resolution, target: str) -> Cell:
+    model = r.request.model.id
     if r.plans:
-        top = r.plans[0].candidate
-        why: list[str] = []
-        if top.build.provenance not in ("official", "model-image"):
-            why.append(f"{top.build.provenance} build {top.build.id}")
-        if top.via_fallback:
-            why.append(top.gates[1].reason)
-        if top.variant.publisher == "community":
-            why.append(f"community weights {top.variant.repo}")
-        symbol: Symbol = "◐" if why else "✓"
-        summary = f"{top.engine.name} {top.build.id} · {top.variant.id} ({top.status})"
+        graded = [(_grade(p.candidate), p.candidate) for p in r.plans]
+        (symbol, why), best = next(((g, c) for g, c in graded if g[0] == "✓"), graded[0])
+        summary = f"{best.engine.name} {best.build.id} · {best.variant.id} ({best.status}) on {best.layout.gpus} GPU(s)"
         return Cell(model, target, symbol, None, summary, tuple(why) or (summary,))
     closest = sorted(r.candidates, key=lambda c: (len(c.failing()), rank_key(c)))
     if not closest:
@@ -62,8 +82,8 @@ def build_matrix(catalog: Catalog, models: list[Model], targets: list[Target]) -
     cells: list[Cell] = []
     for model in models:
         for target in targets:
-            request = Request(model=model, hardware=target.hardware, gpus_per_node=target.gpus_per_node, nodes=target.nodes)
-            cells.append(classify(resolve(catalog, request)))
+            request = Request(model=model, hardware=target.hardware, gpus_per_node=target.gpus_per_node, nodes=target.nodes, shrink=True)
+            cells.append(classify(resolve(catalog, request), target.label))
     return cells
 
 

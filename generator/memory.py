@@ -89,6 +89,24 @@ class Budget:
         return self.kv_pool_gib - self.kv_gib - self.state_gib
 
 
+BYTES_PER_PARAM = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp8_block": 1.0}
+
+
+def checkpoint_bytes(model: Model, variant_size: float | None, quant: str) -> tuple[float, str | None] | None:
+    """The variant's size, or an estimate from the parameter count where the format fixes the bytes
+    per parameter (BF16/FP16: 2; FP8: 1, a lower bound since scales and unquantised layers add a few %)."""
+    if variant_size is not None:
+        return variant_size, None
+    per_param = BYTES_PER_PARAM.get(quant)
+    if per_param is None:
+        return None
+    size = model.params_total_b * 1e9 * per_param
+    return size, (
+        f"checkpoint size not in the catalog: estimated as {model.params_total_b:g}B parameters × {per_param:g} B "
+        f"= {size / 1e9:.0f} GB" + (" (a lower bound: FP8 scales and unquantised layers add a few %)" if per_param == 1 else "")
+    )
+
+
 def _heads_per_rank(heads: int, tp: int) -> int:
     return max(1, heads // tp) if tp <= heads else 1
 
@@ -206,6 +224,7 @@ class MemoryInputs:
     context: int | None  # fixed by the user or a recipe
     concurrency: int | None
     context_is_auto: bool = False
+    size_note: str | None = None
 
 
 def choose_fraction(hardware: Hardware, engine: Engine, requested: float | None) -> tuple[float | None, list[str]]:
@@ -229,6 +248,8 @@ def plan(inputs: MemoryInputs) -> Budget:
     hw, engine, fp = inputs.hardware, inputs.engine, inputs.footprint
     behaviour = engine.memory
     fraction, notes = choose_fraction(hw, engine, inputs.fraction)
+    if inputs.size_note:
+        notes.append(inputs.size_note)
     weights = inputs.weights_bytes_per_gpu / GIB
     reserve = behaviour.runtime_reserve_gib
     if behaviour.fraction_scope == "instance":

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..catalog import Catalog
-from ..memory import Budget, MemoryInputs, Unplannable, footprint, plan
+from ..memory import Budget, MemoryInputs, Unplannable, checkpoint_bytes, footprint, plan
 from ..schema import Deployment, Engine, Source, Variant
 from ..schema.common import KvDtype
 from ..schema.engine import Build
@@ -30,6 +30,13 @@ PROVENANCE_ORDER = {"official": 0, "model-image": 1, "community": 2, "fork": 3}
 
 
 def layouts_to_try(request: Request) -> list[Layout]:
+    if request.shrink and request.gpus_per_node is not None:
+        gpus, nodes = request.gpus_per_node, request.nodes
+        out = [Layout(gpus, nodes)]
+        while gpus > 1 or nodes > 1:
+            gpus, nodes = (gpus // 2, nodes) if gpus > 1 else (gpus, nodes // 2)
+            out.append(Layout(gpus, nodes))
+        return out
     if request.gpus_per_node is not None:
         return [Layout(request.gpus_per_node, request.nodes)]
     if max(request.hardware.gpus_per_node) == 1:
@@ -60,7 +67,8 @@ def _memory_gate(
     model = request.model
     if engine.memory.host_offload:
         return GateResult("memory", "unknown", f"{engine.name} keeps experts in host RAM; recipegen does not plan host memory"), None
-    size = variant.size_bytes
+    sized = checkpoint_bytes(model, variant.size_bytes, variant.quant)
+    size, size_note = sized if sized is not None else (None, None)
     if size is None and dep is not None:
         reason = (f"the size of {variant.repo} is not in the catalog, so memory is not planned; the {dep.status} recipe "
                   f"{dep.id} reports it running on this layout with its own context settings")
@@ -84,6 +92,7 @@ def _memory_gate(
         context=context,
         concurrency=concurrency,
         context_is_auto=settings.context_auto and request.context is None,
+        size_note=size_note,
     )
     budget = plan(inputs)
     sources = (*variant.sources[:1], *engine.memory.sources[:1])
@@ -315,7 +324,9 @@ def resolve(catalog: Catalog, request: Request) -> Resolution:
 def _resolution(request: Request, layout: Layout, cands: list[Candidate], runnable: list[Candidate], tried: list[int], searched: bool) -> Resolution:
     plans = tuple(make_plan(i + 1, c, request, runnable[1] if len(runnable) > 1 else None) for i, c in enumerate(runnable))
     shape = f"{layout.nodes} node(s) × {layout.gpus_per_node} GPU(s)" if layout.nodes > 1 else f"{layout.gpus_per_node} GPU(s)"
-    if searched and runnable:
+    if request.shrink:
+        note = f"{shape} of the {request.gpus_per_node * request.nodes}-GPU fleet" if runnable else f"no layout of the fleet runs; rejections shown for {shape}"
+    elif searched and runnable:
         smaller = [n for n in tried if n != layout.gpus]
         note = f"--gpus not given: {shape} is the smallest usual size that runs" + (f" (tried {', '.join(map(str, smaller))} first)" if smaller else "")
     elif searched:

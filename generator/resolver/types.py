@@ -21,6 +21,7 @@ class Request:
     hardware: Hardware
     gpus_per_node: int | None = None  # None: try the usual node sizes
     nodes: int = 1
+    shrink: bool = False  # a fleet to fit into: try its full size first, then halves (matrix, advice)
     engine: str | None = None
     build: str | None = None
     variant: str | None = None
