@@ -212,7 +212,7 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
     if dep is not None:
         spelled = {a.flag for a in dep.args}
         flags = common_flags(engine, model, variant, spelled)
-        dep_flags = [Flag(a.flag, a.value, a.reason, tuple(a.sources)) for a in dep.args]
+        dep_flags = [Flag(a.flag, a.value, a.reason, tuple(a.sources) or tuple(dep.sources[:1])) for a in dep.args]
         overrides = {
             engine.flags.context_length: request.context,
             engine.flags.max_concurrency: request.concurrency,

@@ -1,0 +1,5 @@
+"""`python -m recipegen` runs the CLI."""
+
+from .cli import main
+
+main()

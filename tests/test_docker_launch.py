@@ -1,0 +1,98 @@
+"""launch.sh against the real Docker engine: the container receives exactly the planned argv,
+even when a user's recipe carries hostile text (quotes, spaces, `$(…)`, backticks).
+
+The image is a tiny local one (static busybox, no registry) whose entrypoint prints each
+argument it receives; launch.sh is pointed at it with IMAGE= and DOCKER_GPUS= (no GPU here).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from recipegen.catalog import builtin_root
+
+HOSTILE = "glm 5.2 \"quoted\" $(touch {pwn}) it's `id` ${{HOME}}"
+DOCKERFILE = 'FROM scratch\nCOPY busybox /bin/busybox\nENTRYPOINT ["/bin/busybox", "sh", "-c", "for a in \\"$@\\"; do echo \\"<$a>\\"; done", "argv"]\n'
+
+
+@pytest.fixture(scope="module")
+def argv_image(tmp_path_factory):
+    docker = pytest.importorskip("docker")
+    busybox = shutil.which("busybox")
+    if busybox is None:
+        pytest.skip("busybox-static is installed by scripts/test.sh")
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:  # the daemon is started by scripts/test.sh
+        pytest.skip(f"no Docker engine reachable: {exc}")
+    context = tmp_path_factory.mktemp("image")
+    shutil.copy(busybox, context / "busybox")
+    (context / "Dockerfile").write_text(DOCKERFILE)
+    image, _ = client.images.build(path=str(context), tag="recipegen-test/argv:latest", rm=True)
+    yield client, "recipegen-test/argv:latest"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_container_receives_exactly_the_planned_argv(cli, tmp_path, argv_image):
+    client, image = argv_image
+    pwn = tmp_path / "pwned"
+    recipe = yaml.safe_load((builtin_root() / "deployments" / "glm-5.2-nvfp4-8xa100-vllm-sm80.yaml").read_text())
+    recipe["args"].insert(0, {"flag": "--served-model-name", "value": HOSTILE.format(pwn=pwn), "reason": "a user's odd name"})
+    user = tmp_path / "recipes" / "deployments"
+    user.mkdir(parents=True)
+    (user / f"{recipe['id']}.yaml").write_text(yaml.safe_dump(recipe, sort_keys=False, allow_unicode=True))
+
+    out = tmp_path / "out dir with spaces"
+    result = cli("--gpu", "sm80", "--model", "glm-5.2", "--recipes", str(tmp_path / "recipes"), "--out", str(out))
+    assert result.code == 0, result.err
+    planned = json.loads((out / "plan.json").read_text())["plans"][0]["argv"][2:]
+    assert HOSTILE.format(pwn=pwn) in planned
+
+    models = tmp_path / "models"
+    (models / "GLM-5.2-NVFP4").mkdir(parents=True)  # already downloaded: launch.sh skips `hf download`
+    name = "recipegen-glm-5.2-0"
+    subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path), "MODEL_DIR": str(models), "IMAGE": image,
+           "DOCKER_GPUS": "", "PORT": str(free_port())}
+    try:
+        proc = subprocess.run(["bash", str(out / "launch.sh")], capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        container = client.containers.get(name)
+        container.wait(timeout=60)
+        received = container.logs().decode().splitlines()
+    finally:
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+    assert received == [f"<{arg}>" for arg in planned]
+    assert not pwn.exists(), "a value was executed by the shell"
+
+
+def test_hostile_values_survive_bash_and_compose_quoting(cli, tmp_path):
+    recipe = yaml.safe_load((builtin_root() / "deployments" / "glm-5.2-nvfp4-8xa100-vllm-sm80.yaml").read_text())
+    value = HOSTILE.format(pwn=tmp_path / "pwned")
+    recipe["args"].append({"flag": "--chat-template", "value": value, "reason": "hostile"})
+    user = tmp_path / "r" / "deployments"
+    user.mkdir(parents=True)
+    (user / f"{recipe['id']}.yaml").write_text(yaml.safe_dump(recipe, sort_keys=False))
+    out = tmp_path / "o"
+    assert cli("--gpu", "sm80", "--model", "glm-5.2", "--recipes", str(tmp_path / "r"), "--out", str(out)).code == 0
+    script = (out / "launch.sh").read_text()
+    arrays = script.split("args_0=(\n", 1)[1].split("\n)\n", 1)[0]
+    printed = subprocess.run(["bash", "-c", f"args_0=(\n{arrays}\n)\nprintf '%s\\n' \"${{args_0[@]}}\""], capture_output=True, text=True)
+    assert value in printed.stdout.splitlines()
+    compose = yaml.safe_load((out / "docker-compose.yml").read_text())
+    command = [t.replace("$$", "$") for t in compose["services"]["engine"]["command"]]
+    assert value in command
+    assert not Path(tmp_path / "pwned").exists()
