@@ -124,13 +124,14 @@ def _term_matcher(term: str) -> Any:
         return lambda cc: cc.major == major
     for op in (">=", "<=", ">", "<"):
         if t.startswith(op):
-            bound = Capability.parse(t[len(op):])
-            return {
-                ">=": lambda cc: cc >= bound,
-                "<=": lambda cc: cc <= bound,
-                ">": lambda cc: cc > bound,
-                "<": lambda cc: cc < bound,
-            }[op]
+            bound = Capability.parse(t[len(op) :])
+            checks = {
+                ">=": lambda cc, b=bound: cc >= b,
+                "<=": lambda cc, b=bound: cc <= b,
+                ">": lambda cc, b=bound: cc > b,
+                "<": lambda cc, b=bound: cc < b,
+            }
+            return checks[op]
     if "-" in t:
         low_text, high_text = t.split("-", 1)
         low, high = Capability.parse(low_text), Capability.parse(high_text)

@@ -10,7 +10,7 @@ import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,7 +18,7 @@ from .errors import BlockedError, RecipegenError
 
 if TYPE_CHECKING:
     from .catalog import Catalog
-    from .resolver import Resolution
+    from .resolver import Request, Resolution
 
 app = typer.Typer(
     add_completion=False,
@@ -48,17 +48,24 @@ class Kind(str, Enum):
     deployments = "deployments"
 
 
-Recipes = Annotated[list[str], typer.Option("--recipes", help="extra recipe directory (repeatable; also $RECIPEGEN_RECIPES)", show_default=False)]
-Gpu = Annotated[Optional[str], typer.Option("--gpu", help="GPU id, alias or compute capability (a100, rtx-4090, sm80, 12.1)")]
-ModelOpt = Annotated[Optional[str], typer.Option("--model", help="model id, alias or Hugging Face repo id of a variant")]
-Gpus = Annotated[Optional[int], typer.Option("--gpus", min=1, help="GPUs per node (default: smallest of 1, 2, 4, 8 that runs)")]
+Recipes = Annotated[
+    list[str],
+    typer.Option("--recipes", help="extra recipe directory (repeatable; also $RECIPEGEN_RECIPES)", show_default=False),
+]
+Gpu = Annotated[
+    str | None, typer.Option("--gpu", help="GPU id, alias or compute capability (a100, rtx-4090, sm80, 12.1)")
+]
+ModelOpt = Annotated[str | None, typer.Option("--model", help="model id, alias or Hugging Face repo id of a variant")]
+Gpus = Annotated[
+    int | None, typer.Option("--gpus", min=1, help="GPUs per node (default: smallest of 1, 2, 4, 8 that runs)")
+]
 Nodes = Annotated[int, typer.Option("--nodes", min=1, help="number of nodes")]
-GpuMemory = Annotated[Optional[float], typer.Option("--gpu-memory", help="GiB per GPU, to pick or override the part")]
-EngineOpt = Annotated[Optional[str], typer.Option("--engine", help="only this engine (vllm, sglang, llama.cpp …)")]
-BuildOpt = Annotated[Optional[str], typer.Option("--build", help="only this engine build id")]
-VariantOpt = Annotated[Optional[str], typer.Option("--variant", help="only this variant id or repo")]
-Context = Annotated[Optional[int], typer.Option("--context", min=1, help="context length to plan for")]
-Concurrency = Annotated[Optional[int], typer.Option("--concurrency", min=1, help="concurrent requests to plan for")]
+GpuMemory = Annotated[float | None, typer.Option("--gpu-memory", help="GiB per GPU, to pick or override the part")]
+EngineOpt = Annotated[str | None, typer.Option("--engine", help="only this engine (vllm, sglang, llama.cpp …)")]
+BuildOpt = Annotated[str | None, typer.Option("--build", help="only this engine build id")]
+VariantOpt = Annotated[str | None, typer.Option("--variant", help="only this variant id or repo")]
+Context = Annotated[int | None, typer.Option("--context", min=1, help="context length to plan for")]
+Concurrency = Annotated[int | None, typer.Option("--concurrency", min=1, help="concurrent requests to plan for")]
 FormatOpt = Annotated[Format, typer.Option("--format", help="text or json")]
 
 
@@ -68,8 +75,19 @@ def _catalog(recipes: list[str]) -> Catalog:
     return load(recipes)
 
 
-def _request(catalog: Catalog, gpu: str | None, model: str | None, gpus: int | None, nodes: int, gpu_memory: float | None,
-             engine: str | None, build: str | None, variant: str | None, context: int | None, concurrency: int | None):  # type: ignore[no-untyped-def]
+def _request(
+    catalog: Catalog,
+    gpu: str | None,
+    model: str | None,
+    gpus: int | None,
+    nodes: int,
+    gpu_memory: float | None,
+    engine: str | None,
+    build: str | None,
+    variant: str | None,
+    context: int | None,
+    concurrency: int | None,
+) -> Request:
     from .names import resolve_build, resolve_engine, resolve_gpu, resolve_model, resolve_variant
     from .resolver import Request
 
@@ -102,21 +120,68 @@ def _explanation(catalog: Catalog, resolution: Resolution) -> str:
     return explain_text(resolution, alts)
 
 
-def _command_line(gpu: str | None, model: str | None, gpus: int | None, nodes: int, gpu_memory: float | None, engine: str | None,
-                  build: str | None, variant: str | None, context: int | None, concurrency: int | None) -> str:
+def _command_line(
+    gpu: str | None,
+    model: str | None,
+    gpus: int | None,
+    nodes: int,
+    gpu_memory: float | None,
+    engine: str | None,
+    build: str | None,
+    variant: str | None,
+    context: int | None,
+    concurrency: int | None,
+) -> str:
     import shlex
 
     parts = ["recipegen", "--gpu", gpu or "", "--model", model or ""]
-    for flag, value in (("--gpus", gpus), ("--nodes", nodes if nodes != 1 else None), ("--gpu-memory", gpu_memory), ("--engine", engine),
-                        ("--build", build), ("--variant", variant), ("--context", context), ("--concurrency", concurrency)):
+    for flag, value in (
+        ("--gpus", gpus),
+        ("--nodes", nodes if nodes != 1 else None),
+        ("--gpu-memory", gpu_memory),
+        ("--engine", engine),
+        ("--build", build),
+        ("--variant", variant),
+        ("--context", context),
+        ("--concurrency", concurrency),
+    ):
         if value is not None:
             parts += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def generate_command(gpu: str | None, model: str | None, gpus: int | None, nodes: int, gpu_memory: float | None, engine: str | None,
-                     build: str | None, variant: str | None, context: int | None, concurrency: int | None, out: Path | None,
-                     force: bool, fmt: Format, recipes: list[str]) -> None:
+def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
+    """The rejected paths that came closest (fewest failing gates), one line each."""
+    from .resolver.resolve import rank_key
+
+    rejected = [c for c in resolution.candidates if not c.runnable and c.gates[0].outcome == "pass"]
+    rejected.sort(key=lambda c: (len(c.failing()), rank_key(c)))
+    if not rejected:
+        return []
+    out = [f"  closest rejected paths ({len(rejected)} in all; README.md lists every gate failure):"]
+    for cand in rejected[:limit]:
+        first = cand.failing()[0]
+        gates = ", ".join(g.gate for g in cand.failing())
+        out.append(f"    ✗ {cand.engine.id} {cand.build.id} · {cand.variant.id} [{gates}]: {first.reason[:140]}")
+    return out
+
+
+def generate_command(
+    gpu: str | None,
+    model: str | None,
+    gpus: int | None,
+    nodes: int,
+    gpu_memory: float | None,
+    engine: str | None,
+    build: str | None,
+    variant: str | None,
+    context: int | None,
+    concurrency: int | None,
+    out: Path | None,
+    force: bool,
+    fmt: Format,
+    recipes: list[str],
+) -> None:
     from .contract import resolution_json
     from .render import folder_name, render, write
     from .report import candidate_title, target_line
@@ -148,18 +213,11 @@ def generate_command(gpu: str | None, model: str | None, gpus: int | None, nodes
     ]
     if top.candidate.budget is not None:
         b = top.candidate.budget
-        lines.append(f"  memory: {b.weights_gib:.1f} GiB weights/GPU, context {b.context}, concurrency {b.concurrency} ({b.limit})")
-    rejected = resolution.rejected()
-    if rejected:
-        lines.append(f"  rejected ({len(rejected)} gate failures; README.md lists all), e.g.:")
-        seen: set[tuple[str, str]] = set()
-        for rej in rejected:
-            if (rej.build, rej.gate) in seen or rej.gate == "architecture":
-                continue
-            seen.add((rej.build, rej.gate))
-            lines.append(f"    ✗ {rej.build} · {rej.variant} · {rej.gate}: {rej.reason[:160]}")
-            if len(seen) >= 5:
-                break
+        lines.append(
+            f"  memory: {b.weights_gib:.1f} GiB weights/GPU, context {b.context}, "
+            f"concurrency {b.concurrency} ({b.limit})"
+        )
+    lines.extend(closest_rejections(resolution))
     verb = "wrote" if changed else "unchanged"
     lines.append(f"  {verb} {target}/: " + ", ".join(sorted(files)))
     typer.echo("\n".join(lines))
@@ -178,7 +236,7 @@ def root(
     variant: VariantOpt = None,
     context: Context = None,
     concurrency: Concurrency = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="output folder (default: ./<model>-<count>x<gpu>)")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="output folder (default: ./<model>-<count>x<gpu>)")] = None,
     force: Annotated[bool, typer.Option("--force", help="replace an existing folder with different content")] = False,
     fmt: FormatOpt = Format.text,
     recipes: Recipes = [],  # noqa: B006 - typer reads the default, never mutates it
@@ -189,7 +247,9 @@ def root(
     if gpu is None and model is None:
         typer.echo(ctx.get_help())
         raise typer.Exit(0)
-    generate_command(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency, out, force, fmt, recipes)
+    generate_command(
+        gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency, out, force, fmt, recipes
+    )
 
 
 @app.command("generate")
@@ -204,13 +264,15 @@ def generate(
     variant: VariantOpt = None,
     context: Context = None,
     concurrency: Concurrency = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="output folder")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="output folder")] = None,
     force: Annotated[bool, typer.Option("--force", help="replace an existing folder with different content")] = False,
     fmt: FormatOpt = Format.text,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
     """Same as the root command."""
-    generate_command(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency, out, force, fmt, recipes)
+    generate_command(
+        gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency, out, force, fmt, recipes
+    )
 
 
 @app.command("explain")
@@ -243,12 +305,16 @@ def explain(
 
 @app.command("matrix")
 def matrix(
-    model: Annotated[list[str], typer.Option("--model", help="model (repeatable; default: every model)", show_default=False)] = [],  # noqa: B006
-    target: Annotated[list[str], typer.Option("--target", help="COUNTxGPU, e.g. 8xa100-80gb (repeatable)", show_default=False)] = [],  # noqa: B006
+    model: Annotated[
+        list[str], typer.Option("--model", help="model (repeatable; default: every model)", show_default=False)
+    ] = [],  # noqa: B006
+    target: Annotated[
+        list[str], typer.Option("--target", help="COUNTxGPU, e.g. 8xa100-80gb (repeatable)", show_default=False)
+    ] = [],  # noqa: B006
     fmt: Annotated[MatrixFormat, typer.Option("--format", help="md, json or html")] = MatrixFormat.md,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
-    """Verdict grid of models × targets: ✓ official, ◐ fallback/community/fork only, ✗ blocked (deciding gate), ? unknown."""
+    """Verdict grid of models × targets: ✓ official, ◐ fallback/community/fork only, ✗ blocked, ? unknown."""
     from .matrix import build_matrix, to_html, to_json, to_markdown
     from .names import resolve_model
     from .targets import DEFAULT_TARGETS, parse_target
@@ -291,7 +357,10 @@ def list_(
 
 @app.command("validate")
 def validate(
-    dirs: Annotated[list[str], typer.Argument(help="user recipe directories to validate with the built-in catalog", show_default=False)] = [],  # noqa: B006
+    dirs: Annotated[
+        list[str],
+        typer.Argument(help="user recipe directories to validate with the built-in catalog", show_default=False),
+    ] = [],  # noqa: B006
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
     """Validate the built-in catalog plus the given directories; every problem on its own line."""

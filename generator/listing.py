@@ -48,7 +48,8 @@ def rows(catalog: Catalog, kind: str) -> list[dict[str, Any]]:
                 "provenance": b.provenance,
                 "released": str(b.released),
                 "cuda": b.cuda,
-                "images": ", ".join(f"{arch}={ref}" for arch, ref in b.images.items()) or f"source: {b.source_build.repo if b.source_build else '?'}",
+                "images": ", ".join(f"{arch}={ref}" for arch, ref in b.images.items())
+                or f"source: {b.source_build.repo if b.source_build else '?'}",
             }
             for e in catalog.engines.values()
             for b in e.builds

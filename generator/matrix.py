@@ -72,7 +72,14 @@ def _classify(r: Resolution, target: str) -> Cell:
     best = closest[0]
     failing = best.failing()
     if all(g.outcome == "unknown" for g in failing):
-        return Cell(model, target, "?", failing[0].gate, f"{best.engine.name} {best.build.id} · {best.variant.id}", tuple(g.reason for g in failing))
+        return Cell(
+            model,
+            target,
+            "?",
+            failing[0].gate,
+            f"{best.engine.name} {best.build.id} · {best.variant.id}",
+            tuple(g.reason for g in failing),
+        )
     decisive = next(g for g in failing if g.outcome == "fail")
     summary = f"{decisive.gate}: {best.engine.name} {best.build.id} · {best.variant.id}"
     return Cell(model, target, "✗", decisive.gate, summary, tuple(g.reason for g in failing))
@@ -82,7 +89,13 @@ def build_matrix(catalog: Catalog, models: list[Model], targets: list[Target]) -
     cells: list[Cell] = []
     for model in models:
         for target in targets:
-            request = Request(model=model, hardware=target.hardware, gpus_per_node=target.gpus_per_node, nodes=target.nodes, shrink=True)
+            request = Request(
+                model=model,
+                hardware=target.hardware,
+                gpus_per_node=target.gpus_per_node,
+                nodes=target.nodes,
+                shrink=True,
+            )
             cells.append(classify(resolve(catalog, request), target.label))
     return cells
 
@@ -93,7 +106,14 @@ def to_json(cells: list[Cell], targets: list[Target]) -> dict[str, Any]:
         "legend": LEGEND,
         "targets": [t.label for t in targets],
         "cells": [
-            {"model": c.model, "target": c.target, "symbol": c.symbol, "gate": c.gate, "summary": c.summary, "reasons": list(c.reasons)}
+            {
+                "model": c.model,
+                "target": c.target,
+                "symbol": c.symbol,
+                "gate": c.gate,
+                "summary": c.summary,
+                "reasons": list(c.reasons),
+            }
             for c in cells
         ],
     }
@@ -126,11 +146,12 @@ def to_html(cells: list[Cell], targets: list[Target]) -> str:
     body = []
     for model, by_target in rows.items():
         tds = "".join(
-            f'<td title="{html.escape(" | ".join(c.reasons))}">{html.escape(_short(c))}</td>' for c in by_target.values()
+            f'<td title="{html.escape(" | ".join(c.reasons))}">{html.escape(_short(c))}</td>'
+            for c in by_target.values()
         )
         body.append(f"<tr><th>{html.escape(model)}</th>{tds}</tr>")
     legend = "".join(f"<li>{html.escape(s)} {html.escape(m)}</li>" for s, m in LEGEND.items())
     return (
-        "<!doctype html>\n<meta charset=\"utf-8\"><title>recipegen matrix</title>\n"
+        '<!doctype html>\n<meta charset="utf-8"><title>recipegen matrix</title>\n'
         f"<table><tr><th>model</th>{head}</tr>\n" + "\n".join(body) + f"\n</table>\n<ul>{legend}</ul>\n"
     )

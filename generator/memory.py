@@ -103,7 +103,8 @@ def checkpoint_bytes(model: Model, variant_size: float | None, quant: str) -> tu
     size = model.params_total_b * 1e9 * per_param
     return size, (
         f"checkpoint size not in the catalog: estimated as {model.params_total_b:g}B parameters × {per_param:g} B "
-        f"= {size / 1e9:.0f} GB" + (" (a lower bound: FP8 scales and unquantised layers add a few %)" if per_param == 1 else "")
+        f"= {size / 1e9:.0f} GB"
+        + (" (a lower bound: FP8 scales and unquantised layers add a few %)" if per_param == 1 else "")
     )
 
 
@@ -130,12 +131,16 @@ def footprint(model: Model, kv_dtype: KvDtype, tp: int, layer_split: int, state_
         window_layers = att.sliding_window_layers or 0 if att.sliding_window else 0
         full_layers = kv_layers - window_layers
         per_token += full_layers * per_layer
-        lines.append((f"K+V: {full_layers} layers × {heads} KV head(s) × {att.head_dim} × {elem:g} B", full_layers * per_layer))
+        lines.append(
+            (f"K+V: {full_layers} layers × {heads} KV head(s) × {att.head_dim} × {elem:g} B", full_layers * per_layer)
+        )
         if window_layers:
             assert att.sliding_window is not None
             window = window_layers * per_layer * att.sliding_window
             per_request += window
-            lines.append((f"sliding window: {window_layers} layers × {att.sliding_window} tokens (per request)", window))
+            lines.append(
+                (f"sliding window: {window_layers} layers × {att.sliding_window} tokens (per request)", window)
+            )
     elif att.kind in ("mla", "dsa", "dsa_nope"):
         assert att.kv_lora_rank is not None
         rope = att.qk_rope_head_dim or 0
@@ -190,7 +195,11 @@ def footprint(model: Model, kv_dtype: KvDtype, tp: int, layer_split: int, state_
         state = (recurrent + conv) * state_slots
         slots = f" × {state_slots} slots" if state_slots > 1 else ""
         lines.append(
-            (f"{linear.kind.upper()} state: {linear.layers} layers × {heads} heads × {linear.head_k_dim}×{linear.head_v_dim} × {linear.state_bytes} B + conv{slots} (per request)", state)
+            (
+                f"{linear.kind.upper()} state: {linear.layers} layers × {heads} heads × "
+                f"{linear.head_k_dim}×{linear.head_v_dim} × {linear.state_bytes} B + conv{slots} (per request)",
+                state,
+            )
         )
         per_request += state
 
@@ -262,13 +271,17 @@ def plan(inputs: MemoryInputs) -> Budget:
         usable = f"{hw.memory_gib:g} GiB × {fraction:g} = {hw.memory_gib * fraction:.1f} GiB (weights + KV pool)"
         outside = hw.memory_gib * (1 - fraction)
         if outside < reserve:
-            notes.append(f"only {outside:.1f} GiB left outside the static pool for activations (~{reserve:g} GiB needed)")
+            notes.append(
+                f"only {outside:.1f} GiB left outside the static pool for activations (~{reserve:g} GiB needed)"
+            )
     else:
         cap = hw.max_memory_fraction or 1.0
         pool = hw.memory_gib * cap - weights - reserve
         usable = f"{hw.memory_gib * cap:.1f} GiB"
     if behaviour.estimate:
-        notes.append(f"runtime reserve of {reserve:g} GiB per GPU is an estimate (activations, CUDA graphs, comm buffers)")
+        notes.append(
+            f"runtime reserve of {reserve:g} GiB per GPU is an estimate (activations, CUDA graphs, comm buffers)"
+        )
 
     def budget(context: int, concurrency: int, limit: str, fits: bool, reason: str) -> Budget:
         pool_tokens = (pool * GIB - concurrency * fp.per_request) / fp.per_token if fp.per_token else math.inf
@@ -329,20 +342,38 @@ def plan(inputs: MemoryInputs) -> Budget:
         context = inputs.context
         if inputs.concurrency is not None:
             ok = fits(context, inputs.concurrency)
-            return budget(context, inputs.concurrency, "user", ok, _verdict(ok, context, inputs.concurrency, fp, pool, stateful, static_alloc, max_concurrency(context)))
+            return budget(
+                context,
+                inputs.concurrency,
+                "user",
+                ok,
+                _verdict(ok, context, inputs.concurrency, fp, pool, stateful, static_alloc, max_concurrency(context)),
+            )
         most = max_concurrency(context)
         if most < 1:
             return budget(context, 1, "kv", False, _verdict(False, context, 1, fp, pool, stateful, static_alloc, most))
         concurrency = 1 if static_alloc else min(most, max(SMALL_BATCH, _full(pool, fp, context)))
         limit = "state" if stateful and concurrency == most else "kv"
-        return budget(context, concurrency, limit, True, _verdict(True, context, concurrency, fp, pool, stateful, static_alloc, most))
+        return budget(
+            context,
+            concurrency,
+            limit,
+            True,
+            _verdict(True, context, concurrency, fp, pool, stateful, static_alloc, most),
+        )
 
     wanted = inputs.concurrency
     for context in contexts:
         if wanted is not None:
             if fits(context, wanted):
                 limit = "model-max" if context == inputs.model.max_context else ("state" if stateful else "kv")
-                return budget(context, wanted, limit, True, _verdict(True, context, wanted, fp, pool, stateful, static_alloc, max_concurrency(context)))
+                return budget(
+                    context,
+                    wanted,
+                    limit,
+                    True,
+                    _verdict(True, context, wanted, fp, pool, stateful, static_alloc, max_concurrency(context)),
+                )
             continue
         most = max_concurrency(context)
         # a useful default keeps room for a small batch of requests beside one at full length
@@ -355,10 +386,22 @@ def plan(inputs: MemoryInputs) -> Budget:
                 limit = "state"
             else:
                 limit = "kv"
-            return budget(context, concurrency, limit, True, _verdict(True, context, concurrency, fp, pool, stateful, static_alloc, most))
+            return budget(
+                context,
+                concurrency,
+                limit,
+                True,
+                _verdict(True, context, concurrency, fp, pool, stateful, static_alloc, most),
+            )
     smallest = contexts[-1]
     concurrency = wanted or 1
-    return budget(smallest, concurrency, "kv", False, _verdict(False, smallest, concurrency, fp, pool, stateful, static_alloc, max_concurrency(smallest)))
+    return budget(
+        smallest,
+        concurrency,
+        "kv",
+        False,
+        _verdict(False, smallest, concurrency, fp, pool, stateful, static_alloc, max_concurrency(smallest)),
+    )
 
 
 def _full(pool_gib: float, fp: Footprint, context: int) -> int:
@@ -367,12 +410,17 @@ def _full(pool_gib: float, fp: Footprint, context: int) -> int:
     return int(pool_gib * GIB // (context * fp.per_token + fp.per_request))
 
 
-def _verdict(ok: bool, context: int, concurrency: int, fp: Footprint, pool: float, stateful: bool, static_alloc: bool, most: int) -> str:
+def _verdict(
+    ok: bool, context: int, concurrency: int, fp: Footprint, pool: float, stateful: bool, static_alloc: bool, most: int
+) -> str:
     kv_one = context * fp.per_token / GIB
     state = concurrency * fp.per_request / GIB
     if static_alloc:
         need = kv_one * concurrency + state
-        text = f"ctx-size {context * concurrency} ({concurrency} slot(s) × {context}) needs {need:.1f} GiB of KV per GPU; {pool:.1f} GiB is free after weights"
+        text = (
+            f"ctx-size {context * concurrency} ({concurrency} slot(s) × {context}) needs {need:.1f} GiB of KV "
+            f"per GPU; {pool:.1f} GiB is free after weights"
+        )
     else:
         text = f"one {context}-token request needs {kv_one:.2f} GiB of KV per GPU"
         if fp.per_request:

@@ -62,7 +62,9 @@ def resolve_gpu(catalog: Catalog, value: str, memory_gib: float | None = None) -
         except ValueError:
             cc = None
         if cc is None:
-            names = [h.id for h in catalog.hardware.values()] + [a for h in catalog.hardware.values() for a in h.aliases]
+            names = [h.id for h in catalog.hardware.values()] + [
+                a for h in catalog.hardware.values() for a in h.aliases
+            ]
             raise UnknownNameError("hardware", value, _suggest(value, names), "--gpu")
         parts = [h for h in catalog.hardware.values() if h.compute_capability == cc]
         if not parts:
@@ -71,9 +73,14 @@ def resolve_gpu(catalog: Catalog, value: str, memory_gib: float | None = None) -
                 f"no GPU with compute capability {cc} in the catalog for --gpu {value!r}",
                 f"known capabilities: {', '.join(known)}; add a hardware/ recipe for it",
             )
-        exact = sorted(
-            (h for h in parts if memory_gib is not None and abs(h.memory_gib - memory_gib) < 1.0),
-            key=lambda h: (not h.default_for_capability, abs(h.memory_gib - memory_gib or 0), h.id),
+        wanted = memory_gib
+        exact = (
+            sorted(
+                (h for h in parts if abs(h.memory_gib - wanted) < 1.0),
+                key=lambda h: (not h.default_for_capability, abs(h.memory_gib - wanted), h.id),
+            )
+            if wanted is not None
+            else []
         )
         if exact:
             return GpuChoice(exact[0], f"{exact[0].name} (the {cc.sm} part with {memory_gib:g} GiB)")
@@ -84,12 +91,17 @@ def resolve_gpu(catalog: Catalog, value: str, memory_gib: float | None = None) -
             how += f" (also {cc.sm}: {others}; pick one with --gpu-memory)"
     if memory_gib is not None and abs(hardware.memory_gib - memory_gib) >= 1.0:
         if memory_gib <= 0:
-            raise RecipegenError(f"--gpu-memory must be positive, got {memory_gib:g}", "give the GiB of one GPU, e.g. 48")
+            raise RecipegenError(
+                f"--gpu-memory must be positive, got {memory_gib:g}", "give the GiB of one GPU, e.g. 48"
+            )
         original = hardware.memory_gib
         hardware = hardware.model_copy(
             update={
                 "memory_gib": memory_gib,
-                "notes": [*hardware.notes, f"memory set to {memory_gib:g} GiB by --gpu-memory (catalog: {original:g} GiB)"],
+                "notes": [
+                    *hardware.notes,
+                    f"memory set to {memory_gib:g} GiB by --gpu-memory (catalog: {original:g} GiB)",
+                ],
             }
         )
         how += f", memory overridden to {memory_gib:g} GiB per GPU"

@@ -52,7 +52,9 @@ def sh(value: object) -> str:
 def sh_expand(value: str) -> str:
     """Double-quote a value that must expand ${VARS}; anything but plain text and ${VARS} is refused."""
     if not _EXPAND.match(value):
-        raise RecipegenError(f"refusing to expand {value!r} in a shell script", "only ${VAR} references may be expanded")
+        raise RecipegenError(
+            f"refusing to expand {value!r} in a shell script", "only ${VAR} references may be expanded"
+        )
     return f'"{value}"'
 
 
@@ -112,7 +114,9 @@ def node_flags(plan: Plan) -> list[Node]:
             extra.append(Flag(f.node_rank, str(rank), "this machine's rank; the head is 0"))
         if f.dist_init_addr:
             value = "${HEAD_ADDR}:${DIST_PORT}" if engine.id == "sglang" else "${HEAD_ADDR}"
-            extra.append(Flag(f.dist_init_addr, value, "where the head listens for the other nodes (set HEAD_ADDR)", expand=True))
+            extra.append(
+                Flag(f.dist_init_addr, value, "where the head listens for the other nodes (set HEAD_ADDR)", expand=True)
+            )
         nodes.append(Node("head" if rank == 0 else "worker", rank, tuple(base + extra)))
     return nodes
 
@@ -155,7 +159,13 @@ def _local_image(plan: Plan) -> str:
 def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
     plan = resolution.plans[0]
     cand = plan.candidate
-    engine, build, variant, model, hw = cand.engine, cand.build, cand.variant, resolution.request.model, resolution.request.hardware
+    engine, build, variant, model, hw = (
+        cand.engine,
+        cand.build,
+        cand.variant,
+        resolution.request.model,
+        resolution.request.hardware,
+    )
     nodes = node_flags(plan)
     image = plan.image or _local_image(plan)
     in_image = engine.image_entrypoint
@@ -165,7 +175,12 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
     if engine.loads == "gguf":
         health = ["CMD", "curl", "-fsS", f"http://localhost:{port}{engine.health_path}"]
     else:
-        health = ["CMD", "python3", "-c", f"import urllib.request; urllib.request.urlopen('http://localhost:{port}{engine.health_path}')"]
+        health = [
+            "CMD",
+            "python3",
+            "-c",
+            f"import urllib.request; urllib.request.urlopen('http://localhost:{port}{engine.health_path}')",
+        ]
     budget = cand.budget
     tool, reasoning = (None, None)
     for f in plan.flags:
@@ -204,7 +219,12 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         ],
         "name": re.sub(r"[^a-z0-9_.-]+", "-", f"recipegen-{model.id}".lower()),
         "ipc_host": cand.deployment.docker.ipc_host if cand.deployment else True,
-        "configure": [sh(t.replace("{cuda_arch}", f"{hw.compute_capability.major}{hw.compute_capability.minor}")) for t in source.configure] if source else [],
+        "configure": [
+            sh(t.replace("{cuda_arch}", f"{hw.compute_capability.major}{hw.compute_capability.minor}"))
+            for t in source.configure
+        ]
+        if source
+        else [],
         "build_cmd": [sh(t) for t in source.build] if source else [],
         "binary_name": posixpath.basename(source.binary) if source else "",
         "multi_node": cand.layout.nodes > 1,
@@ -273,7 +293,9 @@ def write(files: dict[str, str], out: Path, force: bool) -> bool:
         if current == files:
             return False
         if not force:
-            raise OutputConflictError(f"{out} exists with different content", "pass --force to replace it, or choose another --out")
+            raise OutputConflictError(
+                f"{out} exists with different content", "pass --force to replace it, or choose another --out"
+            )
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .memory import GIB, Budget
 from .resolver.types import GATES, Candidate, Resolution
 
 MARK = {"pass": "✓", "fail": "✗", "unknown": "?"}
+_KERNEL_WALL = re.compile(r"no [\w.]+ kernel for sm\d+")
 
 
 @dataclass(frozen=True)
@@ -22,7 +24,8 @@ def target_line(r: Resolution) -> str:
     hw = r.request.hardware
     layout = r.layout
     count = f"{layout.nodes} × {layout.gpus_per_node}" if layout.nodes > 1 else f"{layout.gpus_per_node}"
-    return f"{r.request.model.name} on {count} × {hw.name} ({hw.compute_capability.sm}, {hw.memory_gib:g} GiB {hw.memory_kind})"
+    spec = f"{hw.compute_capability.sm}, {hw.memory_gib:g} GiB {hw.memory_kind}"
+    return f"{r.request.model.name} on {count} × {hw.name} ({spec})"
 
 
 def budget_table(b: Budget, indent: str = "     ") -> list[str]:
@@ -38,7 +41,10 @@ def budget_table(b: Budget, indent: str = "     ") -> list[str]:
         f"{indent}    one {b.context}-token request  {b.kv_gib:8.2f} GiB  ({b.per_token_bytes / 1024:.2f} KiB/token)",
     ]
     if b.per_request_bytes:
-        rows.append(f"{indent}    per-request cache × {b.concurrency}  {b.state_gib:8.2f} GiB  ({b.per_request_bytes / 2**20:.1f} MiB each)")
+        rows.append(
+            f"{indent}    per-request cache × {b.concurrency}  {b.state_gib:8.2f} GiB  "
+            f"({b.per_request_bytes / 2**20:.1f} MiB each)"
+        )
     rows.append(f"{indent}    free               {b.free_gib:8.2f} GiB")
     rows.append(
         f"{indent}  → context {b.context}, concurrency {b.concurrency} "
@@ -56,7 +62,8 @@ def gate_lines(cand: Candidate, indent: str = "     ") -> list[str]:
 
 def candidate_title(cand: Candidate) -> str:
     tag = f"curated: {cand.deployment.id}" if cand.deployment else "derived"
-    return f"{cand.engine.name} {cand.build.id} ({cand.build.provenance}, {cand.build.released}) · {cand.variant.id} ({cand.variant.repo}) · {tag}"
+    build = f"{cand.build.id} ({cand.build.provenance}, {cand.build.released})"
+    return f"{cand.engine.name} {build} · {cand.variant.id} ({cand.variant.repo}) · {tag}"
 
 
 def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, verbose: bool = False) -> str:
@@ -94,7 +101,10 @@ def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, v
             out.append(f"     {MARK[gate.outcome]} {gate.gate:<13} {gate.reason}")
         if cand.budget is not None and not cand.budget.fits and any(g.gate == "memory" for g in cand.failing()):
             b = cand.budget
-            out.append(f"       (weights {b.weights_gib:.1f} GiB/GPU, KV pool {b.kv_pool_gib:.1f} GiB, {b.per_token_bytes / 1024:.1f} KiB/token)")
+            out.append(
+                f"       (weights {b.weights_gib:.1f} GiB/GPU, KV pool {b.kv_pool_gib:.1f} GiB, "
+                f"{b.per_token_bytes / 1024:.1f} KiB/token)"
+            )
     if r.changes:
         out.append("")
         out.append("What changed between builds:")
@@ -119,9 +129,18 @@ def advice_lines(r: Resolution, alternatives: list[Alternative]) -> list[str]:
     for cand in untested[:3]:
         reasons = "; ".join(g.reason for g in cand.failing())
         out.append(f"  • untested, may work: {candidate_title(cand)} — {reasons}")
-    kernel_blocked = {g.reason.split(" — ")[0] for c in r.candidates for g in c.failing() if g.gate == "kernel"}
-    for reason in sorted(kernel_blocked)[:3]:
-        out.append(f"  • the kernel wall: {reason}; more GPUs or a lower context will not change this")
+    walls = sorted(
+        {
+            wall
+            for c in r.candidates
+            if c.gates[0].outcome == "pass"
+            for g in c.failing()
+            if g.gate == "kernel"
+            for wall in _KERNEL_WALL.findall(g.reason)
+        }
+    )
+    if walls:
+        out.append(f"  • the kernel wall: {'; '.join(walls)} — more GPUs or a lower context will not change this")
     for alt in alternatives:
         out.append(f"  • on {alt.target}: {alt.summary}")
     for item in r.request.model.watch:

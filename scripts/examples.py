@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Regenerate examples/ (one folder per seed scenario, a blocked explanation, the default matrix).
 
-    python scripts/examples.py          # rewrite examples/
-    python scripts/examples.py --check  # exit 1 and list the drift when examples/ differs from what the code renders
+python scripts/examples.py          # rewrite examples/
+python scripts/examples.py --check  # exit 1 and list the drift when examples/ differs from what the code renders
 """
 
 from __future__ import annotations
@@ -26,7 +26,16 @@ GENERATE = {
     "deepseek-v4-flash-0731-8xh200": ["--gpu", "h200", "--model", "deepseek-ai/DeepSeek-V4-Flash-0731", "--gpus", "8"],
 }
 BLOCKED = {
-    "blocked-glm-5.3-flash-8xrtx-4090": ["--gpu", "rtx-4090", "--model", "glm-5.3-flash", "--engine", "vllm", "--gpus", "8"],
+    "blocked-glm-5.3-flash-8xrtx-4090": [
+        "--gpu",
+        "rtx-4090",
+        "--model",
+        "glm-5.3-flash",
+        "--engine",
+        "vllm",
+        "--gpus",
+        "8",
+    ],
 }
 
 
@@ -69,7 +78,9 @@ def main() -> int:
         fresh = Path(tmp) / "examples"
         fresh.mkdir()
         render(fresh)
-        (fresh / "README.md").write_text((EXAMPLES / "README.md").read_text() if (EXAMPLES / "README.md").exists() else "")
+        (fresh / "README.md").write_text(
+            (EXAMPLES / "README.md").read_text() if (EXAMPLES / "README.md").exists() else ""
+        )
         if check:
             problems = drift(EXAMPLES, fresh) if EXAMPLES.exists() else ["examples/ is missing"]
             for line in problems:

@@ -12,7 +12,6 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-
 from recipegen.vocabulary import Vocabulary, check_argv
 
 from .conftest import COMPOSE_SPEC, ENGINE_CLI
@@ -71,10 +70,14 @@ def test_engine_command_uses_only_real_flags(rendered, name):
 def test_vocabulary_check_catches_bad_flags():
     vllm = Vocabulary.load(ENGINE_CLI / VOCAB["vllm"])
     assert check_argv(vllm, ["/models/x", "--tp", "8"]) == ["--tp is not a vllm 0.33.0 option"]
-    assert check_argv(vllm, ["/models/x", "--reasoning-parser", "glm5"]) == ["--reasoning-parser 'glm5' is not one of the accepted values"]
+    assert check_argv(vllm, ["/models/x", "--reasoning-parser", "glm5"]) == [
+        "--reasoning-parser 'glm5' is not one of the accepted values"
+    ]
     assert check_argv(vllm, ["/models/x", "--speculative-config.method", "mtp", "--no-async-scheduling"]) == []
     sglang = Vocabulary.load(ENGINE_CLI / VOCAB["sglang"])
-    assert check_argv(sglang, ["--kv-cache-dtype", "fp8"]) == ["--kv-cache-dtype 'fp8' is not one of the accepted values"]
+    assert check_argv(sglang, ["--kv-cache-dtype", "fp8"]) == [
+        "--kv-cache-dtype 'fp8' is not one of the accepted values"
+    ]
 
 
 def _compose_argv(folder: Path, service: str) -> list[str]:
@@ -93,7 +96,7 @@ def _launch_argv(folder: Path, rank: int) -> list[str]:
 def test_one_argv_everywhere(rendered, name):
     folder = rendered[name]
     plan = plan_of(folder)["plans"][0]
-    engine_args = plan["argv"][{"vllm": 2, "sglang": 3, "llama.cpp": 1}[plan["engine"]]:]
+    engine_args = plan["argv"][{"vllm": 2, "sglang": 3, "llama.cpp": 1}[plan["engine"]] :]
     service = "engine" if plan["nodes"] == 1 else "head"
     launch = _launch_argv(folder, 0)
     compose = _compose_argv(folder, service)
@@ -134,7 +137,9 @@ def test_blocked_request_writes_nothing(cli, tmp_path):
 
 
 def test_no_secret_is_written(cli, tmp_path):
-    result = cli("--gpu", "sm80", "--model", "glm-5.2", "--out", str(tmp_path / "o"), env={"HF_TOKEN": "hf_secret_value_123"})
+    result = cli(
+        "--gpu", "sm80", "--model", "glm-5.2", "--out", str(tmp_path / "o"), env={"HF_TOKEN": "hf_secret_value_123"}
+    )
     assert result.code == 0
     for path in (tmp_path / "o").iterdir():
         assert "hf_secret_value_123" not in path.read_text()

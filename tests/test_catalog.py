@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from recipegen.catalog import KINDS, builtin_root
 from recipegen.names import resolve_gpu, resolve_model
 
@@ -43,14 +42,56 @@ def test_builtin_catalog_validates(cli):
 
 
 REQUIRED_HARDWARE = {
-    "v100-32gb", "t4", "a10", "a100-40gb", "a100-80gb", "a800-80gb", "l4", "l20", "l40s", "rtx-3090", "rtx-4090",
-    "rtx-5090", "rtx-pro-6000", "h100-sxm", "h100-pcie", "h20", "h200", "h800", "gh200", "b200", "gb200", "b300", "gb10",
+    "v100-32gb",
+    "t4",
+    "a10",
+    "a100-40gb",
+    "a100-80gb",
+    "a800-80gb",
+    "l4",
+    "l20",
+    "l40s",
+    "rtx-3090",
+    "rtx-4090",
+    "rtx-5090",
+    "rtx-pro-6000",
+    "h100-sxm",
+    "h100-pcie",
+    "h20",
+    "h200",
+    "h800",
+    "gh200",
+    "b200",
+    "gb200",
+    "b300",
+    "gb10",
 }
 REQUIRED_MODELS = {
-    "deepseek-v3", "deepseek-v3.1", "deepseek-r1", "deepseek-v3.2", "deepseek-v4-flash", "glm-5", "glm-5.1", "glm-5.2",
-    "glm-4.5", "glm-4.6", "kimi-k2", "qwen3-235b-a22b", "qwen3-32b", "qwen3-14b", "llama-3.1-405b", "llama-4-scout",
-    "llama-4-maverick", "mistral-large-2", "mistral-small-24b", "minimax-m1", "minimax-m2", "qwen2.5-7b",
-    "glm-5.3-flash", "gpt-oss-120b", "gpt-oss-20b",
+    "deepseek-v3",
+    "deepseek-v3.1",
+    "deepseek-r1",
+    "deepseek-v3.2",
+    "deepseek-v4-flash",
+    "glm-5",
+    "glm-5.1",
+    "glm-5.2",
+    "glm-4.5",
+    "glm-4.6",
+    "kimi-k2",
+    "qwen3-235b-a22b",
+    "qwen3-32b",
+    "qwen3-14b",
+    "llama-3.1-405b",
+    "llama-4-scout",
+    "llama-4-maverick",
+    "mistral-large-2",
+    "mistral-small-24b",
+    "minimax-m1",
+    "minimax-m2",
+    "qwen2.5-7b",
+    "glm-5.3-flash",
+    "gpt-oss-120b",
+    "gpt-oss-20b",
 }
 SEED_DEPLOYMENTS = {
     "deepseek-v4-flash-0731-8xh200-vllm": ("deepseek-v4-flash", "vllm"),
@@ -65,9 +106,11 @@ def test_catalog_covers_the_required_entries(cli):
     hardware = {row["id"] for row in cli("list", "hardware", "--format", "json").json()}
     models = {row["id"] for row in cli("list", "models", "--format", "json").json()}
     engines = {row["engine"] for row in cli("list", "engines", "--format", "json").json()}
-    deployments = {row["id"]: (row["model"], row["engine"]) for row in cli("list", "deployments", "--format", "json").json()}
-    assert REQUIRED_HARDWARE <= hardware
-    assert REQUIRED_MODELS <= models
+    deployments = {
+        row["id"]: (row["model"], row["engine"]) for row in cli("list", "deployments", "--format", "json").json()
+    }
+    assert hardware >= REQUIRED_HARDWARE
+    assert models >= REQUIRED_MODELS
     assert {"vllm", "sglang", "llama.cpp", "ktransformers"} <= engines
     for dep_id, expected in SEED_DEPLOYMENTS.items():
         assert deployments.get(dep_id) == expected
@@ -96,13 +139,28 @@ def test_every_fact_file_has_sources():
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        (HARDWARE.replace("memory_kind: HBM", "memory_kind: HBM\ncolour: red"), "{path}:8: colour: unknown key (not in the schema; check the spelling)"),
-        (HARDWARE.replace("memory_gib: 80", "memory_gib: lots"), "{path}:6: memory_gib: Input should be a valid number, unable to parse string as a number"),
-        (HARDWARE.replace("memory_kind: HBM", "memory_kind: SRAM"), "{path}:7: memory_kind: 'SRAM' is not one of 'HBM', 'GDDR' or 'unified'"),
-        (HARDWARE.replace('compute_capability: "8.0"', 'compute_capability: "eight"'), "{path}:5: compute_capability: not a compute capability: 'eight' (write 8.0, 12.1, sm80 or sm_121)"),
+        (
+            HARDWARE.replace("memory_kind: HBM", "memory_kind: HBM\ncolour: red"),
+            "{path}:8: colour: unknown key (not in the schema; check the spelling)",
+        ),
+        (
+            HARDWARE.replace("memory_gib: 80", "memory_gib: lots"),
+            "{path}:6: memory_gib: Input should be a valid number, unable to parse string as a number",
+        ),
+        (
+            HARDWARE.replace("memory_kind: HBM", "memory_kind: SRAM"),
+            "{path}:7: memory_kind: 'SRAM' is not one of 'HBM', 'GDDR' or 'unified'",
+        ),
+        (
+            HARDWARE.replace('compute_capability: "8.0"', 'compute_capability: "eight"'),
+            "{path}:5: compute_capability: not a compute capability: 'eight' (write 8.0, 12.1, sm80 or sm_121)",
+        ),
         (HARDWARE.replace("vendor: nvidia\n", ""), "{path}:1: vendor: required field is missing"),
         (HARDWARE.replace("name: Test GPU", "name: Test GPU\nname: Again"), "{path}:3: name: duplicate key"),
-        (HARDWARE.replace("gpus_per_node: [8]", "gpus_per_node: [8"), "{path}:13: (yaml): malformed YAML: expected ',' or ']', but got ':'"),
+        (
+            HARDWARE.replace("gpus_per_node: [8]", "gpus_per_node: [8"),
+            "{path}:13: (yaml): malformed YAML: …",
+        ),
     ],
     ids=["unknown-key", "wrong-type", "unknown-enum", "bad-capability", "missing", "duplicate-key", "malformed"],
 )
@@ -111,7 +169,12 @@ def test_bad_hardware_file_is_reported_precisely(cli, tmp_path, text, expected):
     result = cli("validate", str(tmp_path))
     assert result.code == 2
     assert result.out == ""
-    assert result.err.splitlines() == [expected.format(path=path)]
+    lines = result.err.splitlines()
+    assert len(lines) == 1
+    if expected.endswith("…"):  # the parser's own wording follows (libyaml and PyYAML differ)
+        assert lines[0].startswith(expected.format(path=path).removesuffix("…")) and "']'" in lines[0]
+    else:
+        assert lines == [expected.format(path=path)]
 
 
 def test_dangling_reference_and_duplicate_alias(cli, tmp_path):
@@ -123,16 +186,32 @@ def test_dangling_reference_and_duplicate_alias(cli, tmp_path):
     hw = write(tmp_path, "hardware/test-gpu.yaml", HARDWARE + "aliases: [a100]\n")
     result = cli("validate", str(tmp_path))
     assert result.code == 2
-    assert sorted(result.err.splitlines()) == sorted([
-        f"{hw}:15: aliases[0]: name 'a100' is already used by 'a100-80gb'",
-        f"{path}:{line}: build: engine 'vllm' has no build 'vllm-9.9'",
-    ])
+    assert sorted(result.err.splitlines()) == sorted(
+        [
+            f"{hw}:15: aliases[0]: name 'a100' is already used by 'a100-80gb'",
+            f"{path}:{line}: build: engine 'vllm' has no build 'vllm-9.9'",
+        ]
+    )
 
 
 def test_three_mistakes_give_three_lines(cli, tmp_path):
-    a = write(tmp_path, "hardware/a.yaml", HARDWARE.replace("id: test-gpu", "id: a").replace("memory_kind: HBM", "memory_kind: SRAM"))
-    b = write(tmp_path, "hardware/b.yaml", HARDWARE.replace("id: test-gpu", "id: b").replace("fp4_tensor_cores: false", "fp4_tensor_cores: false\nfp6_tensor_cores: true"))
-    c = write(tmp_path, "hardware/c.yaml", HARDWARE.replace("id: test-gpu", "id: c").replace("memory_gib: 80", "memory_gib: -1"))
+    a = write(
+        tmp_path,
+        "hardware/a.yaml",
+        HARDWARE.replace("id: test-gpu", "id: a").replace("memory_kind: HBM", "memory_kind: SRAM"),
+    )
+    b = write(
+        tmp_path,
+        "hardware/b.yaml",
+        HARDWARE.replace("id: test-gpu", "id: b").replace(
+            "fp4_tensor_cores: false", "fp4_tensor_cores: false\nfp6_tensor_cores: true"
+        ),
+    )
+    c = write(
+        tmp_path,
+        "hardware/c.yaml",
+        HARDWARE.replace("id: test-gpu", "id: c").replace("memory_gib: 80", "memory_gib: -1"),
+    )
     result = cli("validate", str(tmp_path))
     assert result.code == 2
     assert result.err.splitlines() == [

@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from recipegen.catalog import builtin_root
 
-HOSTILE = "glm 5.2 \"quoted\" $(touch {pwn}) it's `id` ${{HOME}}"
-DOCKERFILE = 'FROM scratch\nCOPY busybox /bin/busybox\nENTRYPOINT ["/bin/busybox", "sh", "-c", "for a in \\"$@\\"; do echo \\"<$a>\\"; done", "argv"]\n'
+HOSTILE = 'glm 5.2 "quoted" $(touch {pwn}) it\'s `id` ${{HOME}}'
+DOCKERFILE = (
+    "FROM scratch\nCOPY busybox /bin/busybox\n"
+    'ENTRYPOINT ["/bin/busybox", "sh", "-c", "for a in \\"$@\\"; do echo \\"<$a>\\"; done", "argv"]\n'
+)
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +38,7 @@ def argv_image(tmp_path_factory):
     context = tmp_path_factory.mktemp("image")
     shutil.copy(busybox, context / "busybox")
     (context / "Dockerfile").write_text(DOCKERFILE)
-    image, _ = client.images.build(path=str(context), tag="recipegen-test/argv:latest", rm=True)
+    client.images.build(path=str(context), tag="recipegen-test/argv:latest", rm=True)
     yield client, "recipegen-test/argv:latest"
 
 
@@ -50,7 +52,9 @@ def test_container_receives_exactly_the_planned_argv(cli, tmp_path, argv_image):
     client, image = argv_image
     pwn = tmp_path / "pwned"
     recipe = yaml.safe_load((builtin_root() / "deployments" / "glm-5.2-nvfp4-8xa100-vllm-sm80.yaml").read_text())
-    recipe["args"].insert(0, {"flag": "--served-model-name", "value": HOSTILE.format(pwn=pwn), "reason": "a user's odd name"})
+    recipe["args"].insert(
+        0, {"flag": "--served-model-name", "value": HOSTILE.format(pwn=pwn), "reason": "a user's odd name"}
+    )
     user = tmp_path / "recipes" / "deployments"
     user.mkdir(parents=True)
     (user / f"{recipe['id']}.yaml").write_text(yaml.safe_dump(recipe, sort_keys=False, allow_unicode=True))
@@ -65,8 +69,14 @@ def test_container_receives_exactly_the_planned_argv(cli, tmp_path, argv_image):
     (models / "GLM-5.2-NVFP4").mkdir(parents=True)  # already downloaded: launch.sh skips `hf download`
     name = "recipegen-glm-5.2-0"
     subprocess.run(["docker", "rm", "-f", name], capture_output=True)
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path), "MODEL_DIR": str(models), "IMAGE": image,
-           "DOCKER_GPUS": "", "PORT": str(free_port())}
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "MODEL_DIR": str(models),
+        "IMAGE": image,
+        "DOCKER_GPUS": "",
+        "PORT": str(free_port()),
+    }
     try:
         proc = subprocess.run(["bash", str(out / "launch.sh")], capture_output=True, text=True, env=env, timeout=120)
         assert proc.returncode == 0, proc.stderr
@@ -90,7 +100,9 @@ def test_hostile_values_survive_bash_and_compose_quoting(cli, tmp_path):
     assert cli("--gpu", "sm80", "--model", "glm-5.2", "--recipes", str(tmp_path / "r"), "--out", str(out)).code == 0
     script = (out / "launch.sh").read_text()
     arrays = script.split("args_0=(\n", 1)[1].split("\n)\n", 1)[0]
-    printed = subprocess.run(["bash", "-c", f"args_0=(\n{arrays}\n)\nprintf '%s\\n' \"${{args_0[@]}}\""], capture_output=True, text=True)
+    printed = subprocess.run(
+        ["bash", "-c", f"args_0=(\n{arrays}\n)\nprintf '%s\\n' \"${{args_0[@]}}\""], capture_output=True, text=True
+    )
     assert value in printed.stdout.splitlines()
     compose = yaml.safe_load((out / "docker-compose.yml").read_text())
     command = [t.replace("$$", "$") for t in compose["services"]["engine"]["command"]]

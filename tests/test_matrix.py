@@ -57,7 +57,7 @@ def agrees(seed: str, cell: dict) -> bool:
 
 @pytest.mark.parametrize("model", list(SEED_TABLE))
 def test_matrix_agrees_with_seed_table_or_cites_why(cells, model):
-    for seed, target in zip(SEED_TABLE[model], ("8×a100-80gb", "8×rtx-4090")):
+    for seed, target in zip(SEED_TABLE[model], ("8×a100-80gb", "8×rtx-4090"), strict=True):
         if seed is None:
             continue
         cell = cells[(model, target)]

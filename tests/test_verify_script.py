@@ -12,7 +12,12 @@ import pytest
 
 GOOD = {"content": "391", "reasoning_content": "17 × 23 = 340 + 51 = 391"}
 LEAK = {"content": "17 × 23 … so the answer is 391.</think>391", "reasoning_content": None}
-TOOL_OK = {"content": "", "tool_calls": [{"id": "1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Beijing\"}"}}]}
+TOOL_OK = {
+    "content": "",
+    "tool_calls": [
+        {"id": "1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Beijing"}'}}
+    ],
+}
 TOOL_SWALLOWED = {"content": "", "tool_calls": None}
 
 
@@ -26,7 +31,7 @@ def serve(chat, tools):
             self.end_headers()
             self.wfile.write(body)
 
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             if self.path == "/health":
                 self._send({})
             elif self.path == "/v1/models":
@@ -34,10 +39,12 @@ def serve(chat, tools):
             else:
                 self._send({"error": "not found"}, 404)
 
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):
             request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             message = tools if "tools" in request else chat
-            self._send({"choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}]})
+            self._send(
+                {"choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}]}
+            )
 
         def log_message(self, *args):
             pass
@@ -60,7 +67,13 @@ def run_verify(verify_sh, chat, tools):
     server = serve(chat, tools)
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}"
-        return subprocess.run(["bash", str(verify_sh)], capture_output=True, text=True, timeout=60, env={"BASE_URL": url, "PATH": "/usr/bin:/bin:/usr/local/bin"})
+        return subprocess.run(
+            ["bash", str(verify_sh)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={"BASE_URL": url, "PATH": "/usr/bin:/bin:/usr/local/bin"},
+        )
     finally:
         server.shutdown()
 
@@ -68,7 +81,13 @@ def run_verify(verify_sh, chat, tools):
 def test_correct_server_passes_every_check(verify_sh):
     proc = run_verify(verify_sh, GOOD, TOOL_OK)
     assert proc.returncode == 0, proc.stdout
-    assert [line.split()[1] for line in proc.stdout.splitlines() if line.startswith("PASS")] == ["health", "models", "chat", "reasoning", "tools"]
+    assert [line.split()[1] for line in proc.stdout.splitlines() if line.startswith("PASS")] == [
+        "health",
+        "models",
+        "chat",
+        "reasoning",
+        "tools",
+    ]
 
 
 def test_reasoning_leaking_into_content_fails(verify_sh):
@@ -84,6 +103,12 @@ def test_swallowed_tool_call_fails(verify_sh):
 
 
 def test_unreachable_server_fails_every_check(verify_sh):
-    proc = subprocess.run(["bash", str(verify_sh)], capture_output=True, text=True, timeout=60, env={"BASE_URL": "http://127.0.0.1:9", "PATH": "/usr/bin:/bin:/usr/local/bin", "TIMEOUT": "5"})
+    proc = subprocess.run(
+        ["bash", str(verify_sh)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"BASE_URL": "http://127.0.0.1:9", "PATH": "/usr/bin:/bin:/usr/local/bin", "TIMEOUT": "5"},
+    )
     assert proc.returncode == 5
     assert proc.stdout.count("FAIL") == 5

@@ -35,7 +35,9 @@ def kv_choices(engine: Engine, name: str) -> tuple[KvDtype, ...]:
 
 
 def settings_from_deployment(engine: Engine, dep: Deployment, layout: Layout) -> Settings:
-    spelled = {getattr(engine.flags, name): name for name in type(engine.flags).model_fields if getattr(engine.flags, name)}
+    spelled = {
+        getattr(engine.flags, name): name for name in type(engine.flags).model_fields if getattr(engine.flags, name)
+    }
     values: dict[str, str | None] = {}
     for arg in dep.args:
         knob = spelled.get(arg.flag)
@@ -59,7 +61,9 @@ def settings_from_deployment(engine: Engine, dep: Deployment, layout: Layout) ->
     )
 
 
-def parsers_for(model: Model, engine: Engine, build: Build, cc: object) -> tuple[str | None, str | None, list[str], list[Source]]:
+def parsers_for(
+    model: Model, engine: Engine, build: Build, cc: object
+) -> tuple[str | None, str | None, list[str], list[Source]]:
     base = model.parsers.get(engine.id)
     tool = base.tool if base else None
     reasoning = base.reasoning if base else None
@@ -85,11 +89,18 @@ def common_flags(engine: Engine, model: Model, variant: Variant, skip: set[str])
     flags = engine.flags
     out: list[Flag] = []
     path = container_model_path(variant)
-    why_path = "weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, seed 003)"
+    why_path = (
+        "weights downloaded beforehand to a local directory and mounted read-only "
+        "(an engine pointed at a repo id may resolve files it cannot find, seed 003)"
+    )
     if flags.model is None:
         out.append(Flag("", path, why_path, (Source(url="seed:003 §1", note="point the engine at a local directory"),)))
     elif flags.model not in skip:
-        out.append(Flag(flags.model, path, why_path, (Source(url="seed:003 §1", note="point the engine at a local directory"),)))
+        out.append(
+            Flag(
+                flags.model, path, why_path, (Source(url="seed:003 §1", note="point the engine at a local directory"),)
+            )
+        )
     if flags.served_model_name not in skip:
         out.append(Flag(flags.served_model_name, model.id, "the name clients send in the `model` field"))
     if flags.host not in skip:
@@ -111,30 +122,82 @@ def derived_flags(
     out: list[Flag] = []
     model_src = tuple(model.sources[:2])
     if f.tensor_parallel and settings.tp > 1:
-        out.append(Flag(f.tensor_parallel, str(settings.tp), f"shard every layer over the {settings.tp} GPUs of the plan", model_src))
+        out.append(
+            Flag(
+                f.tensor_parallel,
+                str(settings.tp),
+                f"shard every layer over the {settings.tp} GPUs of the plan",
+                model_src,
+            )
+        )
     if f.expert_parallel and settings.ep:
         assert model.moe is not None
-        out.append(Flag(f.expert_parallel, None, f"{model.moe.experts} routed experts: place whole experts on ranks instead of slicing each one", model_src))
+        out.append(
+            Flag(
+                f.expert_parallel,
+                None,
+                f"{model.moe.experts} routed experts: place whole experts on ranks instead of slicing each one",
+                model_src,
+            )
+        )
     if f.gpu_layers:
         out.append(Flag(f.gpu_layers, "999", "offload every layer to the GPUs (no CPU layers)"))
     if f.tensor_split and layout.gpus_per_node > 1:
-        out.append(Flag(f.tensor_split, ",".join(["1"] * layout.gpus_per_node), f"spread the layers evenly over {layout.gpus_per_node} GPUs"))
+        out.append(
+            Flag(
+                f.tensor_split,
+                ",".join(["1"] * layout.gpus_per_node),
+                f"spread the layers evenly over {layout.gpus_per_node} GPUs",
+            )
+        )
     if f.trust_remote_code and model.trust_remote_code:
-        out.append(Flag(f.trust_remote_code, None, f"{model.architecture} ships custom code with the checkpoint", model_src))
+        out.append(
+            Flag(f.trust_remote_code, None, f"{model.architecture} ships custom code with the checkpoint", model_src)
+        )
     if f.kv_cache_dtype and settings.kv_dtype is not None and settings.kv_dtype in engine.kv_dtype_names:
-        out.append(Flag(f.kv_cache_dtype, engine.kv_dtype_names[settings.kv_dtype], f"KV cache dtype accepted by the selected attention kernel ({kernel_note})"))
+        out.append(
+            Flag(
+                f.kv_cache_dtype,
+                engine.kv_dtype_names[settings.kv_dtype],
+                f"KV cache dtype accepted by the selected attention kernel ({kernel_note})",
+            )
+        )
     if settings.context is not None:
-        out.append(Flag(f.context_length, str(settings.context), "context length from the memory plan (see the budget)"))
+        out.append(
+            Flag(f.context_length, str(settings.context), "context length from the memory plan (see the budget)")
+        )
     if settings.concurrency is not None:
-        out.append(Flag(f.max_concurrency, str(settings.concurrency), "concurrent requests from the memory plan (see the budget)"))
+        out.append(
+            Flag(
+                f.max_concurrency,
+                str(settings.concurrency),
+                "concurrent requests from the memory plan (see the budget)",
+            )
+        )
     if f.memory_fraction and settings.fraction is not None:
         out.append(Flag(f.memory_fraction, f"{settings.fraction:g}", "memory fraction the budget was computed with"))
     if f.tool_call_parser and settings.tool_parser:
         if f.enable_auto_tool_choice:
-            out.append(Flag(f.enable_auto_tool_choice, None, "let the model decide when to call tools (needs a tool parser)"))
-        out.append(Flag(f.tool_call_parser, settings.tool_parser, f"parses {model.name}'s tool-call format; a wrong parser returns tool_calls: null silently", tuple(parser_sources)))
+            out.append(
+                Flag(f.enable_auto_tool_choice, None, "let the model decide when to call tools (needs a tool parser)")
+            )
+        out.append(
+            Flag(
+                f.tool_call_parser,
+                settings.tool_parser,
+                f"parses {model.name}'s tool-call format; a wrong parser returns tool_calls: null silently",
+                tuple(parser_sources),
+            )
+        )
     if f.reasoning_parser and settings.reasoning_parser:
-        out.append(Flag(f.reasoning_parser, settings.reasoning_parser, "moves the thinking into reasoning_content; without it a </think> leaks into content", tuple(parser_sources)))
+        out.append(
+            Flag(
+                f.reasoning_parser,
+                settings.reasoning_parser,
+                "moves the thinking into reasoning_content; without it a </think> leaks into content",
+                tuple(parser_sources),
+            )
+        )
     return out
 
 

@@ -10,7 +10,13 @@ from ..schema.engine import Build
 from ..schema.model import Need
 from .types import GateResult, Layout
 
-ATTENTION_OPS = ("attention.gqa", "attention.mla", "attention.sparse_mla", "attention.sparse_mla_nope", "attention.dsv4")
+ATTENTION_OPS = (
+    "attention.gqa",
+    "attention.mla",
+    "attention.sparse_mla",
+    "attention.sparse_mla_nope",
+    "attention.dsv4",
+)
 
 
 def _srcs(*groups: list[Source] | tuple[Source, ...]) -> tuple[Source, ...]:
@@ -23,14 +29,24 @@ def _srcs(*groups: list[Source] | tuple[Source, ...]) -> tuple[Source, ...]:
 def architecture(model: Model, variant: Variant, engine: Engine, build: Build) -> GateResult:
     if engine.loads == "gguf":
         if variant.quant != "gguf":
-            return GateResult("architecture", "fail", f"{engine.name} loads GGUF files; variant {variant.id} is {variant.quant} safetensors")
+            return GateResult(
+                "architecture",
+                "fail",
+                f"{engine.name} loads GGUF files; variant {variant.id} is {variant.quant} safetensors",
+            )
         arch = model.gguf_arch
         if arch is None:
-            return GateResult("architecture", "unknown", f"the catalog does not know {model.name}'s GGUF architecture name")
+            return GateResult(
+                "architecture", "unknown", f"the catalog does not know {model.name}'s GGUF architecture name"
+            )
         label = f"GGUF architecture {arch!r}"
     else:
         if variant.quant == "gguf":
-            return GateResult("architecture", "fail", f"{engine.name} serves Hugging Face checkpoints here; {variant.id} is a GGUF file")
+            return GateResult(
+                "architecture",
+                "fail",
+                f"{engine.name} serves Hugging Face checkpoints here; {variant.id} is a GGUF file",
+            )
         arch = model.architecture
         label = arch
     if arch in build.architectures:
@@ -47,7 +63,7 @@ class FormatResult:
 def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) -> FormatResult:
     cc = hw.compute_capability
     if variant.min_capability is not None and cc < variant.min_capability:
-        reason = f"{variant.id} needs sm{variant.min_capability.major}{variant.min_capability.minor}+: {variant.min_capability_reason}"
+        reason = f"{variant.id} needs {variant.min_capability.sm}+: {variant.min_capability_reason}"
         return FormatResult(GateResult("weight-format", "fail", reason, _srcs(variant.sources)), False)
     if variant.only_builds is not None and build.id not in variant.only_builds:
         reason = f"{variant.id} loads only in {', '.join(variant.only_builds)}: {variant.only_builds_reason}"
@@ -55,15 +71,35 @@ def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) ->
     fmt = next((w for w in build.weight_formats if w.quant == variant.quant), None)
     if fmt is None:
         known = ", ".join(w.quant for w in build.weight_formats)
-        return FormatResult(GateResult("weight-format", "fail", f"{build.id} has no {variant.quant} loader (it loads {known})", _srcs(build.sources)), False)
+        return FormatResult(
+            GateResult(
+                "weight-format",
+                "fail",
+                f"{build.id} has no {variant.quant} loader (it loads {known})",
+                _srcs(build.sources),
+            ),
+            False,
+        )
     if fmt.native is not None and cc in fmt.native:
-        return FormatResult(GateResult("weight-format", "pass", f"{variant.quant} runs on native kernels on {cc.sm}", _srcs(fmt.sources)), False)
+        return FormatResult(
+            GateResult(
+                "weight-format", "pass", f"{variant.quant} runs on native kernels on {cc.sm}", _srcs(fmt.sources)
+            ),
+            False,
+        )
     for fallback in fmt.fallbacks:
         if cc in fallback.sm:
             if fallback.dense_only and model.moe is not None:
-                reason = f"{variant.quant} on {cc.sm} only has the {fallback.kernel} fallback for dense layers; the MoE experts have no kernel"
-                return FormatResult(GateResult("weight-format", "fail", reason, _srcs(fallback.sources, fmt.sources)), False)
-            reason = f"{variant.quant} has no native kernel on {cc.sm}; runs through {fallback.kernel} ({fallback.cost})"
+                reason = (
+                    f"{variant.quant} on {cc.sm} only has the {fallback.kernel} fallback for dense layers; "
+                    "the MoE experts have no kernel"
+                )
+                return FormatResult(
+                    GateResult("weight-format", "fail", reason, _srcs(fallback.sources, fmt.sources)), False
+                )
+            reason = (
+                f"{variant.quant} has no native kernel on {cc.sm}; runs through {fallback.kernel} ({fallback.cost})"
+            )
             return FormatResult(GateResult("weight-format", "pass", reason, _srcs(fallback.sources, fmt.sources)), True)
     native = str(fmt.native) if fmt.native else "none"
     fallbacks = "; ".join(f"{f.kernel} on {f.sm}" for f in fmt.fallbacks) or "none"
@@ -71,7 +107,9 @@ def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) ->
     return FormatResult(GateResult("weight-format", "fail", reason, _srcs(fmt.sources)), False)
 
 
-def _kernel_misfit(kernel: Kernel, need: Need, model: Model, hw: Hardware, kv: tuple[KvDtype, ...]) -> tuple[list[str], bool]:
+def _kernel_misfit(
+    kernel: Kernel, need: Need, model: Model, hw: Hardware, kv: tuple[KvDtype, ...]
+) -> tuple[list[str], bool]:
     """Why this kernel cannot serve the need on this GPU (empty: it can), and whether that is unknown."""
     reasons: list[str] = []
     unknown = False
@@ -80,7 +118,11 @@ def _kernel_misfit(kernel: Kernel, need: Need, model: Model, hw: Hardware, kv: t
         reasons.append(f"needs {kernel.sm}")
     if kernel.head_sizes is not None and need.head_size is not None and need.head_size not in kernel.head_sizes:
         reasons.append(f"head size {need.head_size} not in {kernel.head_sizes}")
-    if kernel.qk_nope_head_dims is not None and need.qk_nope_head_dim is not None and need.qk_nope_head_dim not in kernel.qk_nope_head_dims:
+    if (
+        kernel.qk_nope_head_dims is not None
+        and need.qk_nope_head_dim is not None
+        and need.qk_nope_head_dim not in kernel.qk_nope_head_dims
+    ):
         reasons.append(f"qk_nope_head_dim {need.qk_nope_head_dim} not in {kernel.qk_nope_head_dims}")
     if kernel.index_topks is not None and need.index_topk is not None and need.index_topk not in kernel.index_topks:
         reasons.append(f"index_topk {need.index_topk} not in {kernel.index_topks}")
@@ -89,9 +131,13 @@ def _kernel_misfit(kernel: Kernel, need: Need, model: Model, hw: Hardware, kv: t
     if kernel.smem_bytes is not None:
         if hw.smem_per_block_optin is None:
             unknown = True
-            reasons.append(f"needs {kernel.smem_bytes:,} B shared memory per block; {hw.name}'s limit is not in the catalog")
+            reasons.append(
+                f"needs {kernel.smem_bytes:,} B shared memory per block; {hw.name}'s limit is not in the catalog"
+            )
         elif kernel.smem_bytes > hw.smem_per_block_optin:
-            reasons.append(f"needs {kernel.smem_bytes:,} B shared memory per block, {hw.name} has {hw.smem_per_block_optin:,} B")
+            reasons.append(
+                f"needs {kernel.smem_bytes:,} B shared memory per block, {hw.name} has {hw.smem_per_block_optin:,} B"
+            )
     if kv and kernel.kv_dtypes is not None and not set(kv) & set(kernel.kv_dtypes):
         reasons.append(f"KV cache {'/'.join(kv)} not accepted ({', '.join(kernel.kv_dtypes)})")
     return reasons, unknown and len(reasons) == 1
@@ -146,9 +192,15 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...]) -
     if unknowns:
         return KernelResult(GateResult("kernel", "unknown", " | ".join(unknowns), tuple(sources)), (), tuple(chosen))
     if not model.needs:
-        return KernelResult(GateResult("kernel", "unknown", f"the catalog lists no kernel needs for {model.name}"), (), ())
+        return KernelResult(
+            GateResult("kernel", "unknown", f"the catalog lists no kernel needs for {model.name}"), (), ()
+        )
     names = ", ".join(f"{name} ({op})" for op, name in chosen)
-    return KernelResult(GateResult("kernel", "pass", f"{hw.compute_capability.sm}: {names}", tuple(sources)), tuple(kv_options or ()), tuple(chosen))
+    return KernelResult(
+        GateResult("kernel", "pass", f"{hw.compute_capability.sm}: {names}", tuple(sources)),
+        tuple(kv_options or ()),
+        tuple(chosen),
+    )
 
 
 def platform(build: Build, hw: Hardware) -> GateResult:
@@ -156,11 +208,23 @@ def platform(build: Build, hw: Hardware) -> GateResult:
     arch = hw.host_arch[0]
     if build.source_build is None and arch not in build.images:
         have = ", ".join(build.images) or "none"
-        return GateResult("platform", "fail", f"{build.id} has no {arch} image (images for: {have})", _srcs(build.sources))
+        return GateResult(
+            "platform", "fail", f"{build.id} has no {arch} image (images for: {have})", _srcs(build.sources)
+        )
     if cc not in build.cuda_archs:
-        return GateResult("platform", "fail", f"{build.id} (CUDA {build.cuda}) is not compiled for {cc.sm} (targets: {build.cuda_archs})", _srcs(build.sources))
+        return GateResult(
+            "platform",
+            "fail",
+            f"{build.id} (CUDA {build.cuda}) is not compiled for {cc.sm} (targets: {build.cuda_archs})",
+            _srcs(build.sources),
+        )
     if build.verified_sm is not None and cc not in build.verified_sm:
-        return GateResult("platform", "unknown", f"{build.id} is only reported working on {build.verified_sm}; {cc.sm} is untested", _srcs(build.sources))
+        return GateResult(
+            "platform",
+            "unknown",
+            f"{build.id} is only reported working on {build.verified_sm}; {cc.sm} is untested",
+            _srcs(build.sources),
+        )
     where = "built from source" if build.source_build is not None else f"{arch} image"
     driver = f", driver ≥ {build.driver_min}" if build.driver_min else ""
     return GateResult("platform", "pass", f"{where}, CUDA {build.cuda} covers {cc.sm}{driver}", _srcs(build.sources))
@@ -168,7 +232,9 @@ def platform(build: Build, hw: Hardware) -> GateResult:
 
 def topology(model: Model, engine: Engine, layout: Layout, hw: Hardware) -> GateResult:
     if layout.nodes > 1 and engine.multi_node == "none":
-        return GateResult("topology", "fail", f"{engine.name} has no multi-node serving here; {layout.nodes} nodes requested")
+        return GateResult(
+            "topology", "fail", f"{engine.name} has no multi-node serving here; {layout.nodes} nodes requested"
+        )
     if engine.loads == "gguf":
         return GateResult("topology", "pass", f"layers split over {layout.gpus_per_node} GPU(s) of one node")
     tp = layout.gpus
@@ -179,7 +245,11 @@ def topology(model: Model, engine: Engine, layout: Layout, hw: Hardware) -> Gate
     if model.attention.kind == "gqa" and kv_heads:
         ok = (kv_heads % tp == 0) if tp <= kv_heads else (tp % kv_heads == 0)
         if not ok:
-            return GateResult("topology", "fail", f"{kv_heads} KV heads cannot be split or replicated evenly over tensor parallel {tp}")
+            return GateResult(
+                "topology",
+                "fail",
+                f"{kv_heads} KV heads cannot be split or replicated evenly over tensor parallel {tp}",
+            )
     reason = f"tensor parallel {tp} splits {heads} heads"
     if layout.nodes > 1:
         link = hw.interconnect.between_nodes or "the network between nodes"

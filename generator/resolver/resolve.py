@@ -8,7 +8,8 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
   3. native weight kernels before a fallback (Marlin costs throughput);
   4. newer build first (facts move with releases);
   5. larger planned context;
-  6. ids, for a stable order.
+  6. smaller checkpoint (less to download, more headroom);
+  7. ids, for a stable order.
 """
 
 from __future__ import annotations
@@ -47,7 +48,9 @@ def layouts_to_try(request: Request) -> list[Layout]:
     return [Layout(n, request.nodes) for n in NODE_SIZES]
 
 
-def _matching_deployments(catalog: Catalog, request: Request, engine: Engine, build: Build, variant: Variant, layout: Layout) -> list[Deployment]:
+def _matching_deployments(
+    catalog: Catalog, request: Request, engine: Engine, build: Build, variant: Variant, layout: Layout
+) -> list[Deployment]:
     return [
         d
         for d in catalog.deployments.values()
@@ -62,21 +65,35 @@ def _matching_deployments(catalog: Catalog, request: Request, engine: Engine, bu
 
 
 def _memory_gate(
-    request: Request, engine: Engine, variant: Variant, layout: Layout, settings: Settings, kv: KvDtype, dep: Deployment | None
+    request: Request,
+    engine: Engine,
+    variant: Variant,
+    layout: Layout,
+    settings: Settings,
+    kv: KvDtype,
+    dep: Deployment | None,
 ) -> tuple[GateResult, Budget | None]:
     model = request.model
     if engine.memory.host_offload:
-        return GateResult("memory", "unknown", f"{engine.name} keeps experts in host RAM; recipegen does not plan host memory"), None
+        return GateResult(
+            "memory", "unknown", f"{engine.name} keeps experts in host RAM; recipegen does not plan host memory"
+        ), None
     sized = checkpoint_bytes(model, variant.size_bytes, variant.quant)
     size, size_note = sized if sized is not None else (None, None)
     if size is None and dep is not None:
-        reason = (f"the size of {variant.repo} is not in the catalog, so memory is not planned; the {dep.status} recipe "
-                  f"{dep.id} reports it running on this layout with its own context settings")
+        reason = (
+            f"the size of {variant.repo} is not in the catalog, so memory is not planned; the {dep.status} recipe "
+            f"{dep.id} reports it running on this layout with its own context settings"
+        )
         return GateResult("memory", "pass", reason, tuple(dep.sources)), None
     if size is None:
-        return GateResult("memory", "unknown", f"the size of {variant.repo} is not in the catalog", tuple(variant.sources)), None
+        return GateResult(
+            "memory", "unknown", f"the size of {variant.repo} is not in the catalog", tuple(variant.sources)
+        ), None
     layer_split = layout.gpus_per_node if engine.loads == "gguf" else 1
-    fp = footprint(model, kv, settings.tp if engine.loads == "hf" else 1, layer_split, engine.memory.state_slots_per_request)
+    fp = footprint(
+        model, kv, settings.tp if engine.loads == "hf" else 1, layer_split, engine.memory.state_slots_per_request
+    )
     if isinstance(fp, Unplannable):
         return GateResult("memory", "unknown", fp.reason), None
     shards = layout.gpus if engine.loads == "hf" else layout.gpus_per_node
@@ -99,7 +116,9 @@ def _memory_gate(
     return GateResult("memory", "pass" if budget.fits else "fail", budget.reason, tuple(sources)), budget
 
 
-def evaluate(request: Request, engine: Engine, build: Build, variant: Variant, layout: Layout, deployment: Deployment | None) -> Candidate:
+def evaluate(
+    request: Request, engine: Engine, build: Build, variant: Variant, layout: Layout, deployment: Deployment | None
+) -> Candidate:
     model, hw = request.model, request.hardware
     arch = gates.architecture(model, variant, engine, build)
     fmt = gates.weight_format(model, variant, build, hw)
@@ -115,7 +134,9 @@ def evaluate(request: Request, engine: Engine, build: Build, variant: Variant, l
     memory, budget = _memory_gate(request, engine, variant, layout, base, kv, deployment)
     topology = gates.topology(model, engine, layout, hw)
     if layout.nodes > 1 and deployment is None and engine.multi_node != "none" and not engine.flags.nnodes:
-        topology = GateResult("topology", "fail", f"{engine.name}'s flag vocabulary has no multi-node flags in the catalog")
+        topology = GateResult(
+            "topology", "fail", f"{engine.name}'s flag vocabulary has no multi-node flags in the catalog"
+        )
     settings = base
     if budget is not None:
         settings = Settings(
@@ -158,13 +179,15 @@ def candidates_for(catalog: Catalog, request: Request, layout: Layout) -> list[C
             for variant in request.model.variants:
                 if request.variant is not None and variant.id != request.variant:
                     continue
-                matches = _matching_deployments(catalog, request, engine, build, variant, layout)
+                matches: list[Deployment | None] = list(
+                    _matching_deployments(catalog, request, engine, build, variant, layout)
+                )
                 for dep in matches or [None]:
                     out.append(evaluate(request, engine, build, variant, layout, dep))
     return out
 
 
-def rank_key(c: Candidate) -> tuple[int, int, int, int, int, str, str, str]:
+def rank_key(c: Candidate) -> tuple[int, int, int, int, int, float, str, str, str]:
     context = c.settings.context or 0
     return (
         STATUS_ORDER[c.status],
@@ -172,6 +195,7 @@ def rank_key(c: Candidate) -> tuple[int, int, int, int, int, str, str, str]:
         1 if c.via_fallback else 0,
         -c.build.released.toordinal(),
         -context,
+        c.budget.weights_gib if c.budget else float("inf"),
         c.engine.id,
         c.build.id,
         c.variant.id,
@@ -188,6 +212,7 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         "native weight kernels instead of a fallback",
         f"newer build ({first.build.released} vs {second.build.released})",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
+        "a smaller checkpoint (more headroom)",
     ]
     for index, label in enumerate(labels):
         if a[index] != b[index]:
@@ -206,7 +231,9 @@ def _dedupe(sources: Iterable[Source]) -> tuple[Source, ...]:
 def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate | None) -> Plan:
     model, engine, build, variant = request.model, cand.engine, cand.build, cand.variant
     dep = cand.deployment
-    tool, reasoning, parser_notes, parser_sources = parsers_for(model, engine, build, request.hardware.compute_capability)
+    tool, reasoning, parser_notes, parser_sources = parsers_for(
+        model, engine, build, request.hardware.compute_capability
+    )
     notes: list[str] = list(cand.notes)
     env: list[tuple[str, str, str]] = []
     if dep is not None:
@@ -220,7 +247,12 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         for flag_name, wanted in overrides.items():
             if wanted is None:
                 continue
-            replaced = [Flag(f.flag, str(wanted), "set by the request (the recipe had another value)") if f.flag == flag_name else f for f in dep_flags]
+            replaced = [
+                Flag(f.flag, str(wanted), "set by the request (the recipe had another value)")
+                if f.flag == flag_name
+                else f
+                for f in dep_flags
+            ]
             if replaced == dep_flags:
                 replaced.append(Flag(flag_name, str(wanted), "set by the request"))
             dep_flags = replaced
@@ -252,7 +284,10 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         flags = common_flags(engine, model, variant, set())
         flags.extend(derived_flags(engine, model, settings, cand.layout, kernel_gate.reason, parser_sources))
         notes.extend(parser_notes)
-        notes.append("derived plan: no curated recipe covers this exact path; every flag comes from catalog facts and the memory plan")
+        notes.append(
+            "derived plan: no curated recipe covers this exact path; "
+            "every flag comes from catalog facts and the memory plan"
+        )
     if cand.budget is not None:
         notes.extend(cand.budget.notes)
     notes.extend(variant.notes)
@@ -295,13 +330,20 @@ def find_changes(candidates: list[Candidate]) -> list[Change]:
                 or any(g.outcome != "pass" for g in newer.gates[:2])
             ):
                 continue
-            for before, after in zip(older.gates, newer.gates):
+            for before, after in zip(older.gates, newer.gates, strict=True):
                 if before.gate in ("kernel", "architecture") and before.outcome == "fail" and after.outcome == "pass":
                     key = (older.engine.id, before.gate, older.build.id, newer.build.id)
                     variants = changes[key].variant + ", " + older.variant.id if key in changes else older.variant.id
                     changes[key] = Change(
-                        older.engine.id, variants, before.gate, older.build.id, str(older.build.released),
-                        before.reason, newer.build.id, str(newer.build.released), after.reason,
+                        older.engine.id,
+                        variants,
+                        before.gate,
+                        older.build.id,
+                        str(older.build.released),
+                        before.reason,
+                        newer.build.id,
+                        str(newer.build.released),
+                        after.reason,
                     )
     return sorted(changes.values(), key=lambda c: (c.engine, c.after_date, c.before_build, c.gate))
 
@@ -321,18 +363,36 @@ def resolve(catalog: Catalog, request: Request) -> Resolution:
     return _resolution(request, layout, last, [], tried, len(layouts) > 1)
 
 
-def _resolution(request: Request, layout: Layout, cands: list[Candidate], runnable: list[Candidate], tried: list[int], searched: bool) -> Resolution:
-    plans = tuple(make_plan(i + 1, c, request, runnable[1] if len(runnable) > 1 else None) for i, c in enumerate(runnable))
-    shape = f"{layout.nodes} node(s) × {layout.gpus_per_node} GPU(s)" if layout.nodes > 1 else f"{layout.gpus_per_node} GPU(s)"
+def _resolution(
+    request: Request,
+    layout: Layout,
+    cands: list[Candidate],
+    runnable: list[Candidate],
+    tried: list[int],
+    searched: bool,
+) -> Resolution:
+    plans = tuple(
+        make_plan(i + 1, c, request, runnable[1] if len(runnable) > 1 else None) for i, c in enumerate(runnable)
+    )
+    shape = (
+        f"{layout.nodes} node(s) × {layout.gpus_per_node} GPU(s)"
+        if layout.nodes > 1
+        else f"{layout.gpus_per_node} GPU(s)"
+    )
     if request.shrink:
-        note = f"{shape} of the {request.gpus_per_node * request.nodes}-GPU fleet" if runnable else f"no layout of the fleet runs; rejections shown for {shape}"
+        note = (
+            f"{shape} of the {(request.gpus_per_node or 1) * request.nodes}-GPU fleet"
+            if runnable
+            else f"no layout of the fleet runs; rejections shown for {shape}"
+        )
     elif searched and runnable:
         smaller = [n for n in tried if n != layout.gpus]
-        note = f"--gpus not given: {shape} is the smallest usual size that runs" + (f" (tried {', '.join(map(str, smaller))} first)" if smaller else "")
+        note = f"--gpus not given: {shape} is the smallest usual size that runs" + (
+            f" (tried {', '.join(map(str, smaller))} first)" if smaller else ""
+        )
     elif searched:
         note = f"--gpus not given: tried {', '.join(map(str, tried))} GPUs; none runs — rejections shown for {shape}"
     else:
         note = f"{shape}, as requested"
     ordered = sorted(cands, key=rank_key)
     return Resolution(request, layout, note, plans, tuple(ordered), tuple(find_changes(cands)), tuple(tried))
-

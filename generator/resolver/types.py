@@ -124,7 +124,6 @@ class Plan:
         return self.candidate.variant
 
 
-
 @dataclass(frozen=True)
 class Rejection:
     engine: str
@@ -169,5 +168,15 @@ class Resolution:
         out: list[Rejection] = []
         for cand in self.candidates:
             for gate in cand.failing():
-                out.append(Rejection(cand.engine.id, cand.build.id, cand.variant.id, gate.gate, gate.outcome, gate.reason, gate.sources))
+                out.append(
+                    Rejection(
+                        cand.engine.id,
+                        cand.build.id,
+                        cand.variant.id,
+                        gate.gate,
+                        gate.outcome,
+                        gate.reason,
+                        gate.sources,
+                    )
+                )
         return out

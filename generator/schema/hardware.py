@@ -17,7 +17,9 @@ LinkKind = Literal["nvlink", "nvlink-bridge", "pcie", "nvlink-c2c", "none"]
 class Interconnect(Strict):
     kind: LinkKind
     bandwidth_gbs: float | None = Field(default=None, description="GPU-to-GPU GB/s inside a node")
-    between_nodes: str | None = Field(default=None, description="how nodes usually connect, e.g. '2x ConnectX-7 200 GbE'")
+    between_nodes: str | None = Field(
+        default=None, description="how nodes usually connect, e.g. '2x ConnectX-7 200 GbE'"
+    )
 
 
 class Hardware(Sourced):
@@ -30,7 +32,9 @@ class Hardware(Sourced):
     memory_gib: float = Field(gt=0, description="memory one GPU can address, GiB")
     memory_kind: MemoryKind
     bandwidth_gbs: float | None = Field(default=None, gt=0)
-    smem_per_block_optin: int | None = Field(default=None, gt=0, description="bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin")
+    smem_per_block_optin: int | None = Field(
+        default=None, gt=0, description="bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin"
+    )
     fp8_tensor_cores: bool
     fp4_tensor_cores: bool
     host_arch: list[HostArch] = Field(min_length=1)

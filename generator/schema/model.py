@@ -17,7 +17,9 @@ class Indexer(Strict):
     heads: int
     head_dim: int
     topk: int
-    layers: int | None = Field(default=None, description="layers that cache indexer keys; default: all attention layers")
+    layers: int | None = Field(
+        default=None, description="layers that cache indexer keys; default: all attention layers"
+    )
     kpool: int = Field(default=1, ge=1, description="keys pooled n:1 before caching")
 
 
@@ -107,7 +109,9 @@ class Variant(Sourced):
     file: str | None = Field(default=None, description="GGUF: the file to load inside the repo")
     min_capability: Capability | None = None
     min_capability_reason: str | None = None
-    only_builds: list[str] | None = Field(default=None, description="the only engine builds known to load this checkpoint")
+    only_builds: list[str] | None = Field(
+        default=None, description="the only engine builds known to load this checkpoint"
+    )
     only_builds_reason: str | None = None
     notes: list[str] = Field(default_factory=list)
 
