@@ -76,15 +76,14 @@ class CapabilitySet:
     an inclusive range ("7.5-8.9") or an open bound (">=7.5", "<8.9").
     """
 
-    __slots__ = ("terms",)
+    __slots__ = ("_matchers", "terms")
 
     def __init__(self, terms: tuple[str, ...]) -> None:
-        for term in terms:
-            _term_matcher(term)  # validate eagerly
+        self._matchers = tuple(_term_matcher(term) for term in terms)  # parsed once, validated eagerly
         self.terms = terms
 
     def __contains__(self, cc: object) -> bool:
-        return isinstance(cc, Capability) and any(_term_matcher(t)(cc) for t in self.terms)
+        return isinstance(cc, Capability) and any(match(cc) for match in self._matchers)
 
     def __str__(self) -> str:
         return ", ".join(self.terms)

@@ -20,10 +20,12 @@ ATTENTION_OPS = (
 
 
 def _srcs(*groups: list[Source] | tuple[Source, ...]) -> tuple[Source, ...]:
-    out: list[Source] = []
+    # catalog objects are shared and immutable, so identity is enough to drop repeats (and cheap)
+    seen: dict[int, Source] = {}
     for group in groups:
-        out.extend(s for s in group if s not in out)
-    return tuple(out)
+        for source in group:
+            seen.setdefault(id(source), source)
+    return tuple(seen.values())
 
 
 def architecture(model: Model, variant: Variant, engine: Engine, build: Build) -> GateResult:
@@ -168,7 +170,7 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...]) -
         valid = [k for k, reasons, _ in verdicts if not reasons]
         if valid:
             chosen.append((need.op, valid[0].name))
-            sources.extend(s for s in valid[0].sources if s not in sources)
+            sources.extend(valid[0].sources)
             if need.op in ATTENTION_OPS:
                 accepted: list[KvDtype] = []
                 for k in valid:
@@ -182,22 +184,22 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...]) -
         detail = "; ".join(f"{k.name}: {', '.join(reasons)}" for k, reasons, _ in verdicts)
         line = f"no {need.op} kernel for {hw.compute_capability.sm} ({need.why}) — {detail}"
         for k, _, _ in verdicts:
-            sources.extend(s for s in k.sources if s not in sources)
+            sources.extend(k.sources)
         if any(unknown for _, _, unknown in verdicts):
             unknowns.append(line)
         else:
             failures.append(line)
     if failures:
-        return KernelResult(GateResult("kernel", "fail", " | ".join(failures), tuple(sources)), (), tuple(chosen))
+        return KernelResult(GateResult("kernel", "fail", " | ".join(failures), _srcs(sources)), (), tuple(chosen))
     if unknowns:
-        return KernelResult(GateResult("kernel", "unknown", " | ".join(unknowns), tuple(sources)), (), tuple(chosen))
+        return KernelResult(GateResult("kernel", "unknown", " | ".join(unknowns), _srcs(sources)), (), tuple(chosen))
     if not model.needs:
         return KernelResult(
             GateResult("kernel", "unknown", f"the catalog lists no kernel needs for {model.name}"), (), ()
         )
     names = ", ".join(f"{name} ({op})" for op, name in chosen)
     return KernelResult(
-        GateResult("kernel", "pass", f"{hw.compute_capability.sm}: {names}", tuple(sources)),
+        GateResult("kernel", "pass", f"{hw.compute_capability.sm}: {names}", _srcs(sources)),
         tuple(kv_options or ()),
         tuple(chosen),
     )

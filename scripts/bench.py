@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Benchmarks (run by hand, never as timed tests):
+
+python scripts/bench.py startup   # `recipegen --gpu sm80 --model glm-5.2` end to end vs bare `import yaml, jinja2, pydantic`
+python scripts/bench.py matrix    # resolve the full default matrix (every model × the default fleets)
+python scripts/bench.py memory    # predicted vs published figures (checkpoint sizes, weights loaded per engine logs)
+python scripts/bench.py           # all three
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RUNS = 7
+
+
+def _time(cmd: list[str]) -> float:
+    samples = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def startup() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        cli = _time(
+            [
+                sys.executable,
+                "-m",
+                "recipegen",
+                "--gpu",
+                "sm80",
+                "--model",
+                "glm-5.2",
+                "--out",
+                str(Path(tmp) / "o"),
+                "--force",
+            ]
+        )
+    bare = _time([sys.executable, "-c", "import yaml, jinja2, pydantic"])
+    print(
+        f"startup: recipegen generate {cli * 1000:.0f} ms, bare imports {bare * 1000:.0f} ms, ratio {cli / bare:.1f}x (median of {RUNS})"
+    )
+
+
+def matrix() -> None:
+    from recipegen.catalog import load
+    from recipegen.matrix import build_matrix
+    from recipegen.targets import DEFAULT_TARGETS, parse_target
+
+    start = time.perf_counter()
+    catalog = load()
+    loaded = time.perf_counter() - start
+    targets = [parse_target(catalog, t) for t in DEFAULT_TARGETS]
+    models = sorted(catalog.models.values(), key=lambda m: m.id)
+    samples = []
+    for _ in range(3):
+        start = time.perf_counter()
+        cells = build_matrix(catalog, models, targets)
+        samples.append(time.perf_counter() - start)
+    print(
+        f"matrix: {len(cells)} cells ({len(models)} models × {len(targets)} fleets) resolved in {min(samples) * 1000:.0f} ms; catalog load {loaded * 1000:.0f} ms"
+    )
+
+
+# Published figures from the reference material: what engines logged or model cards state.
+PUBLISHED = [
+    # (model, variant, published GiB, what, source)
+    ("deepseek-v4-flash", "preview", 148.66, "weights loaded (MI325X engine log)", "reference/models.md §5"),
+    ("gpt-oss-20b", "mxfp4", 12.9, "weights loaded by vLLM", "reference/models.md §8"),
+    ("glm-5.3-flash", "fp8", 306.0, "62 shards read (vLLM log, seed 000)", "seed:000"),
+    ("glm-5.3-flash", "bf16", 598.5, "BF16 checkpoint", "seed:003"),
+    ("qwen3-235b-a22b", "bf16", 470e9 / 2**30, "BF16 checkpoint (~470 GB)", "seed:001 §6.2"),
+    ("llama-3.1-405b", "bf16", 810e9 / 2**30, "BF16 checkpoint (~810 GB)", "reference/models.md §9"),
+    ("llama-3.1-405b", "fp8", 57.75 * 8 * 1e9 / 2**30, "57.75 GB per GPU at TP8", "reference/models.md §9"),
+]
+
+
+def memory() -> None:
+    from recipegen.catalog import load
+    from recipegen.memory import BYTES_PER_PARAM
+
+    catalog = load()
+    print(f"{'model':<20} {'variant':<10} {'predicted GiB':>13} {'published GiB':>13} {'error':>7}  what")
+    for model_id, variant_id, published, what, source in PUBLISHED:
+        model = catalog.models[model_id]
+        variant = next(v for v in model.variants if v.id == variant_id)
+        per_param = BYTES_PER_PARAM.get(variant.quant)
+        if per_param is None and variant.size_bytes is None:
+            print(f"{model_id:<20} {variant_id:<10} {'n/a':>13} {published:13.1f} {'':>7}  {what} [{source}]")
+            continue
+        predicted = model.params_total_b * 1e9 * per_param / 2**30 if per_param else variant.size_bytes / 2**30  # type: ignore[operator]
+        basis = "params × bytes/param" if per_param else "catalog size"
+        error = (predicted - published) / published * 100
+        print(
+            f"{model_id:<20} {variant_id:<10} {predicted:13.1f} {published:13.1f} {error:+6.1f}%  {what} [{source}; predicted from {basis}]"
+        )
+
+
+if __name__ == "__main__":
+    chosen = sys.argv[1:] or ["startup", "matrix", "memory"]
+    for name in chosen:
+        {"startup": startup, "matrix": matrix, "memory": memory}[name]()
