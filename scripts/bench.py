@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Benchmarks (run by hand, never as timed tests):
 
-python scripts/bench.py startup   # `recipegen --gpu sm80 --model glm-5.2` end to end vs bare `import yaml, jinja2, pydantic`
+python scripts/bench.py startup   # `recipegen --gpu sm80 --model glm-5.2` vs bare `import yaml, jinja2, pydantic`
 python scripts/bench.py matrix    # resolve the full default matrix (every model × the default fleets)
-python scripts/bench.py memory    # predicted vs published figures (checkpoint sizes, weights loaded per engine logs)
+python scripts/bench.py memory    # predicted vs published figures (checkpoint sizes, weights in engine logs)
 python scripts/bench.py           # all three
 """
 
@@ -46,7 +46,8 @@ def startup() -> None:
         )
     bare = _time([sys.executable, "-c", "import yaml, jinja2, pydantic"])
     print(
-        f"startup: recipegen generate {cli * 1000:.0f} ms, bare imports {bare * 1000:.0f} ms, ratio {cli / bare:.1f}x (median of {RUNS})"
+        f"startup: recipegen generate {cli * 1000:.0f} ms, bare imports {bare * 1000:.0f} ms, "
+        f"ratio {cli / bare:.1f}x (median of {RUNS})"
     )
 
 
@@ -66,7 +67,8 @@ def matrix() -> None:
         cells = build_matrix(catalog, models, targets)
         samples.append(time.perf_counter() - start)
     print(
-        f"matrix: {len(cells)} cells ({len(models)} models × {len(targets)} fleets) resolved in {min(samples) * 1000:.0f} ms; catalog load {loaded * 1000:.0f} ms"
+        f"matrix: {len(cells)} cells ({len(models)} models × {len(targets)} fleets) resolved in "
+        f"{min(samples) * 1000:.0f} ms; catalog load {loaded * 1000:.0f} ms"
     )
 
 
@@ -100,7 +102,8 @@ def memory() -> None:
         basis = "params × bytes/param" if per_param else "catalog size"
         error = (predicted - published) / published * 100
         print(
-            f"{model_id:<20} {variant_id:<10} {predicted:13.1f} {published:13.1f} {error:+6.1f}%  {what} [{source}; predicted from {basis}]"
+            f"{model_id:<20} {variant_id:<10} {predicted:13.1f} {published:13.1f} {error:+6.1f}%  "
+            f"{what} [{source}; predicted from {basis}]"
         )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+
 from recipegen.vocabulary import Vocabulary, check_argv
 
 from .conftest import COMPOSE_SPEC, ENGINE_CLI

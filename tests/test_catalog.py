@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from recipegen.catalog import KINDS, builtin_root
 from recipegen.names import resolve_gpu, resolve_model
 

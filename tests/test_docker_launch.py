@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from recipegen.catalog import builtin_root
 
 HOSTILE = 'glm 5.2 "quoted" $(touch {pwn}) it\'s `id` ${{HOME}}'

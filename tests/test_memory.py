@@ -4,6 +4,7 @@ values (shared/reference/models.md), plus the solve behaviour users rely on."""
 from __future__ import annotations
 
 import pytest
+
 from recipegen.memory import footprint, round_contexts
 
 

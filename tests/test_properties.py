@@ -42,7 +42,7 @@ def test_resolution_is_deterministic_and_plans_pass_their_gates(catalog, model, 
         assert [g.gate for g in cand.gates] == list(GATES)
         assert all(g.outcome == "pass" for g in cand.gates)
         if cand.budget is not None:
-            assert cand.budget.fits and cand.budget.free_gib >= 0 or cand.engine.memory.fraction_scope == "none"
+            assert (cand.budget.fits and cand.budget.free_gib >= 0) or cand.engine.memory.fraction_scope == "none"
         if context is not None and cand.budget is not None:
             assert cand.budget.context == context
         assert plan.argv[: len(cand.engine.command)] == tuple(cand.engine.command)

@@ -8,7 +8,8 @@ import sys
 PROBE = """
 import atexit, sys
 def report():
-    heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("huggingface_hub", "docker", "jsonschema", "hypothesis"))
+    edge = ("huggingface_hub", "docker", "jsonschema", "hypothesis")
+    heavy = sorted(m for m in sys.modules if m.split(".")[0] in edge)
     sys.stderr.write("HEAVY=" + ",".join(heavy) + "\\n")
 atexit.register(report)
 sys.argv = ["recipegen"] + sys.argv[1:]
