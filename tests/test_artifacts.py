@@ -144,3 +144,27 @@ def test_no_secret_is_written(cli, tmp_path):
     assert result.code == 0
     for path in (tmp_path / "o").iterdir():
         assert "hf_secret_value_123" not in path.read_text()
+
+
+def test_every_plan_in_the_default_matrix_uses_real_flags(catalog):
+    from recipegen.resolver import Request, resolve
+    from recipegen.targets import DEFAULT_TARGETS, parse_target
+
+    vocabularies = {engine: Vocabulary.load(ENGINE_CLI / name) for engine, name in VOCAB.items()}
+    checked = 0
+    for model in catalog.models.values():
+        for text in DEFAULT_TARGETS:
+            target = parse_target(catalog, text)
+            request = Request(
+                model=model,
+                hardware=target.hardware,
+                gpus_per_node=target.gpus_per_node,
+                nodes=target.nodes,
+                shrink=True,
+            )
+            for plan in resolve(catalog, request).plans:
+                skip = len(plan.engine.command)
+                problems = check_argv(vocabularies[plan.engine.id], list(plan.argv[skip:]))
+                assert problems == [], (model.id, text, plan.build.id, plan.variant.id, problems)
+                checked += 1
+    assert checked > 100
