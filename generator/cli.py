@@ -223,8 +223,7 @@ def generate_command(
     typer.echo("\n".join(lines))
 
 
-@app.callback()
-def root(
+def generate(
     ctx: typer.Context,
     gpu: Gpu = None,
     model: ModelOpt = None,
@@ -242,7 +241,7 @@ def root(
     recipes: Recipes = [],  # noqa: B006 - typer reads the default, never mutates it
 ) -> None:
     """Resolve a model on a GPU fleet and write launch.sh, docker-compose.yml, README.md, verify.sh and plan.json."""
-    if ctx.invoked_subcommand is not None:
+    if ctx.invoked_subcommand is not None:  # as the root callback, before another command
         return
     if gpu is None and model is None:
         typer.echo(ctx.get_help())
@@ -252,27 +251,9 @@ def root(
     )
 
 
-@app.command("generate")
-def generate(
-    gpu: Gpu = None,
-    model: ModelOpt = None,
-    gpus: Gpus = None,
-    nodes: Nodes = 1,
-    gpu_memory: GpuMemory = None,
-    engine: EngineOpt = None,
-    build: BuildOpt = None,
-    variant: VariantOpt = None,
-    context: Context = None,
-    concurrency: Concurrency = None,
-    out: Annotated[Path | None, typer.Option("--out", help="output folder")] = None,
-    force: Annotated[bool, typer.Option("--force", help="replace an existing folder with different content")] = False,
-    fmt: FormatOpt = Format.text,
-    recipes: Recipes = [],  # noqa: B006
-) -> None:
-    """Same as the root command."""
-    generate_command(
-        gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency, out, force, fmt, recipes
-    )
+# The root command and `generate` are one function: `recipegen --gpu … --model …` needs no subcommand.
+app.callback()(generate)
+app.command("generate")(generate)
 
 
 @app.command("explain")

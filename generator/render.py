@@ -117,6 +117,8 @@ def node_flags(plan: Plan) -> list[Node]:
             extra.append(
                 Flag(f.dist_init_addr, value, "where the head listens for the other nodes (set HEAD_ADDR)", expand=True)
             )
+        if rank > 0 and f.headless_worker:
+            extra.append(Flag(f.headless_worker, None, "a worker runs its model shards only; the head serves the API"))
         nodes.append(Node("head" if rank == 0 else "worker", rank, tuple(base + extra)))
     return nodes
 

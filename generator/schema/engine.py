@@ -48,6 +48,7 @@ class Flags(Strict):
     nnodes: str | None = None
     node_rank: str | None = None
     dist_init_addr: str | None = None
+    headless_worker: str | None = Field(default=None, description="switch for non-head nodes that serve no API")
     gpu_layers: str | None = None
     tensor_split: str | None = None
 
