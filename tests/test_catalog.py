@@ -273,3 +273,13 @@ def test_unknown_names_list_the_closest(cli):
     assert "glm-5.2" in result.err
     gpu = cli("explain", "--gpu", "rtx-4009", "--model", "glm-5.2")
     assert gpu.code == 2 and "rtx-4090" in gpu.err
+
+
+def test_duplicate_id_in_one_directory(cli, tmp_path):
+    write(tmp_path, "hardware/first.yaml", HARDWARE.replace("id: test-gpu", "id: first"))
+    second = write(tmp_path, "hardware/second.yaml", HARDWARE.replace("id: test-gpu", "id: first"))
+    result = cli("validate", str(tmp_path))
+    assert result.code == 2
+    assert result.err.splitlines() == [
+        f"{second}:1: id: duplicate id 'first' (also in {tmp_path / 'hardware/first.yaml'})"
+    ]
