@@ -93,18 +93,7 @@ def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, v
     else:
         out.append("VERDICT: blocked — no engine build runs this model on this target")
     out.append("")
-    rejected = [c for c in r.candidates if not c.runnable]
-    out.append(f"Rejected paths ({len(rejected)}), failing gates only:")
-    for cand in rejected:
-        out.append(f"  ✗ {candidate_title(cand)}")
-        for gate in cand.failing():
-            out.append(f"     {MARK[gate.outcome]} {gate.gate:<13} {gate.reason}")
-        if cand.budget is not None and not cand.budget.fits and any(g.gate == "memory" for g in cand.failing()):
-            b = cand.budget
-            out.append(
-                f"       (weights {b.weights_gib:.1f} GiB/GPU, KV pool {b.kv_pool_gib:.1f} GiB, "
-                f"{b.per_token_bytes / 1024:.1f} KiB/token)"
-            )
+    out.extend(rejected_lines(r))
     if r.changes:
         out.append("")
         out.append("What changed between builds:")
@@ -116,6 +105,45 @@ def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, v
     if not r.plans:
         out.extend(advice_lines(r, alternatives or []))
     return "\n".join(out) + "\n"
+
+
+def _format_mismatch(cand: Candidate) -> bool:
+    """A GGUF variant offered to an HF engine or the reverse: true but uninteresting in a text trace."""
+    return (cand.engine.loads == "gguf") != (cand.variant.quant == "gguf")
+
+
+def rejected_lines(r: Resolution) -> list[str]:
+    """Rejected candidates grouped by engine build; a reason shared by every variant is said once."""
+    rejected = [c for c in r.candidates if not c.runnable and not _format_mismatch(c)]
+    skipped = sum(1 for c in r.candidates if not c.runnable and _format_mismatch(c))
+    out = [f"Rejected paths ({len(rejected)}), failing gates only:"]
+    groups: dict[tuple[str, str, str], list[Candidate]] = {}
+    for cand in rejected:
+        key = (cand.engine.id, cand.build.id, cand.deployment.id if cand.deployment else "")
+        groups.setdefault(key, []).append(cand)
+    for cands in groups.values():
+        first = cands[0]
+        tag = f"curated: {first.deployment.id}" if first.deployment else "derived"
+        variants = ", ".join(c.variant.id for c in cands)
+        build = f"{first.build.id} ({first.build.provenance}, {first.build.released})"
+        out.append(f"  ✗ {first.engine.name} {build} · {tag} · {variants}")
+        for gate in GATES:
+            hits = [(c.variant.id, g) for c in cands for g in c.failing() if g.gate == gate]
+            reasons = {g.reason for _, g in hits}
+            if not hits:
+                continue
+            mark = MARK[hits[0][1].outcome]
+            if len(reasons) == 1:
+                scope = "" if len(hits) == len(cands) else f" [{', '.join(v for v, _ in hits)}]"
+                out.append(f"     {mark} {gate:<13} {hits[0][1].reason}{scope}")
+            else:
+                out.append(f"     {mark} {gate}:")
+                out.extend(f"         {MARK[g.outcome]} {variant}: {g.reason}" for variant, g in hits)
+    if skipped:
+        out.append(
+            f"  ({skipped} more pair GGUF files with Hugging Face engines or the reverse; --format json lists them)"
+        )
+    return out
 
 
 def advice_lines(r: Resolution, alternatives: list[Alternative]) -> list[str]:
