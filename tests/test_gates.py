@@ -155,3 +155,9 @@ def test_unknown_attention_kind_is_refused_not_guessed(cli, tmp_path):
     result = cli("validate", str(tmp_path))
     assert result.code == 2
     assert "attention.kind: 'mamba2-hybrid' is not one of 'gqa', 'mla', 'dsa', 'dsa_nope' or 'dsv4'" in result.err
+
+
+def test_fallback_that_needs_a_flag_emits_it(cli):
+    plan = cli("explain", "--format", "json", "--gpu", "t4", "--model", "qwen2.5-7b", "--engine", "vllm").json()["plans"][0]
+    dtype = next(f for f in plan["flags"] if f["flag"] == "--dtype")
+    assert dtype["value"] == "half" and "cast to fp16" in dtype["reason"]

@@ -12,7 +12,7 @@ import posixpath
 from ..schema import Deployment, Engine, Model, Source, Variant
 from ..schema.common import KvDtype
 from ..schema.engine import Build
-from .types import Flag, Layout, Settings
+from .types import Candidate, Flag, Layout, Settings
 
 CONTAINER_MODELS = "/models"
 
@@ -198,6 +198,17 @@ def derived_flags(
                 tuple(parser_sources),
             )
         )
+    return out
+
+
+def fallback_flags(cand: Candidate) -> list[Flag]:
+    """The arguments that select a weight-format fallback, as flag/value pairs with its reason."""
+    args, out = list(cand.fallback_args), []
+    gate = cand.gates[1]
+    while args:
+        flag = args.pop(0)
+        value = args.pop(0) if args and not args[0].startswith("-") else None
+        out.append(Flag(flag, value, gate.reason, gate.sources))
     return out
 
 

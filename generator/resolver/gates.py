@@ -60,6 +60,7 @@ def architecture(model: Model, variant: Variant, engine: Engine, build: Build) -
 class FormatResult:
     gate: GateResult
     via_fallback: bool
+    args: tuple[str, ...] = ()  # engine arguments that select the fallback
 
 
 def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) -> FormatResult:
@@ -102,7 +103,8 @@ def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) ->
             reason = (
                 f"{variant.quant} has no native kernel on {cc.sm}; runs through {fallback.kernel} ({fallback.cost})"
             )
-            return FormatResult(GateResult("weight-format", "pass", reason, _srcs(fallback.sources, fmt.sources)), True)
+            gate = GateResult("weight-format", "pass", reason, _srcs(fallback.sources, fmt.sources))
+            return FormatResult(gate, True, tuple(fallback.args))
     native = str(fmt.native) if fmt.native else "none"
     fallbacks = "; ".join(f"{f.kernel} on {f.sm}" for f in fmt.fallbacks) or "none"
     reason = f"no {variant.quant} kernel for {cc.sm} in {build.id} (native: {native}; fallbacks: {fallbacks})"

@@ -22,7 +22,7 @@ from ..schema import Deployment, Engine, Source, Variant
 from ..schema.common import KvDtype
 from ..schema.engine import Build
 from . import gates
-from .flags import argv_of, common_flags, derived_flags, parsers_for, settings_from_deployment
+from .flags import argv_of, common_flags, derived_flags, fallback_flags, parsers_for, settings_from_deployment
 from .types import Candidate, Change, Flag, GateResult, Layout, Plan, Request, Resolution, Settings
 
 NODE_SIZES = (1, 2, 4, 8)
@@ -165,6 +165,7 @@ def evaluate(
         budget=budget,
         via_fallback=fmt.via_fallback,
         notes=tuple(notes),
+        fallback_args=fmt.args,
     )
 
 
@@ -283,6 +284,7 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         kernel_gate = cand.gates[2]
         flags = common_flags(engine, model, variant, set())
         flags.extend(derived_flags(engine, model, settings, cand.layout, kernel_gate.reason, parser_sources))
+        flags.extend(fallback_flags(cand))
         notes.extend(parser_notes)
         notes.append(
             "derived plan: no curated recipe covers this exact path; "

@@ -85,6 +85,7 @@ class Candidate:
     budget: Budget | None
     via_fallback: bool
     notes: tuple[str, ...] = ()
+    fallback_args: tuple[str, ...] = ()
 
     @property
     def runnable(self) -> bool:

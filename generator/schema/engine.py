@@ -89,6 +89,7 @@ class Fallback(Sourced):
     sm: CapabilitySet
     cost: str
     dense_only: bool = Field(default=False, description="covers dense layers but not MoE experts")
+    args: list[str] = Field(default_factory=list, description="engine arguments that select this fallback")
 
 
 class WeightFormat(Sourced):
