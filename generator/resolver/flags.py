@@ -12,7 +12,7 @@ import posixpath
 from ..schema import Deployment, Engine, Model, Source, Variant
 from ..schema.common import KvDtype
 from ..schema.engine import Build
-from .types import Candidate, Flag, Layout, Settings
+from .types import Candidate, Flag, GateResult, Layout, Settings
 
 CONTAINER_MODELS = "/models"
 
@@ -115,12 +115,15 @@ def derived_flags(
     model: Model,
     settings: Settings,
     layout: Layout,
-    kernel_note: str,
+    kernel: GateResult,
     parser_sources: list[Source],
 ) -> list[Flag]:
     f = engine.flags
     out: list[Flag] = []
     model_src = tuple(model.sources[:2])
+    kernel_src = tuple(kernel.sources[:2])
+    memory_src = tuple(engine.memory.sources[:1])
+    kernel_note = kernel.reason
     if f.tensor_parallel and settings.tp > 1:
         out.append(
             Flag(
@@ -160,11 +163,17 @@ def derived_flags(
                 f.kv_cache_dtype,
                 engine.kv_dtype_names[settings.kv_dtype],
                 f"KV cache dtype accepted by the selected attention kernel ({kernel_note})",
+                kernel_src,
             )
         )
     if settings.context is not None:
         out.append(
-            Flag(f.context_length, str(settings.context), "context length from the memory plan (see the budget)")
+            Flag(
+                f.context_length,
+                str(settings.context),
+                "context length from the memory plan (see the budget)",
+                memory_src,
+            )
         )
     if settings.concurrency is not None:
         out.append(
@@ -172,10 +181,15 @@ def derived_flags(
                 f.max_concurrency,
                 str(settings.concurrency),
                 "concurrent requests from the memory plan (see the budget)",
+                memory_src,
             )
         )
     if f.memory_fraction and settings.fraction is not None:
-        out.append(Flag(f.memory_fraction, f"{settings.fraction:g}", "memory fraction the budget was computed with"))
+        out.append(
+            Flag(
+                f.memory_fraction, f"{settings.fraction:g}", "memory fraction the budget was computed with", memory_src
+            )
+        )
     if f.tool_call_parser and settings.tool_parser:
         if f.enable_auto_tool_choice:
             out.append(

@@ -283,7 +283,7 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         )
         kernel_gate = cand.gates[2]
         flags = common_flags(engine, model, variant, set())
-        flags.extend(derived_flags(engine, model, settings, cand.layout, kernel_gate.reason, parser_sources))
+        flags.extend(derived_flags(engine, model, settings, cand.layout, kernel_gate, parser_sources))
         flags.extend(fallback_flags(cand))
         notes.extend(parser_notes)
         notes.append(
