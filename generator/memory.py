@@ -112,14 +112,17 @@ def _heads_per_rank(heads: int, tp: int) -> int:
     return max(1, heads // tp) if tp <= heads else 1
 
 
-def footprint(model: Model, kv_dtype: KvDtype, tp: int, layer_split: int, state_slots: int) -> Footprint | Unplannable:
+def footprint(
+    model: Model, kv_dtype: KvDtype, tp: int, layer_split: int, state_slots: int, mtp: bool = False
+) -> Footprint | Unplannable:
     """KV bytes per token and fixed bytes per request on one GPU.
 
-    `tp` shards heads (vLLM/SGLang); `layer_split` spreads whole layers over GPUs (llama.cpp).
+    `tp` shards heads (vLLM/SGLang); `layer_split` spreads whole layers over GPUs (llama.cpp);
+    `mtp`: the plan drafts with the model's MTP layers, which keep a KV cache of their own.
     """
     att = model.attention
     elem = KV_BYTES[kv_dtype]
-    kv_layers = att.layers or model.layers
+    kv_layers = (att.layers or model.layers) + (model.mtp_layers if mtp else 0)
     lines: list[tuple[str, float]] = []
     per_token = 0.0
     per_request = 0.0
@@ -318,7 +321,14 @@ def plan(inputs: MemoryInputs) -> Budget:
 
     static_alloc = behaviour.fraction_scope == "none"  # llama.cpp allocates ctx-size up front
 
+    block = behaviour.kv_block_tokens
+
+    def paged(context: int) -> int:
+        """Tokens a request really occupies: KV is allocated in whole blocks."""
+        return -(-context // block) * block
+
     def fits(context: int, concurrency: int) -> bool:
+        context = paged(context)
         if static_alloc:
             need = context * concurrency * fp.per_token + concurrency * fp.per_request
         else:
@@ -327,6 +337,7 @@ def plan(inputs: MemoryInputs) -> Budget:
 
     def max_concurrency(context: int) -> int:
         """Most requests whose fixed per-request cost fits beside one full-length request."""
+        context = paged(context)
         if static_alloc:
             unit = context * fp.per_token + fp.per_request
             return int(pool * GIB // unit) if unit else 10**6

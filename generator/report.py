@@ -112,11 +112,29 @@ def _format_mismatch(cand: Candidate) -> bool:
     return (cand.engine.loads == "gguf") != (cand.variant.quant == "gguf")
 
 
+_SHORT = {
+    "architecture": "arch",
+    "weight-format": "weights",
+    "kernel": "kernel",
+    "platform": "platform",
+    "memory": "memory",
+    "topology": "topology",
+}
+
+
+def _gate_grid(cands: list[Candidate]) -> list[str]:
+    """One ✓/✗/? per gate for each variant of a build: the whole verdict at a glance."""
+    width = max(len(c.variant.id) for c in cands)
+    head = "     " + " " * (width + 2) + " ".join(f"{_SHORT[g]:<8}" for g in GATES)
+    rows = ["     " + f"{c.variant.id:<{width}}  " + " ".join(f"{MARK[g.outcome]:<8}" for g in c.gates) for c in cands]
+    return [head.rstrip(), *(row.rstrip() for row in rows)]
+
+
 def rejected_lines(r: Resolution) -> list[str]:
     """Rejected candidates grouped by engine build; a reason shared by every variant is said once."""
     rejected = [c for c in r.candidates if not c.runnable and not _format_mismatch(c)]
     skipped = sum(1 for c in r.candidates if not c.runnable and _format_mismatch(c))
-    out = [f"Rejected paths ({len(rejected)}), failing gates only:"]
+    out = [f"Rejected paths ({len(rejected)}): every gate per variant, then the reasons for the failing ones"]
     groups: dict[tuple[str, str, str], list[Candidate]] = {}
     for cand in rejected:
         key = (cand.engine.id, cand.build.id, cand.deployment.id if cand.deployment else "")
@@ -127,6 +145,7 @@ def rejected_lines(r: Resolution) -> list[str]:
         variants = ", ".join(c.variant.id for c in cands)
         build = f"{first.build.id} ({first.build.provenance}, {first.build.released})"
         out.append(f"  ✗ {first.engine.name} {build} · {tag} · {variants}")
+        out.extend(_gate_grid(cands))
         for gate in GATES:
             hits = [(c.variant.id, g) for c in cands for g in c.failing() if g.gate == gate]
             reasons = {g.reason for _, g in hits}

@@ -79,3 +79,18 @@ def test_round_contexts_start_at_the_model_max():
     assert round_contexts(1_048_576)[:3] == [1_048_576, 524_288, 262_144]
     assert round_contexts(163_840)[:3] == [163_840, 131_072, 65_536]
     assert round_contexts(40_960)[-1] == 4_096
+
+
+def test_mtp_drafting_adds_the_draft_layers_cache(catalog):
+    # GLM-5.2 has one MTP layer: drafting with it caches one more latent layer (79 × 1,152 B)
+    result = footprint(catalog.models["glm-5.2"], "bf16", 8, 1, 1, mtp=True)
+    assert result.per_token == 79 * 1_152 + 2_772
+
+
+def test_h200_seed_recipe_with_mtp_plans_the_draft_layer(cli):
+    doc = cli("explain", "--format", "json", "--gpu", "h200", "--model", "glm-5.2", "--gpus", "8").json()
+    assert doc["plans"][0]["deployment"] == "glm-5.2-int4-int8mix-8xh200-vllm"
+    fp8 = cli("explain", "--format", "json", "--gpu", "h200", "--model", "glm-5.2", "--gpus", "8", "--variant", "fp8",
+              "--engine", "vllm").json()["plans"][0]["memory"]
+    # the derived FP8 plan does not draft, so no MTP layer in its breakdown
+    assert fp8["breakdown"][0]["what"].startswith("MLA latent: 78 layers")

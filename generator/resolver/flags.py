@@ -58,6 +58,7 @@ def settings_from_deployment(engine: Engine, dep: Deployment, layout: Layout) ->
         fraction=float(fraction) if fraction else None,
         tool_parser=values.get("tool_call_parser"),
         reasoning_parser=values.get("reasoning_parser"),
+        mtp=any("speculative" in a.flag and "mtp" in (a.value or "").lower() for a in dep.args),
     )
 
 

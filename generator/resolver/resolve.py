@@ -15,6 +15,7 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from ..catalog import Catalog
 from ..memory import Budget, MemoryInputs, Unplannable, checkpoint_bytes, footprint, plan
@@ -91,9 +92,8 @@ def _memory_gate(
             "memory", "unknown", f"the size of {variant.repo} is not in the catalog", tuple(variant.sources)
         ), None
     layer_split = layout.gpus_per_node if engine.loads == "gguf" else 1
-    fp = footprint(
-        model, kv, settings.tp if engine.loads == "hf" else 1, layer_split, engine.memory.state_slots_per_request
-    )
+    tp = settings.tp if engine.loads == "hf" else 1
+    fp = footprint(model, kv, tp, layer_split, engine.memory.state_slots_per_request, settings.mtp)
     if isinstance(fp, Unplannable):
         return GateResult("memory", "unknown", fp.reason), None
     shards = layout.gpus if engine.loads == "hf" else layout.gpus_per_node
@@ -139,17 +139,13 @@ def evaluate(
         )
     settings = base
     if budget is not None:
-        settings = Settings(
-            tp=base.tp,
-            ep=base.ep,
+        settings = replace(
+            base,
             kv_dtype=kv if (base.kv_fixed or kern.kv_options) else None,
-            kv_fixed=base.kv_fixed,
             context=budget.context,
             context_auto=base.context_auto and request.context is None,
             concurrency=budget.concurrency,
             fraction=budget.fraction,
-            tool_parser=base.tool_parser,
-            reasoning_parser=base.reasoning_parser,
         )
     notes: list[str] = []
     if fmt.via_fallback:
@@ -271,16 +267,7 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         notes.extend(dep.notes)
         settings = cand.settings
     else:
-        settings = Settings(
-            tp=cand.settings.tp,
-            ep=cand.settings.ep,
-            kv_dtype=cand.settings.kv_dtype,
-            context=cand.settings.context,
-            concurrency=cand.settings.concurrency,
-            fraction=cand.settings.fraction,
-            tool_parser=tool,
-            reasoning_parser=reasoning,
-        )
+        settings = replace(cand.settings, tool_parser=tool, reasoning_parser=reasoning)
         kernel_gate = cand.gates[2]
         flags = common_flags(engine, model, variant, set())
         flags.extend(derived_flags(engine, model, settings, cand.layout, kernel_gate, parser_sources))

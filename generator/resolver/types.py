@@ -61,6 +61,7 @@ class Settings:
     fraction: float | None = None
     tool_parser: str | None = None
     reasoning_parser: str | None = None
+    mtp: bool = False  # speculative decoding with the model's own MTP layers
 
 
 @dataclass(frozen=True)
