@@ -85,6 +85,9 @@ class CapabilitySet:
     def __contains__(self, cc: object) -> bool:
         return isinstance(cc, Capability) and any(match(cc) for match in self._matchers)
 
+    def __reduce__(self) -> tuple[type[CapabilitySet], tuple[tuple[str, ...]]]:
+        return (CapabilitySet, (self.terms,))
+
     def __str__(self) -> str:
         return ", ".join(self.terms)
 

@@ -6,7 +6,9 @@ Every problem found in a run is collected and reported together, one line each, 
 
 from __future__ import annotations
 
+import hashlib
 import os
+import pickle
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
@@ -171,8 +173,55 @@ def _yaml_files(root: Path, kind: str) -> list[Path]:
     return sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")) if folder.is_dir() else []
 
 
+CACHE_ENV = "RECIPEGEN_NO_CACHE"
+
+
+def _cache_path(roots: list[tuple[str, Path]]) -> Path | None:
+    """A cache file keyed by the version and every recipe file's path, size and mtime."""
+    if os.environ.get(CACHE_ENV):
+        return None
+    from . import __version__
+
+    digest = hashlib.sha256(__version__.encode())
+    for label, root in roots:
+        digest.update(label.encode())
+        for kind in KINDS:
+            for path in _yaml_files(root, kind):
+                stat = path.stat()
+                digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "recipegen" / f"catalog-{digest.hexdigest()[:24]}.pickle"
+
+
 def load(cli_dirs: Iterable[str] = ()) -> Catalog:
-    """Load the built-in catalog overlaid by the user's directories. Raises CatalogError."""
+    """Load the built-in catalog overlaid by the user's directories. Raises CatalogError.
+
+    A validated catalog is cached (pickled) under the user's cache folder, keyed by every recipe
+    file's size and mtime, so unchanged recipes are not parsed and validated on every command.
+    """
+    roots = [("built-in", builtin_root())] + [(str(p), p) for p in user_roots(cli_dirs)]
+    cache = _cache_path(roots) if all(p.is_dir() for _, p in roots) else None
+    if cache is not None and cache.is_file():
+        try:
+            with cache.open("rb") as handle:
+                cached = pickle.load(handle)
+            if isinstance(cached, Catalog):
+                return cached
+        except Exception:  # a stale or foreign cache file is simply rebuilt
+            pass
+    catalog = _load(cli_dirs)
+    if cache is not None:
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            staging = cache.with_suffix(f".{os.getpid()}.tmp")
+            staging.write_bytes(pickle.dumps(catalog, protocol=pickle.HIGHEST_PROTOCOL))
+            staging.replace(cache)
+        except OSError:  # a read-only home is fine: the cache only saves time
+            pass
+    return catalog
+
+
+def _load(cli_dirs: Iterable[str]) -> Catalog:
     roots: list[tuple[str, Path]] = [("built-in", builtin_root())]
     problems: list[CatalogProblem] = []
     for user in user_roots(cli_dirs):

@@ -56,6 +56,18 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
     return Result(code, out.getvalue(), err.getvalue())
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """Keep the catalog cache of the test run out of the user's home."""
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old
+
+
 @pytest.fixture(scope="session")
 def catalog():  # type: ignore[no-untyped-def]
     from recipegen.catalog import load

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -283,3 +284,13 @@ def test_duplicate_id_in_one_directory(cli, tmp_path):
     assert result.err.splitlines() == [
         f"{second}:1: id: duplicate id 'first' (also in {tmp_path / 'hardware/first.yaml'})"
     ]
+
+
+def test_cached_catalog_notices_an_edited_recipe(cli, tmp_path):
+    path = write(tmp_path, "hardware/test-gpu.yaml", HARDWARE)
+    assert cli("validate", str(tmp_path)).code == 0
+    assert cli("validate", str(tmp_path)).code == 0  # served from the cache
+    path.write_text(HARDWARE.replace("memory_gib: 80", "memory_gib: lots"))
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
+    result = cli("validate", str(tmp_path))
+    assert result.code == 2 and "memory_gib" in result.err

@@ -158,6 +158,8 @@ def test_unknown_attention_kind_is_refused_not_guessed(cli, tmp_path):
 
 
 def test_fallback_that_needs_a_flag_emits_it(cli):
-    plan = cli("explain", "--format", "json", "--gpu", "t4", "--model", "qwen2.5-7b", "--engine", "vllm").json()["plans"][0]
+    plan = cli("explain", "--format", "json", "--gpu", "t4", "--model", "qwen2.5-7b", "--engine", "vllm").json()[
+        "plans"
+    ][0]
     dtype = next(f for f in plan["flags"] if f["flag"] == "--dtype")
     assert dtype["value"] == "half" and "cast to fp16" in dtype["reason"]

@@ -90,7 +90,20 @@ def test_mtp_drafting_adds_the_draft_layers_cache(catalog):
 def test_h200_seed_recipe_with_mtp_plans_the_draft_layer(cli):
     doc = cli("explain", "--format", "json", "--gpu", "h200", "--model", "glm-5.2", "--gpus", "8").json()
     assert doc["plans"][0]["deployment"] == "glm-5.2-int4-int8mix-8xh200-vllm"
-    fp8 = cli("explain", "--format", "json", "--gpu", "h200", "--model", "glm-5.2", "--gpus", "8", "--variant", "fp8",
-              "--engine", "vllm").json()["plans"][0]["memory"]
+    fp8 = cli(
+        "explain",
+        "--format",
+        "json",
+        "--gpu",
+        "h200",
+        "--model",
+        "glm-5.2",
+        "--gpus",
+        "8",
+        "--variant",
+        "fp8",
+        "--engine",
+        "vllm",
+    ).json()["plans"][0]["memory"]
     # the derived FP8 plan does not draft, so no MTP layer in its breakdown
     assert fp8["breakdown"][0]["what"].startswith("MLA latent: 78 layers")
