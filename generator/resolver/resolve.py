@@ -5,7 +5,8 @@ Pure: reads the catalog and the request, returns a Resolution; no I/O, no mutati
 Ranking policy (first difference decides, shown to the user as "why this plan first"):
   1. curated before derived: verified > community > reported > derived (someone ran it);
   2. build provenance: official release > model-specific image > community image > fork;
-  3. native weight kernels before a fallback (Marlin costs throughput);
+  3. native weight kernels before a fallback (Marlin costs throughput), and a checkpoint with a
+     known defect on this engine after both;
   4. newer build first (facts move with releases);
   5. larger planned context;
   6. smaller checkpoint (less to download, more headroom);
@@ -184,12 +185,16 @@ def candidates_for(catalog: Catalog, request: Request, layout: Layout) -> list[C
     return out
 
 
+def defects(c: Candidate) -> list[str]:
+    return [d.text for d in c.variant.defects if d.engines is None or c.engine.id in d.engines]
+
+
 def rank_key(c: Candidate) -> tuple[int, int, int, int, int, float, str, str, str]:
     context = c.settings.context or 0
     return (
         STATUS_ORDER[c.status],
         PROVENANCE_ORDER[c.build.provenance],
-        1 if c.via_fallback else 0,
+        2 if defects(c) else (1 if c.via_fallback else 0),
         -c.build.released.toordinal(),
         -context,
         c.budget.weights_gib if c.budget else float("inf"),
@@ -206,7 +211,7 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
     labels = [
         f"a curated recipe ({first.status}) beats a {second.status} plan",
         f"{first.build.provenance} build before a {second.build.provenance} one",
-        "native weight kernels instead of a fallback",
+        "native weight kernels instead of a fallback, or a checkpoint without a known defect",
         f"newer build ({first.build.released} vs {second.build.released})",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
         "a smaller checkpoint (more headroom)",
@@ -279,6 +284,7 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         )
     if cand.budget is not None:
         notes.extend(cand.budget.notes)
+    notes.extend(f"known defect: {text}" for text in defects(cand))
     notes.extend(variant.notes)
     cc = request.hardware.compute_capability
     notes.extend(

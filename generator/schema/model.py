@@ -98,6 +98,12 @@ class ParserOverride(Sourced):
     reason: str
 
 
+class Pitfall(Sourced):
+    text: str
+    engines: list[str] | None = None
+    capability: CapabilitySet | None = Field(default=None, description="only on these GPUs")
+
+
 class Variant(Sourced):
     id: str
     repo: str
@@ -113,6 +119,9 @@ class Variant(Sourced):
         default=None, description="the only engine builds known to load this checkpoint"
     )
     only_builds_reason: str | None = None
+    defects: list[Pitfall] = Field(
+        default_factory=list, description="known faults of this checkpoint (per engine): such plans rank last"
+    )
     notes: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -132,12 +141,6 @@ class Variant(Sourced):
         if self.size_gib is not None:
             return self.size_gib * 2**30
         return None
-
-
-class Pitfall(Sourced):
-    text: str
-    engines: list[str] | None = None
-    capability: CapabilitySet | None = Field(default=None, description="only on these GPUs")
 
 
 class Model(Sourced):
