@@ -167,20 +167,25 @@ def rejected_lines(r: Resolution) -> list[str]:
 
 def advice_lines(r: Resolution, alternatives: list[Alternative]) -> list[str]:
     out = ["", "What would make it run:"]
-    memory_only = [c for c in r.candidates if [g.gate for g in c.failing()] == ["memory"]]
+
+    def failing(c: Candidate) -> list[tuple[str, str]]:
+        return [(g.gate, g.outcome) for g in c.failing()]
+
+    memory_only = [c for c in r.candidates if failing(c) == [("memory", "fail")]]
     for cand in memory_only[:4]:
         b = cand.budget
         extra = f" (weights {b.weights_gib:.1f} GiB per GPU)" if b else ""
         out.append(f"  • more or larger GPUs: {candidate_title(cand)} passes every gate but memory{extra}")
-    untested = [c for c in r.candidates if c.failing() and all(g.outcome == "unknown" for g in c.failing())]
-    for cand in untested[:3]:
+    unknown = [c for c in r.candidates if c.failing() and all(g.outcome == "unknown" for g in c.failing())]
+    for cand in unknown[:3]:
         reasons = "; ".join(g.reason for g in cand.failing())
-        out.append(f"  • untested, may work: {candidate_title(cand)} — {reasons}")
+        out.append(f"  • unknown, nothing rules it out: {candidate_title(cand)} — {reasons}")
+    # the kernel wall, where the kernel is what blocks (the build loads the model, its weights and image fit)
     walls = sorted(
         {
             wall
             for c in r.candidates
-            if c.gates[0].outcome == "pass"
+            if {gate for gate, _ in failing(c)} <= {"kernel", "memory"}
             for g in c.failing()
             if g.gate == "kernel"
             for wall in _KERNEL_WALL.findall(g.reason)
