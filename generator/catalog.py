@@ -19,17 +19,13 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .errors import CatalogError, CatalogProblem
+from .kinds import KIND_NAMES
 from .schema import Build, Deployment, Engine, Hardware, Model
 
 RECIPES_ENV = "RECIPEGEN_RECIPES"
 
 # kind folder -> pydantic model; the order is the order entries are cross-checked in.
-KINDS: dict[str, type[BaseModel]] = {
-    "hardware": Hardware,
-    "engines": Engine,
-    "models": Model,
-    "deployments": Deployment,
-}
+KINDS: dict[str, type[BaseModel]] = dict(zip(KIND_NAMES, (Hardware, Engine, Model, Deployment), strict=True))
 
 M = TypeVar("M", bound=BaseModel)
 # libyaml's loader is ~10x faster than the pure-Python one; same results for the YAML we accept.

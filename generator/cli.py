@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .errors import BlockedError, RecipegenError
+from .kinds import KIND_NAMES
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -41,11 +42,7 @@ class MatrixFormat(str, Enum):
     html = "html"
 
 
-class Kind(str, Enum):
-    models = "models"
-    hardware = "hardware"
-    engines = "engines"
-    deployments = "deployments"
+Kind = Enum("Kind", {name: name for name in KIND_NAMES}, type=str)  # type: ignore[misc]
 
 
 Recipes = Annotated[
