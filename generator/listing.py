@@ -49,7 +49,7 @@ def rows(catalog: Catalog, kind: str) -> list[dict[str, Any]]:
                 "released": str(b.released),
                 "cuda": b.cuda,
                 "images": ", ".join(f"{arch}={ref}" for arch, ref in b.images.items())
-                or f"source: {b.source_build.repo if b.source_build else '?'}",
+                or (f"source: {b.source_build.repo}" if b.source_build else "none known (not deployable here)"),
             }
             for e in catalog.engines.values()
             for b in e.builds
