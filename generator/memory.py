@@ -349,70 +349,43 @@ def plan(inputs: MemoryInputs) -> Budget:
     contexts = round_contexts(inputs.model.max_context)
     stateful = fp.state_per_request > 0
 
+    def decide(context: int, concurrency: int, limit: str, ok: bool) -> Budget:
+        most = max_concurrency(context)
+        return budget(
+            context, concurrency, limit, ok, _verdict(ok, context, concurrency, fp, pool, stateful, static_alloc, most)
+        )
+
+    def default_concurrency(context: int) -> int:
+        """A small batch, more when full-length requests fit, never more than the state allows."""
+        if static_alloc:
+            return 1
+        return min(max_concurrency(context), max(SMALL_BATCH, _full(pool, fp, context)))
+
     if inputs.context is not None and not inputs.context_is_auto:
         context = inputs.context
         if inputs.concurrency is not None:
-            ok = fits(context, inputs.concurrency)
-            return budget(
-                context,
-                inputs.concurrency,
-                "user",
-                ok,
-                _verdict(ok, context, inputs.concurrency, fp, pool, stateful, static_alloc, max_concurrency(context)),
-            )
-        most = max_concurrency(context)
-        if most < 1:
-            return budget(context, 1, "kv", False, _verdict(False, context, 1, fp, pool, stateful, static_alloc, most))
-        concurrency = 1 if static_alloc else min(most, max(SMALL_BATCH, _full(pool, fp, context)))
-        limit = "state" if stateful and concurrency == most else "kv"
-        return budget(
-            context,
-            concurrency,
-            limit,
-            True,
-            _verdict(True, context, concurrency, fp, pool, stateful, static_alloc, most),
-        )
+            return decide(context, inputs.concurrency, "user", fits(context, inputs.concurrency))
+        if max_concurrency(context) < 1:
+            return decide(context, 1, "kv", False)
+        concurrency = default_concurrency(context)
+        bound_by_state = stateful and concurrency == max_concurrency(context)
+        return decide(context, concurrency, "state" if bound_by_state else "kv", True)
 
     wanted = inputs.concurrency
     for context in contexts:
+        at_max = context == inputs.model.max_context
         if wanted is not None:
             if fits(context, wanted):
-                limit = "model-max" if context == inputs.model.max_context else ("state" if stateful else "kv")
-                return budget(
-                    context,
-                    wanted,
-                    limit,
-                    True,
-                    _verdict(True, context, wanted, fp, pool, stateful, static_alloc, max_concurrency(context)),
-                )
+                return decide(context, wanted, "model-max" if at_max else ("state" if stateful else "kv"), True)
             continue
         most = max_concurrency(context)
-        # a useful default keeps room for a small batch of requests beside one at full length
-        need = 1 if static_alloc else min(SMALL_BATCH, most)
-        if most >= 1 and (stateful is False or most >= SMALL_BATCH or context == contexts[-1]) and fits(context, need):
-            concurrency = 1 if static_alloc else min(most, max(SMALL_BATCH, _full(pool, fp, context)))
-            if context == inputs.model.max_context:
-                limit = "model-max"
-            elif stateful and most <= SMALL_BATCH:
-                limit = "state"
-            else:
-                limit = "kv"
-            return budget(
-                context,
-                concurrency,
-                limit,
-                True,
-                _verdict(True, context, concurrency, fp, pool, stateful, static_alloc, most),
-            )
-    smallest = contexts[-1]
-    concurrency = wanted or 1
-    return budget(
-        smallest,
-        concurrency,
-        "kv",
-        False,
-        _verdict(False, smallest, concurrency, fp, pool, stateful, static_alloc, max_concurrency(smallest)),
-    )
+        # a useful default keeps room for a small batch of requests beside one at full length;
+        # with per-request state, concurrency gives way before context does (seed 003)
+        room_for_batch = not stateful or most >= SMALL_BATCH or context == contexts[-1]
+        if most >= 1 and room_for_batch and fits(context, 1 if static_alloc else min(SMALL_BATCH, most)):
+            limit = "model-max" if at_max else ("state" if stateful and most <= SMALL_BATCH else "kv")
+            return decide(context, default_concurrency(context), limit, True)
+    return decide(contexts[-1], wanted or 1, "kv", False)
 
 
 def _full(pool_gib: float, fp: Footprint, context: int) -> int:
