@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -72,40 +73,61 @@ def _catalog(recipes: list[str]) -> Catalog:
     return load(recipes)
 
 
-def _request(
-    catalog: Catalog,
-    gpu: str | None,
-    model: str | None,
-    gpus: int | None,
-    nodes: int,
-    gpu_memory: float | None,
-    engine: str | None,
-    build: str | None,
-    variant: str | None,
-    context: int | None,
-    concurrency: int | None,
-) -> Request:
+@dataclass(frozen=True)
+class Selectors:
+    """What the user asked for, as typed; the same for generate and explain."""
+
+    gpu: str | None
+    model: str | None
+    gpus: int | None = None
+    nodes: int = 1
+    gpu_memory: float | None = None
+    engine: str | None = None
+    build: str | None = None
+    variant: str | None = None
+    context: int | None = None
+    concurrency: int | None = None
+
+    def command_line(self) -> str:
+        """The request as a recipegen command (written into the artifacts, so reruns are identical)."""
+        import shlex
+
+        parts = ["recipegen", "--gpu", self.gpu or "", "--model", self.model or ""]
+        for flag, value in (
+            ("--gpus", self.gpus),
+            ("--nodes", self.nodes if self.nodes != 1 else None),
+            ("--gpu-memory", self.gpu_memory),
+            ("--engine", self.engine),
+            ("--build", self.build),
+            ("--variant", self.variant),
+            ("--context", self.context),
+            ("--concurrency", self.concurrency),
+        ):
+            if value is not None:
+                parts += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+        return " ".join(shlex.quote(p) for p in parts)
+
+
+def _request(catalog: Catalog, sel: Selectors) -> Request:
     from .names import resolve_build, resolve_engine, resolve_gpu, resolve_model, resolve_variant
     from .resolver import Request
 
-    if gpu is None or model is None:
-        missing = " and ".join(n for n, v in (("--gpu", gpu), ("--model", model)) if v is None)
+    if sel.gpu is None or sel.model is None:
+        missing = " and ".join(n for n, v in (("--gpu", sel.gpu), ("--model", sel.model)) if v is None)
         raise RecipegenError(f"{missing} is required", "e.g. recipegen --gpu sm80 --model glm-5.2")
-    choice = resolve_model(catalog, model)
-    target = resolve_gpu(catalog, gpu, gpu_memory)
-    variant_id = resolve_variant(choice.model, variant) if variant else choice.variant
-    note = f"--model {model} → {choice.how}; --gpu {gpu} → {target.how}"
+    choice = resolve_model(catalog, sel.model)
+    target = resolve_gpu(catalog, sel.gpu, sel.gpu_memory)
     return Request(
         model=choice.model,
         hardware=target.hardware,
-        gpus_per_node=gpus,
-        nodes=nodes,
-        engine=resolve_engine(catalog, engine).id if engine else None,
-        build=resolve_build(catalog, build) if build else None,
-        variant=variant_id,
-        context=context,
-        concurrency=concurrency,
-        target_note=note,
+        gpus_per_node=sel.gpus,
+        nodes=sel.nodes,
+        engine=resolve_engine(catalog, sel.engine).id if sel.engine else None,
+        build=resolve_build(catalog, sel.build) if sel.build else None,
+        variant=resolve_variant(choice.model, sel.variant) if sel.variant else choice.variant,
+        context=sel.context,
+        concurrency=sel.concurrency,
+        target_note=f"--model {sel.model} → {choice.how}; --gpu {sel.gpu} → {target.how}",
     )
 
 
@@ -115,36 +137,6 @@ def _explanation(catalog: Catalog, resolution: Resolution) -> str:
 
     alts = alternatives(catalog, resolution) if not resolution.plans else []
     return explain_text(resolution, alts)
-
-
-def _command_line(
-    gpu: str | None,
-    model: str | None,
-    gpus: int | None,
-    nodes: int,
-    gpu_memory: float | None,
-    engine: str | None,
-    build: str | None,
-    variant: str | None,
-    context: int | None,
-    concurrency: int | None,
-) -> str:
-    import shlex
-
-    parts = ["recipegen", "--gpu", gpu or "", "--model", model or ""]
-    for flag, value in (
-        ("--gpus", gpus),
-        ("--nodes", nodes if nodes != 1 else None),
-        ("--gpu-memory", gpu_memory),
-        ("--engine", engine),
-        ("--build", build),
-        ("--variant", variant),
-        ("--context", context),
-        ("--concurrency", concurrency),
-    ):
-        if value is not None:
-            parts += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
-    return " ".join(shlex.quote(p) for p in parts)
 
 
 def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
@@ -163,29 +155,14 @@ def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
     return out
 
 
-def generate_command(
-    gpu: str | None,
-    model: str | None,
-    gpus: int | None,
-    nodes: int,
-    gpu_memory: float | None,
-    engine: str | None,
-    build: str | None,
-    variant: str | None,
-    context: int | None,
-    concurrency: int | None,
-    out: Path | None,
-    force: bool,
-    fmt: Format,
-    recipes: list[str],
-) -> None:
+def generate_command(sel: Selectors, out: Path | None, force: bool, fmt: Format, recipes: list[str]) -> None:
     from .contract import resolution_json
     from .render import folder_name, render, write
     from .report import candidate_title, target_line
     from .resolver import resolve
 
     catalog = _catalog(recipes)
-    request = _request(catalog, gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency)
+    request = _request(catalog, sel)
     resolution = resolve(catalog, request)
     if not resolution.plans:
         if fmt is Format.json:
@@ -193,8 +170,7 @@ def generate_command(
         else:
             typer.echo(_explanation(catalog, resolution))
         raise BlockedError("blocked: no path runs this request; nothing written", "see the reasons above")
-    line = _command_line(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency)
-    files = render(resolution, line)
+    files = render(resolution, sel.command_line())
     target = out if out is not None else Path.cwd() / folder_name(resolution)
     changed = write(files, target, force)
     if fmt is Format.json:
@@ -243,9 +219,8 @@ def generate(
     if gpu is None and model is None:
         typer.echo(ctx.get_help())
         raise typer.Exit(0)
-    generate_command(
-        gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency, out, force, fmt, recipes
-    )
+    sel = Selectors(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency)
+    generate_command(sel, out, force, fmt, recipes)
 
 
 # The root command and `generate` are one function: `recipegen --gpu … --model …` needs no subcommand.
@@ -273,8 +248,8 @@ def explain(
     from .resolver import resolve
 
     catalog = _catalog(recipes)
-    request = _request(catalog, gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency)
-    resolution = resolve(catalog, request)
+    sel = Selectors(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency)
+    resolution = resolve(catalog, _request(catalog, sel))
     if fmt is Format.json:
         typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
     else:
