@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .memory import GIB, Budget
+from .memory import Budget
 from .resolver.types import Change, Plan, Resolution
 from .schema import Source
 
@@ -117,7 +117,3 @@ def resolution_json(r: Resolution) -> dict[str, Any]:
         ],
         "changes": [change_json(ch) for ch in r.changes],
     }
-
-
-def gib(value: float) -> str:
-    return f"{value / GIB:.2f}"

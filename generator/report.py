@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .memory import GIB, Budget
+from .memory import Budget
 from .resolver.types import GATES, Candidate, Resolution
 
 MARK = {"pass": "✓", "fail": "✗", "unknown": "?"}
@@ -200,11 +200,3 @@ def advice_lines(r: Resolution, alternatives: list[Alternative]) -> list[str]:
     if len(out) == 2:
         out.append("  • nothing in the catalog; add a deployment or build recipe with --recipes DIR")
     return out
-
-
-def gates_header() -> str:
-    return " ".join(GATES)
-
-
-def gib(value: float) -> str:
-    return f"{value / GIB:.1f} GiB"
