@@ -111,12 +111,9 @@ def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) ->
     return FormatResult(GateResult("weight-format", "fail", reason, _srcs(fmt.sources)), False)
 
 
-def _kernel_misfit(
-    kernel: Kernel, need: Need, model: Model, hw: Hardware, kv: tuple[KvDtype, ...]
-) -> tuple[list[str], bool]:
-    """Why this kernel cannot serve the need on this GPU (empty: it can), and whether that is unknown."""
+def _kernel_misfit(kernel: Kernel, need: Need, model: Model, hw: Hardware, kv: tuple[KvDtype, ...]) -> list[str]:
+    """Why this kernel cannot serve the need on this GPU (empty: it can)."""
     reasons: list[str] = []
-    unknown = False
     cc = hw.compute_capability
     if cc not in kernel.sm:
         reasons.append(f"needs {kernel.sm}")
@@ -132,19 +129,13 @@ def _kernel_misfit(
         reasons.append(f"index_topk {need.index_topk} not in {kernel.index_topks}")
     if kernel.architectures is not None and model.architecture not in kernel.architectures:
         reasons.append(f"limited to {', '.join(kernel.architectures)}")
-    if kernel.smem_bytes is not None:
-        if hw.smem_per_block_optin is None:
-            unknown = True
-            reasons.append(
-                f"needs {kernel.smem_bytes:,} B shared memory per block; {hw.name}'s limit is not in the catalog"
-            )
-        elif kernel.smem_bytes > hw.smem_per_block_optin:
-            reasons.append(
-                f"needs {kernel.smem_bytes:,} B shared memory per block, {hw.name} has {hw.smem_per_block_optin:,} B"
-            )
+    if kernel.smem_bytes is not None and kernel.smem_bytes > hw.smem_per_block_optin:
+        reasons.append(
+            f"needs {kernel.smem_bytes:,} B shared memory per block, {hw.name} has {hw.smem_per_block_optin:,} B"
+        )
     if kv and kernel.kv_dtypes is not None and not set(kv) & set(kernel.kv_dtypes):
         reasons.append(f"KV cache {'/'.join(kv)} not accepted ({', '.join(kernel.kv_dtypes)})")
-    return reasons, unknown and len(reasons) == 1
+    return reasons
 
 
 @dataclass(frozen=True)
@@ -158,7 +149,6 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...]) -
     """Every need must be met by some kernel of the build on this GPU (first valid in the build's order)."""
     chosen: list[tuple[str, str]] = []
     failures: list[str] = []
-    unknowns: list[str] = []
     sources: list[Source] = []
     kv_options: list[KvDtype] | None = None
     for need in model.needs:
@@ -168,8 +158,8 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...]) -
             continue
         # with a fixed KV dtype, a kernel that rejects it does not count
         fixed = kv if need.op in ATTENTION_OPS else ()
-        verdicts = [(k, *_kernel_misfit(k, need, model, hw, fixed)) for k in candidates]
-        valid = [k for k, reasons, _ in verdicts if not reasons]
+        verdicts = [(k, _kernel_misfit(k, need, model, hw, fixed)) for k in candidates]
+        valid = [k for k, reasons in verdicts if not reasons]
         if valid:
             chosen.append((need.op, valid[0].name))
             sources.extend(valid[0].sources)
@@ -183,18 +173,12 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...]) -
                     accepted = [d for d in accepted if d in kv]
                 kv_options = accepted if kv_options is None else [d for d in kv_options if d in accepted]
             continue
-        detail = "; ".join(f"{k.name}: {', '.join(reasons)}" for k, reasons, _ in verdicts)
-        line = f"no {need.op} kernel for {hw.compute_capability.sm} ({need.why}) — {detail}"
-        for k, _, _ in verdicts:
+        detail = "; ".join(f"{k.name}: {', '.join(reasons)}" for k, reasons in verdicts)
+        failures.append(f"no {need.op} kernel for {hw.compute_capability.sm} ({need.why}) — {detail}")
+        for k, _ in verdicts:
             sources.extend(k.sources)
-        if any(unknown for _, _, unknown in verdicts):
-            unknowns.append(line)
-        else:
-            failures.append(line)
     if failures:
         return KernelResult(GateResult("kernel", "fail", " | ".join(failures), _srcs(sources)), (), tuple(chosen))
-    if unknowns:
-        return KernelResult(GateResult("kernel", "unknown", " | ".join(unknowns), _srcs(sources)), (), tuple(chosen))
     if not model.needs:
         return KernelResult(
             GateResult("kernel", "unknown", f"the catalog lists no kernel needs for {model.name}"), (), ()
