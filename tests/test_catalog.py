@@ -25,6 +25,8 @@ fp4_tensor_cores: false
 host_arch: [x86_64]
 interconnect: {kind: nvlink}
 gpus_per_node: [8]
+bandwidth_gbs: 2039
+smem_per_block_optin: 166912
 sources:
   - url: https://example.org/datasheet
 """
@@ -190,7 +192,7 @@ def test_dangling_reference_and_duplicate_alias(cli, tmp_path):
     assert result.code == 2
     assert sorted(result.err.splitlines()) == sorted(
         [
-            f"{hw}:15: aliases[0]: name 'a100' is already used by 'a100-80gb'",
+            f"{hw}:17: aliases[0]: name 'a100' is already used by 'a100-80gb'",
             f"{path}:{line}: build: engine 'vllm' has no build 'vllm-9.9'",
         ]
     )

@@ -31,10 +31,8 @@ class Hardware(Sourced):
     compute_capability: Capability
     memory_gib: float = Field(gt=0, description="memory one GPU can address, GiB")
     memory_kind: MemoryKind
-    bandwidth_gbs: float | None = Field(default=None, gt=0)
-    smem_per_block_optin: int | None = Field(
-        default=None, gt=0, description="bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin"
-    )
+    bandwidth_gbs: float = Field(gt=0, description="memory bandwidth, GB/s")
+    smem_per_block_optin: int = Field(gt=0, description="bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin")
     fp8_tensor_cores: bool
     fp4_tensor_cores: bool
     host_arch: list[HostArch] = Field(min_length=1)
