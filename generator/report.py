@@ -67,7 +67,15 @@ def candidate_title(cand: Candidate) -> str:
 
 
 def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, verbose: bool = False) -> str:
+    hw = r.request.hardware
     out: list[str] = [f"recipegen explain — {target_line(r)}"]
+    link = hw.interconnect.kind + (f" {hw.interconnect.bandwidth_gbs:g} GB/s" if hw.interconnect.bandwidth_gbs else "")
+    fp8, fp4 = ("yes" if flag else "no" for flag in (hw.fp8_tensor_cores, hw.fp4_tensor_cores))
+    out.append(
+        f"  target: {hw.compute_capability.sm} ({hw.family}), {hw.memory_gib:g} GiB {hw.memory_kind}, "
+        f"{hw.smem_per_block_optin:,} B shared memory per block, FP8 tensor cores {fp8}, FP4 {fp4}, "
+        f"host {'/'.join(hw.host_arch)}, {link}"
+    )
     if r.request.target_note:
         out.append(f"  understood: {r.request.target_note}")
     out.append(f"  layout: {r.layout_note}")
