@@ -174,7 +174,7 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
     prefix = [] if in_image else list(engine.command)
     source = build.source_build
     port = engine.default_port
-    if engine.loads == "gguf":
+    if engine.health_probe == "curl":
         health = ["CMD", "curl", "-fsS", f"http://localhost:{port}{engine.health_path}"]
     else:
         health = [

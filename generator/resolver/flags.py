@@ -49,7 +49,7 @@ def settings_from_deployment(engine: Engine, dep: Deployment, layout: Layout) ->
     fraction = values.get("memory_fraction")
     kv_name = values.get("kv_cache_dtype")
     return Settings(
-        tp=int(tp_text) if tp_text else (layout.gpus if engine.loads == "hf" else 1),
+        tp=int(tp_text) if tp_text else (layout.gpus if engine.parallelism == "tensor" else 1),
         ep="expert_parallel" in values,
         kv_fixed=kv_choices(engine, kv_name) if kv_name else (),
         context=int(context) if context and context.isdigit() else None,

@@ -223,7 +223,7 @@ def topology(model: Model, engine: Engine, layout: Layout, hw: Hardware) -> Gate
         return GateResult(
             "topology", "fail", f"{engine.name} has no multi-node serving here; {layout.nodes} nodes requested"
         )
-    if engine.loads == "gguf":
+    if engine.parallelism == "layers":
         return GateResult("topology", "pass", f"layers split over {layout.gpus_per_node} GPU(s) of one node")
     tp = layout.gpus
     heads = model.attention.num_heads

@@ -92,12 +92,13 @@ def _memory_gate(
         return GateResult(
             "memory", "unknown", f"the size of {variant.repo} is not in the catalog", tuple(variant.sources)
         ), None
-    layer_split = layout.gpus_per_node if engine.loads == "gguf" else 1
-    tp = settings.tp if engine.loads == "hf" else 1
+    tensor = engine.parallelism == "tensor"
+    layer_split = 1 if tensor else layout.gpus_per_node
+    tp = settings.tp if tensor else 1
     fp = footprint(model, kv, tp, layer_split, engine.memory.state_slots_per_request, settings.mtp)
     if isinstance(fp, Unplannable):
         return GateResult("memory", "unknown", fp.reason), None
-    shards = layout.gpus if engine.loads == "hf" else layout.gpus_per_node
+    shards = layout.gpus if tensor else layout.gpus_per_node
     context = request.context if request.context is not None else settings.context
     concurrency = request.concurrency if request.concurrency is not None else settings.concurrency
     inputs = MemoryInputs(
@@ -127,9 +128,9 @@ def evaluate(
         base = settings_from_deployment(engine, deployment, layout)
     else:
         ep = bool(model.moe) and engine.flags.expert_parallel is not None and layout.gpus > 1
-        base = Settings(tp=layout.gpus if engine.loads == "hf" else 1, ep=ep)
+        base = Settings(tp=layout.gpus if engine.parallelism == "tensor" else 1, ep=ep)
     kern = gates.kernels(model, build, hw, base.kv_fixed)
-    fallback_kv: KvDtype = base.kv_fixed[0] if base.kv_fixed else ("fp16" if engine.loads == "gguf" else "bf16")
+    fallback_kv: KvDtype = base.kv_fixed[0] if base.kv_fixed else engine.default_kv_dtype
     kv: KvDtype = kern.kv_options[0] if kern.kv_options else fallback_kv
     platform = gates.platform(build, hw)
     memory, budget = _memory_gate(request, engine, variant, layout, base, kv, deployment)

@@ -48,6 +48,9 @@ class Flags(Strict):
     nnodes: str | None = None
     node_rank: str | None = None
     dist_init_addr: str | None = None
+    dist_init_value: str = Field(
+        default="${HEAD_ADDR}", description="what the head address flag takes, in ${HEAD_ADDR}/${DIST_PORT} terms"
+    )
     headless_worker: str | None = Field(default=None, description="switch for non-head nodes that serve no API")
     gpu_layers: str | None = None
     tensor_split: str | None = None
@@ -139,6 +142,11 @@ class Engine(Sourced):
     aliases: list[str] = Field(default_factory=list)
     homepage: str
     loads: Literal["hf", "gguf"]
+    parallelism: Literal["tensor", "layers"] = Field(
+        description="tensor: every layer sharded over all GPUs (TP/EP); layers: whole layers split over one node's GPUs"
+    )
+    default_kv_dtype: KvDtype = Field(description="the KV cache dtype when no kernel constrains it")
+    health_probe: Literal["python3", "curl"] = Field(description="what the image has to probe its health endpoint")
     command: list[str] = Field(min_length=1, description="the server command")
     image_entrypoint: bool = Field(description="the image's ENTRYPOINT already runs `command`")
     default_port: int
