@@ -301,9 +301,19 @@ def cross_check(catalog: Catalog) -> list[CatalogProblem]:
                     problem(kind, entry_id, field_path, f"name {name!r} is already used by {other!r}")
                 owners.setdefault(folded, entry_id)
 
+    from .vocabulary import shipped
+
+    vocabularies = shipped()
     build_owner: dict[str, str] = {}
     for engine_id, engine in catalog.engines.items():
         for index, build in enumerate(engine.builds):
+            if build.cli_reference is not None and build.cli_reference not in vocabularies:
+                problem(
+                    "engines",
+                    engine_id,
+                    f"builds[{index}].cli_reference",
+                    f"no shipped flag vocabulary {build.cli_reference!r} (known: {', '.join(vocabularies)})",
+                )
             if build.id in build_owner:
                 problem(
                     "engines",

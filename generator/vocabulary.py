@@ -1,6 +1,7 @@
-"""Check an engine argv against the engine's real flag vocabulary (shared/engine-cli/*.json).
+"""Check an engine argv against the engine's real flag vocabulary (data/engine-cli/*.json).
 
-The vocabularies were extracted from the engines' own parsers. A flag must exist under its full
+The vocabularies were extracted from the engines' own parsers and ship with the package (see
+data/engine-cli/PROVENANCE.md); a build's `cli_reference` names one of them. A flag must exist under its full
 name (no prefix abbreviations: they are fragile), a switch must not take a value, and a value
 must be one the parser (or its registry) accepts.
 """
@@ -9,8 +10,28 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
+
+VOCABULARY_PACKAGE = "recipegen.data"
+VOCABULARY_FOLDER = "engine-cli"
+
+
+def shipped() -> list[str]:
+    """The vocabularies that ship with recipegen, by reference name (file name without .json)."""
+    folder = resources.files(VOCABULARY_PACKAGE) / VOCABULARY_FOLDER
+    return sorted(p.name.removesuffix(".json") for p in folder.iterdir() if p.name.endswith(".json"))
+
+
+@cache
+def vocabulary(reference: str) -> Vocabulary:
+    """The shipped vocabulary a build's `cli_reference` names (parsed once per process)."""
+    if reference not in shipped():
+        raise KeyError(reference)
+    node = resources.files(VOCABULARY_PACKAGE) / VOCABULARY_FOLDER / f"{reference}.json"
+    return Vocabulary.parse(json.loads(node.read_text(encoding="utf-8")))
 
 
 @dataclass(frozen=True)
@@ -23,7 +44,10 @@ class Vocabulary:
 
     @classmethod
     def load(cls, path: Path) -> Vocabulary:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return cls.parse(json.loads(path.read_text(encoding="utf-8")))
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> Vocabulary:
         raw = data["options"]
         items = raw if isinstance(raw, list) else list(raw.items())
         options: dict[str, dict[str, Any]] = {}

@@ -1,4 +1,4 @@
-"""Shared helpers: run the real CLI in-process, and locate the shared reference data."""
+"""Shared helpers: run the real CLI in-process, and locate the test data copied into the repository."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("RECIPEGEN_SHARED", REPO.parent / "shared"))
-ENGINE_CLI = SHARED / "engine-cli"
-COMPOSE_SPEC = SHARED / "compose-spec" / "compose-spec.json"
+DATA = REPO / "tests" / "data"  # copies with their provenance (data/PROVENANCE.md); nothing outside the repo
+COMPOSE_SPEC = DATA / "compose-spec" / "compose-spec.json"
+ORACLE = DATA / "oracle"
 
 
 @dataclass

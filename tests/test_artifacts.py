@@ -13,9 +13,9 @@ import jsonschema
 import pytest
 import yaml
 
-from recipegen.vocabulary import Vocabulary, check_argv
+from recipegen.vocabulary import check_argv, vocabulary
 
-from .conftest import COMPOSE_SPEC, ENGINE_CLI
+from .conftest import COMPOSE_SPEC
 
 SEED_REQUESTS = {
     "glm52-a100": ["--gpu", "sm80", "--model", "glm-5.2"],
@@ -25,7 +25,6 @@ SEED_REQUESTS = {
     "dsv4-h200": ["--gpu", "h200", "--model", "deepseek-ai/DeepSeek-V4-Flash-0731"],
     "qwen-derived": ["--gpu", "h100", "--model", "qwen3-32b"],
 }
-VOCAB = {"vllm": "vllm-0.33.0.json", "sglang": "sglang-0.5.23.json", "llama.cpp": "llama-server-0c1e570.json"}
 
 
 @pytest.fixture(scope="module")
@@ -61,21 +60,21 @@ def test_compose_file_matches_the_compose_schema(rendered, name):
 
 
 @pytest.mark.parametrize("name", list(SEED_REQUESTS))
-def test_engine_command_uses_only_real_flags(rendered, name):
+def test_engine_command_uses_only_real_flags(rendered, name, catalog):
     plan = plan_of(rendered[name])["plans"][0]
-    vocab = Vocabulary.load(ENGINE_CLI / VOCAB[plan["engine"]])
+    vocab = vocabulary(catalog.build(plan["build"])[1].cli_reference)
     command = {"vllm": 2, "sglang": 3, "llama.cpp": 1}[plan["engine"]]
     assert check_argv(vocab, plan["argv"][command:]) == []
 
 
 def test_vocabulary_check_catches_bad_flags():
-    vllm = Vocabulary.load(ENGINE_CLI / VOCAB["vllm"])
+    vllm = vocabulary("vllm-0.33.0")
     assert check_argv(vllm, ["/models/x", "--tp", "8"]) == ["--tp is not a vllm 0.33.0 option"]
     assert check_argv(vllm, ["/models/x", "--reasoning-parser", "glm5"]) == [
         "--reasoning-parser 'glm5' is not one of the accepted values"
     ]
     assert check_argv(vllm, ["/models/x", "--speculative-config.method", "mtp", "--no-async-scheduling"]) == []
-    sglang = Vocabulary.load(ENGINE_CLI / VOCAB["sglang"])
+    sglang = vocabulary("sglang-0.5.23")
     assert check_argv(sglang, ["--kv-cache-dtype", "fp8"]) == [
         "--kv-cache-dtype 'fp8' is not one of the accepted values"
     ]
@@ -150,7 +149,6 @@ def test_every_plan_in_the_default_matrix_uses_real_flags(catalog):
     from recipegen.resolver import Request, resolve
     from recipegen.targets import DEFAULT_TARGETS, parse_target
 
-    vocabularies = {engine: Vocabulary.load(ENGINE_CLI / name) for engine, name in VOCAB.items()}
     checked = 0
     for model in catalog.models.values():
         for text in DEFAULT_TARGETS:
@@ -164,7 +162,8 @@ def test_every_plan_in_the_default_matrix_uses_real_flags(catalog):
             )
             for plan in resolve(catalog, request).plans:
                 skip = len(plan.engine.command)
-                problems = check_argv(vocabularies[plan.engine.id], list(plan.argv[skip:]))
+                assert plan.build.cli_reference is not None, plan.build.id
+                problems = check_argv(vocabulary(plan.build.cli_reference), list(plan.argv[skip:]))
                 assert problems == [], (model.id, text, plan.build.id, plan.variant.id, problems)
                 checked += 1
     assert checked > 100
