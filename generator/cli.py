@@ -20,6 +20,7 @@ from .kinds import KIND_NAMES
 
 if TYPE_CHECKING:
     from .catalog import Catalog
+    from .offload import HostFacts
     from .resolver import Request, Resolution
 
 app = typer.Typer(
@@ -65,6 +66,21 @@ VariantOpt = Annotated[str | None, typer.Option("--variant", help="only this var
 Context = Annotated[int | None, typer.Option("--context", min=1, help="context length to plan for")]
 Concurrency = Annotated[int | None, typer.Option("--concurrency", min=1, help="concurrent requests to plan for")]
 FormatOpt = Annotated[Format, typer.Option("--format", help="text or json")]
+HostMemory = Annotated[
+    float | None,
+    typer.Option(
+        "--host-memory", min=1, max=65536, help="host RAM in GiB, for offload plans (default 64, said in the output)"
+    ),
+]
+HostBandwidth = Annotated[
+    float | None,
+    typer.Option(
+        "--host-bandwidth",
+        min=1,
+        max=10000,
+        help="host RAM bandwidth in GB/s, for speed estimates (default 51.2: dual-channel DDR4-3200)",
+    ),
+]
 
 
 def _catalog(recipes: list[str]) -> Catalog:
@@ -87,6 +103,8 @@ class Selectors:
     variant: str | None = None
     context: int | None = None
     concurrency: int | None = None
+    host_memory: float | None = None
+    host_bandwidth: float | None = None
 
     def command_line(self) -> str:
         """The request as a recipegen command (written into the artifacts, so reruns are identical)."""
@@ -102,6 +120,8 @@ class Selectors:
             ("--variant", self.variant),
             ("--context", self.context),
             ("--concurrency", self.concurrency),
+            ("--host-memory", self.host_memory),
+            ("--host-bandwidth", self.host_bandwidth),
         ):
             if value is not None:
                 parts += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
@@ -118,6 +138,7 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
     choice = resolve_model(catalog, sel.model)
     target = resolve_gpu(catalog, sel.gpu, sel.gpu_memory)
     return Request(
+        host=_host(sel),
         model=choice.model,
         hardware=target.hardware,
         gpus_per_node=sel.gpus,
@@ -128,6 +149,23 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
         context=sel.context,
         concurrency=sel.concurrency,
         target_note=f"--model {sel.model} → {choice.how}; --gpu {sel.gpu} → {target.how}",
+    )
+
+
+def _host(sel: Selectors) -> HostFacts:
+    import math
+
+    from .offload import HostFacts
+
+    for flag, value in (("--host-memory", sel.host_memory), ("--host-bandwidth", sel.host_bandwidth)):
+        if value is not None and not math.isfinite(value):
+            raise RecipegenError(f"{flag} {value} is not a number", f"give {flag} as a finite number, e.g. 128")
+    host = HostFacts()
+    return HostFacts(
+        memory_gib=sel.host_memory if sel.host_memory is not None else host.memory_gib,
+        bandwidth_gbs=sel.host_bandwidth if sel.host_bandwidth is not None else host.bandwidth_gbs,
+        memory_default=sel.host_memory is None,
+        bandwidth_default=sel.host_bandwidth is None,
     )
 
 
@@ -190,6 +228,10 @@ def generate_command(sel: Selectors, out: Path | None, force: bool, fmt: Format,
             f"  memory: {b.weights_gib:.1f} GiB weights/GPU, context {b.context}, "
             f"concurrency {b.concurrency} ({b.limit})"
         )
+    if top.candidate.offload is not None:
+        lines.append(f"  offload: {top.candidate.offload.summary()}")
+    if top.candidate.speed is not None:
+        lines.append(f"  speed (estimate): {top.candidate.speed.headline()}")
     lines.extend(closest_rejections(resolution))
     verb = "wrote" if changed else "unchanged"
     lines.append(f"  {verb} {target}/: " + ", ".join(sorted(files)))
@@ -208,6 +250,8 @@ def generate(
     variant: VariantOpt = None,
     context: Context = None,
     concurrency: Concurrency = None,
+    host_memory: HostMemory = None,
+    host_bandwidth: HostBandwidth = None,
     out: Annotated[Path | None, typer.Option("--out", help="output folder (default: ./<model>-<count>x<gpu>)")] = None,
     force: Annotated[bool, typer.Option("--force", help="replace an existing folder with different content")] = False,
     fmt: FormatOpt = Format.text,
@@ -219,7 +263,9 @@ def generate(
     if gpu is None and model is None:
         typer.echo(ctx.get_help())
         raise typer.Exit(0)
-    sel = Selectors(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency)
+    sel = Selectors(
+        gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency, host_memory, host_bandwidth
+    )
     generate_command(sel, out, force, fmt, recipes)
 
 
@@ -240,6 +286,8 @@ def explain(
     variant: VariantOpt = None,
     context: Context = None,
     concurrency: Concurrency = None,
+    host_memory: HostMemory = None,
+    host_bandwidth: HostBandwidth = None,
     fmt: FormatOpt = Format.text,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
@@ -248,7 +296,9 @@ def explain(
     from .resolver import resolve
 
     catalog = _catalog(recipes)
-    sel = Selectors(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency)
+    sel = Selectors(
+        gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency, host_memory, host_bandwidth
+    )
     resolution = resolve(catalog, _request(catalog, sel))
     if fmt is Format.json:
         typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))

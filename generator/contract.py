@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from .memory import Budget
+from .offload import OffloadPlan
 from .resolver.types import Change, Plan, Resolution
 from .schema import Source
+from .speed import Estimate
 
 SCHEMA = "recipegen.resolution/1"
 
@@ -41,6 +43,34 @@ def budget_json(b: Budget) -> dict[str, Any]:
     }
 
 
+def offload_json(o: OffloadPlan) -> dict[str, Any]:
+    return {
+        "mechanism": o.mechanism,
+        "host_gib": round(o.host_gib, 2),
+        "cpu_expert_layers": o.cpu_layers,
+        "moe_layers": o.moe_layers,
+        "gib_per_gpu": o.gb_per_gpu,
+        "tensor_split": list(o.tensor_split),
+        "summary": o.summary(),
+    }
+
+
+def speed_json(e: Estimate) -> dict[str, Any]:
+    return {
+        "estimate": True,
+        "decode_tokens_per_s": round(e.decode_tps, 2),
+        "decode_aggregate_tokens_per_s": round(e.aggregate_tps, 1),
+        "concurrency": e.concurrency,
+        "context": e.context,
+        "prefill_tokens_per_s": round(e.prefill_tps, 1) if e.prefill_tps is not None else None,
+        "load_seconds": round(e.load_s, 1),
+        "bound_by": e.bound,
+        "band": list(e.band),
+        "derivation": list(e.lines),
+        "assumptions": list(e.assumptions),
+    }
+
+
 def plan_json(p: Plan) -> dict[str, Any]:
     c = p.candidate
     return {
@@ -64,6 +94,8 @@ def plan_json(p: Plan) -> dict[str, Any]:
         ],
         "env": [{"name": n, "value": v, "reason": r} for n, v, r in p.env],
         "memory": budget_json(c.budget) if c.budget else None,
+        "offload": offload_json(c.offload) if c.offload else None,
+        "speed": speed_json(c.speed) if c.speed else None,
         "gates": [{"gate": g.gate, "outcome": g.outcome, "reason": g.reason} for g in c.gates],
         "why_first": p.why_first or None,
         "notes": list(p.notes),
@@ -98,6 +130,10 @@ def resolution_json(r: Resolution) -> dict[str, Any]:
             "build": req.build,
             "context": req.context,
             "concurrency": req.concurrency,
+            "host_memory_gib": req.host.memory_gib,
+            "host_memory_default": req.host.memory_default,
+            "host_bandwidth_gbs": req.host.bandwidth_gbs,
+            "host_bandwidth_default": req.host.bandwidth_default,
             "understood_as": req.target_note,
             "layout_note": r.layout_note,
         },

@@ -16,7 +16,8 @@ from .targets import Target
 Symbol = Literal["✓", "◐", "✗", "?"]
 LEGEND: dict[Symbol, str] = {
     "✓": "official path: official engine build, native weight kernels, weights from the maker or a partner",
-    "◐": "runs only via a fallback kernel (e.g. Marlin), a community image, a fork, or community weights",
+    "◐": "runs only via a fallback kernel (e.g. Marlin), a community image, a fork, community weights, "
+    "or with weights in host RAM (offload)",
     "✗": "blocked: every path fails a gate (the deciding gate is named)",
     "?": "unknown: the best path is untested or lacks a fact (e.g. checkpoint size)",
 }
@@ -40,6 +41,11 @@ def _grade(c: Candidate) -> tuple[Symbol, list[str]]:
         why.append(c.gates[1].reason)
     if c.variant.publisher == "community":
         why.append(f"community weights {c.variant.repo}")
+    if c.offload is not None:
+        why.append(
+            f"only with host offload — {c.offload.summary()}; the seed's table rates GPU-only paths and says "
+            "CPU+GPU hybrids fit at a large speed cost [seed:001 §6.2]"
+        )
     return ("◐" if why else "✓"), why
 
 

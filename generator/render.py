@@ -25,7 +25,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from . import __version__
 from .contract import resolution_json
 from .errors import OutputConflictError, RecipegenError
-from .report import budget_table, candidate_title, target_line
+from .report import budget_table, candidate_title, speed_lines, target_line
 from .resolver.flags import container_model_path, model_dir
 from .resolver.types import Flag, Plan, Resolution
 
@@ -247,6 +247,7 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         "tool_parser": tool,
         "reasoning_parser": reasoning,
         "budget_lines": budget_table(budget, indent="") if budget else ["(no memory plan: size unknown)"],
+        "speed_lines": speed_lines(cand, indent=""),
         "gates": cand.gates,
         "flags": plan.flags,
         "notes": plan.notes,

@@ -56,6 +56,22 @@ def budget_table(b: Budget, indent: str = "     ") -> list[str]:
     return rows
 
 
+def speed_lines(cand: Candidate, indent: str = "     ") -> list[str]:
+    """The estimate, its derivation and its assumptions; the band comes from the calibration table."""
+    est = cand.speed
+    if est is None:
+        return [f"{indent}speed: unknown (no memory plan to estimate from)"]
+    low, high = est.band
+    rows = [f"{indent}speed (estimate, ×{low:g}–×{high:g} band from published measurements): {est.headline()}"]
+    if cand.offload is not None:
+        rows.append(f"{indent}  offload: {cand.offload.summary()}")
+        if cand.offload.split is not None:
+            rows.append(f"{indent}  split: {cand.offload.split.note}")
+    rows += [f"{indent}  · {line}" for line in est.lines]
+    rows += [f"{indent}  assumes: {line}" for line in est.assumptions]
+    return rows
+
+
 def gate_lines(cand: Candidate, indent: str = "     ") -> list[str]:
     return [f"{indent}{MARK[g.outcome]} {g.gate:<13} {g.reason}" for g in cand.gates]
 
@@ -90,6 +106,10 @@ def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, v
             out.extend(gate_lines(cand))
             if plan.rank == 1 and cand.budget is not None:
                 out.extend(budget_table(cand.budget))
+            if plan.rank == 1:
+                out.extend(speed_lines(cand))
+            elif cand.speed is not None:
+                out.append(f"     speed (estimate): {cand.speed.headline()}")
             if plan.rank == 1:
                 out.append("     command: " + " ".join(plan.argv))
                 out.extend(f"     note: {note}" for note in plan.notes)

@@ -29,6 +29,8 @@ bandwidth_gbs: 2039
 smem_per_block_optin: 166912
 sources:
   - url: https://example.org/datasheet
+host_link: {kind: pcie, pcie_gen: 4, lanes: 16}
+tensor_tflops: {bf16: 312}
 """
 
 
@@ -192,7 +194,7 @@ def test_dangling_reference_and_duplicate_alias(cli, tmp_path):
     assert result.code == 2
     assert sorted(result.err.splitlines()) == sorted(
         [
-            f"{hw}:17: aliases[0]: name 'a100' is already used by 'a100-80gb'",
+            f"{hw}:{len(HARDWARE.splitlines()) + 1}: aliases[0]: name 'a100' is already used by 'a100-80gb'",
             f"{path}:{line}: build: engine 'vllm' has no build 'vllm-9.9'",
         ]
     )

@@ -3,6 +3,8 @@
 Pure: reads the catalog and the request, returns a Resolution; no I/O, no mutation.
 
 Ranking policy (first difference decides, shown to the user as "why this plan first"):
+  0. no host offload > experts in host RAM (CPU computes them) > weights copied over PCIe every
+     step; a layout search takes a layout that runs without offload before one that needs it;
   1. curated before derived: verified > community > reported > derived (someone ran it);
   2. build provenance: official release > model-specific image > community image > fork;
   3. native weight kernels before a fallback (Marlin costs throughput), and a checkpoint with a
@@ -10,7 +12,8 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
   4. newer build first (facts move with releases);
   5. larger planned context;
   6. smaller checkpoint (less to download, more headroom);
-  7. ids, for a stable order.
+  7. faster estimated decode (speed.py; an estimate, so only a tie-break);
+  8. ids, for a stable order.
 """
 
 from __future__ import annotations
@@ -19,11 +22,15 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from ..catalog import Catalog
+from .. import offload
 from ..memory import Budget, MemoryInputs, Unplannable, checkpoint_bytes, footprint, plan
+from ..offload import OFFLOAD_CONTEXT, OffloadPlan
 from ..schema import Deployment, Engine, Source, Variant
 from ..schema.common import KvDtype
 from ..schema.engine import Build
 from . import gates
+from .estimate import speed_of
+from .hostflags import offload_flags
 from .flags import argv_of, common_flags, derived_flags, fallback_flags, parsers_for, settings_from_deployment
 from .types import Candidate, Change, Flag, GateResult, Layout, Plan, Request, Resolution, Settings
 
@@ -74,12 +81,8 @@ def _memory_gate(
     settings: Settings,
     kv: KvDtype,
     dep: Deployment | None,
-) -> tuple[GateResult, Budget | None]:
+) -> tuple[GateResult, Budget | None, OffloadPlan | None]:
     model = request.model
-    if engine.memory.host_offload:
-        return GateResult(
-            "memory", "unknown", f"{engine.name} keeps experts in host RAM; recipegen does not plan host memory"
-        ), None
     sized = checkpoint_bytes(model, variant.size_bytes, variant.quant)
     size, size_note = sized if sized is not None else (None, None)
     if size is None and dep is not None:
@@ -87,17 +90,19 @@ def _memory_gate(
             f"the size of {variant.repo} is not in the catalog, so memory is not planned; the {dep.status} recipe "
             f"{dep.id} reports it running on this layout with its own context settings"
         )
-        return GateResult("memory", "pass", reason, tuple(dep.sources)), None
+        return GateResult("memory", "pass", reason, tuple(dep.sources)), None, None
     if size is None:
-        return GateResult(
-            "memory", "unknown", f"the size of {variant.repo} is not in the catalog", tuple(variant.sources)
-        ), None
+        return (
+            GateResult("memory", "unknown", f"the size of {variant.repo} is not in the catalog", tuple(variant.sources)),
+            None,
+            None,
+        )
     tensor = engine.parallelism == "tensor"
     layer_split = 1 if tensor else layout.gpus_per_node
     tp = settings.tp if tensor else 1
     fp = footprint(model, kv, tp, layer_split, engine.memory.state_slots_per_request, settings.mtp)
     if isinstance(fp, Unplannable):
-        return GateResult("memory", "unknown", fp.reason), None
+        return GateResult("memory", "unknown", fp.reason), None, None
     shards = layout.gpus if tensor else layout.gpus_per_node
     context = request.context if request.context is not None else settings.context
     concurrency = request.concurrency if request.concurrency is not None else settings.concurrency
@@ -113,9 +118,29 @@ def _memory_gate(
         context_is_auto=settings.context_auto and request.context is None,
         size_note=size_note,
     )
-    budget = plan(inputs)
     sources = (*variant.sources[:1], *engine.memory.sources[:1])
-    return GateResult("memory", "pass" if budget.fits else "fail", budget.reason, tuple(sources)), budget
+    budget = plan(inputs) if not engine.memory.host_offload else None
+    if budget is not None and budget.fits:
+        return GateResult("memory", "pass", budget.reason, tuple(sources)), budget, None
+    if dep is not None and budget is not None:
+        return GateResult("memory", "fail", budget.reason, tuple(sources)), budget, None
+    offload_context = context or min(model.max_context, OFFLOAD_CONTEXT)
+
+    def fit(weights_per_gpu: float) -> Budget:
+        return plan(replace(inputs, weights_bytes_per_gpu=weights_per_gpu, context=offload_context, context_is_auto=False))
+
+    solved = offload.solve(engine, request.hardware, model, size, shards, request.host, fit)
+    srcs = tuple(sources) + offload.SOURCES.get(offload.mechanism_of(engine) or "weights-gb", ())
+    if isinstance(solved, str):
+        if budget is None:
+            return GateResult("memory", "fail", solved, srcs), None, None
+        return GateResult("memory", "fail", f"{budget.reason}; host offload: {solved}", srcs), budget, None
+    prefix = "" if budget is None else "the GPUs alone are too small; "
+    return (
+        GateResult("memory", "pass", f"{prefix}fits with {solved.summary()} — {solved.budget.reason}", srcs),
+        solved.budget,
+        solved,
+    )
 
 
 def evaluate(
@@ -133,7 +158,7 @@ def evaluate(
     fallback_kv: KvDtype = base.kv_fixed[0] if base.kv_fixed else engine.default_kv_dtype
     kv: KvDtype = kern.kv_options[0] if kern.kv_options else fallback_kv
     platform = gates.platform(build, hw)
-    memory, budget = _memory_gate(request, engine, variant, layout, base, kv, deployment)
+    memory, budget, offloaded = _memory_gate(request, engine, variant, layout, base, kv, deployment)
     topology = gates.topology(model, engine, layout, hw)
     if layout.nodes > 1 and deployment is None and engine.multi_node != "none" and not engine.flags.nnodes:
         topology = GateResult(
@@ -152,7 +177,7 @@ def evaluate(
     notes: list[str] = []
     if fmt.via_fallback:
         notes.append(fmt.gate.reason)
-    return Candidate(
+    cand = Candidate(
         engine=engine,
         build=build,
         variant=variant,
@@ -164,7 +189,9 @@ def evaluate(
         via_fallback=fmt.via_fallback,
         notes=tuple(notes),
         fallback_args=fmt.args,
+        offload=offloaded,
     )
+    return replace(cand, speed=speed_of(cand, request)) if cand.runnable else cand
 
 
 def candidates_for(catalog: Catalog, request: Request, layout: Layout) -> list[Candidate]:
@@ -190,15 +217,24 @@ def defects(c: Candidate) -> list[str]:
     return [d.text for d in c.variant.defects if d.engines is None or c.engine.id in d.engines]
 
 
-def rank_key(c: Candidate) -> tuple[int, int, int, int, int, float, str, str, str]:
+def offload_cost(c: Candidate) -> int:
+    """0: the GPUs hold every weight; 1: experts run from host RAM on the CPU; 2: weights cross PCIe every step."""
+    if c.offload is None:
+        return 0
+    return 2 if c.offload.mechanism == "weights-gb" else 1
+
+
+def rank_key(c: Candidate) -> tuple[int, int, int, int, int, int, float, float, str, str, str]:
     context = c.settings.context or 0
     return (
+        offload_cost(c),
         STATUS_ORDER[c.status],
         PROVENANCE_ORDER[c.build.provenance],
         2 if defects(c) else (1 if c.via_fallback else 0),
         -c.build.released.toordinal(),
         -context,
         c.budget.weights_gib if c.budget else float("inf"),
+        -c.speed.decode_tps if c.speed else 0.0,
         c.engine.id,
         c.build.id,
         c.variant.id,
@@ -209,13 +245,16 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
     if second is None:
         return "the only path that passes every gate"
     a, b = rank_key(first), rank_key(second)
+    off = {0: "no host offload", 1: "experts in host RAM", 2: "weights copied over PCIe every step"}
     labels = [
+        f"{off[offload_cost(first)]} before {off[offload_cost(second)]}",
         f"a curated recipe ({first.status}) beats a {second.status} plan",
         f"{first.build.provenance} build before a {second.build.provenance} one",
         "native weight kernels instead of a fallback, or a checkpoint without a known defect",
         f"newer build ({first.build.released} vs {second.build.released})",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
         "a smaller checkpoint (more headroom)",
+        "faster estimated decode (a tie-break only)",
     ]
     for index, label in enumerate(labels):
         if a[index] != b[index]:
@@ -278,6 +317,7 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         flags = common_flags(engine, model, variant, set())
         flags.extend(derived_flags(engine, model, settings, cand.layout, kernel_gate, parser_sources))
         flags.extend(fallback_flags(cand))
+        flags = with_offload(flags, offload_flags(cand))
         notes.extend(parser_notes)
         notes.append(
             "derived plan: no curated recipe covers this exact path; "
@@ -307,6 +347,13 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         image=build.images.get(arch) if build.source_build is None else None,
         host_arch=arch,
     )
+
+
+def with_offload(flags: list[Flag], offloaded: list[Flag]) -> list[Flag]:
+    """The offload plan's flags replace the same flags of the derived plan (llama.cpp's even split)."""
+    mine = {f.flag: f for f in offloaded}
+    out = [mine.pop(f.flag, f) for f in flags]
+    return out + list(mine.values())
 
 
 def find_changes(candidates: list[Candidate]) -> list[Change]:
@@ -348,13 +395,20 @@ def resolve(catalog: Catalog, request: Request) -> Resolution:
     layouts = layouts_to_try(request)
     tried: list[int] = []
     last: list[Candidate] = []
+    offloading: tuple[Layout, list[Candidate], list[Candidate], list[int]] | None = None
     for layout in layouts:
         tried.append(layout.gpus)
         cands = candidates_for(catalog, request, layout)
         last = cands
         runnable = sorted((c for c in cands if c.runnable), key=rank_key)
-        if runnable:
+        if runnable and runnable[0].offload is None:
             return _resolution(request, layout, cands, runnable, tried, len(layouts) > 1)
+        if runnable and offloading is None:
+            offloading = (layout, cands, runnable, list(tried))
+    if offloading is not None:
+        # no layout runs from GPU memory alone: the smallest one that runs with host offload
+        layout, cands, runnable, tried_then = offloading
+        return _resolution(request, layout, cands, runnable, tried, len(layouts) > 1, tried_then)
     layout = layouts[-1]
     return _resolution(request, layout, last, [], tried, len(layouts) > 1)
 
@@ -366,6 +420,7 @@ def _resolution(
     runnable: list[Candidate],
     tried: list[int],
     searched: bool,
+    offload_first_at: list[int] | None = None,
 ) -> Resolution:
     plans = tuple(
         make_plan(i + 1, c, request, runnable[1] if len(runnable) > 1 else None) for i, c in enumerate(runnable)
@@ -380,6 +435,11 @@ def _resolution(
             f"{shape} of the {(request.gpus_per_node or 1) * request.nodes}-GPU fleet"
             if runnable
             else f"no layout of the fleet runs; rejections shown for {shape}"
+        )
+    elif searched and runnable and offload_first_at is not None:
+        note = (
+            f"--gpus not given: no size up to {tried[-1]} GPUs holds every weight in GPU memory; {shape} is the "
+            "smallest that runs with host offload"
         )
     elif searched and runnable:
         smaller = [n for n in tried if n != layout.gpus]

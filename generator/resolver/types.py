@@ -6,9 +6,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..memory import Budget
+from ..offload import HostFacts, OffloadPlan
 from ..schema import Deployment, Engine, Hardware, Model, Source, Variant
 from ..schema.common import KvDtype, PlanStatus
 from ..schema.engine import Build
+from ..speed import Estimate
 
 GateId = Literal["architecture", "weight-format", "kernel", "platform", "memory", "topology"]
 GATES: tuple[GateId, ...] = ("architecture", "weight-format", "kernel", "platform", "memory", "topology")
@@ -28,6 +30,7 @@ class Request:
     context: int | None = None
     concurrency: int | None = None
     target_note: str = ""  # how --gpu/--model were understood, shown to the user
+    host: HostFacts = field(default_factory=HostFacts)  # host RAM and bandwidth (offload, speed)
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,8 @@ class Candidate:
     via_fallback: bool
     notes: tuple[str, ...] = ()
     fallback_args: tuple[str, ...] = ()
+    offload: OffloadPlan | None = None  # weights kept in host RAM (the memory gate passed only so)
+    speed: Estimate | None = None
 
     @property
     def runnable(self) -> bool:

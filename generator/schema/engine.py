@@ -54,6 +54,16 @@ class Flags(Strict):
     headless_worker: str | None = Field(default=None, description="switch for non-head nodes that serve no API")
     gpu_layers: str | None = None
     tensor_split: str | None = None
+    cpu_moe_layers: str | None = Field(
+        default=None, description="keeps the MoE experts of the first N layers in host RAM, computed by the CPU"
+    )
+    cpu_offload_gb: str | None = Field(
+        default=None, description="GiB of weights per GPU kept in host RAM and streamed over PCIe every forward pass"
+    )
+    cpu_expert_method: str | None = Field(
+        default=None, description="CPU expert kernel (KTransformers): routed experts live in host RAM"
+    )
+    cpu_expert_weights: str | None = Field(default=None, description="where the CPU expert kernel reads its weights")
 
 
 class MemoryBehaviour(Sourced):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ..capability import Capability
 from .common import HostArch, Sourced, Strict
@@ -20,6 +20,52 @@ class Interconnect(Strict):
     between_nodes: str | None = Field(
         default=None, description="how nodes usually connect, e.g. '2x ConnectX-7 200 GbE'"
     )
+
+
+HostLinkKind = Literal["pcie", "nvlink-c2c", "unified"]
+PCIE_GT_PER_LANE = {3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
+# 128b/130b line coding for gen 3-5; gen 6 sends 256-byte FLITs carrying 242 bytes of payload
+PCIE_EFFICIENCY = {3: 128 / 130, 4: 128 / 130, 5: 128 / 130, 6: 242 / 256}
+
+
+class HostLink(Strict):
+    """How the GPU reaches host memory: a PCIe slot, NVLink-C2C to a Grace CPU, or one shared memory."""
+
+    kind: HostLinkKind
+    pcie_gen: int | None = Field(default=None, ge=3, le=6)
+    lanes: int | None = Field(default=None, ge=1, le=16)
+    bandwidth_gbs: float | None = Field(
+        default=None, gt=0, description="one direction, GB/s; computed from generation × lanes for PCIe"
+    )
+
+    @model_validator(mode="after")
+    def _complete(self) -> HostLink:
+        if self.kind == "pcie" and (self.pcie_gen is None or self.lanes is None):
+            raise ValueError("a pcie host link needs pcie_gen and lanes")
+        if self.kind != "pcie" and self.bandwidth_gbs is None:
+            raise ValueError(f"a {self.kind} host link needs bandwidth_gbs (one direction)")
+        return self
+
+    @property
+    def gbs(self) -> float:
+        """GB/s one way: the link's stated bandwidth, or lanes × transfer rate × line-coding efficiency / 8."""
+        if self.bandwidth_gbs is not None:
+            return self.bandwidth_gbs
+        assert self.pcie_gen is not None and self.lanes is not None
+        return self.lanes * PCIE_GT_PER_LANE[self.pcie_gen] * PCIE_EFFICIENCY[self.pcie_gen] / 8
+
+    def describe(self) -> str:
+        if self.kind == "pcie":
+            return f"PCIe {self.pcie_gen}.0 x{self.lanes} ({self.gbs:.1f} GB/s each way)"
+        return f"{self.kind} ({self.gbs:g} GB/s each way)"
+
+
+class TensorThroughput(Strict):
+    """Dense (no structured sparsity) tensor-core TFLOPS per GPU, as the vendor states them."""
+
+    bf16: float = Field(gt=0, description="BF16 (FP16 where the GPU has no BF16)")
+    fp8: float | None = Field(default=None, gt=0)
+    fp4: float | None = Field(default=None, gt=0)
 
 
 class Hardware(Sourced):
@@ -38,6 +84,8 @@ class Hardware(Sourced):
     host_arch: list[HostArch] = Field(min_length=1)
     interconnect: Interconnect
     gpus_per_node: list[int] = Field(min_length=1, description="usual node sizes, most common first")
+    host_link: HostLink = Field(description="the GPU's link to host memory (offload and weight loading cross it)")
+    tensor_tflops: TensorThroughput = Field(description="dense tensor-core throughput (prefill estimates)")
     default_for_capability: bool = Field(
         default=False, description="the part a bare compute capability (sm80) stands for"
     )

@@ -1,0 +1,277 @@
+"""Host-memory offload: which weights leave the GPU, how much host RAM they take, and the engine flags.
+
+Pure functions over catalog facts and the request's host facts. Each engine offloads its own way
+(declared in its flag vocabulary, engines/*.yaml):
+
+* `cpu_moe_layers` (llama.cpp `--n-cpu-moe N`): the routed experts of the first N layers stay in
+  host RAM and the CPU computes them; attention, shared experts, dense layers and the KV cache
+  stay on the GPUs. Decode reads those experts at host-memory speed.
+* `cpu_expert_method` (KTransformers `--kt-method`): every routed expert lives in host RAM and runs
+  on CPU kernels; the GPU keeps the rest.
+* `cpu_offload_gb` (vLLM/SGLang `--cpu-offload-gb X`): X GiB of each GPU's weights stay in host
+  RAM and are copied over PCIe in every forward pass — PCIe-bound, whatever the model.
+
+The solver tries the fewest units (expert layers or GiB) that make the GPU budget fit at the
+planned context, then checks the host RAM.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from .memory import GIB, Budget
+from .schema import Engine, Hardware, Model, Source
+
+HOST_MEMORY_DEFAULT_GIB = 64.0
+HOST_BANDWIDTH_DEFAULT_GBS = 51.2
+HOST_RESERVE_GIB = 8.0  # the OS, the engine process, pinned staging buffers
+OFFLOAD_CONTEXT = 32768  # planned context of an offload plan unless --context says otherwise
+NON_EXPERT_MIN_BYTES = 1.0  # quantised MoE checkpoints keep attention/embeddings at 8 bits or more
+NON_EXPERT_MAX_BYTES = 2.0
+
+Mechanism = Literal["expert-layers", "all-experts", "weights-gb"]
+
+SOURCES: dict[Mechanism, tuple[Source, ...]] = {
+    "expert-layers": (
+        Source(
+            url="https://github.com/ggml-org/llama.cpp/pull/15077",
+            note="--n-cpu-moe N keeps the MoE weights of the first N layers in the CPU; --cpu-moe keeps all of them",
+        ),
+        Source(url="shared/engine-cli/llama-server-0c1e570.json", note="--n-cpu-moe, --tensor-split, --gpu-layers"),
+    ),
+    "all-experts": (
+        Source(
+            url="https://github.com/kvcache-ai/ktransformers/blob/v0.7.0/doc/en/DeepSeek-V4-Flash.md",
+            note="experts split between CPU (--kt-cpuinfer) and GPU (--kt-num-gpu-experts); --kt-method picks the "
+            "CPU kernel",
+        ),
+        Source(url="shared/engine-cli/sglang-0.5.23.json", note="--kt-method, --kt-weight-path"),
+    ),
+    "weights-gb": (
+        Source(
+            url="https://docs.vllm.ai/en/latest/configuration/engine_args.html",
+            note="--cpu-offload-gb: GiB per GPU offloaded to CPU; part of the model is loaded from CPU memory to "
+            "GPU memory on the fly in each forward pass, so it needs a fast CPU-GPU interconnect",
+        ),
+        Source(url="shared/engine-cli/vllm-0.33.0.json", note="--cpu-offload-gb (float), SGLang 0.5.23: int"),
+    ),
+}
+
+# KTransformers' --kt-method per checkpoint format (its supported-models-and-precision page)
+KT_METHODS = {
+    "bf16": "BF16",
+    "fp8": "FP8",
+    "fp8_block": "FP8",
+    "int4": "RAWINT4",
+    "gptq": "GPTQ_INT4",
+    "gguf": "LLAMAFILE",
+    "mixed_fp4_fp8": "MXFP4",
+}
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """The machine's RAM and its bandwidth: inputs of the request, with defaults said out loud."""
+
+    memory_gib: float = HOST_MEMORY_DEFAULT_GIB
+    bandwidth_gbs: float = HOST_BANDWIDTH_DEFAULT_GBS
+    memory_default: bool = True
+    bandwidth_default: bool = True
+
+    def describe(self) -> str:
+        mem = f"{self.memory_gib:g} GiB RAM" + (" (default; set --host-memory)" if self.memory_default else "")
+        bw = f"{self.bandwidth_gbs:g} GB/s" + (
+            " (default: dual-channel DDR4-3200; set --host-bandwidth)" if self.bandwidth_default else ""
+        )
+        return f"host: {mem}, {bw}"
+
+
+@dataclass(frozen=True)
+class WeightSplit:
+    """The checkpoint split into routed experts (per MoE layer) and everything else, in bytes."""
+
+    expert_layer_bytes: float
+    moe_layers: int
+    dense_layers: int
+    resident_bytes: float
+    note: str
+
+
+def weight_split(model: Model, size: float) -> WeightSplit | None:
+    """Routed-expert bytes per MoE layer. None for a dense model.
+
+    Expert parameters come from the shapes (experts × 3 projections × hidden × moe_intermediate),
+    or from total − active when the catalog has no expert width. Non-expert weights are taken at
+    the checkpoint's average bytes per parameter, clamped to 1–2 B (quantised MoE checkpoints keep
+    attention and embeddings at 8 bits or more); the experts hold the rest of the file.
+    """
+    moe = model.moe
+    if moe is None:
+        return None
+    moe_layers = model.layers - moe.dense_layers
+    total = model.params_total_b * 1e9
+    if moe.moe_intermediate is not None:
+        expert_params = moe.experts * 3 * model.hidden_size * moe.moe_intermediate * moe_layers
+        how = f"{moe.experts} experts × 3 × {model.hidden_size} × {moe.moe_intermediate} × {moe_layers} layers"
+    elif model.params_active_b is not None and moe.experts > moe.top_k:
+        expert_params = (total - model.params_active_b * 1e9) * moe.experts / (moe.experts - moe.top_k)
+        how = f"(total − active) × {moe.experts}/{moe.experts - moe.top_k}"
+    else:
+        return None
+    if expert_params >= total:
+        return None
+    per_param = size / total
+    rest = (total - expert_params) * min(max(per_param, NON_EXPERT_MIN_BYTES), NON_EXPERT_MAX_BYTES)
+    experts = size - rest
+    if experts <= 0:
+        return None
+    note = (
+        f"routed experts ≈ {expert_params / 1e9:.1f}B parameters ({how}) = {experts / 1e9:.1f} GB of the "
+        f"{size / 1e9:.1f} GB checkpoint; the other {rest / 1e9:.1f} GB (attention, shared experts, dense layers, "
+        "embeddings) stay on the GPUs"
+    )
+    return WeightSplit(experts / moe_layers, moe_layers, moe.dense_layers, rest, note)
+
+
+@dataclass(frozen=True)
+class OffloadPlan:
+    mechanism: Mechanism
+    host_bytes: float  # weights kept in host RAM, whole model
+    cpu_layers: int  # expert layers in host RAM (expert-layers / all-experts)
+    moe_layers: int
+    gb_per_gpu: int  # weights-gb: GiB per GPU
+    host: HostFacts
+    budget: Budget  # the GPU budget with the offloaded weights gone
+    tensor_split: tuple[int, ...] = ()  # llama.cpp: layers per GPU, balancing the experts left on the GPUs
+    split: WeightSplit | None = None
+
+    @property
+    def host_gib(self) -> float:
+        return self.host_bytes / GIB
+
+    def summary(self) -> str:
+        room = self.host.memory_gib - HOST_RESERVE_GIB
+        if self.mechanism == "weights-gb":
+            what = f"{self.gb_per_gpu} GiB of weights per GPU in host RAM, copied over PCIe every forward pass"
+        elif self.mechanism == "all-experts":
+            what = f"all {self.moe_layers} layers' routed experts in host RAM, computed by the CPU"
+        else:
+            what = (
+                f"the routed experts of {self.cpu_layers} of {self.moe_layers} MoE layers in host RAM, "
+                "computed by the CPU"
+            )
+        return f"{what}: {self.host_gib:.1f} GiB of the {room:g} GiB usable ({self.host.describe()})"
+
+
+def mechanism_of(engine: Engine) -> Mechanism | None:
+    flags = engine.flags
+    if flags.cpu_expert_method:
+        return "all-experts"
+    if flags.cpu_moe_layers:
+        return "expert-layers"
+    if flags.cpu_offload_gb:
+        return "weights-gb"
+    return None
+
+
+Fit = Callable[[float], Budget]  # weights bytes per GPU -> the GPU budget at the planned context
+
+
+def solve(
+    engine: Engine, hardware: Hardware, model: Model, size: float, shards: int, host: HostFacts, fit: Fit
+) -> OffloadPlan | str:
+    """The least offload that fits the GPUs, within host RAM; or why none does."""
+    mechanism = mechanism_of(engine)
+    if mechanism is None:
+        return f"{engine.name} has no host-offload mechanism in the catalog"
+    if hardware.memory_kind == "unified":
+        return f"{hardware.name} shares one memory between CPU and GPU: offloading to host RAM frees nothing"
+    room = (host.memory_gib - HOST_RESERVE_GIB) * GIB
+    split = weight_split(model, size) if mechanism != "weights-gb" else None
+    if mechanism != "weights-gb" and split is None:
+        return f"{model.name} has no routed experts to keep in host RAM ({engine.name} offloads experts only)"
+
+    def host_check(plan: OffloadPlan) -> OffloadPlan | str:
+        if plan.host_bytes > room:
+            return (
+                f"offload needs {plan.host_gib:.1f} GiB of host RAM for weights but {host.memory_gib:g} GiB less "
+                f"~{HOST_RESERVE_GIB:g} GiB for the OS leaves {room / GIB:.1f} GiB"
+                + (" (the default; pass --host-memory if the machine has more)" if host.memory_default else "")
+            )
+        return plan
+
+    if mechanism == "weights-gb":
+        per_gpu = size / shards
+        last: Budget | None = None
+        for gb in range(1, math.ceil(per_gpu / GIB) + 1):
+            budget = fit(per_gpu - gb * GIB)
+            last = budget
+            if budget.fits:
+                return host_check(OffloadPlan(mechanism, gb * GIB * shards, 0, 0, gb, host, budget))
+        reason = last.reason if last is not None else "no weights to offload"
+        return f"even with every weight in host RAM the GPUs do not fit: {reason}"
+
+    assert split is not None
+    if mechanism == "all-experts":
+        budget = fit(split.resident_bytes / shards)
+        if not budget.fits:
+            return f"even with every routed expert in host RAM: {budget.reason}"
+        host_bytes = split.expert_layer_bytes * split.moe_layers
+        return host_check(OffloadPlan(mechanism, host_bytes, split.moe_layers, split.moe_layers, 0, host, budget))
+
+    for cpu_layers in range(1, split.moe_layers + 1):
+        on_gpu = split.resident_bytes + (split.moe_layers - cpu_layers) * split.expert_layer_bytes
+        budget = fit(on_gpu / shards)
+        if budget.fits:
+            plan = OffloadPlan(
+                mechanism,
+                cpu_layers * split.expert_layer_bytes,
+                cpu_layers,
+                split.moe_layers,
+                0,
+                host,
+                budget,
+                tensor_split=balanced_split(split, model.layers, cpu_layers, shards, budget),
+                split=split,
+            )
+            return host_check(plan)
+    return f"even with all {split.moe_layers} expert layers in host RAM: {budget.reason}"
+
+
+def balanced_split(split: WeightSplit, layers: int, cpu_layers: int, gpus: int, budget: Budget) -> tuple[int, ...]:
+    """Layers per GPU so each GPU holds about the same bytes.
+
+    llama.cpp hands layers out in order (`--tensor-split` is a proportion of layers) and
+    `--n-cpu-moe N` empties the experts of the *first* N layers, so an even split would leave the
+    first GPU half full; weight each layer by what it keeps on the GPU.
+    """
+    if gpus <= 1:
+        return ()
+    resident_per_layer = split.resident_bytes / layers
+    kv_per_layer = budget.context * budget.concurrency * budget.per_token_bytes * gpus / layers
+    first_moe = split.dense_layers
+    cost = [
+        resident_per_layer
+        + kv_per_layer
+        + (split.expert_layer_bytes if i >= first_moe and i - first_moe >= cpu_layers else 0.0)
+        for i in range(layers)
+    ]
+    target = sum(cost) / gpus
+    counts: list[int] = []
+    acc, count = 0.0, 0
+    for c in cost:
+        if acc + c / 2 > target * (len(counts) + 1) and len(counts) < gpus - 1 and count:
+            counts.append(count)
+            count = 0
+        acc += c
+        count += 1
+    counts.append(count)
+    counts += [0] * (gpus - len(counts))
+    return tuple(counts)
+
+
+def kt_method(quant: str) -> str | None:
+    return KT_METHODS.get(quant)

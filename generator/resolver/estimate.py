@@ -1,0 +1,37 @@
+"""A candidate's speed estimate: the roofline of speed.py fed with what the planners decided."""
+
+from __future__ import annotations
+
+from ..memory import checkpoint_bytes
+from ..speed import Estimate, Scenario, estimate
+from .types import Candidate, Request
+
+
+def scenario_of(cand: Candidate, request: Request) -> Scenario | None:
+    budget = cand.budget
+    sized = checkpoint_bytes(request.model, cand.variant.size_bytes, cand.variant.quant)
+    if budget is None or sized is None:
+        return None
+    off = cand.offload
+    return Scenario(
+        model=request.model,
+        hardware=request.hardware,
+        gpus_per_node=cand.layout.gpus_per_node,
+        nodes=cand.layout.nodes,
+        layer_split=cand.engine.parallelism == "layers",
+        size_bytes=sized[0],
+        quant=cand.variant.quant,
+        kv_per_token_gpu=budget.per_token_bytes,
+        per_request_gpu=budget.per_request_bytes,
+        context=budget.context,
+        concurrency=budget.concurrency,
+        host=request.host,
+        cpu_expert_layers=off.cpu_layers if off is not None else 0,
+        streamed_gib_per_gpu=float(off.gb_per_gpu) if off is not None else 0.0,
+        cpu_prefill=off is not None and off.mechanism == "all-experts",
+    )
+
+
+def speed_of(cand: Candidate, request: Request) -> Estimate | None:
+    scenario = scenario_of(cand, request)
+    return estimate(scenario) if scenario is not None else None
