@@ -1,0 +1,28 @@
+#!/usr/bin/env python3
+"""Estimate vs published decode speed for every row of recipes/measurements/ (run by hand).
+
+python scripts/calibrate.py          # the table, the median error and the measured/estimated band
+"""
+
+from __future__ import annotations
+
+from recipegen.calibration import compare, load, summary
+from recipegen.catalog import load as load_catalog
+from recipegen.speed import BAND
+
+
+def main() -> None:
+    catalog = load_catalog([])
+    rows = [compare(catalog, m) for m in load()]
+    print(f"{'measurement':44} {'engine':12} {'GPUs':>10} {'measured':>9} {'estimate':>9} {'meas/est':>8}")
+    for c in rows:
+        m = c.row
+        gpus = f"{m.gpus}x{m.hardware}"
+        print(f"{m.id:44} {m.engine:12} {gpus:>10} {m.decode_tps:9.1f} {c.estimate:9.1f} {c.ratio:8.2f}")
+    median, low, high = summary(rows)
+    print(f"\n{len(rows)} measurements: median error {median:.0%}; measured/estimated 10th-90th percentile "
+          f"{low:.2f}-{high:.2f} (speed.BAND is {BAND[0]}-{BAND[1]})")
+
+
+if __name__ == "__main__":
+    main()
