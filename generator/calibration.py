@@ -21,7 +21,7 @@ from .errors import RecipegenError
 from .memory import Unplannable, checkpoint_bytes, footprint
 from .offload import HostFacts, weight_split
 from .schema.common import KvDtype, Source, Strict
-from .speed import Scenario, estimate
+from .speed import Regime, Scenario, estimate, regime_of
 
 MEASUREMENTS = Path(__file__).resolve().parent.parent / "recipes" / "measurements"
 
@@ -68,6 +68,7 @@ def load(folder: Path = MEASUREMENTS) -> list[Measurement]:
 class Comparison:
     row: Measurement
     estimate: float
+    regime: Regime
 
     @property
     def ratio(self) -> float:
@@ -115,12 +116,22 @@ def compare(catalog: Catalog, row: Measurement) -> Comparison:
         cpu_expert_layers=cpu_layers,
         cpu_prefill=row.offload == "all-experts",
     )
-    return Comparison(row, estimate(scenario).decode_tps)
+    return Comparison(row, estimate(scenario).decode_tps, regime_of(scenario))
 
 
 def summary(comparisons: list[Comparison]) -> tuple[float, float, float]:
-    """Median absolute error (as a share of the measurement), and the 10th/90th percentile of measured ÷ estimated."""
+    """Median absolute error of the estimate (as a share of the measurement), and the 10th/90th
+    percentile of measured ÷ estimated."""
     errors = [abs(c.estimate - c.row.decode_tps) / c.row.decode_tps for c in comparisons]
     ratios = sorted(c.ratio for c in comparisons)
+    if len(ratios) < 2:
+        return statistics.median(errors), ratios[0], ratios[0]
     deciles = statistics.quantiles(ratios, n=10, method="inclusive")
     return statistics.median(errors), deciles[0], deciles[-1]
+
+
+def by_regime(comparisons: list[Comparison]) -> dict[Regime, list[Comparison]]:
+    out: dict[Regime, list[Comparison]] = {}
+    for c in comparisons:
+        out.setdefault(c.regime, []).append(c)
+    return out

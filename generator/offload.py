@@ -207,7 +207,7 @@ def solve(
         per_gpu = size / shards
         last: Budget | None = None
         for gb in range(1, math.ceil(per_gpu / GIB) + 1):
-            budget = fit(per_gpu - gb * GIB)
+            budget = fit(max(per_gpu - gb * GIB, 0.0))
             last = budget
             if budget.fits:
                 return host_check(OffloadPlan(mechanism, gb * GIB * shards, 0, 0, gb, host, budget))

@@ -6,9 +6,9 @@ python scripts/calibrate.py          # the table, the median error and the measu
 
 from __future__ import annotations
 
-from recipegen.calibration import compare, load, summary
+from recipegen.calibration import by_regime, compare, load, summary
 from recipegen.catalog import load as load_catalog
-from recipegen.speed import BAND
+from recipegen.speed import BANDS
 
 
 def main() -> None:
@@ -19,9 +19,15 @@ def main() -> None:
         m = c.row
         gpus = f"{m.gpus}x{m.hardware}"
         print(f"{m.id:44} {m.engine:12} {gpus:>10} {m.decode_tps:9.1f} {c.estimate:9.1f} {c.ratio:8.2f}")
-    median, low, high = summary(rows)
-    print(f"\n{len(rows)} measurements: median error {median:.0%}; measured/estimated 10th-90th percentile "
-          f"{low:.2f}-{high:.2f} (speed.BAND is {BAND[0]}-{BAND[1]})")
+    median, _, _ = summary(rows)
+    print(f"\n{len(rows)} measurements: median error of the roofline {median:.0%}")
+    for regime, group in by_regime(rows).items():
+        median, low, high = summary(group)
+        band = BANDS[regime]
+        print(
+            f"  {regime}: {len(group)} rows, median error {median:.0%}, measured/estimated 10th-90th percentile "
+            f"{low:.2f}-{high:.2f} (band used in the output: {band[0]}-{band[1]})"
+        )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,142 @@
+"""Host offload as a planned layout: the solver's answers and each engine's flags, through the CLI
+and the resolver, checked against the engines' own flag vocabularies."""
+
+from __future__ import annotations
+
+import pytest
+
+from recipegen.vocabulary import check_argv, vocabulary
+
+from .conftest import run_cli
+
+
+def explain(*args: str) -> dict:
+    result = run_cli("explain", "--format", "json", *args)
+    assert result.code == 0, result.err
+    return result.json()
+
+
+def first(plans: list[dict], engine: str) -> dict:
+    return next(p for p in plans if p["engine"] == engine)
+
+
+COMMAND_LENGTH = {"llama.cpp": 1, "vllm": 2, "sglang": 3}  # llama-server · vllm serve · python3 -m sglang…
+
+
+def vocab_problems(plan: dict, reference: str) -> list[str]:
+    return check_argv(vocabulary(reference), plan["argv"][COMMAND_LENGTH[plan["engine"]] :])
+
+
+def test_two_3090s_run_gpt_oss_120b_with_experts_in_host_ram():
+    """The issue's case: 2 × RTX 3090 and gpt-oss-120b was 'blocked'; now llama.cpp leads with
+    --n-cpu-moe, a balanced --tensor-split, an offload summary and a speed estimate."""
+    data = explain("--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b")
+    assert data["verdict"] == "runnable"
+    top = data["plans"][0]
+    assert top["engine"] == "llama.cpp"
+    assert top["offload"]["mechanism"] == "expert-layers"
+    layers = top["offload"]["cpu_expert_layers"]
+    assert 0 < layers < top["offload"]["moe_layers"]
+    argv = top["argv"]
+    assert argv[argv.index("--n-cpu-moe") + 1] == str(layers)
+    split = [int(n) for n in argv[argv.index("--tensor-split") + 1].split(",")]
+    assert len(split) == 2 and sum(split) == 36
+    assert split[0] > split[1], "the first GPU lost its experts to --n-cpu-moe, so it takes more layers"
+    assert vocab_problems(top, "llama-server-0c1e570") == []
+    assert top["speed"]["decode_tokens_per_s"] > 0
+    assert data["request"]["host_memory_default"] is True
+
+
+def test_more_context_moves_more_expert_layers_to_the_host():
+    layers = []
+    for context in ("4096", "65536", "131072"):
+        data = explain("--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--engine", "llama.cpp",
+                       "--context", context, "--host-memory", "256")
+        plan = data["plans"][0]
+        assert plan["memory"]["context"] == int(context)
+        layers.append(plan["offload"]["cpu_expert_layers"])
+    assert layers[0] <= layers[1] <= layers[2] and layers[0] < layers[2], layers
+
+
+def test_too_little_host_ram_refuses_with_the_number_and_the_option():
+    enough = explain("--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--engine", "llama.cpp",
+                     "--host-memory", "32")
+    assert enough["verdict"] == "runnable"
+    need = enough["plans"][0]["offload"]["host_gib"]
+    short = explain("--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--engine", "llama.cpp",
+                    "--host-memory", "16")
+    assert short["verdict"] == "blocked"
+    memory = [r for r in short["rejected"] if r["gate"] == "memory" and r["variant"] == "gguf"]
+    assert memory and f"{need:.1f} GiB of host RAM" in memory[0]["reason"]
+    assert "16 GiB" in memory[0]["reason"]
+
+
+def test_refuses_when_even_full_offload_does_not_fit():
+    """With every weight in host RAM, the KV cache of a 131k context × 64 requests still does not fit."""
+    data = explain("--gpu", "rtx-3090", "--gpus", "1", "--model", "qwen3-32b", "--engine", "vllm",
+                   "--variant", "bf16", "--context", "131072", "--concurrency", "64", "--host-memory", "512")
+    assert data["verdict"] == "blocked"
+    reasons = [r["reason"] for r in data["rejected"] if r["gate"] == "memory"]
+    assert reasons and all("host offload: even with every weight in host RAM" in r for r in reasons)
+
+
+def test_offload_ranks_below_plans_that_fit_and_a_layout_search_prefers_those():
+    """Without --gpus, 4 × 3090 hold gpt-oss-120b in GPU memory: no offload plan is offered first."""
+    data = explain("--gpu", "rtx-3090", "--model", "gpt-oss-120b")
+    assert data["request"]["gpus_per_node"] == 4
+    assert all(p["offload"] is None for p in data["plans"])
+    pinned = explain("--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b")
+    kinds = [p["offload"]["mechanism"] for p in pinned["plans"]]
+    assert kinds == sorted(kinds, key=lambda k: k == "weights-gb"), "PCIe-streamed weights rank after CPU experts"
+
+
+@pytest.mark.parametrize(("engine", "reference"), [("vllm", "vllm-0.33.0"), ("sglang", "sglang-0.5.23")])
+def test_cpu_offload_gb_plans_say_they_are_pcie_bound(engine, reference):
+    data = explain("--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--engine", engine)
+    plan = data["plans"][0]
+    assert plan["offload"]["mechanism"] == "weights-gb"
+    flag = next(f for f in plan["flags"] if f["flag"] == "--cpu-offload-gb")
+    assert int(flag["value"]) == plan["offload"]["gib_per_gpu"] > 0
+    assert "PCIe" in flag["reason"]
+    assert plan["speed"]["bound_by"].startswith("PCIe")
+    assert vocab_problems(plan, reference) == []
+
+
+def test_ktransformers_plans_its_cpu_experts_and_its_flags_exist_in_sglang(catalog):
+    """KTransformers' memory gate used to say 'unknown'; now it plans host RAM for every routed expert."""
+    from recipegen.resolver import Request, resolve
+    from recipegen.resolver.flags import argv_of
+    from recipegen.resolver.hostflags import offload_flags
+    from recipegen.offload import HostFacts
+
+    request = Request(
+        model=catalog.models["qwen3-235b-a22b"],
+        hardware=catalog.hardware["rtx-4090"],
+        gpus_per_node=1,
+        engine="ktransformers",
+        variant="bf16",
+        host=HostFacts(memory_gib=1024, memory_default=False),
+    )
+    cand = next(c for c in resolve(catalog, request).candidates if c.variant.id == "bf16")
+    memory = cand.gates[4]
+    assert memory.outcome == "pass" and "all 94 layers' routed experts in host RAM" in memory.reason
+    flags = offload_flags(cand)
+    assert [f.flag for f in flags] == ["--kt-method", "--kt-weight-path"]
+    assert flags[0].value == "BF16"
+    assert check_argv(vocabulary("sglang-0.5.23"), argv_of(cand.engine, flags)[3:]) == []
+    small = resolve(catalog, Request(**{**request.__dict__, "host": HostFacts(memory_gib=128, memory_default=False)}))
+    failed = next(c for c in small.candidates if c.variant.id == "bf16").gates[4]
+    assert failed.outcome == "fail" and "host RAM" in failed.reason
+
+
+def test_unified_memory_never_offloads():
+    data = explain("--gpu", "gb10", "--gpus", "1", "--model", "deepseek-v3")
+    assert all(p["offload"] is None for p in data["plans"])
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "nan", "inf", "70000"])
+def test_host_numbers_out_of_bounds_are_one_line_errors(value):
+    result = run_cli("explain", "--gpu", "rtx-3090", "--model", "gpt-oss-120b", "--host-memory", value)
+    assert result.code == 2
+    assert "--host-memory" in result.err
+    assert "Traceback" not in result.err
