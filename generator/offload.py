@@ -114,7 +114,7 @@ def weight_split(model: Model, size: float) -> WeightSplit | None:
     moe_layers = model.layers - moe.dense_layers
     total = model.params_total_b * 1e9
     if moe.moe_intermediate is not None:
-        expert_params = moe.experts * 3 * model.hidden_size * moe.moe_intermediate * moe_layers
+        expert_params = float(moe.experts * 3 * model.hidden_size * moe.moe_intermediate * moe_layers)
         how = f"{moe.experts} experts × 3 × {model.hidden_size} × {moe.moe_intermediate} × {moe_layers} layers"
     elif model.params_active_b is not None and moe.experts > moe.top_k:
         expert_params = (total - model.params_active_b * 1e9) * moe.experts / (moe.experts - moe.top_k)

@@ -233,7 +233,9 @@ def _prefill(
     attention = 2 * 2 * (att.layers or model.layers) * att.num_heads * head * s.context / 2
     flops = 2 * active + attention
     t = flops / (parallel * peak * 1e12 * EFF_COMPUTE)
-    text = f"prefill: (2 × {active / 1e9:.1f}B + attention at half the context) ÷ ({parallel} × {peak:g} {dtype} TFLOPS)"
+    text = (
+        f"prefill: (2 × {active / 1e9:.1f}B + attention at half the context) ÷ ({parallel} × {peak:g} {dtype} TFLOPS)"
+    )
     if split is not None and s.cpu_expert_layers and s.cpu_prefill:
         lines.append(text + "; the CPU computes every routed expert: CPU throughput is not in the catalog")
         return None

@@ -50,8 +50,20 @@ def test_two_3090s_run_gpt_oss_120b_with_experts_in_host_ram():
 def test_more_context_moves_more_expert_layers_to_the_host():
     layers = []
     for context in ("4096", "65536", "131072"):
-        data = explain("--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--engine", "llama.cpp",
-                       "--context", context, "--host-memory", "256")
+        data = explain(
+            "--gpu",
+            "rtx-3090",
+            "--gpus",
+            "2",
+            "--model",
+            "gpt-oss-120b",
+            "--engine",
+            "llama.cpp",
+            "--context",
+            context,
+            "--host-memory",
+            "256",
+        )
         plan = data["plans"][0]
         assert plan["memory"]["context"] == int(context)
         layers.append(plan["offload"]["cpu_expert_layers"])
@@ -59,12 +71,14 @@ def test_more_context_moves_more_expert_layers_to_the_host():
 
 
 def test_too_little_host_ram_refuses_with_the_number_and_the_option():
-    enough = explain("--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--engine", "llama.cpp",
-                     "--host-memory", "32")
+    enough = explain(
+        "--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--engine", "llama.cpp", "--host-memory", "32"
+    )
     assert enough["verdict"] == "runnable"
     need = enough["plans"][0]["offload"]["host_gib"]
-    short = explain("--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--engine", "llama.cpp",
-                    "--host-memory", "16")
+    short = explain(
+        "--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--engine", "llama.cpp", "--host-memory", "16"
+    )
     assert short["verdict"] == "blocked"
     memory = [r for r in short["rejected"] if r["gate"] == "memory" and r["variant"] == "gguf"]
     assert memory and f"{need:.1f} GiB of host RAM" in memory[0]["reason"]
@@ -73,8 +87,24 @@ def test_too_little_host_ram_refuses_with_the_number_and_the_option():
 
 def test_refuses_when_even_full_offload_does_not_fit():
     """With every weight in host RAM, the KV cache of a 131k context × 64 requests still does not fit."""
-    data = explain("--gpu", "rtx-3090", "--gpus", "1", "--model", "qwen3-32b", "--engine", "vllm",
-                   "--variant", "bf16", "--context", "131072", "--concurrency", "64", "--host-memory", "512")
+    data = explain(
+        "--gpu",
+        "rtx-3090",
+        "--gpus",
+        "1",
+        "--model",
+        "qwen3-32b",
+        "--engine",
+        "vllm",
+        "--variant",
+        "bf16",
+        "--context",
+        "131072",
+        "--concurrency",
+        "64",
+        "--host-memory",
+        "512",
+    )
     assert data["verdict"] == "blocked"
     reasons = [r["reason"] for r in data["rejected"] if r["gate"] == "memory"]
     assert reasons and all("host offload: even with every weight in host RAM" in r for r in reasons)
@@ -104,10 +134,10 @@ def test_cpu_offload_gb_plans_say_they_are_pcie_bound(engine, reference):
 
 def test_ktransformers_plans_its_cpu_experts_and_its_flags_exist_in_sglang(catalog):
     """KTransformers' memory gate used to say 'unknown'; now it plans host RAM for every routed expert."""
+    from recipegen.offload import HostFacts
     from recipegen.resolver import Request, resolve
     from recipegen.resolver.flags import argv_of
     from recipegen.resolver.hostflags import offload_flags
-    from recipegen.offload import HostFacts
 
     request = Request(
         model=catalog.models["qwen3-235b-a22b"],

@@ -58,8 +58,15 @@ def test_gpt_oss_120b_with_ten_expert_layers_on_the_cpu_equals_the_hand_derivati
     """
     est = estimate(
         scenario(
-            catalog, "gpt-oss-120b", "rtx-3090", 2, 59.02, 18_432,
-            per_request_gpu=2_359_296.0, context=4096, cpu_expert_layers=10,
+            catalog,
+            "gpt-oss-120b",
+            "rtx-3090",
+            2,
+            59.02,
+            18_432,
+            per_request_gpu=2_359_296.0,
+            context=4096,
+            cpu_expert_layers=10,
         )
     )
     assert est.decode_tps == pytest.approx(43.1869, rel=1e-4)
@@ -80,8 +87,20 @@ def test_estimate_moves_the_right_way(catalog):
 
 def test_every_plan_carries_an_estimate_that_the_cli_varies_with_the_host():
     def decode(*extra: str) -> float:
-        result = run_cli("explain", "--format", "json", "--gpu", "rtx-3090", "--gpus", "2",
-                         "--model", "gpt-oss-120b", "--engine", "llama.cpp", *extra)
+        result = run_cli(
+            "explain",
+            "--format",
+            "json",
+            "--gpu",
+            "rtx-3090",
+            "--gpus",
+            "2",
+            "--model",
+            "gpt-oss-120b",
+            "--engine",
+            "llama.cpp",
+            *extra,
+        )
         assert result.code == 0, result.err
         plans = result.json()["plans"]
         assert all(p["speed"] is not None and p["speed"]["estimate"] is True for p in plans)
@@ -93,8 +112,21 @@ def test_every_plan_carries_an_estimate_that_the_cli_varies_with_the_host():
 
 def test_offload_plans_estimate_slower_than_the_same_gpus_without_offload():
     def top(gpus: str) -> dict:
-        result = run_cli("explain", "--format", "json", "--gpu", "rtx-3090", "--gpus", gpus,
-                         "--model", "gpt-oss-120b", "--engine", "llama.cpp", "--context", "32768")
+        result = run_cli(
+            "explain",
+            "--format",
+            "json",
+            "--gpu",
+            "rtx-3090",
+            "--gpus",
+            gpus,
+            "--model",
+            "gpt-oss-120b",
+            "--engine",
+            "llama.cpp",
+            "--context",
+            "32768",
+        )
         return result.json()["plans"][0]
 
     offloaded, resident = top("2"), top("4")
@@ -130,8 +162,17 @@ def test_a_measurement_row_is_strict():
     with pytest.raises(ValueError, match="speed"):
         Measurement.model_validate(
             {
-                "id": "x", "engine": "vllm", "model": "qwen3-32b", "hardware": "h100-sxm", "gpus": 1,
-                "parallelism": "tensor", "quant": "bf16", "kv_dtype": "bf16", "context": 1, "decode_tps": 1,
-                "source": {"url": "https://example.org"}, "speed": 3,
+                "id": "x",
+                "engine": "vllm",
+                "model": "qwen3-32b",
+                "hardware": "h100-sxm",
+                "gpus": 1,
+                "parallelism": "tensor",
+                "quant": "bf16",
+                "kv_dtype": "bf16",
+                "context": 1,
+                "decode_tps": 1,
+                "source": {"url": "https://example.org"},
+                "speed": 3,
             }
         )

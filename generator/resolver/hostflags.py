@@ -13,7 +13,8 @@ def offload_flags(cand: Candidate) -> list[Flag]:
         return []
     f = cand.engine.flags
     srcs = SOURCES[off.mechanism]
-    room = f"{off.host_gib:.1f} GiB of host RAM (of {off.host.memory_gib:g} GiB, ~{HOST_RESERVE_GIB:g} GiB kept for the OS)"
+    total = f"{off.host.memory_gib:g} GiB, ~{HOST_RESERVE_GIB:g} GiB kept for the OS"
+    room = f"{off.host_gib:.1f} GiB of host RAM (of {total})"
     out: list[Flag] = []
     if off.mechanism == "expert-layers":
         assert f.cpu_moe_layers is not None
@@ -65,7 +66,8 @@ def offload_flags(cand: Candidate) -> list[Flag]:
                 Flag(
                     f.cpu_expert_method,
                     method,
-                    f"CPU expert kernel for {cand.variant.quant} weights: every routed expert runs from host RAM ({room})",
+                    f"CPU expert kernel for {cand.variant.quant} weights: "
+                    f"every routed expert runs from host RAM ({room})",
                     srcs,
                 )
             )

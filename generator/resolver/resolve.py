@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from ..catalog import Catalog
 from .. import offload
+from ..catalog import Catalog
 from ..memory import Budget, MemoryInputs, Unplannable, checkpoint_bytes, footprint, plan
 from ..offload import OFFLOAD_CONTEXT, OffloadPlan
 from ..schema import Deployment, Engine, Source, Variant
@@ -30,8 +30,8 @@ from ..schema.common import KvDtype
 from ..schema.engine import Build
 from . import gates
 from .estimate import speed_of
-from .hostflags import offload_flags
 from .flags import argv_of, common_flags, derived_flags, fallback_flags, parsers_for, settings_from_deployment
+from .hostflags import offload_flags
 from .types import Candidate, Change, Flag, GateResult, Layout, Plan, Request, Resolution, Settings
 
 NODE_SIZES = (1, 2, 4, 8)
@@ -93,7 +93,9 @@ def _memory_gate(
         return GateResult("memory", "pass", reason, tuple(dep.sources)), None, None
     if size is None:
         return (
-            GateResult("memory", "unknown", f"the size of {variant.repo} is not in the catalog", tuple(variant.sources)),
+            GateResult(
+                "memory", "unknown", f"the size of {variant.repo} is not in the catalog", tuple(variant.sources)
+            ),
             None,
             None,
         )
@@ -127,7 +129,9 @@ def _memory_gate(
     offload_context = context or min(model.max_context, OFFLOAD_CONTEXT)
 
     def fit(weights_per_gpu: float) -> Budget:
-        return plan(replace(inputs, weights_bytes_per_gpu=weights_per_gpu, context=offload_context, context_is_auto=False))
+        return plan(
+            replace(inputs, weights_bytes_per_gpu=weights_per_gpu, context=offload_context, context_is_auto=False)
+        )
 
     solved = offload.solve(engine, request.hardware, model, size, shards, request.host, fit)
     srcs = tuple(sources) + offload.SOURCES.get(offload.mechanism_of(engine) or "weights-gb", ())
