@@ -61,8 +61,7 @@ def speed_lines(cand: Candidate, indent: str = "     ") -> list[str]:
     est = cand.speed
     if est is None:
         return [f"{indent}speed: unknown (no memory plan to estimate from)"]
-    low, high = est.band
-    rows = [f"{indent}speed (estimate, ×{low:g}–×{high:g} band from published measurements): {est.headline()}"]
+    rows = [f"{indent}speed (an estimate, not a measurement): {est.headline()}"]
     if cand.offload is not None:
         rows.append(f"{indent}  offload: {cand.offload.summary()}")
         if cand.offload.split is not None:

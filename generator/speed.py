@@ -82,11 +82,14 @@ class Estimate:
         span = f"{low * self.decode_tps:.1f}–{high * self.decode_tps:.1f}"
         if high < 0.5:
             decode = (
-                f"roofline {self.decode_tps:.0f} tok/s per request, but published {self.regime} runs reached "
-                f"×{low:g}–×{high:g} of it: expect {span}"
+                f"up to {self.decode_tps:.0f} tok/s per request (the roofline: the published {self.regime} runs "
+                f"reached only ×{low:g}–×{high:g} of theirs — recipes/measurements)"
             )
         else:
-            decode = f"~{self.decode_tps:.1f} tok/s per request ({span})"
+            decode = (
+                f"~{self.decode_tps:.1f} tok/s per request (likely {span}: published runs fell at "
+                f"×{low:g}–×{high:g} of the roofline)"
+            )
         return (
             f"{decode}, {self.aggregate_tps:.0f} tok/s over {self.concurrency} request(s) at {self.context:,} "
             f"tokens of context; prefill ~{prefill} tok/s; weights load in ~{self.load_s:.0f} s; bound by {self.bound}"

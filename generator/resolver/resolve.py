@@ -81,6 +81,7 @@ def _memory_gate(
     settings: Settings,
     kv: KvDtype,
     dep: Deployment | None,
+    may_offload: bool = True,
 ) -> tuple[GateResult, Budget | None, OffloadPlan | None]:
     model = request.model
     sized = checkpoint_bytes(model, variant.size_bytes, variant.quant)
@@ -124,7 +125,7 @@ def _memory_gate(
     budget = plan(inputs) if not engine.memory.host_offload else None
     if budget is not None and budget.fits:
         return GateResult("memory", "pass", budget.reason, tuple(sources)), budget, None
-    if dep is not None and budget is not None:
+    if budget is not None and (dep is not None or not may_offload or offload.mechanism_of(engine) is None):
         return GateResult("memory", "fail", budget.reason, tuple(sources)), budget, None
     offload_context = context or min(model.max_context, OFFLOAD_CONTEXT)
 
@@ -162,7 +163,8 @@ def evaluate(
     fallback_kv: KvDtype = base.kv_fixed[0] if base.kv_fixed else engine.default_kv_dtype
     kv: KvDtype = kern.kv_options[0] if kern.kv_options else fallback_kv
     platform = gates.platform(build, hw)
-    memory, budget, offloaded = _memory_gate(request, engine, variant, layout, base, kv, deployment)
+    loads = arch.outcome == "pass" and fmt.gate.outcome == "pass"  # offload is planned only for paths that load
+    memory, budget, offloaded = _memory_gate(request, engine, variant, layout, base, kv, deployment, loads)
     topology = gates.topology(model, engine, layout, hw)
     if layout.nodes > 1 and deployment is None and engine.multi_node != "none" and not engine.flags.nnodes:
         topology = GateResult(
