@@ -139,7 +139,7 @@ def weight_split(model: Model, size: float) -> WeightSplit | None:
 @dataclass(frozen=True)
 class OffloadPlan:
     mechanism: Mechanism
-    host_bytes: float  # weights kept in host RAM, whole model
+    host_bytes: float  # weights kept in one machine's host RAM
     cpu_layers: int  # expert layers in host RAM (expert-layers / all-experts)
     moe_layers: int
     gb_per_gpu: int  # weights-gb: GiB per GPU
@@ -181,9 +181,19 @@ Fit = Callable[[float], Budget]  # weights bytes per GPU -> the GPU budget at th
 
 
 def solve(
-    engine: Engine, hardware: Hardware, model: Model, size: float, shards: int, host: HostFacts, fit: Fit
+    engine: Engine,
+    hardware: Hardware,
+    model: Model,
+    size: float,
+    shards: int,
+    host: HostFacts,
+    fit: Fit,
+    per_node: int | None = None,
 ) -> OffloadPlan | str:
-    """The least offload that fits the GPUs, within host RAM; or why none does."""
+    """The least offload that fits the GPUs, within one machine's host RAM; or why none does.
+
+    `shards`: GPUs the weights are spread over; `per_node`: those of them in one machine (host RAM
+    is per machine). Host bytes in the plan are per machine."""
     mechanism = mechanism_of(engine)
     if mechanism is None:
         return f"{engine.name} has no host-offload mechanism in the catalog"
@@ -210,7 +220,7 @@ def solve(
             budget = fit(max(per_gpu - gb * GIB, 0.0))
             last = budget
             if budget.fits:
-                return host_check(OffloadPlan(mechanism, gb * GIB * shards, 0, 0, gb, host, budget))
+                return host_check(OffloadPlan(mechanism, gb * GIB * (per_node or shards), 0, 0, gb, host, budget))
         reason = last.reason if last is not None else "no weights to offload"
         return f"even with every weight in host RAM the GPUs do not fit: {reason}"
 

@@ -188,12 +188,14 @@ def estimate(s: Scenario) -> Estimate:
         )
     if s.streamed_gib_per_gpu:
         streamed = s.streamed_gib_per_gpu * 2**30
-        link = min(hw.host_link.gbs * gpus, s.host.bandwidth_gbs) * 1e9 * EFF_PCIE
-        t_pcie = streamed * gpus / link
+        # each GPU copies its share over its own link; the node's RAM feeds all of them
+        per_node = s.gpus_per_node
+        link = min(hw.host_link.gbs * per_node, s.host.bandwidth_gbs) * 1e9 * EFF_PCIE
+        t_pcie = streamed * per_node / link
         parts["PCIe (weights copied every step)"] = t_pcie
         lines.append(
-            f"PCIe: {s.streamed_gib_per_gpu:g} GiB × {gpus} GPU(s) ÷ ({hw.host_link.describe()} × {EFF_PCIE}) "
-            f"= {t_pcie * 1e3:.1f} ms"
+            f"PCIe: {s.streamed_gib_per_gpu:g} GiB × {per_node} GPU(s) ÷ (min({per_node} × "
+            f"{hw.host_link.describe()}, host RAM {s.host.bandwidth_gbs:g} GB/s) × {EFF_PCIE}) = {t_pcie * 1e3:.1f} ms"
         )
     t_comm, comm_line = _comm(s)
     if t_comm:

@@ -134,7 +134,7 @@ def _memory_gate(
             replace(inputs, weights_bytes_per_gpu=weights_per_gpu, context=offload_context, context_is_auto=False)
         )
 
-    solved = offload.solve(engine, request.hardware, model, size, shards, request.host, fit)
+    solved = offload.solve(engine, request.hardware, model, size, shards, request.host, fit, layout.gpus_per_node)
     srcs = tuple(sources) + offload.SOURCES.get(offload.mechanism_of(engine) or "weights-gb", ())
     if isinstance(solved, str):
         if budget is None:
