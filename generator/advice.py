@@ -23,6 +23,7 @@ def alternatives(catalog: Catalog, blocked: Resolution, limit: int = 4) -> list[
             nodes=target.nodes,
             shrink=True,
             variant=blocked.request.variant,
+            host=blocked.request.host,
         )
         result = resolve(catalog, request)
         if result.plans:

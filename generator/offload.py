@@ -180,6 +180,12 @@ def mechanism_of(engine: Engine) -> Mechanism | None:
 Fit = Callable[[float], Budget]  # weights bytes per GPU -> the GPU budget at the planned context
 
 
+@dataclass(frozen=True)
+class Refusal:
+    reason: str
+    host_memory_gib: float | None = None  # the --host-memory that would make it fit, when RAM is all that is short
+
+
 def solve(
     engine: Engine,
     hardware: Hardware,
@@ -189,27 +195,28 @@ def solve(
     host: HostFacts,
     fit: Fit,
     per_node: int | None = None,
-) -> OffloadPlan | str:
+) -> OffloadPlan | Refusal:
     """The least offload that fits the GPUs, within one machine's host RAM; or why none does.
 
     `shards`: GPUs the weights are spread over; `per_node`: those of them in one machine (host RAM
     is per machine). Host bytes in the plan are per machine."""
     mechanism = mechanism_of(engine)
     if mechanism is None:
-        return f"{engine.name} has no host-offload mechanism in the catalog"
+        return Refusal(f"{engine.name} has no host-offload mechanism in the catalog")
     if hardware.memory_kind == "unified":
-        return f"{hardware.name} shares one memory between CPU and GPU: offloading to host RAM frees nothing"
+        return Refusal(f"{hardware.name} shares one memory between CPU and GPU: offloading to host RAM frees nothing")
     room = (host.memory_gib - HOST_RESERVE_GIB) * GIB
     split = weight_split(model, size) if mechanism != "weights-gb" else None
     if mechanism != "weights-gb" and split is None:
-        return f"{model.name} has no routed experts to keep in host RAM ({engine.name} offloads experts only)"
+        return Refusal(f"{model.name} has no routed experts to keep in host RAM ({engine.name} offloads experts only)")
 
-    def host_check(plan: OffloadPlan) -> OffloadPlan | str:
+    def host_check(plan: OffloadPlan) -> OffloadPlan | Refusal:
         if plan.host_bytes > room:
-            return (
+            return Refusal(
                 f"offload needs {plan.host_gib:.1f} GiB of host RAM for weights but {host.memory_gib:g} GiB less "
                 f"~{HOST_RESERVE_GIB:g} GiB for the OS leaves {room / GIB:.1f} GiB"
-                + (" (the default; pass --host-memory if the machine has more)" if host.memory_default else "")
+                + (" (the default; pass --host-memory if the machine has more)" if host.memory_default else ""),
+                math.ceil(plan.host_gib + HOST_RESERVE_GIB),
             )
         return plan
 
@@ -222,13 +229,13 @@ def solve(
             if budget.fits:
                 return host_check(OffloadPlan(mechanism, gb * GIB * (per_node or shards), 0, 0, gb, host, budget))
         reason = last.reason if last is not None else "no weights to offload"
-        return f"even with every weight in host RAM the GPUs do not fit: {reason}"
+        return Refusal(f"even with every weight in host RAM the GPUs do not fit: {reason}")
 
     assert split is not None
     if mechanism == "all-experts":
         budget = fit(split.resident_bytes / shards)
         if not budget.fits:
-            return f"even with every routed expert in host RAM: {budget.reason}"
+            return Refusal(f"even with every routed expert in host RAM: {budget.reason}")
         host_bytes = split.expert_layer_bytes * split.moe_layers
         return host_check(OffloadPlan(mechanism, host_bytes, split.moe_layers, split.moe_layers, 0, host, budget))
 
@@ -248,7 +255,7 @@ def solve(
                 split=split,
             )
             return host_check(plan)
-    return f"even with all {split.moe_layers} expert layers in host RAM: {budget.reason}"
+    return Refusal(f"even with all {split.moe_layers} expert layers in host RAM: {budget.reason}")
 
 
 def balanced_split(split: WeightSplit, layers: int, cpu_layers: int, gpus: int, budget: Budget) -> tuple[int, ...]:

@@ -203,6 +203,9 @@ def advice_lines(r: Resolution, alternatives: list[Alternative]) -> list[str]:
         b = cand.budget
         extra = f" (weights {b.weights_gib:.1f} GiB per GPU)" if b else ""
         out.append(f"  • more or larger GPUs: {candidate_title(cand)} passes every gate but memory{extra}")
+        need = cand.gates[4].host_memory_gib
+        if need is not None:
+            out.append(f"    or a host with {need:g} GiB of RAM: it runs with host offload at --host-memory {need:g}")
     unknown = [c for c in r.candidates if c.failing() and all(g.outcome == "unknown" for g in c.failing())]
     for cand in unknown[:3]:
         reasons = "; ".join(g.reason for g in cand.failing())

@@ -3,6 +3,8 @@ and the resolver, checked against the engines' own flag vocabularies."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from recipegen.vocabulary import check_argv, vocabulary
@@ -170,3 +172,12 @@ def test_host_numbers_out_of_bounds_are_one_line_errors(value):
     assert result.code == 2
     assert "--host-memory" in result.err
     assert "Traceback" not in result.err
+
+
+def test_blocked_by_host_ram_advises_a_host_memory_that_really_runs():
+    args = ["--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--engine", "llama.cpp"]
+    text = run_cli("explain", *args, "--host-memory", "16").out
+    advised = re.search(r"--host-memory (\d+)", text.split("What would make it run:")[1])
+    assert advised, text
+    assert explain(*args, "--host-memory", advised.group(1))["verdict"] == "runnable"
+    assert explain(*args, "--host-memory", str(int(advised.group(1)) - 1))["verdict"] == "blocked"

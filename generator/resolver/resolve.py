@@ -136,10 +136,9 @@ def _memory_gate(
 
     solved = offload.solve(engine, request.hardware, model, size, shards, request.host, fit, layout.gpus_per_node)
     srcs = tuple(sources) + offload.SOURCES.get(offload.mechanism_of(engine) or "weights-gb", ())
-    if isinstance(solved, str):
-        if budget is None:
-            return GateResult("memory", "fail", solved, srcs), None, None
-        return GateResult("memory", "fail", f"{budget.reason}; host offload: {solved}", srcs), budget, None
+    if isinstance(solved, offload.Refusal):
+        reason = solved.reason if budget is None else f"{budget.reason}; host offload: {solved.reason}"
+        return GateResult("memory", "fail", reason, srcs, solved.host_memory_gib), budget, None
     prefix = "" if budget is None else "the GPUs alone are too small; "
     return (
         GateResult("memory", "pass", f"{prefix}fits with {solved.summary()} — {solved.budget.reason}", srcs),

@@ -39,6 +39,7 @@ class GateResult:
     outcome: Outcome
     reason: str
     sources: tuple[Source, ...] = ()
+    host_memory_gib: float | None = None  # memory gate: the host RAM that would let offload run
 
 
 @dataclass(frozen=True)
