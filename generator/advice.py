@@ -29,12 +29,25 @@ def alternatives(catalog: Catalog, blocked: Resolution, limit: int = 4) -> list[
         if result.plans:
             top = result.plans[0]
             cand = top.candidate
-            out.append(
-                Alternative(
-                    target.label,
-                    f"runs with {cand.engine.name} {cand.build.id}, variant {cand.variant.id} ({cand.status})",
-                )
-            )
+            summary = f"runs with {cand.engine.name} {cand.build.id}, variant {cand.variant.id} ({cand.status})"
+            if cand.offload is not None:
+                summary += ", with host offload"
+            if cand.speed is not None:
+                summary += f"; ~{cand.speed.decode_tps:.0f} tok/s per request (estimate)"
+            decode = cand.speed.decode_tps if cand.speed is not None else None
+            out.append(Alternative(target.label, summary, decode, cand.offload is not None))
         if len(out) >= limit:
             break
     return out
+
+
+def faster_elsewhere(catalog: Catalog, resolution: Resolution) -> list[Alternative]:
+    """For a plan that needs host offload: other hardware that holds the model and decodes faster."""
+    top = resolution.plans[0].candidate
+    if top.offload is None or top.speed is None:
+        return []
+    return [
+        alt
+        for alt in alternatives(catalog, resolution)
+        if not alt.offload and alt.decode_tps is not None and alt.decode_tps > top.speed.decode_tps
+    ]

@@ -170,10 +170,10 @@ def _host(sel: Selectors) -> HostFacts:
 
 
 def _explanation(catalog: Catalog, resolution: Resolution) -> str:
-    from .advice import alternatives
+    from .advice import alternatives, faster_elsewhere
     from .report import explain_text
 
-    alts = alternatives(catalog, resolution) if not resolution.plans else []
+    alts = alternatives(catalog, resolution) if not resolution.plans else faster_elsewhere(catalog, resolution)
     return explain_text(resolution, alts)
 
 
@@ -232,6 +232,13 @@ def generate_command(sel: Selectors, out: Path | None, force: bool, fmt: Format,
         lines.append(f"  offload: {top.candidate.offload.summary()}")
     if top.candidate.speed is not None:
         lines.append(f"  speed (estimate): {top.candidate.speed.headline()}")
+    if top.candidate.offload is not None:
+        from .advice import faster_elsewhere
+
+        faster = faster_elsewhere(catalog, resolution)
+        if faster:
+            lines.append("  faster without host offload, on other hardware:")
+            lines.extend(f"    • {alt.target}: {alt.summary}" for alt in faster)
     lines.extend(closest_rejections(resolution))
     verb = "wrote" if changed else "unchanged"
     lines.append(f"  {verb} {target}/: " + ", ".join(sorted(files)))

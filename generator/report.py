@@ -18,6 +18,8 @@ class Alternative:
 
     target: str
     summary: str
+    decode_tps: float | None = None  # the estimate of its plan #1
+    offload: bool = False
 
 
 def target_line(r: Resolution) -> str:
@@ -131,6 +133,9 @@ def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, v
             )
     if not r.plans:
         out.extend(advice_lines(r, alternatives or []))
+    elif alternatives:
+        out.extend(["", "Plan #1 needs host offload; faster without it, on other hardware:"])
+        out.extend(f"  • on {alt.target}: {alt.summary}" for alt in alternatives)
     return "\n".join(out) + "\n"
 
 

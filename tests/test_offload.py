@@ -181,3 +181,13 @@ def test_blocked_by_host_ram_advises_a_host_memory_that_really_runs():
     assert advised, text
     assert explain(*args, "--host-memory", advised.group(1))["verdict"] == "runnable"
     assert explain(*args, "--host-memory", str(int(advised.group(1)) - 1))["verdict"] == "blocked"
+
+
+def test_an_offload_plan_names_faster_hardware_without_offload(tmp_path):
+    result = run_cli("--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--out", str(tmp_path / "o"))
+    assert result.code == 0, result.err
+    own = float(re.search(r"speed \(estimate\): ~([\d.]+) tok/s", result.out).group(1))
+    section = result.out.split("faster without host offload, on other hardware:")[1].split("closest rejected")[0]
+    others = [float(x) for x in re.findall(r"~(\d+) tok/s per request \(estimate\)", section)]
+    assert others and all(x > own for x in others)
+    assert "with host offload" not in section
