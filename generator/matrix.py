@@ -49,7 +49,7 @@ def _annotations(r: Resolution) -> tuple[str, ...]:
     return tuple(
         p.text + (f" [{p.sources[0].url}]" if p.sources else "")
         for p in r.request.model.pitfalls
-        if p.capability is not None and cc in p.capability and p.engines is None
+        if p.capability is not None and cc in p.capability and p.engines is None and p.builds is None
     )
 
 

@@ -83,6 +83,12 @@ def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) ->
             ),
             False,
         )
+    if fmt.unverified:
+        reason = (
+            f"{build.id}'s {variant.quant} loader is an unverified fact "
+            f"({'; '.join(s.note or s.url for s in fmt.sources)})"
+        )
+        return FormatResult(GateResult("weight-format", "unknown", reason, _srcs(fmt.sources)), False)
     if fmt.native is not None and cc in fmt.native:
         return FormatResult(
             GateResult(
@@ -103,6 +109,10 @@ def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) ->
             reason = (
                 f"{variant.quant} has no native kernel on {cc.sm}; runs through {fallback.kernel} ({fallback.cost})"
             )
+            if fallback.unverified:
+                reason += f", an unverified fact ({'; '.join(s.note or s.url for s in fallback.sources)})"
+                gate = GateResult("weight-format", "unknown", reason, _srcs(fallback.sources, fmt.sources))
+                return FormatResult(gate, True, tuple(fallback.args))
             gate = GateResult("weight-format", "pass", reason, _srcs(fallback.sources, fmt.sources))
             return FormatResult(gate, True, tuple(fallback.args))
     native = str(fmt.native) if fmt.native else "none"
@@ -149,6 +159,7 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...]) -
     """Every need must be met by some kernel of the build on this GPU (first valid in the build's order)."""
     chosen: list[tuple[str, str]] = []
     failures: list[str] = []
+    open_needs: list[str] = []
     sources: list[Source] = []
     kv_options: list[KvDtype] | None = None
     for need in model.needs:
@@ -159,7 +170,18 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...]) -
         # with a fixed KV dtype, a kernel that rejects it does not count
         fixed = kv if need.op in ATTENTION_OPS else ()
         verdicts = [(k, _kernel_misfit(k, need, model, hw, fixed)) for k in candidates]
-        valid = [k for k, reasons in verdicts if not reasons]
+        fits = [k for k, reasons in verdicts if not reasons]
+        # a kernel known only from unverified sources cannot carry a verdict: it leaves the need open
+        valid = [k for k in fits if not k.unverified]
+        if fits and not valid:
+            open_needs.append(
+                f"{need.op} ({need.why}): only {', '.join(k.name for k in fits)} of {build.id} would serve it on "
+                f"{hw.compute_capability.sm}, and that kernel fact is unverified "
+                f"({'; '.join(s.note or s.url for k in fits for s in k.sources)})"
+            )
+            for k in fits:
+                sources.extend(k.sources)
+            continue
         if valid:
             chosen.append((need.op, valid[0].name))
             sources.extend(valid[0].sources)
@@ -179,6 +201,10 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...]) -
             sources.extend(k.sources)
     if failures:
         return KernelResult(GateResult("kernel", "fail", " | ".join(failures), _srcs(sources)), (), tuple(chosen))
+    if open_needs:
+        return KernelResult(
+            GateResult("kernel", "unknown", " | ".join(open_needs), _srcs(sources)), (), tuple(chosen)
+        )
     if not model.needs:
         return KernelResult(
             GateResult("kernel", "unknown", f"the catalog lists no kernel needs for {model.name}"), (), ()
@@ -204,6 +230,14 @@ def platform(build: Build, hw: Hardware) -> GateResult:
             "platform",
             "fail",
             f"{build.id} (CUDA {build.cuda}) is not compiled for {cc.sm} (targets: {build.cuda_archs})",
+            _srcs(build.sources),
+        )
+    if build.unverified:
+        return GateResult(
+            "platform",
+            "unknown",
+            f"{build.id} is known only from unverified sources "
+            f"({'; '.join(s.note or s.url for s in build.sources)})",
             _srcs(build.sources),
         )
     if build.verified_sm is not None and cc not in build.verified_sm:

@@ -87,6 +87,8 @@ class Candidate:
     via_fallback: bool
     notes: tuple[str, ...] = ()
     fallback_args: tuple[str, ...] = ()
+    kernels: tuple[tuple[str, str], ...] = ()  # (op, kernel name) chosen by the kernel gate
+    defects: tuple[str, ...] = ()  # known faults of the checkpoint on this engine build and GPU
 
     @property
     def runnable(self) -> bool:
