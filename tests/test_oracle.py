@@ -109,9 +109,7 @@ def _cases(need: Need, code: int) -> list[dict[str, Any]]:
     return [
         c
         for c in ATTN["cases"]
-        if c["capability"] == code
-        and c["model_profile"] == profile
-        and all(c[k] == v for k, v in shape.items())
+        if c["capability"] == code and c["model_profile"] == profile and all(c[k] == v for k, v in shape.items())
     ]
 
 
@@ -190,10 +188,7 @@ def weight_disagreements(catalog: Any) -> list[Disagreement]:
                 continue
             result = gates.weight_format(model, variant, build, hw)
             ours = "fails" if result.gate.outcome != "pass" else ("marlin" if result.via_fallback else "native")
-            if code < minimum or kernel is None:
-                theirs = "fails"
-            else:
-                theirs = "marlin" if "Marlin" in kernel else "native"
+            theirs = "fails" if code < minimum or kernel is None else ("marlin" if "Marlin" in kernel else "native")
             if ours != theirs:
                 out.append(Disagreement("weights", fmt.quant, code, None, kernel, ours, theirs))
     return out

@@ -9,6 +9,8 @@ import pytest
 
 from recipegen.vocabulary import check_argv, vocabulary
 
+VLLM_8 = ("--engine", "vllm", "--gpus", "8")
+
 
 def _unverified_kernels(catalog: Any) -> set[tuple[str, str]]:
     return {(b.id, k.name) for e in catalog.engines.values() for b in e.builds for k in b.kernels if k.unverified}
@@ -50,7 +52,7 @@ def test_seed_003_still_gets_the_curated_spark_recipe(cli):
     ],
 )
 def test_derived_deepseek_v4_plans_carry_required_flags(cli, gpu, wanted):
-    doc = cli("explain", "--format", "json", "--gpu", gpu, "--model", "deepseek-v4-flash", "--engine", "vllm", "--gpus", "8").json()
+    doc = cli("explain", "--format", "json", "--gpu", gpu, "--model", "deepseek-v4-flash", *VLLM_8).json()
     derived = [p for p in doc["plans"] if p["deployment"] is None and p["build"] == "vllm-0.33.0"]
     assert derived
     vocab = vocabulary("vllm-0.33.0")
@@ -64,7 +66,7 @@ def test_derived_deepseek_v4_plans_carry_required_flags(cli, gpu, wanted):
 
 
 def test_required_flags_stay_off_other_gpus(cli):
-    doc = cli("explain", "--format", "json", "--gpu", "h200", "--model", "deepseek-v4-flash", "--engine", "vllm", "--gpus", "8").json()
+    doc = cli("explain", "--format", "json", "--gpu", "h200", "--model", "deepseek-v4-flash", *VLLM_8).json()
     for plan in doc["plans"]:
         assert "--moe-backend" not in plan["argv"] and "--attention-config.indexer_kv_dtype" not in plan["argv"]
 

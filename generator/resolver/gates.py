@@ -202,9 +202,7 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...]) -
     if failures:
         return KernelResult(GateResult("kernel", "fail", " | ".join(failures), _srcs(sources)), (), tuple(chosen))
     if open_needs:
-        return KernelResult(
-            GateResult("kernel", "unknown", " | ".join(open_needs), _srcs(sources)), (), tuple(chosen)
-        )
+        return KernelResult(GateResult("kernel", "unknown", " | ".join(open_needs), _srcs(sources)), (), tuple(chosen))
     if not model.needs:
         return KernelResult(
             GateResult("kernel", "unknown", f"the catalog lists no kernel needs for {model.name}"), (), ()
@@ -236,8 +234,7 @@ def platform(build: Build, hw: Hardware) -> GateResult:
         return GateResult(
             "platform",
             "unknown",
-            f"{build.id} is known only from unverified sources "
-            f"({'; '.join(s.note or s.url for s in build.sources)})",
+            f"{build.id} is known only from unverified sources ({'; '.join(s.note or s.url for s in build.sources)})",
             _srcs(build.sources),
         )
     if build.verified_sm is not None and cc not in build.verified_sm:

@@ -21,9 +21,9 @@ from dataclasses import replace
 from ..catalog import Catalog
 from ..memory import Budget, MemoryInputs, Unplannable, checkpoint_bytes, footprint, plan
 from ..schema import Deployment, Engine, Hardware, Source, Variant
-from ..schema.model import Pitfall
 from ..schema.common import KvDtype
 from ..schema.engine import Build
+from ..schema.model import Pitfall
 from . import gates
 from .flags import (
     argv_of,
