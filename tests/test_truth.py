@@ -98,3 +98,30 @@ def test_usable_memory_is_what_nvidia_smi_reports(cli):
     # 81,559 MiB and ~97,887 MiB, in GiB
     assert memory["h100-pcie"] == memory["h800"] == round(81559 / 1024, 1)
     assert memory["rtx-pro-6000"] == round(97887 / 1024, 1)
+
+
+def test_one_checked_source_turns_the_unknown_into_a_plan_with_its_required_flags(cli, tmp_path):
+    """The user's own folder adds a checked source to SGLang's SM120 indexer fact: GLM-5.2 on sm120 then
+    runs on sglang-0.5.23 and the derived plan carries the DSA kernel arguments that kernel declares."""
+    from .conftest import REPO
+
+    unverified = (
+        "      note: '§3.2: late-2026 SGLang ships dsa/sm120_mqa_fallback.py and sm120_mqa_triton.py; "
+        "details not verified'\n      unverified: true\n"
+    )
+    text = (REPO / "recipes" / "engines" / "sglang.yaml").read_text()
+    head, _, tail = text.partition("\n- id: sglang-0.5.20")
+    assert head.count(unverified) == 1
+    checked = unverified + "    - url: https://example.invalid/my-run\n      note: served GLM-5.2 on 8x RTX PRO 6000\n"
+    (tmp_path / "engines").mkdir()
+    mine = head.replace(unverified, checked) + "\n- id: sglang-0.5.20" + tail
+    (tmp_path / "engines" / "sglang.yaml").write_text(mine)
+    args = ("explain", "--format", "json", "--gpu", "rtx-pro-6000", "--gpus", "8", "--model", "glm-5.2")
+    before = cli(*args, "--engine", "sglang").json()
+    assert not [p for p in before["plans"] if p["build"] == "sglang-0.5.23"]
+    after = cli(*args, "--engine", "sglang", "--recipes", str(tmp_path)).json()
+    plan = next(p for p in after["plans"] if p["build"] == "sglang-0.5.23" and p["variant"] == "nvfp4")
+    flags = {f["flag"]: f["value"] for f in plan["flags"]}
+    assert flags["--dsa-prefill-backend"] == flags["--dsa-decode-backend"] == "flashinfer_sparse_mla"
+    assert flags["--attention-backend"] == "dsa" and "--disable-shared-experts-fusion" in flags
+    assert check_argv(vocabulary("sglang-0.5.23"), plan["argv"][3:]) == []
