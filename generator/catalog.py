@@ -179,6 +179,10 @@ def _cache_path(roots: list[tuple[str, Path]]) -> Path | None:
     from . import __version__
 
     digest = hashlib.sha256(__version__.encode())
+    # the pickle holds schema objects: a changed model class must not meet an old pickle
+    here = Path(__file__).parent
+    for module in sorted([here / "capability.py", *(here / "schema").glob("*.py")]):
+        digest.update(module.read_bytes())
     for label, root in roots:
         digest.update(label.encode())
         for kind in KINDS:
