@@ -125,3 +125,18 @@ def test_one_checked_source_turns_the_unknown_into_a_plan_with_its_required_flag
     assert flags["--dsa-prefill-backend"] == flags["--dsa-decode-backend"] == "flashinfer_sparse_mla"
     assert flags["--attention-backend"] == "dsa" and "--disable-shared-experts-fusion" in flags
     assert check_argv(vocabulary("sglang-0.5.23"), plan["argv"][3:]) == []
+
+
+def test_a_required_argument_the_engine_does_not_accept_is_a_catalog_error(cli, tmp_path):
+    from .conftest import REPO
+
+    text = (REPO / "recipes" / "models" / "deepseek-v4-flash.yaml").read_text()
+    assert text.count("flag: --moe-backend\n") == 1
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "deepseek-v4-flash.yaml").write_text(
+        text.replace("flag: --moe-backend\n", "flag: --moe-backendd\n")
+    )
+    result = cli("validate", str(tmp_path))
+    assert result.code != 0 and "Traceback" not in result.err
+    lines = [line for line in (result.out + result.err).splitlines() if "--moe-backendd" in line]
+    assert len(lines) == 1 and "deepseek-v4-flash.yaml:" in lines[0] and "required_args[" in lines[0]
