@@ -143,7 +143,7 @@ def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
     """The rejected paths that came closest (fewest failing gates), one line each."""
     from .resolver.resolve import rank_key
 
-    rejected = [c for c in resolution.candidates if not c.runnable and c.gates[0].outcome == "pass"]
+    rejected = [c for c in resolution.candidates if not c.runnable and c.gate("architecture").outcome == "pass"]
     rejected.sort(key=lambda c: (len(c.failing()), rank_key(c)))
     if not rejected:
         return []
