@@ -118,7 +118,7 @@ def _catalog_kv(catalog: Any, name: str) -> tuple[Any, ...]:
 
 
 def _passes(model: Model, build: Build, hw: Hardware, kv: tuple[Any, ...]) -> bool:
-    return gates.kernels(model, build, hw, kv).gate.outcome == "pass"
+    return gates.kernels(model, build, hw, kv).outcome == "pass"
 
 
 def attention_disagreements(catalog: Any) -> list[Disagreement]:
@@ -187,7 +187,7 @@ def weight_disagreements(catalog: Any) -> list[Disagreement]:
             if hw.compute_capability not in build.cuda_archs:
                 continue
             result = gates.weight_format(model, variant, build, hw)
-            ours = "fails" if result.gate.outcome != "pass" else ("marlin" if result.via_fallback else "native")
+            ours = "fails" if result.outcome != "pass" else ("marlin" if result.details.via_fallback else "native")
             theirs = "fails" if code < minimum or kernel is None else ("marlin" if "Marlin" in kernel else "native")
             if ours != theirs:
                 out.append(Disagreement("weights", fmt.quant, code, None, kernel, ours, theirs))

@@ -221,7 +221,7 @@ def required_flags(cand: Candidate, model: Model, cc: Capability, present: set[s
     """Arguments the catalog declares as required for this path: by the chosen kernels, the weight
     format, and the model's own rules for this engine build, GPU, KV dtype and format."""
     build, engine, quant = cand.build, cand.engine, cand.variant.quant
-    chosen = {name for _, name in cand.kernels}
+    chosen = {name for _, name in cand.gate("kernel").details.kernels}
     rules: list[RequiredArg] = [a for k in build.kernels if k.name in chosen for a in k.requires_args]
     rules += [a for w in build.weight_formats if w.quant == quant for a in w.requires_args]
     kv = cand.settings.kv_dtype or (cand.settings.kv_fixed[0] if cand.settings.kv_fixed else None)
@@ -245,7 +245,7 @@ def required_flags(cand: Candidate, model: Model, cc: Capability, present: set[s
 def fallback_flags(cand: Candidate) -> list[Flag]:
     """The arguments that select a weight-format fallback, as flag/value pairs with its reason."""
     args, out = list(cand.fallback_args), []
-    gate = cand.gates[1]
+    gate = cand.gate("weight-format")
     while args:
         flag = args.pop(0)
         value = args.pop(0) if args and not args[0].startswith("-") else None
