@@ -42,6 +42,15 @@ def test_seed_003_still_gets_the_curated_spark_recipe(cli):
     doc = cli("explain", "--format", "json", "--gpu", "gb10", "--model", "glm-5.3-flash", "--nodes", "2").json()
     top = doc["plans"][0]
     assert (top["deployment"], top["status"]) == ("glm-5.3-flash-nvfp4-2xgb10-sglang", "community")
+    kernel = next(g for g in top["gates"] if g["gate"] == "kernel")
+    assert "tilelang (GB10 tile) is unverified in the catalog; the community recipe" in kernel["reason"]
+    # the GB10 tile is an edit of the kernel, not a launch flag: no derived plan may rest on it
+    image = "sglang-glm53-flash-arm64"
+    assert not [p for p in doc["plans"] if p["build"] == image and p["deployment"] is None]
+    open_ = [
+        r for r in doc["rejected"] if r["build"] == image and r["gate"] == "kernel" and r["variant"] == "nvfp4-redhat"
+    ]
+    assert open_ and all(r["outcome"] == "unknown" and "tilelang (GB10 tile)" in r["reason"] for r in open_)
 
 
 @pytest.mark.parametrize(

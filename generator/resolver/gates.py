@@ -141,14 +141,24 @@ def backend_name(kernel: Kernel) -> str:
     return kernel.name.split(" ", 1)[0]
 
 
-def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...], forced: str | None = None) -> GateResult:
+def kernels(
+    model: Model,
+    build: Build,
+    hw: Hardware,
+    kv: tuple[KvDtype, ...],
+    forced: str | None = None,
+    recipe: Deployment | None = None,
+) -> GateResult:
     """Every need must be met by some kernel of the build on this GPU (first valid in the build's order).
 
-    `forced`: an attention backend the user pinned (by the engine's name); only it may serve attention."""
+    `forced`: an attention backend the user pinned (by the engine's name); only it may serve attention.
+    `recipe`: a curated recipe of this very path; its own sources are the run report that vouches for
+    kernel facts the catalog could not verify (elsewhere such a kernel leaves the gate unknown)."""
     cc = hw.compute_capability
     chosen: list[tuple[str, str]] = []
     failures: list[str] = []
     open_needs: list[str] = []
+    vouches: list[str] = []
     misses: list[KernelMiss] = []
     sources: list[Source] = []
     kv_options: list[KvDtype] | None = None
@@ -173,7 +183,8 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...], f
         verdicts = [(k, _kernel_misfit(k, need, model, hw, fixed)) for k in candidates]
         fits = [k for k, reasons in verdicts if not reasons]
         # a kernel known only from unverified sources cannot carry a verdict: it leaves the need open
-        valid = [k for k in fits if not k.unverified]
+        vouched = recipe is not None and bool(recipe.sources) and not all(x.unverified for x in recipe.sources)
+        valid = [k for k in fits if vouched or not k.unverified]
         if fits and not valid:
             open_needs.append(
                 f"{need.op} ({need.why}): only {', '.join(k.name for k in fits)} of {build.id} would serve it on "
@@ -186,6 +197,11 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...], f
         if valid:
             chosen.append((need.op, valid[0].name))
             sources.extend(valid[0].sources)
+            if valid[0].unverified and recipe is not None:
+                vouches.append(
+                    f"{valid[0].name} is unverified in the catalog; the {recipe.status} recipe {recipe.id} runs it"
+                )
+                sources.extend(recipe.sources)
             if need.op in ATTENTION_OPS:
                 accepted: list[KvDtype] = []
                 for k in valid:
@@ -210,7 +226,8 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...], f
     if not model.needs:
         return GateResult("kernel", "unknown", f"the catalog lists no kernel needs for {model.name}", (), details)
     names = ", ".join(f"{name} ({op})" for op, name in chosen)
-    return GateResult("kernel", "pass", f"{cc.sm}: {names}", _srcs(sources), details)
+    vouched_for = f" ({'; '.join(vouches)})" if vouches else ""
+    return GateResult("kernel", "pass", f"{cc.sm}: {names}{vouched_for}", _srcs(sources), details)
 
 
 def platform(build: Build, hw: Hardware) -> GateResult:
@@ -397,7 +414,12 @@ REGISTRY: dict[GateId, Gate] = {
             "kernel",
             "kernel",
             lambda s, _: kernels(
-                s.request.model, s.build, s.request.hardware, s.settings.kv_fixed, s.settings.attention_backend
+                s.request.model,
+                s.build,
+                s.request.hardware,
+                s.settings.kv_fixed,
+                s.settings.attention_backend,
+                s.deployment,
             ),
         ),
         Gate("platform", "platform", lambda s, _: platform(s.build, s.request.hardware)),
