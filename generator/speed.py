@@ -213,6 +213,8 @@ def estimate(s: Scenario) -> Estimate:
         "routed experts are picked independently per request; speculative decoding and prefix caching ignored",
         f"decode at a context filled to {s.context:,} tokens (shorter conversations decode faster)",
         f"weights load from a local NVMe SSD at ~{DISK_GBS:g} GB/s (network storage is slower)",
+        f"prefill uses {hw.name}'s dense {dtype} tensor TFLOPS from vendor figures (recipes/hardware/{hw.id}.yaml "
+        "marks the ones not re-checked as unverified)",
         s.host.describe(),
     )
     return Estimate(
