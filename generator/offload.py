@@ -38,7 +38,8 @@ SOURCES: dict[Mechanism, tuple[Source, ...]] = {
     "expert-layers": (
         Source(
             url="https://github.com/ggml-org/llama.cpp/pull/15077",
-            note="--n-cpu-moe N keeps the MoE weights of the first N layers in the CPU; --cpu-moe keeps all of them",
+            note="--n-cpu-moe N keeps the MoE weights of the first N layers in the CPU (tensor overrides for "
+            "blk.0 … blk.N-1 expert tensors); --cpu-moe keeps all of them",
         ),
         Source(url="shared/engine-cli/llama-server-0c1e570.json", note="--n-cpu-moe, --tensor-split, --gpu-layers"),
     ),

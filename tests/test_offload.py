@@ -191,3 +191,25 @@ def test_an_offload_plan_names_faster_hardware_without_offload(tmp_path):
     others = [float(x) for x in re.findall(r"~(\d+) tok/s per request \(estimate\)", section)]
     assert others and all(x > own for x in others)
     assert "with host offload" not in section
+
+
+def test_n_cpu_moe_counts_leading_dense_layers(catalog):
+    """llama.cpp's --n-cpu-moe N overrides the expert tensors of layers 0 … N-1; a model whose first
+    layers are dense (DeepSeek, GLM: 3) needs N = 3 + the expert layers to move."""
+    from dataclasses import replace
+
+    from recipegen.resolver import Request, resolve
+    from recipegen.resolver.hostflags import offload_flags
+
+    request = Request(
+        model=catalog.models["gpt-oss-120b"], hardware=catalog.hardware["rtx-3090"], gpus_per_node=2, engine="llama.cpp"
+    )
+    cand = resolve(catalog, request).plans[0].candidate
+    off = cand.offload
+    assert off is not None and off.split is not None and off.split.dense_layers == 0
+    plain = {f.flag: f.value for f in offload_flags(cand)}["--n-cpu-moe"]
+    assert plain == str(off.cpu_layers)
+    dense = replace(cand, offload=replace(off, split=replace(off.split, dense_layers=3)))
+    flag = next(f for f in offload_flags(dense) if f.flag == "--n-cpu-moe")
+    assert flag.value == str(3 + off.cpu_layers)
+    assert "layers 0–2 are dense" in flag.reason

@@ -28,12 +28,15 @@ def offload_flags(cand: Candidate) -> list[Flag]:
                     srcs,
                 )
             )
+        # llama.cpp counts layer indices from 0: leading dense layers have no experts but still count
+        dense = off.split.dense_layers if off.split is not None else 0
+        counted = f" (layers 0–{dense - 1} are dense and hold none)" if dense else ""
         out.append(
             Flag(
                 f.cpu_moe_layers,
-                str(off.cpu_layers),
-                f"the routed experts of the first {off.cpu_layers} of {off.moe_layers} MoE layers stay in host RAM and "
-                f"run on the CPU: {room}; the fewest layers that let the GPUs hold the rest at "
+                str(dense + off.cpu_layers),
+                f"the routed experts of the first {off.cpu_layers} of {off.moe_layers} MoE layers{counted} stay in "
+                f"host RAM and run on the CPU: {room}; the fewest layers that let the GPUs hold the rest at "
                 f"{off.budget.context:,} tokens of context",
                 srcs,
             )
