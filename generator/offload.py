@@ -49,15 +49,21 @@ SOURCES: dict[Mechanism, tuple[Source, ...]] = {
             note="experts split between CPU (--kt-cpuinfer) and GPU (--kt-num-gpu-experts); --kt-method picks the "
             "CPU kernel",
         ),
-        Source(url="shared/engine-cli/sglang-0.5.23.json", note="--kt-method, --kt-weight-path"),
+        Source(url="shared/engine-cli/sglang-0.5.23.json", note="--kt-method, --kt-weight-path, --kt-num-gpu-experts"),
     ),
     "weights-gb": (
         Source(
-            url="https://docs.vllm.ai/en/latest/configuration/engine_args.html",
-            note="--cpu-offload-gb: GiB per GPU offloaded to CPU; part of the model is loaded from CPU memory to "
-            "GPU memory on the fly in each forward pass, so it needs a fast CPU-GPU interconnect",
+            url="https://docs.vllm.ai/en/stable/api/vllm/config/offload/",
+            note="OffloadConfig: with cpu_offload_gb > 0 the 'auto' backend picks UVA (Unified Virtual Addressing) "
+            "zero-copy offloading: the GPU reads the offloaded weights from pinned host memory over PCIe when it "
+            "uses them",
         ),
-        Source(url="shared/engine-cli/vllm-0.33.0.json", note="--cpu-offload-gb (float), SGLang 0.5.23: int"),
+        Source(
+            url="https://github.com/vllm-project/vllm/issues/3563",
+            note="cpu-offload design: the weights are pinned on the CPU and streamed into the GPU layer by layer "
+            "during every forward pass",
+        ),
+        Source(url="shared/engine-cli/vllm-0.33.0.json", note="--cpu-offload-gb (float); SGLang 0.5.23: int"),
     ),
 }
 

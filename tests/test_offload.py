@@ -153,7 +153,7 @@ def test_ktransformers_plans_its_cpu_experts_and_its_flags_exist_in_sglang(catal
     memory = cand.gate("memory")
     assert memory.outcome == "pass" and "all 94 layers' routed experts in host RAM" in memory.reason
     flags = offload_flags(cand)
-    assert [f.flag for f in flags] == ["--kt-method", "--kt-weight-path"]
+    assert [f.flag for f in flags] == ["--kt-method", "--kt-num-gpu-experts", "--kt-weight-path"]
     assert flags[0].value == "BF16"
     assert check_argv(vocabulary("sglang-0.5.23"), argv_of(cand.engine, flags)[3:]) == []
     small = resolve(catalog, Request(**{**request.__dict__, "host": HostFacts(memory_gib=128, memory_default=False)}))

@@ -74,6 +74,15 @@ def offload_flags(cand: Candidate) -> list[Flag]:
                     srcs,
                 )
             )
+        if f.gpu_experts:
+            out.append(
+                Flag(
+                    f.gpu_experts,
+                    "0",
+                    "the memory plan keeps no routed expert on the GPU; raise it only with GPU memory to spare",
+                    srcs,
+                )
+            )
         if f.cpu_expert_weights:
             out.append(
                 Flag(

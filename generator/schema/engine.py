@@ -64,6 +64,7 @@ class Flags(Strict):
         default=None, description="CPU expert kernel (KTransformers): routed experts live in host RAM"
     )
     cpu_expert_weights: str | None = Field(default=None, description="where the CPU expert kernel reads its weights")
+    gpu_experts: str | None = Field(default=None, description="how many routed experts stay on the GPU (KTransformers)")
 
 
 class MemoryBehaviour(Sourced):
