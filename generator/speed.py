@@ -208,7 +208,7 @@ def estimate(s: Scenario) -> Estimate:
     # --- prefill
     prefill = _prefill(s, split, active, peak, dtype, parallel, lines)
     load = s.size_bytes / (DISK_GBS * 1e9)
-    assumptions = (
+    assumptions: tuple[str, ...] = (
         f"efficiency: {EFF_GPU_MEMORY:.0%} of GPU memory bandwidth, {EFF_HOST_MEMORY:.0%} of host RAM bandwidth, "
         f"{EFF_PCIE:.0%} of PCIe, {EFF_COMPUTE:.0%} of dense tensor throughput",
         "routed experts are picked independently per request; speculative decoding and prefix caching ignored",
