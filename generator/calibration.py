@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -45,6 +45,8 @@ class Measurement(Strict):
     cpu_expert_layers: int | None = Field(default=None, ge=0)
     host_bandwidth_gbs: float | None = Field(default=None, gt=0)
     decode_tps: float = Field(gt=0)
+    prefill_tps: float | None = Field(default=None, gt=0)
+    prefill_tokens: int | None = Field(default=None, ge=1, description="prompt length of the prefill measurement")
     note: str | None = None
     source: Source
 
@@ -69,6 +71,7 @@ class Comparison:
     row: Measurement
     estimate: float
     regime: Regime
+    prefill_estimate: float | None = None
 
     @property
     def ratio(self) -> float:
@@ -116,7 +119,10 @@ def compare(catalog: Catalog, row: Measurement) -> Comparison:
         cpu_expert_layers=cpu_layers,
         cpu_prefill=row.offload == "all-experts",
     )
-    return Comparison(row, estimate(scenario).decode_tps, regime_of(scenario))
+    prefill = None
+    if row.prefill_tps is not None and row.prefill_tokens is not None:
+        prefill = estimate(replace(scenario, context=row.prefill_tokens)).prefill_tps
+    return Comparison(row, estimate(scenario).decode_tps, regime_of(scenario), prefill)
 
 
 def summary(comparisons: list[Comparison]) -> tuple[float, float, float]:
@@ -135,3 +141,12 @@ def by_regime(comparisons: list[Comparison]) -> dict[Regime, list[Comparison]]:
     for c in comparisons:
         out.setdefault(c.regime, []).append(c)
     return out
+
+
+def prefill_ratios(comparisons: list[Comparison]) -> list[float]:
+    """measured ÷ estimated prefill, for the rows whose source gives a prefill speed."""
+    return sorted(
+        c.row.prefill_tps / c.prefill_estimate
+        for c in comparisons
+        if c.row.prefill_tps is not None and c.prefill_estimate is not None
+    )

@@ -36,6 +36,9 @@ BANDS: dict[Regime, tuple[float, float]] = {
     # and all-reduces at tiny batches, not memory bandwidth, set the pace there
     "tensor-parallel MoE": (0.03, 0.08),
 }
+# prefill, measured ÷ estimated over the 7 rows with a prompt speed (their full spread: a small sample;
+# llama.cpp's quantized int8 GEMMs beat the dense BF16 figure, short MoE prompts fall short of it)
+PREFILL_BAND = (0.35, 2.1)
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,10 @@ class Estimate:
 
     def headline(self) -> str:
         low, high = self.band
-        prefill = f"{self.prefill_tps:,.0f}" if self.prefill_tps is not None else "unknown"
+        prefill = "unknown"
+        if self.prefill_tps is not None:
+            lo, hi = PREFILL_BAND
+            prefill = f"{self.prefill_tps:,.0f} (likely {lo * self.prefill_tps:,.0f}–{hi * self.prefill_tps:,.0f})"
         span = f"{low * self.decode_tps:.1f}–{high * self.decode_tps:.1f}"
         if high < 0.5:
             decode = (
@@ -92,7 +98,7 @@ class Estimate:
             )
         return (
             f"{decode}, {self.aggregate_tps:.0f} tok/s over {self.concurrency} request(s) at {self.context:,} "
-            f"tokens of context; prefill ~{prefill} tok/s (not calibrated yet); weights load in ~{self.load_s:.0f} s; "
+            f"tokens of context; prefill ~{prefill} tok/s; weights load in ~{self.load_s:.0f} s; "
             f"bound by {self.bound}"
         )
 
@@ -249,6 +255,17 @@ def _prefill(
     text = (
         f"prefill: (2 × {active / 1e9:.1f}B + attention at half the context) ÷ ({parallel} × {peak:g} {dtype} TFLOPS)"
     )
+    # a batch of prompt tokens still reads the weights it touches once: short prompts are memory-bound
+    chunk = min(s.context, PREFILL_CHUNK["expert-layers" if s.layer_split else "weights-gb"])
+    if split is not None:
+        gpu_layers = split.moe_layers - s.cpu_expert_layers
+        read = split.resident_bytes + gpu_layers * split.expert_layer_bytes * touched(model, chunk)
+    else:
+        read = s.size_bytes - s.streamed_gib_per_gpu * 2**30 * s.gpus_per_node * s.nodes
+    floor = read / parallel / (s.hardware.bandwidth_gbs * 1e9 * EFF_GPU_MEMORY) / chunk
+    if floor > t:
+        t = floor
+        text += f", but a {chunk}-token batch reads {read / 1e9:.1f} GB of weights: memory-bound"
     if split is not None and s.cpu_expert_layers and s.cpu_prefill:
         lines.append(text + "; the CPU computes every routed expert: CPU throughput is not in the catalog")
         return None

@@ -6,9 +6,11 @@ python scripts/calibrate.py          # the table, the median error and the measu
 
 from __future__ import annotations
 
-from recipegen.calibration import by_regime, compare, load, summary
+import statistics
+
+from recipegen.calibration import by_regime, compare, load, prefill_ratios, summary
 from recipegen.catalog import load as load_catalog
-from recipegen.speed import BANDS
+from recipegen.speed import BANDS, PREFILL_BAND
 
 
 def main() -> None:
@@ -27,6 +29,13 @@ def main() -> None:
         print(
             f"  {regime}: {len(group)} rows, median error {median:.0%}, measured/estimated 10th-90th percentile "
             f"{low:.2f}-{high:.2f} (band used in the output: {band[0]}-{band[1]})"
+        )
+    ratios = prefill_ratios(rows)
+    if ratios:
+        errors = [abs(1 - 1 / r) for r in ratios]
+        print(
+            f"prefill: {len(ratios)} rows, median error {statistics.median(errors):.0%}, measured/estimated "
+            f"{ratios[0]:.2f}-{ratios[-1]:.2f} (band used in the output: {PREFILL_BAND[0]}-{PREFILL_BAND[1]})"
         )
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from recipegen.calibration import Measurement, by_regime, compare, load, summary
+from recipegen.calibration import Measurement, by_regime, compare, load, prefill_ratios, summary
 from recipegen.offload import HostFacts
-from recipegen.speed import BANDS, Scenario, estimate
+from recipegen.speed import BANDS, PREFILL_BAND, Scenario, estimate
 
 from .conftest import run_cli
 
@@ -151,11 +151,17 @@ def test_the_calibration_table_is_sourced_and_the_bands_cover_it(catalog):
     assert len(rows) >= 15
     assert all(r.source.url.startswith("https://") for r in rows)
     assert {r.parallelism for r in rows} == {"layers", "tensor"} and any(r.offload != "none" for r in rows)
-    for regime, group in by_regime([compare(catalog, r) for r in rows]).items():
+    comparisons = [compare(catalog, r) for r in rows]
+    for regime, group in by_regime(comparisons).items():
         _, p10, p90 = summary(group)
         low, high = BANDS[regime]
         assert low <= p10 and high >= p90, (regime, p10, p90)
         assert low >= p10 * 0.75 and high <= p90 * 1.25, (regime, p10, p90)
+    prefill = prefill_ratios(comparisons)
+    assert len(prefill) >= 5
+    low, high = PREFILL_BAND
+    assert low <= prefill[0] and high >= prefill[-1], prefill
+    assert low >= prefill[0] * 0.75 and high <= prefill[-1] * 1.25, prefill
 
 
 def test_a_measurement_row_is_strict():
