@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..schema import Engine, Hardware, Kernel, Model, Source, Variant
 from ..schema.common import KvDtype
-from ..schema.engine import Build
+from ..schema.engine import Build, Defect
 from ..schema.model import Need
 from .types import GateResult, Layout
 
@@ -26,6 +26,42 @@ def _srcs(*groups: list[Source] | tuple[Source, ...]) -> tuple[Source, ...]:
         for source in group:
             seen.setdefault(id(source), source)
     return tuple(seen.values())
+
+
+def defects_hitting(model: Model, variant: Variant, build: Build, hw: Hardware) -> tuple[Defect, ...]:
+    """The build's known defects that this model, checkpoint and GPU run into."""
+    needs = {n.op for n in model.needs}
+    return tuple(
+        d
+        for d in build.defects
+        if (d.sm is None or hw.compute_capability in d.sm)
+        and (d.models is None or model.id in d.models)
+        and (d.architectures is None or model.architecture in d.architectures)
+        and (d.ops is None or bool(needs.intersection(d.ops)))
+        and (d.quants is None or variant.quant in d.quants)
+    )
+
+
+def defect_text(defect: Defect) -> str:
+    parts = [f"{defect.id} ({defect.symptom}): {defect.title}"]
+    if defect.log_line:
+        parts.append(f"the engine logs {defect.log_line!r}")
+    parts.append(f"fixed in {defect.fixed_in}" if defect.fixed_in else "not fixed in any build in the catalog")
+    if defect.workaround:
+        parts.append(f"workaround: {defect.workaround}")
+    return "; ".join(parts)
+
+
+def with_defects(gates: tuple[GateResult, ...], found: tuple[Defect, ...]) -> tuple[GateResult, ...]:
+    """A crash or wrong output with no workaround fails the gate where it shows."""
+    out = list(gates)
+    for defect in found:
+        if not defect.blocks:
+            continue
+        index = next(i for i, g in enumerate(out) if g.gate == defect.gate)
+        if out[index].outcome != "fail":
+            out[index] = GateResult(defect.gate, "fail", f"known defect {defect_text(defect)}", tuple(defect.sources))
+    return tuple(out)
 
 
 def architecture(model: Model, variant: Variant, engine: Engine, build: Build) -> GateResult:

@@ -5,8 +5,8 @@ Pure: reads the catalog and the request, returns a Resolution; no I/O, no mutati
 Ranking policy (first difference decides, shown to the user as "why this plan first"):
   1. curated before derived: verified > community > reported > derived (someone ran it);
   2. build provenance: official release > model-specific image > community image > fork;
-  3. native weight kernels before a fallback (Marlin costs throughput), and a checkpoint with a
-     known defect on this engine after both;
+  3. native weight kernels before a fallback (Marlin costs throughput), and a path with a known
+     defect (of the checkpoint on this engine, or of the build on this GPU) after both;
   4. newer build first (facts move with releases);
   5. larger planned context;
   6. smaller checkpoint (less to download, more headroom);
@@ -152,18 +152,20 @@ def evaluate(
     notes: list[str] = []
     if fmt.via_fallback:
         notes.append(fmt.gate.reason)
+    found = gates.defects_hitting(model, variant, build, hw)
     return Candidate(
         engine=engine,
         build=build,
         variant=variant,
         layout=layout,
         deployment=deployment,
-        gates=(arch, fmt.gate, kern.gate, platform, memory, topology),
+        gates=gates.with_defects((arch, fmt.gate, kern.gate, platform, memory, topology), found),
         settings=settings,
         budget=budget,
         via_fallback=fmt.via_fallback,
         notes=tuple(notes),
         fallback_args=fmt.args,
+        defects=found,
     )
 
 
@@ -174,6 +176,8 @@ def candidates_for(catalog: Catalog, request: Request, layout: Layout) -> list[C
             continue
         for build in engine.builds:
             if request.build is not None and build.id != request.build:
+                continue
+            if request.as_of is not None and build.released > request.as_of:
                 continue
             for variant in request.model.variants:
                 if request.variant is not None and variant.id != request.variant:
@@ -187,7 +191,9 @@ def candidates_for(catalog: Catalog, request: Request, layout: Layout) -> list[C
 
 
 def defects(c: Candidate) -> list[str]:
-    return [d.text for d in c.variant.defects if d.engines is None or c.engine.id in d.engines]
+    """Known faults on this path: the checkpoint's (per engine) and the build's (per GPU, model, feature)."""
+    checkpoint = [d.text for d in c.variant.defects if d.engines is None or c.engine.id in d.engines]
+    return [*checkpoint, *(f"{c.build.id}: {gates.defect_text(d)}" for d in c.defects)]
 
 
 def rank_key(c: Candidate) -> tuple[int, int, int, int, int, float, str, str, str]:
@@ -212,7 +218,7 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
     labels = [
         f"a curated recipe ({first.status}) beats a {second.status} plan",
         f"{first.build.provenance} build before a {second.build.provenance} one",
-        "native weight kernels instead of a fallback, or a checkpoint without a known defect",
+        "native weight kernels instead of a fallback, or a path without a known defect",
         f"newer build ({first.build.released} vs {second.build.released})",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
         "a smaller checkpoint (more headroom)",
