@@ -287,7 +287,10 @@ def explain(
     if fmt is Format.json:
         typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
     else:
+        from .history import explain_lines
+
         typer.echo(_explanation(catalog, resolution), nl=False)
+        typer.echo("\n".join(explain_lines(catalog, resolution)))
 
 
 @app.command("matrix")
@@ -357,6 +360,9 @@ def validate(
     typer.echo(f"catalog ok: {counts}, {builds} engine builds")
     for kind, entry_id, origin in catalog.overridden:
         typer.echo(f"  {kind}/{entry_id} overridden by {origin.path}")
+
+
+from .commands import history as _history  # noqa: E402,F401  (registers `history`)
 
 
 def main() -> None:
