@@ -1,7 +1,8 @@
 """Verdicts across an engine's builds in date order: since when a model runs on a GPU, and what changed.
 
-The release line is an engine's official releases and model images; community images and forks
-are side paths, listed apart. Each build gets the verdict `resolve` would give for it alone.
+The release line is an engine's official releases; model images, community images and forks are
+side paths, listed apart (a model image is a branch cut for one model, not a release). Each build
+gets the verdict `resolve` would give for it alone.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from .resolver.resolve import candidates_for, layouts_to_try, rank_key
 from .resolver.types import Candidate, GateResult, Layout, Request, Resolution
 from .schema import Build, Engine
 
-LINE = ("official", "model-image")
+LINE = ("official",)
 
 
 @dataclass(frozen=True)
@@ -33,11 +34,20 @@ class BuildVerdict:
         if self.runnable:
             return "runnable"
         assert self.gate is not None
-        return f"blocked ({self.gate.gate}: {short(self.gate.reason)})"
+        word = "blocked" if self.gate.outcome == "fail" else "unknown"
+        # the same reason reads the same in every build ("does not load X", not "vllm-0.24.0 does not load X")
+        reason = short(self.gate.reason).removeprefix(f"{self.build.id} ")
+        return f"{word} ({self.gate.gate}: {reason})"
+
+    @property
+    def detail(self) -> str:
+        """The label plus the known defects this build has for the request."""
+        found = f" — known defect: {', '.join(self.defects)}" if self.defects else ""
+        return self.label + found
 
     @property
     def key(self) -> str:
-        return "runnable" if self.runnable else f"blocked:{self.gate.gate if self.gate else ''}"
+        return "runnable" if self.runnable else self.label
 
 
 @dataclass(frozen=True)
@@ -133,15 +143,10 @@ def history(catalog: Catalog, request: Request, layouts: Iterable[Layout] | None
         if request.engine is not None and engine.id != request.engine:
             continue
         scoped = replace(base, engine=engine.id)
-        by_layout = [(layout, candidates_for(catalog, scoped, layout)) for layout in tried]
+        by_layout = [(layout, candidates_for(catalog, scoped, layout, every_release=True)) for layout in tried]
         if any(cands for _, cands in by_layout):
             out.append(engine_history(engine, by_layout))
     return out
-
-
-def from_candidates(engine: Engine, layout: Layout, cands: list[Candidate]) -> EngineHistory:
-    """The history at one layout from candidates already evaluated (explain's own)."""
-    return engine_history(engine, [(layout, [c for c in cands if c.engine.id == engine.id])])
 
 
 def explain_lines(catalog: Catalog, resolution: Resolution) -> list[str]:
@@ -152,11 +157,8 @@ def explain_lines(catalog: Catalog, resolution: Resolution) -> list[str]:
     for engine in engines:
         if request.engine is not None and engine.id != request.engine:
             continue
-        if request.build is None:
-            found = from_candidates(engine, layout, list(resolution.candidates))
-        else:
-            scoped = replace(request, build=None, engine=engine.id)
-            found = engine_history(engine, [(layout, candidates_for(catalog, scoped, layout))])
+        scoped = replace(request, build=None, engine=engine.id)
+        found = engine_history(engine, [(layout, candidates_for(catalog, scoped, layout, every_release=True))])
         if found.line:
             out.append(f"  {found.summary()}")
     if not out:
@@ -173,7 +175,7 @@ def history_json(histories: list[EngineHistory]) -> list[dict[str, Any]]:
             "released": str(v.build.released),
             "provenance": v.build.provenance,
             "extends": v.build.extends,
-            "verdict": "runnable" if v.runnable else "blocked",
+            "verdict": "runnable" if v.runnable else ("blocked" if v.gate and v.gate.outcome == "fail" else "unknown"),
             "gpus": v.layout.gpus_per_node,
             "nodes": v.layout.nodes,
             "gate": v.gate.gate if v.gate else None,
@@ -186,7 +188,7 @@ def history_json(histories: list[EngineHistory]) -> list[dict[str, Any]]:
             "engine": h.engine.id,
             "summary": h.summary(),
             "builds": [verdict(v) for v in h.line],
-            "community": [verdict(v) for v in h.side],
+            "side_paths": [verdict(v) for v in h.side],
             "flips": [
                 {
                     "from": f.before.build.id,
@@ -206,10 +208,10 @@ def history_text(histories: list[EngineHistory]) -> str:
     for h in histories:
         out.append(h.summary())
         for v in h.line:
-            out.append(f"  {v.build.released}  {v.build.id:<28} {v.label}")
+            out.append(f"  {v.build.released}  {v.build.id:<28} {v.detail}")
         for f in h.flips:
             out.append(f"  ↳ {f.before.build.id} → {f.after.build.id}: {f.change}")
         for v in h.side:
-            out.append(f"  {v.build.provenance} path: {v.build.id} ({v.build.released}): {v.label}")
+            out.append(f"  {v.build.provenance} path: {v.build.id} ({v.build.released}): {v.detail}")
         out.append("")
     return "\n".join(out)

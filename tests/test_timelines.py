@@ -95,23 +95,32 @@ def test_history_says_since_when_and_what_flipped_it(cli):
     assert result.code == 0, result.err
     (vllm,) = result.json()["engines"]
     builds = vllm["builds"]
+    assert builds and all(b["provenance"] == "official" for b in builds)
     assert [b["released"] for b in builds] == sorted(b["released"] for b in builds)
-    image = next(b for b in builds if b["build"] == "vllm-glm53-flash-image")
-    assert image["verdict"] == "blocked" and image["gate"] == "kernel"
-    assert builds[-1]["verdict"] == "runnable"
-    flip = next(
-        f
-        for f in vllm["flips"]
-        if f["to"]
-        == next(b["build"] for b in builds if b["verdict"] == "runnable" and b["released"] > image["released"])
-    )
-    assert flip["change"].startswith("kernel now passes: sm120")
-    assert "blocked (kernel: no attention.sparse_mla_nope kernel for sm120) until" in vllm["summary"]
-    assert vllm["summary"].endswith("runnable since")
+    # the Aug 2026 model image is a side path, blocked at the kernel on sm120
+    image = next(b for b in vllm["side_paths"] if b["build"] == "vllm-glm53-flash-image")
+    assert image["verdict"] == "blocked" and image["gate"] == "kernel" and "sm120" in image["reason"]
+    first = next(b for b in builds if b["verdict"] == "runnable")
+    assert all(b["verdict"] == "blocked" for b in builds[: builds.index(first)])
+    (flip,) = [f for f in vllm["flips"] if f["to"] == first["build"]]
+    assert flip["change"].startswith(f"{builds[builds.index(first) - 1]['gate']} now passes")
+    assert vllm["summary"].startswith("vLLM: blocked (")
+    assert vllm["summary"].endswith(f"until {first['build']} ({first['released']}), runnable since")
     text = cli("history", "--gpu", "rtx-pro-6000", *SEED_000, "--engine", "vllm")
-    assert vllm["summary"] in text.out
+    assert vllm["summary"] in text.out and "model-image path: vllm-glm53-flash-image" in text.out
     explained = cli("explain", "--gpu", "rtx-pro-6000", *SEED_000, "--engine", "vllm")
     assert explained.out.rstrip().endswith(vllm["summary"])
+
+
+def test_history_of_a_kernel_that_landed_in_a_release(cli):
+    """GLM-5.2 on RTX PRO 6000: no sparse-MLA kernel for sm120 until a release added one."""
+    result = cli(
+        "history", "--gpu", "rtx-pro-6000", "--model", "glm-5.2", "--gpus", "8", "--engine", "vllm", "--format", "json"
+    )
+    (vllm,) = result.json()["engines"]
+    kernel_flips = [f for f in vllm["flips"] if f["change"].startswith("kernel now passes: sm120")]
+    assert kernel_flips, vllm["flips"]
+    assert vllm["summary"].startswith("vLLM: blocked (kernel: no attention.sparse_mla kernel for sm120) until")
 
 
 DEFECT = """\
@@ -174,14 +183,26 @@ def test_defect_without_workaround_blocks_the_build_at_its_gate(cli, tmp_path):
 
 
 def test_defect_with_workaround_ranks_the_build_below_clean_ones(cli, tmp_path):
-    recipes = user_build(tmp_path, "pass --attention-backend TRITON_ATTN")
+    """Two model images alike but for a defect: without it the id order would put the defective one first."""
+    folder = tmp_path / "engines" / "vllm"
+    folder.mkdir(parents=True)
+    defect = DEFECT.format(date="2026-12-01", workaround="    workaround: pass --attention-backend TRITON_ATTN\n")
+    image = "provenance: model-image\nimages: {x86_64: example/vllm:img}\n"
+    (folder / "vllm-a-defect.yaml").write_text(
+        defect.replace("id: vllm-test-defect", "id: vllm-a-defect").replace("released:", image + "released:")
+    )
+    (folder / "vllm-b-clean.yaml").write_text(
+        f"id: vllm-b-clean\nextends: vllm-0.33.0\nversion: b\nreleased: 2026-12-01\n{image}"
+    )
     args = ("explain", "--gpu", "h200", "--model", "llama-3.3-70b", "--gpus", "4", "--engine", "vllm")
-    plans = cli(*args, "--recipes", recipes, "--format", "json").json()["plans"]
+    plans = cli(*args, "--recipes", str(tmp_path), "--format", "json").json()["plans"]
     order = [p["build"] for p in plans]
-    assert order.index("vllm-0.33.0") < order.index("vllm-test-defect")
-    hit = next(p for p in plans if p["build"] == "vllm-test-defect")
+    assert order.index("vllm-b-clean") < order.index("vllm-a-defect")
+    hit = next(p for p in plans if p["build"] == "vllm-a-defect")
     assert [d["id"] for d in hit["defects"]] == ["test-gqa-crash"] and hit["defects"][0]["blocks"] is False
-    assert any(n.startswith("known defect: vllm-test-defect: test-gqa-crash (crash)") for n in hit["notes"])
+    assert any(n.startswith("known defect: vllm-a-defect: test-gqa-crash (crash)") for n in hit["notes"])
+    clean = next(p for p in plans if p["build"] == "vllm-b-clean")
+    assert clean["defects"] == []
 
 
 def test_every_defect_and_community_build_has_a_dated_source(catalog):

@@ -46,7 +46,7 @@ def defect_text(defect: Defect) -> str:
     parts = [f"{defect.id} ({defect.symptom}): {defect.title}"]
     if defect.log_line:
         parts.append(f"the engine logs {defect.log_line!r}")
-    parts.append(f"fixed in {defect.fixed_in}" if defect.fixed_in else "not fixed in any build in the catalog")
+    parts.append(f"fixed in {defect.fixed_in}" if defect.fixed_in else "no build known to fix it")
     if defect.workaround:
         parts.append(f"workaround: {defect.workaround}")
     return "; ".join(parts)

@@ -169,16 +169,25 @@ def evaluate(
     )
 
 
-def candidates_for(catalog: Catalog, request: Request, layout: Layout) -> list[Candidate]:
+def builds_to_try(engine: Engine, request: Request, every_release: bool = False) -> list[Build]:
+    """The build the user named; else the newest official release (by --as-of) and every side path
+    (model images, community images, forks) released by then. Older releases answer --build and history."""
+    if request.build is not None:
+        return [b for b in engine.builds if b.id == request.build]
+    dated = [b for b in engine.builds if request.as_of is None or b.released <= request.as_of]
+    if every_release:
+        return dated
+    official = [b for b in dated if b.provenance == "official"]
+    newest = max(official, key=lambda b: (b.released, b.id)) if official else None
+    return [b for b in dated if b.provenance != "official" or b is newest]
+
+
+def candidates_for(catalog: Catalog, request: Request, layout: Layout, every_release: bool = False) -> list[Candidate]:
     out: list[Candidate] = []
     for engine in catalog.engines.values():
         if request.engine is not None and engine.id != request.engine:
             continue
-        for build in engine.builds:
-            if request.build is not None and build.id != request.build:
-                continue
-            if request.as_of is not None and build.released > request.as_of:
-                continue
+        for build in builds_to_try(engine, request, every_release):
             for variant in request.model.variants:
                 if request.variant is not None and variant.id != request.variant:
                     continue
@@ -316,37 +325,60 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
 
 
 def find_changes(candidates: list[Candidate]) -> list[Change]:
-    """Where a newer official release passes a gate that an earlier official release or model
-    image of the same engine failed. Community images and forks are side branches, not history."""
+    """Where an official release passes a gate (kernel or architecture) that the latest earlier official
+    release or model image of the same engine failed, with no passing release in between. Community
+    images and forks are side branches, not history."""
     changes: dict[tuple[str, str, str, str], Change] = {}
     lineage = ("official", "model-image")
-    for older in candidates:
-        if older.build.provenance not in lineage:
+
+    def loads(c: Candidate) -> bool:
+        return c.gates[0].outcome == "pass"
+
+    def gate_of(c: Candidate, gate: str) -> GateResult:
+        return next(g for g in c.gates if g.gate == gate)
+
+    for newer in candidates:
+        if newer.build.provenance != "official" or any(g.outcome != "pass" for g in newer.gates[:2]):
             continue
-        for newer in candidates:
-            if (
-                newer.engine.id != older.engine.id
-                or newer.variant.id != older.variant.id
-                or newer.build.provenance != "official"
-                or newer.build.released <= older.build.released
-                or any(g.outcome != "pass" for g in newer.gates[:2])
-            ):
+        same = [
+            c
+            for c in candidates
+            if c.engine.id == newer.engine.id
+            and c.variant.id == newer.variant.id
+            and c.build.provenance in lineage
+            and c.build.released < newer.build.released
+        ]
+        for gate in ("architecture", "kernel"):
+            after = gate_of(newer, gate)
+            if after.outcome != "pass":
                 continue
-            for before, after in zip(older.gates, newer.gates, strict=True):
-                if before.gate in ("kernel", "architecture") and before.outcome == "fail" and after.outcome == "pass":
-                    key = (older.engine.id, before.gate, older.build.id, newer.build.id)
-                    variants = changes[key].variant + ", " + older.variant.id if key in changes else older.variant.id
-                    changes[key] = Change(
-                        older.engine.id,
-                        variants,
-                        before.gate,
-                        older.build.id,
-                        str(older.build.released),
-                        before.reason,
-                        newer.build.id,
-                        str(newer.build.released),
-                        after.reason,
-                    )
+            failed = [c for c in same if gate_of(c, gate).outcome == "fail" and (gate == "architecture" or loads(c))]
+            if not failed:
+                continue
+            older = max(failed, key=lambda c: (c.build.released, c.build.id))
+            passed_between = any(
+                c.build.released > older.build.released
+                and c.build.provenance == "official"
+                and gate_of(c, gate).outcome == "pass"
+                and loads(c)
+                for c in same
+            )
+            if passed_between:
+                continue
+            before = gate_of(older, gate)
+            key = (older.engine.id, gate, older.build.id, newer.build.id)
+            variants = changes[key].variant + ", " + older.variant.id if key in changes else older.variant.id
+            changes[key] = Change(
+                older.engine.id,
+                variants,
+                gate,
+                older.build.id,
+                str(older.build.released),
+                before.reason,
+                newer.build.id,
+                str(newer.build.released),
+                after.reason,
+            )
     return sorted(changes.values(), key=lambda c: (c.engine, c.after_date, c.before_build, c.gate))
 
 
