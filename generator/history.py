@@ -36,7 +36,9 @@ class BuildVerdict:
         assert self.gate is not None
         word = "blocked" if self.gate.outcome == "fail" else "unknown"
         # the same reason reads the same in every build ("does not load X", not "vllm-0.24.0 does not load X")
-        reason = short(self.gate.reason).removeprefix(f"{self.build.id} ")
+        build = self.build.id
+        reason = short(self.gate.reason).removeprefix(f"{build} ").replace(f" in {build}", "")
+        reason = reason.replace(build, "the build")
         return f"{word} ({self.gate.gate}: {reason})"
 
     @property
@@ -74,6 +76,10 @@ class EngineHistory:
             else:
                 segments.append([verdict])
         first = self.line[0]
+        if len(self.line) == 1:
+            return (
+                f"{self.engine.name}: {first.label} in {first.build.id} ({first.build.released}), its only release here"
+            )
         if len(segments) == 1:
             label = segments[0][0].label
             return f"{self.engine.name}: {label} in every build from {first.build.id} ({first.build.released}) to " + (
