@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from ..catalog import Catalog
-from ..memory import Budget, MemoryInputs, Unplannable, checkpoint_bytes, footprint, plan
+from ..memory import Budget, Footprint, MemoryInputs, Unplannable, checkpoint_bytes, footprint, plan
 from ..schema import Deployment, Engine, Source, Variant
 from ..schema.common import KvDtype
 from ..schema.engine import Build
@@ -28,6 +28,10 @@ from .flags import argv_of, common_flags, derived_flags, fallback_flags, parsers
 from .types import Candidate, Change, Flag, GateResult, Layout, Plan, Request, Resolution, Settings
 
 NODE_SIZES = (1, 2, 4, 8)
+
+# Gate results that do not depend on the layout, and memory footprints that do not depend on the
+# build, computed once per resolve() and reused across layouts and builds (keys are catalog ids).
+Memo = dict[tuple[object, ...], object]
 STATUS_ORDER = {"verified": 0, "community": 1, "reported": 2, "derived": 3}
 PROVENANCE_ORDER = {"official": 0, "model-image": 1, "community": 2, "fork": 3}
 
@@ -74,6 +78,7 @@ def _memory_gate(
     settings: Settings,
     kv: KvDtype,
     dep: Deployment | None,
+    memo: Memo,
 ) -> tuple[GateResult, Budget | None]:
     model = request.model
     if engine.memory.host_offload:
@@ -95,7 +100,11 @@ def _memory_gate(
     tensor = engine.parallelism == "tensor"
     layer_split = 1 if tensor else layout.gpus_per_node
     tp = settings.tp if tensor else 1
-    fp = footprint(model, kv, tp, layer_split, engine.memory.state_slots_per_request, settings.mtp)
+    key = ("footprint", kv, tp, layer_split, engine.memory.state_slots_per_request, settings.mtp)
+    if key not in memo:
+        memo[key] = footprint(model, kv, tp, layer_split, engine.memory.state_slots_per_request, settings.mtp)
+    fp = memo[key]
+    assert isinstance(fp, (Footprint, Unplannable))
     if isinstance(fp, Unplannable):
         return GateResult("memory", "unknown", fp.reason), None
     shards = layout.gpus if tensor else layout.gpus_per_node
@@ -118,22 +127,42 @@ def _memory_gate(
     return GateResult("memory", "pass" if budget.fits else "fail", budget.reason, tuple(sources)), budget
 
 
+def _fixed_gates(
+    request: Request, engine: Engine, build: Build, variant: Variant, kv_fixed: tuple[KvDtype, ...], memo: Memo
+) -> tuple[GateResult, gates.FormatResult, gates.KernelResult, GateResult]:
+    """The gates that read only the build, the checkpoint and the GPU: the same for every layout."""
+    key = ("gates", engine.id, build.id, variant.id, kv_fixed)
+    if key not in memo:
+        model, hw = request.model, request.hardware
+        memo[key] = (
+            gates.architecture(model, variant, engine, build),
+            gates.weight_format(model, variant, build, hw),
+            gates.kernels(model, build, hw, kv_fixed),
+            gates.platform(build, hw),
+        )
+    return memo[key]  # type: ignore[return-value]
+
+
 def evaluate(
-    request: Request, engine: Engine, build: Build, variant: Variant, layout: Layout, deployment: Deployment | None
+    request: Request,
+    engine: Engine,
+    build: Build,
+    variant: Variant,
+    layout: Layout,
+    deployment: Deployment | None,
+    memo: Memo | None = None,
 ) -> Candidate:
+    memo = {} if memo is None else memo
     model, hw = request.model, request.hardware
-    arch = gates.architecture(model, variant, engine, build)
-    fmt = gates.weight_format(model, variant, build, hw)
     if deployment is not None:
         base = settings_from_deployment(engine, deployment, layout)
     else:
         ep = bool(model.moe) and engine.flags.expert_parallel is not None and layout.gpus > 1
         base = Settings(tp=layout.gpus if engine.parallelism == "tensor" else 1, ep=ep)
-    kern = gates.kernels(model, build, hw, base.kv_fixed)
+    arch, fmt, kern, platform = _fixed_gates(request, engine, build, variant, base.kv_fixed, memo)
     fallback_kv: KvDtype = base.kv_fixed[0] if base.kv_fixed else engine.default_kv_dtype
     kv: KvDtype = kern.kv_options[0] if kern.kv_options else fallback_kv
-    platform = gates.platform(build, hw)
-    memory, budget = _memory_gate(request, engine, variant, layout, base, kv, deployment)
+    memory, budget = _memory_gate(request, engine, variant, layout, base, kv, deployment, memo)
     topology = gates.topology(model, engine, layout, hw)
     if layout.nodes > 1 and deployment is None and engine.multi_node != "none" and not engine.flags.nnodes:
         topology = GateResult(
@@ -182,7 +211,10 @@ def builds_to_try(engine: Engine, request: Request, every_release: bool = False)
     return [b for b in dated if b.provenance != "official" or b is newest]
 
 
-def candidates_for(catalog: Catalog, request: Request, layout: Layout, every_release: bool = False) -> list[Candidate]:
+def candidates_for(
+    catalog: Catalog, request: Request, layout: Layout, every_release: bool = False, memo: Memo | None = None
+) -> list[Candidate]:
+    memo = {} if memo is None else memo
     out: list[Candidate] = []
     for engine in catalog.engines.values():
         if request.engine is not None and engine.id != request.engine:
@@ -195,7 +227,7 @@ def candidates_for(catalog: Catalog, request: Request, layout: Layout, every_rel
                     _matching_deployments(catalog, request, engine, build, variant, layout)
                 )
                 for dep in matches or [None]:
-                    out.append(evaluate(request, engine, build, variant, layout, dep))
+                    out.append(evaluate(request, engine, build, variant, layout, dep, memo))
     return out
 
 
@@ -239,11 +271,10 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
 
 
 def _dedupe(sources: Iterable[Source]) -> tuple[Source, ...]:
-    out: list[Source] = []
+    out: dict[tuple[object, ...], Source] = {}
     for s in sources:
-        if s not in out:
-            out.append(s)
-    return tuple(out)
+        out.setdefault((s.url, s.date, s.note, s.unverified), s)
+    return tuple(out.values())
 
 
 def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate | None) -> Plan:
@@ -386,9 +417,10 @@ def resolve(catalog: Catalog, request: Request) -> Resolution:
     layouts = layouts_to_try(request)
     tried: list[int] = []
     last: list[Candidate] = []
+    memo: Memo = {}
     for layout in layouts:
         tried.append(layout.gpus)
-        cands = candidates_for(catalog, request, layout)
+        cands = candidates_for(catalog, request, layout, memo=memo)
         last = cands
         runnable = sorted((c for c in cands if c.runnable), key=rank_key)
         if runnable:
