@@ -104,13 +104,13 @@ def _verdict(build: Build, by_layout: list[tuple[Layout, list[Candidate]]]) -> B
     for layout, cands in by_layout:
         ok = sorted((c for c in cands if c.build.id == build.id and c.runnable), key=rank_key)
         if ok:
-            return BuildVerdict(build, True, layout, None, ok[0].gates, tuple(d.id for d in ok[0].defects))
+            return BuildVerdict(build, True, layout, None, ok[0].gates, tuple(d.id for d in ok[0].build_defects))
     layout, cands = by_layout[-1]
     mine = [c for c in cands if c.build.id == build.id]
     # a GGUF file offered to a safetensors engine (or the reverse) is never the interesting rejection
     matching = [c for c in mine if (c.engine.loads == "gguf") == (c.variant.quant == "gguf")] or mine
     closest = min(matching, key=lambda c: (c.gates[0].outcome == "fail", len(c.failing()), rank_key(c)))
-    found = tuple(d.id for d in closest.defects)
+    found = tuple(d.id for d in closest.build_defects)
     return BuildVerdict(build, False, layout, closest.failing()[0], closest.gates, found)
 
 

@@ -199,10 +199,10 @@ def test_defect_with_workaround_ranks_the_build_below_clean_ones(cli, tmp_path):
     order = [p["build"] for p in plans]
     assert order.index("vllm-b-clean") < order.index("vllm-a-defect")
     hit = next(p for p in plans if p["build"] == "vllm-a-defect")
-    assert [d["id"] for d in hit["defects"]] == ["test-gqa-crash"] and hit["defects"][0]["blocks"] is False
+    assert [d["id"] for d in hit["build_defects"]] == ["test-gqa-crash"] and hit["build_defects"][0]["blocks"] is False
     assert any(n.startswith("known defect: vllm-a-defect: test-gqa-crash (crash)") for n in hit["notes"])
     clean = next(p for p in plans if p["build"] == "vllm-b-clean")
-    assert clean["defects"] == []
+    assert clean["build_defects"] == []
 
 
 def test_every_defect_and_community_build_has_a_dated_source(catalog):

@@ -1,8 +1,9 @@
-"""Strict pydantic models for the four catalog kinds."""
+"""Strict pydantic models for the catalog kinds."""
 
 from .common import Source
 from .deployment import Arg, Deployment, EnvVar
 from .engine import Build, Defect, Engine, Kernel, WeightFormat
+from .fingerprint import Fingerprint
 from .hardware import Hardware
 from .model import Model, Variant
 
@@ -13,6 +14,7 @@ __all__ = [
     "Deployment",
     "Engine",
     "EnvVar",
+    "Fingerprint",
     "Hardware",
     "Kernel",
     "Model",
