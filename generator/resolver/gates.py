@@ -477,21 +477,29 @@ assert tuple(REGISTRY) == GATES
 LAYOUT_FREE: frozenset[GateId] = frozenset({"architecture", "weight-format", "kernel", "platform"})
 
 
-def run(subject: Subject, memo: dict[tuple[object, ...], object] | None = None) -> tuple[GateResult, ...]:
-    """Every gate on one path, in triage order (GATES). `memo`: layout-free results shared across layouts."""
-    s = subject
+def _memo_key(gate_id: GateId, s: Subject, done: Mapping[GateId, GateResult]) -> tuple[object, ...] | None:
     dep = s.deployment.id if s.deployment else None
-    path = (s.engine.id, s.build.id, s.variant.id, dep, s.settings.kv_fixed, s.settings.attention_backend)
+    if gate_id in LAYOUT_FREE:
+        return (gate_id, s.engine.id, s.build.id, s.variant.id, dep, s.settings.kv_fixed, s.settings.attention_backend)
+    if gate_id == "memory":
+        # the budget reads the engine's memory behaviour, the checkpoint, the layout and the KV dtype — not the
+        # build — so builds of one engine share it (a footprint per checkpoint × layout, not per build)
+        return (gate_id, s.engine.id, s.variant.id, s.layout, dep, s.settings, kv_dtype(s, done["kernel"]))
+    return None
+
+
+def run(subject: Subject, memo: dict[tuple[object, ...], object] | None = None) -> tuple[GateResult, ...]:
+    """Every gate on one path, in triage order (GATES). `memo`: results shared across the paths of one resolve."""
     done: dict[GateId, GateResult] = {}
     for gate_id in GATES:
-        key = (gate_id, *path)
-        if memo is not None and gate_id in LAYOUT_FREE and key in memo:
+        key = _memo_key(gate_id, subject, done) if memo is not None else None
+        if memo is not None and key is not None and key in memo:
             cached = memo[key]
             assert isinstance(cached, GateResult)
             done[gate_id] = cached
             continue
         done[gate_id] = REGISTRY[gate_id].check(subject, done)
-        if memo is not None and gate_id in LAYOUT_FREE:
+        if memo is not None and key is not None:
             memo[key] = done[gate_id]
     return tuple(done[g] for g in GATES)
 
