@@ -141,7 +141,7 @@ class BuildChoice:
     how: str  # which build answers, said to the user
 
 
-_VERSION = re.compile(r"^[vb]?(\d+(?:\.\d+)*)")
+_VERSION = re.compile(r"^[vb]?(\d+(?:\.\d+)*)(?![0-9A-Za-z])")
 
 
 def version_key(version: str) -> tuple[int, ...] | None:
