@@ -140,7 +140,7 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
         notes.append(f"--build {sel.build} → {build.how}")
     if as_of is not None:
         known = sum(1 for _, b in catalog.builds() if b.released <= as_of)
-        notes.append(f"--as-of {as_of} → the {known} builds released by then")
+        notes.append(f"--as-of {as_of} → the {known} build(s) released by then")
     return Request(
         model=choice.model,
         hardware=target.hardware,
