@@ -170,8 +170,10 @@ def resolve_user_build(catalog: Catalog, value: str, as_of: dt.date | None = Non
             return BuildChoice(build.id, f"image of build {build.id} ({build.provenance}, {build.released})")
     if "==" in value:
         engine_name, version = (part.strip() for part in value.split("==", 1))
-        engine = resolve_engine(catalog, engine_name)
-        return _nearest(engine, version, value, as_of)
+        found = [e for e in catalog.engines.values() if _fold(engine_name) in {_fold(n) for n in (e.id, *e.aliases)}]
+        if not found:
+            raise UnknownNameError("engines", engine_name, _suggest(engine_name, list(catalog.engines)), "--build")
+        return _nearest(found[0], version, value, as_of)
     if "/" in value or ":" in value:
         repo, _, tag = value.rpartition(":") if ":" in value.split("/")[-1] else (value, "", "")
         for engine in catalog.engines.values():
