@@ -502,4 +502,3 @@ def run(subject: Subject, memo: dict[tuple[object, ...], object] | None = None) 
         if memo is not None and key is not None:
             memo[key] = done[gate_id]
     return tuple(done[g] for g in GATES)
-
