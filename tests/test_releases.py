@@ -163,3 +163,19 @@ def test_shipped_release_files_are_short_and_every_build_loads(catalog):
         if "extends" in data:
             whole = len(yaml.safe_dump(build_.model_dump(mode="json")).splitlines())
             assert len(path.read_text().splitlines()) < whole / 2, f"{path.name} is not a short file of differences"
+
+
+def test_a_defect_fixed_in_a_build_that_still_carries_it_is_an_error(cli, tmp_path):
+    defect = (
+        "defects:\n  add:\n  - id: d1\n    title: t\n    symptom: hang\n    gate: kernel\n"
+        "    fixed_in: vllm-test-child\n"
+        "    sources: [{url: 'https://example.org/1', date: 2026-12-01}]\n"
+    )
+    write(tmp_path, "vllm-test-bad.yaml", CHILD.split("images:")[0].replace("child", "bad") + defect)
+    write(tmp_path, "vllm-test-child.yaml", CHILD.replace("extends: vllm-0.33.0", "extends: vllm-test-bad"))
+    result = cli("validate", str(tmp_path))
+    assert result.code == 2
+    assert "defects[d1].fixed_in: 'vllm-test-child' still carries 'd1'" in result.err
+    fixed = CHILD.replace("extends: vllm-0.33.0", "extends: vllm-test-bad") + "defects:\n  remove: [d1]\n"
+    write(tmp_path, "vllm-test-child.yaml", fixed)
+    assert cli("validate", str(tmp_path)).code == 0

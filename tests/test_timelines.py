@@ -216,3 +216,13 @@ def test_every_defect_and_community_build_has_a_dated_source(catalog):
             assert [s for s in defect.sources if s.date and s.url.startswith("https://")], f"{build.id}/{defect.id}"
             checked += 1
     assert checked >= 2
+
+
+def test_generate_as_of_writes_the_date_into_the_rerun_command(cli, tmp_path):
+    out = tmp_path / "o"
+    args = ("--gpu", "h200", "--model", "llama-3.3-70b", "--gpus", "4", "--engine", "vllm", "--as-of", "2026-07-15")
+    result = cli(*args, "--out", str(out))
+    assert result.code == 0, result.err
+    plan = (out / "plan.json").read_text()
+    assert '"build": "vllm-0.24.0"' in plan  # the newest vLLM release on that day
+    assert "--as-of 2026-07-15" in (out / "README.md").read_text()
