@@ -260,11 +260,27 @@ def attach(catalog: Catalog, roots: list[tuple[str, Path]]) -> list[CatalogProbl
         engine = catalog.engines[engine_id]
         ordered = sorted(builds, key=lambda b: (b.released, b.id))
         catalog.engines[engine_id] = engine.model_copy(update={"builds": [*engine.builds, *ordered]})
-    problems.extend(_check_defects(catalog))
+    problems.extend(_check_defects(catalog, entries))
     return problems
 
 
-def _check_defects(catalog: Catalog) -> list[CatalogProblem]:
+def _defect_site(entry: _Entry | None, defect_id: str) -> tuple[int | None, str] | None:
+    """Where a build file declares a defect: its line and field path (None: declared elsewhere)."""
+    if entry is None:
+        return None
+    value = entry.value
+    declared = value.defects.add if isinstance(value, BuildChange) and value.defects else None
+    prefix: tuple[str | int, ...] = ("defects", "add")
+    if isinstance(value, Build):
+        declared, prefix = value.defects, ("defects",)
+    for index, defect in enumerate(declared or []):
+        if defect.id == defect_id:
+            loc = (*prefix, index, "fixed_in")
+            return entry.line(*loc), _format_loc(loc)
+    return None
+
+
+def _check_defects(catalog: Catalog, entries: dict[str, _Entry]) -> list[CatalogProblem]:
     """A defect's `fixed_in` names a build of the same engine that no longer carries it."""
     problems: list[CatalogProblem] = []
     for engine in catalog.engines.values():
@@ -276,13 +292,14 @@ def _check_defects(catalog: Catalog) -> list[CatalogProblem]:
                     continue
                 checked.add(defect.id)
                 origin = catalog.origins.get(("builds", build.id)) or catalog.origins[("engines", engine.id)]
+                site = _defect_site(entries.get(build.id), defect.id)
+                line, field = site if site is not None else (None, f"defects[{defect.id}].fixed_in")
                 fixed = by_id.get(defect.fixed_in)
-                field = f"defects[{defect.id}].fixed_in"
                 if fixed is None:
                     problems.append(
-                        CatalogProblem(origin.path, None, field, f"{engine.id} has no build {defect.fixed_in!r}")
+                        CatalogProblem(origin.path, line, field, f"{engine.id} has no build {defect.fixed_in!r}")
                     )
                 elif any(d.id == defect.id for d in fixed.defects):
                     message = f"{defect.fixed_in!r} still carries {defect.id!r}; remove it there or fix fixed_in"
-                    problems.append(CatalogProblem(origin.path, None, field, message))
+                    problems.append(CatalogProblem(origin.path, line, field, message))
     return problems

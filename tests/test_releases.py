@@ -175,7 +175,9 @@ def test_a_defect_fixed_in_a_build_that_still_carries_it_is_an_error(cli, tmp_pa
     write(tmp_path, "vllm-test-child.yaml", CHILD.replace("extends: vllm-0.33.0", "extends: vllm-test-bad"))
     result = cli("validate", str(tmp_path))
     assert result.code == 2
-    assert "defects[d1].fixed_in: 'vllm-test-child' still carries 'd1'" in result.err
+    bad = tmp_path / "engines" / "vllm" / "vllm-test-bad.yaml"
+    line = line_of(bad, "fixed_in:")
+    assert f"{bad}:{line}: defects.add[0].fixed_in: 'vllm-test-child' still carries 'd1'" in result.err
     fixed = CHILD.replace("extends: vllm-0.33.0", "extends: vllm-test-bad") + "defects:\n  remove: [d1]\n"
     write(tmp_path, "vllm-test-child.yaml", fixed)
     assert cli("validate", str(tmp_path)).code == 0
