@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -9,7 +10,7 @@ from ..memory import Budget
 from ..offload import HostFacts, OffloadPlan
 from ..schema import Deployment, Engine, Hardware, Model, Source, Variant
 from ..schema.common import KvDtype, PlanStatus
-from ..schema.engine import Build
+from ..schema.engine import Build, Defect
 from ..speed import Estimate
 
 GateId = Literal["architecture", "weight-format", "kernel", "platform", "memory", "topology"]
@@ -30,6 +31,7 @@ class Request:
     context: int | None = None
     concurrency: int | None = None
     target_note: str = ""  # how --gpu/--model were understood, shown to the user
+    as_of: dt.date | None = None  # only builds released by then (what a user saw that day)
     host: HostFacts = field(default_factory=HostFacts)  # host RAM and bandwidth (offload, speed)
 
 
@@ -122,6 +124,7 @@ class Candidate:
     notes: tuple[str, ...] = ()
     fallback_args: tuple[str, ...] = ()
     defects: tuple[str, ...] = ()  # known faults of the checkpoint on this engine build and GPU
+    build_defects: tuple[Defect, ...] = ()  # the build's own known defects this request runs into
     offload: OffloadPlan | None = None  # weights kept in host RAM (the memory gate passed only so)
     speed: Estimate | None = None
 
