@@ -47,8 +47,8 @@ def offload_json(o: OffloadPlan) -> dict[str, Any]:
     return {
         "mechanism": o.mechanism,
         "host_gib": round(o.host_gib, 2),
-        "cpu_expert_layers": o.cpu_layers,
-        "moe_layers": o.moe_layers,
+        "cpu_layers": o.cpu_layers,  # layers whose routed experts (or, cpu-layers, whole layers) are on the CPU
+        "of_layers": o.moe_layers,
         "gib_per_gpu": o.gb_per_gpu,
         "tensor_split": list(o.tensor_split),
         "summary": o.summary(),

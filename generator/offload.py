@@ -8,6 +8,8 @@ Pure functions over catalog facts and the request's host facts. Each engine offl
   stay on the GPUs. Decode reads those experts at host-memory speed.
 * `cpu_expert_method` (KTransformers `--kt-method`): every routed expert lives in host RAM and runs
   on CPU kernels; the GPU keeps the rest.
+* `gpu_layers` for a dense model (llama.cpp `--gpu-layers N`): the last N layers run on the GPUs,
+  the first ones (weights and their KV cache) in host RAM on the CPU — every token reads them there.
 * `cpu_offload_gb` (vLLM/SGLang `--cpu-offload-gb X`): X GiB of each GPU's weights stay in host
   RAM and are copied over PCIe in every forward pass — PCIe-bound, whatever the model.
 
@@ -32,7 +34,7 @@ OFFLOAD_CONTEXT = 32768  # planned context of an offload plan unless --context s
 NON_EXPERT_MIN_BYTES = 1.0  # quantised MoE checkpoints keep attention/embeddings at 8 bits or more
 NON_EXPERT_MAX_BYTES = 2.0
 
-Mechanism = Literal["expert-layers", "all-experts", "weights-gb"]
+Mechanism = Literal["expert-layers", "all-experts", "cpu-layers", "weights-gb"]
 
 SOURCES: dict[Mechanism, tuple[Source, ...]] = {
     "expert-layers": (
@@ -50,6 +52,16 @@ SOURCES: dict[Mechanism, tuple[Source, ...]] = {
             "CPU kernel",
         ),
         Source(url="shared/engine-cli/sglang-0.5.23.json", note="--kt-method, --kt-weight-path, --kt-num-gpu-experts"),
+    ),
+    "cpu-layers": (
+        Source(
+            url="shared/engine-cli/llama-server-0c1e570.json",
+            note="--gpu-layers N: max. number of layers to store in VRAM; the others stay in host RAM on the CPU",
+        ),
+        Source(
+            url="https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference/blob/00dd2bdeb2404263f22bd6c1cd46ce397e341db5/README.md",
+            note="'-ngl 0 to only use the CPU for inference, -ngl 10000 to make sure all layers are offloaded to GPU'",
+        ),
     ),
     "weights-gb": (
         Source(
@@ -147,8 +159,8 @@ def weight_split(model: Model, size: float) -> WeightSplit | None:
 class OffloadPlan:
     mechanism: Mechanism
     host_bytes: float  # weights kept in one machine's host RAM
-    cpu_layers: int  # expert layers in host RAM (expert-layers / all-experts)
-    moe_layers: int
+    cpu_layers: int  # layers (or their routed experts) in host RAM
+    moe_layers: int  # the layers that could go: MoE layers, or every layer of a dense model (cpu-layers)
     gb_per_gpu: int  # weights-gb: GiB per GPU
     host: HostFacts
     budget: Budget  # the GPU budget with the offloaded weights gone
@@ -165,6 +177,8 @@ class OffloadPlan:
             what = f"{self.gb_per_gpu} GiB of weights per GPU in host RAM, copied over PCIe every forward pass"
         elif self.mechanism == "all-experts":
             what = f"all {self.moe_layers} layers' routed experts in host RAM, computed by the CPU"
+        elif self.mechanism == "cpu-layers":
+            what = f"{self.cpu_layers} of {self.moe_layers} layers (weights and KV) in host RAM, computed by the CPU"
         else:
             what = (
                 f"the routed experts of {self.cpu_layers} of {self.moe_layers} MoE layers in host RAM, "
@@ -173,18 +187,21 @@ class OffloadPlan:
         return f"{what}: {self.host_gib:.1f} GiB of the {room:g} GiB usable ({self.host.describe()})"
 
 
-def mechanism_of(engine: Engine) -> Mechanism | None:
+def mechanism_of(engine: Engine, model: Model | None = None) -> Mechanism | None:
     flags = engine.flags
     if flags.cpu_expert_method:
         return "all-experts"
-    if flags.cpu_moe_layers:
+    if flags.cpu_moe_layers and (model is None or model.moe is not None):
         return "expert-layers"
+    if flags.gpu_layers and model is not None and model.moe is None:
+        return "cpu-layers"
     if flags.cpu_offload_gb:
         return "weights-gb"
     return None
 
 
-Fit = Callable[[float], Budget]  # weights bytes per GPU -> the GPU budget at the planned context
+# (weights bytes per GPU, share of the KV cache on the GPUs) -> the GPU budget at the planned context
+Fit = Callable[[float, float], Budget]
 
 
 @dataclass(frozen=True)
@@ -207,14 +224,14 @@ def solve(
 
     `shards`: GPUs the weights are spread over; `per_node`: those of them in one machine (host RAM
     is per machine). Host bytes in the plan are per machine."""
-    mechanism = mechanism_of(engine)
+    mechanism = mechanism_of(engine, model)
     if mechanism is None:
         return Refusal(f"{engine.name} has no host-offload mechanism in the catalog")
     if hardware.memory_kind == "unified":
         return Refusal(f"{hardware.name} shares one memory between CPU and GPU: offloading to host RAM frees nothing")
     room = (host.memory_gib - HOST_RESERVE_GIB) * GIB
-    split = weight_split(model, size) if mechanism != "weights-gb" else None
-    if mechanism != "weights-gb" and split is None:
+    split = weight_split(model, size) if mechanism in ("expert-layers", "all-experts") else None
+    if mechanism in ("expert-layers", "all-experts") and split is None:
         return Refusal(f"{model.name} has no routed experts to keep in host RAM ({engine.name} offloads experts only)")
 
     def host_check(plan: OffloadPlan) -> OffloadPlan | Refusal:
@@ -231,16 +248,27 @@ def solve(
         per_gpu = size / shards
         last: Budget | None = None
         for gb in range(1, math.ceil(per_gpu / GIB) + 1):
-            budget = fit(max(per_gpu - gb * GIB, 0.0))
+            budget = fit(max(per_gpu - gb * GIB, 0.0), 1.0)
             last = budget
             if budget.fits:
                 return host_check(OffloadPlan(mechanism, gb * GIB * (per_node or shards), 0, 0, gb, host, budget))
         reason = last.reason if last is not None else "no weights to offload"
         return Refusal(f"even with every weight in host RAM the GPUs do not fit: {reason}")
 
+    if mechanism == "cpu-layers":
+        layers = model.layers
+        for cpu_layers in range(1, layers + 1):
+            gpu_layers = layers - cpu_layers
+            budget = fit(size * gpu_layers / layers / shards, gpu_layers / layers)
+            if budget.fits and gpu_layers:
+                return host_check(
+                    OffloadPlan(mechanism, size * cpu_layers / layers, cpu_layers, layers, 0, host, budget)
+                )
+        return Refusal(f"even with {layers - 1} of {layers} layers in host RAM the GPUs do not fit: {budget.reason}")
+
     assert split is not None
     if mechanism == "all-experts":
-        budget = fit(split.resident_bytes / shards)
+        budget = fit(split.resident_bytes / shards, 1.0)
         if not budget.fits:
             return Refusal(f"even with every routed expert in host RAM: {budget.reason}")
         host_bytes = split.expert_layer_bytes * split.moe_layers
@@ -248,7 +276,7 @@ def solve(
 
     for cpu_layers in range(1, split.moe_layers + 1):
         on_gpu = split.resident_bytes + (split.moe_layers - cpu_layers) * split.expert_layer_bytes
-        budget = fit(on_gpu / shards)
+        budget = fit(on_gpu / shards, 1.0)
         if budget.fits:
             plan = OffloadPlan(
                 mechanism,

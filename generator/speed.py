@@ -60,6 +60,7 @@ class Scenario:
     cpu_expert_layers: int = 0  # routed-expert layers computed by the CPU from host RAM
     streamed_gib_per_gpu: float = 0.0  # --cpu-offload-gb: copied over PCIe every forward pass
     cpu_prefill: bool = False  # the CPU also computes the host experts during prefill (KTransformers)
+    cpu_dense_layers: int = 0  # llama.cpp --gpu-layers below the layer count: the first layers run on the CPU
 
 
 @dataclass(frozen=True)
@@ -162,13 +163,21 @@ def estimate(s: Scenario) -> Estimate:
             + (f", {host_weights / 1e9:.2f} GB in host RAM" if host_weights else "")
         )
     else:
-        gpu_weights = s.size_bytes - s.streamed_gib_per_gpu * 2**30 * gpus
-        host_weights = 0.0
-        lines.append(f"weights read per step: {gpu_weights / 1e9:.2f} GB on GPU")
+        cpu_share = s.cpu_dense_layers / model.layers
+        gpu_weights = s.size_bytes * (1 - cpu_share) - s.streamed_gib_per_gpu * 2**30 * gpus
+        host_weights = s.size_bytes * cpu_share
+        lines.append(
+            f"weights read per step: {gpu_weights / 1e9:.2f} GB on GPU"
+            + (f", {host_weights / 1e9:.2f} GB in host RAM ({s.cpu_dense_layers} layers)" if host_weights else "")
+        )
     # per GPU: tensor parallel shards weights; a layer split runs the GPUs one after another
     parallel = 1 if s.layer_split else gpus
     kv_gpu = batch * (s.context * s.kv_per_token_gpu + s.per_request_gpu)
     kv_total = kv_gpu * (s.gpus_per_node if s.layer_split else 1)
+    if s.cpu_dense_layers:  # the CPU layers keep their KV in host RAM and read it there
+        kv_host = kv_total * s.cpu_dense_layers / model.layers
+        kv_total -= kv_host
+        host_weights += kv_host
     bw = hw.bandwidth_gbs * 1e9 * EFF_GPU_MEMORY
     t_gpu = gpu_weights / parallel / bw + kv_total / bw
     lines.append(
@@ -269,6 +278,10 @@ def _prefill(
     if split is not None and s.cpu_expert_layers and s.cpu_prefill:
         lines.append(text + "; the CPU computes every routed expert: CPU throughput is not in the catalog")
         return None
+    if s.cpu_dense_layers:
+        moved = s.size_bytes * s.cpu_dense_layers / model.layers
+        t += moved / (s.hardware.host_link.gbs * 1e9 * EFF_PCIE) / PREFILL_CHUNK["expert-layers"]
+        text += f" + {moved / 1e9:.1f} GB of CPU layers over PCIe per {PREFILL_CHUNK['expert-layers']}-token batch"
     if split is not None and s.cpu_expert_layers:
         chunk = PREFILL_CHUNK["expert-layers"]
         moved = s.cpu_expert_layers * split.expert_layer_bytes

@@ -4,6 +4,7 @@ and the resolver, checked against the engines' own flag vocabularies."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -37,8 +38,8 @@ def test_two_3090s_run_gpt_oss_120b_with_experts_in_host_ram():
     top = data["plans"][0]
     assert top["engine"] == "llama.cpp"
     assert top["offload"]["mechanism"] == "expert-layers"
-    layers = top["offload"]["cpu_expert_layers"]
-    assert 0 < layers < top["offload"]["moe_layers"]
+    layers = top["offload"]["cpu_layers"]
+    assert 0 < layers < top["offload"]["of_layers"]
     argv = top["argv"]
     assert argv[argv.index("--n-cpu-moe") + 1] == str(layers)
     split = [int(n) for n in argv[argv.index("--tensor-split") + 1].split(",")]
@@ -68,7 +69,7 @@ def test_more_context_moves_more_expert_layers_to_the_host():
         )
         plan = data["plans"][0]
         assert plan["memory"]["context"] == int(context)
-        layers.append(plan["offload"]["cpu_expert_layers"])
+        layers.append(plan["offload"]["cpu_layers"])
     assert layers[0] <= layers[1] <= layers[2] and layers[0] < layers[2], layers
 
 
@@ -213,3 +214,38 @@ def test_n_cpu_moe_counts_leading_dense_layers(catalog):
     flag = next(f for f in offload_flags(dense) if f.flag == "--n-cpu-moe")
     assert flag.value == str(3 + off.cpu_layers)
     assert "layers 0–2 are dense" in flag.reason
+
+
+def test_a_dense_gguf_model_keeps_its_first_layers_on_the_cpu(tmp_path):
+    """A dense model has no experts to move: llama.cpp plans --gpu-layers below the layer count, and
+    the layers left on the CPU (weights and KV) are read at host-RAM speed — slower than the same
+    model held by more GPUs. The 39.60 GiB Q4_K_M size is Llama 3 70B's (XiongjieDai's table)."""
+    import yaml
+
+    from recipegen.recipes import __file__ as recipes_init
+
+    source = yaml.safe_load((Path(recipes_init).parent / "models" / "llama-3.3-70b.yaml").read_text())
+    source["variants"].append(
+        {
+            "id": "q4km",
+            "repo": "example/Llama-3.3-70B-Instruct-GGUF",
+            "quant": "gguf",
+            "publisher": "community",
+            "size_gib": 39.60,
+            "file": "Llama-3.3-70B-Instruct-Q4_K_M.gguf",
+        }
+    )
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "llama-3.3-70b.yaml").write_text(yaml.safe_dump(source, sort_keys=False))
+    args = ["--model", "llama-3.3-70b", "--engine", "llama.cpp", "--variant", "q4km", "--recipes", str(tmp_path)]
+    one = explain("--gpu", "rtx-3090", "--gpus", "1", "--context", "8192", "--host-memory", "64", *args)
+    plan = one["plans"][0]
+    assert plan["offload"]["mechanism"] == "cpu-layers"
+    on_gpu = int(next(f["value"] for f in plan["flags"] if f["flag"] == "--gpu-layers"))
+    assert on_gpu == 80 - plan["offload"]["cpu_layers"] and 0 < on_gpu < 80
+    assert "--n-cpu-moe" not in plan["argv"]
+    assert vocab_problems(plan, "llama-server-0c1e570") == []
+    two = explain("--gpu", "rtx-3090", "--gpus", "2", "--context", "8192", *args)["plans"][0]
+    assert two["offload"] is None
+    assert plan["speed"]["decode_tokens_per_s"] < two["speed"]["decode_tokens_per_s"]
+    assert plan["speed"]["bound_by"] == "host RAM bandwidth"

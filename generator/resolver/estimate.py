@@ -26,7 +26,8 @@ def scenario_of(cand: Candidate, request: Request) -> Scenario | None:
         context=budget.context,
         concurrency=budget.concurrency,
         host=request.host,
-        cpu_expert_layers=off.cpu_layers if off is not None else 0,
+        cpu_expert_layers=off.cpu_layers if off is not None and off.mechanism != "cpu-layers" else 0,
+        cpu_dense_layers=off.cpu_layers if off is not None and off.mechanism == "cpu-layers" else 0,
         streamed_gib_per_gpu=float(off.gb_per_gpu) if off is not None else 0.0,
         cpu_prefill=off is not None and off.mechanism == "all-experts",
     )

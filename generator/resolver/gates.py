@@ -400,18 +400,33 @@ def memory(
         return Details(numbers=numbers, budget=budget, offload=offloaded, host_memory_gib=host)
 
     budget = plan(inputs) if not engine.memory.host_offload else None
-    if budget is not None and (budget.fits or dep is not None or not may_offload or mechanism_of(engine) is None):
+    if budget is not None and (
+        budget.fits or dep is not None or not may_offload or mechanism_of(engine, model) is None
+    ):
         reason = f"on {where}: {budget.reason}"
         return GateResult("memory", "pass" if budget.fits else "fail", reason, tuple(sources), details(budget))
     offload_context = context or min(model.max_context, OFFLOAD_CONTEXT)
 
-    def fit(weights_per_gpu: float) -> Budget:
+    def fit(weights_per_gpu: float, kv_share: float) -> Budget:
+        """The GPU budget with these weights per GPU and this share of the layers' KV cache on the GPUs."""
+        on_gpu = replace(
+            fp,
+            per_token=fp.per_token * kv_share,
+            per_request=fp.per_request * kv_share,
+            state_per_request=fp.state_per_request * kv_share,
+        )
         return plan(
-            replace(inputs, weights_bytes_per_gpu=weights_per_gpu, context=offload_context, context_is_auto=False)
+            replace(
+                inputs,
+                weights_bytes_per_gpu=weights_per_gpu,
+                footprint=on_gpu,
+                context=offload_context,
+                context_is_auto=False,
+            )
         )
 
     solved = solve(engine, request.hardware, model, size, shards, request.host, fit, layout.gpus_per_node)
-    srcs = tuple(sources) + SOURCES.get(mechanism_of(engine) or "weights-gb", ())
+    srcs = tuple(sources) + SOURCES.get(mechanism_of(engine, model) or "weights-gb", ())
     if isinstance(solved, Refusal):
         reason = solved.reason if budget is None else f"on {where}: {budget.reason}; host offload: {solved.reason}"
         return GateResult("memory", "fail", reason, srcs, details(budget, host=solved.host_memory_gib))

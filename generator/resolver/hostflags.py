@@ -51,6 +51,19 @@ def offload_flags(cand: Candidate) -> list[Flag]:
                     srcs,
                 )
             )
+    elif off.mechanism == "cpu-layers":
+        assert f.gpu_layers is not None
+        on_gpu = off.moe_layers - off.cpu_layers
+        out.append(
+            Flag(
+                f.gpu_layers,
+                str(on_gpu),
+                f"the last {on_gpu} of {off.moe_layers} layers on the GPUs; the first {off.cpu_layers} (weights and "
+                f"their KV cache) stay in host RAM and run on the CPU: {room} — every token reads them at host-RAM "
+                "speed",
+                srcs,
+            )
+        )
     elif off.mechanism == "weights-gb":
         assert f.cpu_offload_gb is not None
         out.append(

@@ -3,8 +3,8 @@
 Pure: reads the catalog and the request, returns a Resolution; no I/O, no mutation.
 
 Ranking policy (first difference decides, shown to the user as "why this plan first"):
-  0. no host offload > experts in host RAM (CPU computes them) > weights copied over PCIe every
-     step; a layout search takes a layout that runs without offload before one that needs it;
+  0. no host offload > experts in host RAM (CPU computes them) > whole layers on the CPU > weights
+     copied over PCIe every step; a layout search takes a layout that runs without offload first;
   1. curated before derived: verified > community > reported > derived (someone ran it);
   2. build provenance: official release > model-specific image > community image > fork;
   3. native weight kernels before a fallback (Marlin costs throughput), and a path with a known
@@ -187,10 +187,11 @@ def applies(p: Pitfall, engine: Engine, build: Build, hw: Hardware) -> bool:
 
 
 def offload_cost(c: Candidate) -> int:
-    """0: the GPUs hold every weight; 1: experts run from host RAM on the CPU; 2: weights cross PCIe every step."""
+    """0: the GPUs hold every weight; 1: experts run from host RAM on the CPU; 2: whole layers do;
+    3: weights cross PCIe every step."""
     if c.offload is None:
         return 0
-    return 2 if c.offload.mechanism == "weights-gb" else 1
+    return {"expert-layers": 1, "all-experts": 1, "cpu-layers": 2, "weights-gb": 3}[c.offload.mechanism]
 
 
 def rank_key(c: Candidate) -> tuple[int, int, int, int, int, int, float, float, str, str, str]:
@@ -214,7 +215,12 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
     if second is None:
         return "the only path that passes every gate"
     a, b = rank_key(first), rank_key(second)
-    off = {0: "no host offload", 1: "experts in host RAM", 2: "weights copied over PCIe every step"}
+    off = {
+        0: "no host offload",
+        1: "experts in host RAM",
+        2: "whole layers on the CPU",
+        3: "weights copied over PCIe every step",
+    }
     labels = [
         f"{off[offload_cost(first)]} before {off[offload_cost(second)]}",
         f"a curated recipe ({first.status}) beats a {second.status} plan",
