@@ -13,7 +13,7 @@ Pure functions over catalog facts and the request's host facts. Each engine offl
 * `cpu_offload_gb` (vLLM/SGLang `--cpu-offload-gb X`): X GiB of each GPU's weights stay in host
   RAM and are copied over PCIe in every forward pass — PCIe-bound, whatever the model.
 
-The solver tries the fewest units (expert layers or GiB) that make the GPU budget fit at the
+The solver tries the fewest units (expert layers, layers or GiB) that make the GPU budget fit at the
 planned context, then checks the host RAM.
 """
 
