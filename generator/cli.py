@@ -264,13 +264,12 @@ def generate_command(sel: Selectors, out: Path | None, force: bool, fmt: Format,
         lines.append(f"  offload: {top.candidate.offload.summary()}")
     if top.candidate.speed is not None:
         lines.append(f"  speed (estimate): {top.candidate.speed.headline()}")
-    if top.candidate.offload is not None:
+    if top.candidate.offload is not None:  # what the same model does on hardware that holds it
         from .advice import faster_elsewhere
 
         faster = faster_elsewhere(catalog, resolution)
-        if faster:
-            lines.append("  faster without host offload, on other hardware:")
-            lines.extend(f"    • {alt.target}: {alt.summary}" for alt in faster)
+        lines.extend(["  faster without host offload, on other hardware:"] if faster else [])
+        lines.extend(f"    • {alt.target}: {alt.summary}" for alt in faster)
     lines.extend(closest_rejections(resolution))
     verb = "wrote" if changed else "unchanged"
     lines.append(f"  {verb} {target}/: " + ", ".join(sorted(files)))
