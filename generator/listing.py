@@ -35,6 +35,8 @@ def rows(catalog: Catalog, kind: str) -> list[dict[str, Any]]:
                 "kind": h.memory_kind,
                 "fp8": "yes" if h.fp8_tensor_cores else "no",
                 "fp4": "yes" if h.fp4_tensor_cores else "no",
+                "bf16_tflops": f"{h.tensor_tflops.bf16:g}",
+                "host_link": h.host_link.describe(),
                 "host": ",".join(h.host_arch),
                 "aliases": ", ".join(h.aliases),
             }
