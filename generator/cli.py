@@ -157,7 +157,8 @@ def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
 
 def generate_command(sel: Selectors, out: Path | None, force: bool, fmt: Format, recipes: list[str]) -> None:
     from .contract import resolution_json
-    from .render import folder_name, render, write
+    from .output import write
+    from .render import folder_name, render
     from .report import candidate_title, target_line
     from .resolver import resolve
 
