@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from .errors import CatalogError, CatalogProblem
 from .kinds import KIND_NAMES
-from .recipe_files import RecipeFileError, compose, construct, decode, read_bytes, read_text
+from .recipe_files import RecipeFileError, check_numbers, compose, construct, decode, read_bytes, read_text
 from .schema import Build, Deployment, Engine, Hardware, Model
 
 if TYPE_CHECKING:
@@ -148,6 +148,7 @@ def parse_file(
         try:
             node = compose(text)
             data = construct(node) if node is not None else None
+            check_numbers(data)
         except RecipeFileError as exc:
             return None, [CatalogProblem(display, exc.line, "(yaml)", exc.message)]
         except yaml.YAMLError as exc:

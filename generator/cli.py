@@ -8,15 +8,17 @@ for the traceback and report it) · 130 interrupted.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import typer.main
 
 from . import cli_values
 from .errors import BlockedError, ExitCode, RecipegenError
@@ -442,7 +444,7 @@ def main() -> None:
     # typer may bundle its own copy of click: take the exception classes from the one it uses
     click = sys.modules[typer.BadParameter.__module__]
     try:
-        code = app(standalone_mode=False)
+        code = _command()(standalone_mode=False)
     except RecipegenError as exc:
         _fail([cli_values.printable(line, 2000) for line in exc.lines()], exc.exit_code)
     except typer.Abort:  # click's name for Ctrl-C (KeyboardInterrupt) and EOF at a prompt
@@ -464,6 +466,12 @@ def main() -> None:
         detail = cli_values.printable(f"{type(exc).__name__}: {exc}", 300)
         _fail([f"internal error: {detail} — {INTERNAL_HINT}"], ExitCode.INTERNAL)
     sys.exit(code if isinstance(code, int) else ExitCode.OK)
+
+
+@functools.cache
+def _command() -> Any:
+    """The click command of `app`, built once per process (building it takes milliseconds)."""
+    return typer.main.get_command(app)
 
 
 INTERNAL_HINT = "a bug in recipegen; please report it with the output of the same command run with RECIPEGEN_DEBUG=1"

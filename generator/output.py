@@ -37,6 +37,7 @@ MANIFEST_SCHEMA = "recipegen.manifest/1"
 EXECUTABLE = frozenset({"launch.sh", "verify.sh"})
 LOCK_TIMEOUT_S = 120.0
 _MAX_MANIFEST = 64 * 1024
+_KERNEL_TREES = frozenset({"proc", "sys", "dev"})  # /dev/shm is an ordinary tmpfs and stays allowed
 
 
 def _digest(content: bytes) -> str:
@@ -148,6 +149,9 @@ def _target(out: Path) -> Path:
         raise RecipegenError(f"cannot use --out {str(out)!r}: {exc}", "choose another --out") from None
     if real == real.parent:
         raise OutputConflictError("refusing to write into the file system root", "choose a new folder for --out")
+    if real.parts[1] in _KERNEL_TREES and real.parts[1:3] != ("dev", "shm"):
+        where = f"/{real.parts[1]} is a kernel file system, not a place for files"
+        raise RecipegenError(f"cannot write {out}: {where}", "choose another --out")
     return real
 
 

@@ -8,6 +8,7 @@ interpreter) and a sub-1 KB "billion laughs" document expands to 10^9 nodes in a
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 from pathlib import Path
@@ -18,6 +19,7 @@ import yaml
 MAX_BYTES = 1 << 20  # 1 MiB; the largest built-in recipe is under 100 KB
 MAX_DEPTH = 64
 MAX_NODES = 100_000  # after expanding every alias; the largest built-in recipe has about 12,000
+MAX_MAGNITUDE = 10**18  # every number a recipe states (bytes of a checkpoint included) is far below
 
 # libyaml's loader is ~10x faster than the pure-Python one; same results for the YAML we accept.
 LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -104,5 +106,24 @@ def construct(node: yaml.Node) -> Any:
     loader = LOADER("")
     try:
         return loader.construct_document(node)
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits (Python's int-from-text limit)
+        raise RecipeFileError(f"cannot read a value: {exc}") from None
     finally:
         loader.dispose()
+
+
+def check_numbers(data: Any, trail: str = "") -> None:
+    """Every number finite and within ±MAX_MAGNITUDE, so the memory and layout arithmetic stays exact."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            check_numbers(value, f"{trail}.{key}" if trail else str(key))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            check_numbers(value, f"{trail}[{index}]")
+    elif isinstance(data, int | float) and not isinstance(data, bool) and not _in_range(data):
+        shown = f"{data:.3g}" if isinstance(data, float) or data.bit_length() < 200 else "a huge number"
+        raise RecipeFileError(f"{trail or '(value)'}: {shown} is out of range; numbers must be finite and at most 1e18")
+
+
+def _in_range(number: float) -> bool:
+    return math.isfinite(number) and abs(number) <= MAX_MAGNITUDE
