@@ -394,12 +394,12 @@ def matrix(
 @app.command("list")
 def list_(
     kind: Annotated[
-        Kind, typer.Argument(metavar="models|hardware|engines|deployments", help="what to list", show_default=False)
+        Kind, typer.Argument(metavar="models|hardware|engines|deployments", hidden=True, show_default=False)
     ],
     fmt: Annotated[Format, typer.Option("--format", metavar="text|json", help="text table or json")] = Format.text,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
-    """List the catalog."""
+    """List the catalog: models, hardware, engines (one row per build) or deployments."""
     from .listing import rows
 
     catalog = _catalog(recipes)
@@ -421,16 +421,11 @@ def list_(
 def validate(
     dirs: Annotated[
         list[str],
-        typer.Argument(
-            metavar="[DIR]...",
-            callback=cli_values.path,
-            help="user recipe directories to validate with the built-in catalog",
-            show_default=False,
-        ),
+        typer.Argument(metavar="DIR", callback=cli_values.path, hidden=True, show_default=False),
     ] = [],  # noqa: B006
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
-    """Validate the built-in catalog plus the given directories; every problem on its own line."""
+    """Validate the built-in catalog plus each recipe folder DIR given; every problem on its own line."""
     catalog = _catalog([*recipes, *dirs])
     counts = ", ".join(f"{len(catalog.kind(k))} {k}" for k in ("hardware", "engines", "models", "deployments"))
     builds = sum(1 for _ in catalog.builds())
@@ -444,7 +439,7 @@ def main() -> None:
     # typer may bundle its own copy of click: take the exception classes from the one it uses
     click = sys.modules[typer.BadParameter.__module__]
     try:
-        code = _command()(standalone_mode=False)
+        code = _command()(prog_name="recipegen", standalone_mode=False)
     except RecipegenError as exc:
         _fail([cli_values.printable(line, 2000) for line in exc.lines()], exc.exit_code)
     except typer.Abort:  # click's name for Ctrl-C (KeyboardInterrupt) and EOF at a prompt
