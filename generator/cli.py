@@ -1,9 +1,9 @@
 """The command line. Thin: parse options, call the library, print. Heavy modules load per command.
 
-Exit codes: 0 ok · 2 bad input (unknown name, invalid catalog, bad value, bad usage) · 3 blocked
-(no path runs the request) · 4 the output folder exists with different content or is not
-recipegen's (use --force / another --out) · 70 internal error (a bug: rerun with RECIPEGEN_DEBUG=1
-for the traceback and report it) · 130 interrupted.
+Exit codes: 0 ok · 1 the output pipe closed early (`| head`) · 2 bad input (unknown name, invalid
+catalog, bad value, bad usage) · 3 blocked (no path runs the request) · 4 the output folder exists
+with different content or is not recipegen's (use --force / another --out) · 70 internal error (a
+bug: rerun with RECIPEGEN_DEBUG=1 for the traceback and report it) · 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -450,9 +450,9 @@ def main() -> None:
         _fail([f"error: {cli_values.printable(message)} — see `{where} --help`"], exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(ExitCode.INTERRUPTED)
-    except BrokenPipeError:  # the reader went away (`recipegen list models | head -1`): nothing left to say
+    except BrokenPipeError:  # the reader went away (`recipegen list models | head -1`), as click reports it
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(ExitCode.OK)
+        sys.exit(ExitCode.PIPE_CLOSED)
     except Exception as exc:
         if os.environ.get("RECIPEGEN_DEBUG"):
             import traceback

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 class ExitCode:
     OK = 0
+    PIPE_CLOSED = 1  # stdout's reader went away (`recipegen list models | head -1`); click's own code
     USAGE = 2  # bad input: unknown name, malformed catalog, bad option value
     BLOCKED = 3  # the request resolved, but no path can run it
     CONFLICT = 4  # the output folder exists with different content (use --force) or is not recipegen's
