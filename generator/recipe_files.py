@@ -8,6 +8,7 @@ interpreter) and a sub-1 KB "billion laughs" document expands to 10^9 nodes in a
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import stat
@@ -36,14 +37,18 @@ class RecipeFileError(Exception):
 
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, if it is a regular file (symlinks followed) within MAX_BYTES."""
+    not_regular = RecipeFileError("not a regular file (a FIFO, socket or device?); a recipe must be a plain file")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
+        with contextlib.suppress(OSError):
+            if not stat.S_ISREG(os.stat(path).st_mode):  # a socket cannot even be opened
+                raise not_regular from None
         raise RecipeFileError(f"cannot read: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise RecipeFileError("not a regular file (a FIFO, socket or device?); a recipe must be a plain file")
+            raise not_regular
         content = handle.read(MAX_BYTES + 1)
     if len(content) > MAX_BYTES:
         raise RecipeFileError(f"larger than {MAX_BYTES // 1024} KiB; a recipe file must be smaller")
@@ -126,4 +131,6 @@ def check_numbers(data: Any, trail: str = "") -> None:
 
 
 def _in_range(number: float) -> bool:
+    if isinstance(number, int):  # compared as an int: a huge one does not fit a float
+        return abs(number) <= MAX_MAGNITUDE
     return math.isfinite(number) and abs(number) <= MAX_MAGNITUDE
