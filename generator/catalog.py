@@ -189,7 +189,14 @@ def user_roots(cli_dirs: Iterable[str] = ()) -> list[Path]:
 
 def _yaml_files(root: Path, kind: str) -> list[Path]:
     folder = root / kind
-    return sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")) if folder.is_dir() else []
+    return sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")) if _is_dir(folder) else []
+
+
+def _is_dir(path: Path) -> bool:
+    try:  # Path.is_dir() raises on a name too long or a permission error; neither is a recipe folder
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def load(cli_dirs: Iterable[str] = ()) -> Catalog:
@@ -212,7 +219,7 @@ def _load(cli_dirs: Iterable[str], cache: ParseCache | None = None) -> Catalog:
     roots: list[tuple[str, Path]] = [("built-in", builtin_root())]
     problems: list[CatalogProblem] = []
     for user in user_roots(cli_dirs):
-        if not user.is_dir():
+        if not _is_dir(user):
             problems.append(
                 CatalogProblem(
                     str(user),
@@ -222,7 +229,7 @@ def _load(cli_dirs: Iterable[str], cache: ParseCache | None = None) -> Catalog:
                 )
             )
             continue
-        if not any((user / kind).is_dir() for kind in KINDS):
+        if not any(_is_dir(user / kind) for kind in KINDS):
             problems.append(
                 CatalogProblem(str(user), None, "(directory)", f"has none of the folders {', '.join(KINDS)}/")
             )
