@@ -15,7 +15,7 @@ class ExitCode:
     USAGE = 2  # bad input: unknown name, malformed catalog, bad option value
     BLOCKED = 3  # the request resolved, but no path can run it
     CONFLICT = 4  # the output folder exists with different content (use --force) or is not recipegen's
-    INTERNAL = 70  # a bug: an unexpected exception (sysexits' EX_SOFTWARE); RECIPEGEN_DEBUG=1 shows it
+    INTERNAL = 70  # a bug: an unexpected exception, or a plan recipegen must not hand out (nothing written)
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 
 
@@ -85,3 +85,9 @@ class BlockedError(RecipegenError):
 
 class OutputConflictError(RecipegenError):
     exit_code = ExitCode.CONFLICT
+
+
+class InternalError(RecipegenError):
+    """recipegen caught its own bug before it reached the user (e.g. a plan its engine would refuse)."""
+
+    exit_code = ExitCode.INTERNAL

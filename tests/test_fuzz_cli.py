@@ -10,7 +10,7 @@ from recipegen.errors import ExitCode
 REQUESTS = 10_000
 DOCUMENTED = {ExitCode.OK, ExitCode.USAGE, ExitCode.BLOCKED, ExitCode.CONFLICT}
 
-COMMANDS = [None, None, "generate", "explain", "list", "validate", "matrix", "lint", "gen", "--", "-"]
+COMMANDS = [None, None, "generate", "explain", "list", "validate", "matrix", "diagnose", "lint", "gen", "--", "-"]
 OPTIONS = [
     "--gpu", "--model", "--gpus", "--nodes", "--gpu-memory", "--engine", "--build", "--variant",
     "--context", "--concurrency", "--out", "--format", "--recipes", "--target", "--force", "--version",
@@ -56,6 +56,8 @@ def _request(rng: random.Random, tmp: str) -> list[str]:
         args.append(rng.choice(KINDS))
     if command == "validate" and rng.random() < 0.5:
         args.append(rng.choice([tmp, f"{tmp}/none", *HOSTILE]))
+    if command == "diagnose":  # never "-": stdin belongs to pytest here
+        args.append(rng.choice([f"{tmp}/f", f"{tmp}/none", tmp, "/dev/zero", *[h for h in HOSTILE if h[:1] != "-"]]))
     for _ in range(rng.randrange(1, 6)):
         option = rng.choice(OPTIONS)
         if option in FLAGS:
@@ -64,7 +66,7 @@ def _request(rng: random.Random, tmp: str) -> list[str]:
             args.append(option + _value(rng, option.rstrip("="), tmp))
         else:
             args += [option, _value(rng, option, tmp)]
-    if rng.random() < 0.3:
+    if rng.random() < 0.3 and command != "diagnose":
         rng.shuffle(args)
     return args
 
