@@ -44,7 +44,7 @@ def _value(rng: random.Random, option: str, tmp: str) -> str:
         return rng.choice([f"{tmp}/o{rng.randrange(4)}", tmp, "/", ".", "/proc/x", f"{tmp}/f", *HOSTILE])
     if option == "--recipes":
         return rng.choice([tmp, f"{tmp}/none", "/dev/null", *HOSTILE])
-    if option in VALID and rng.random() < 0.5:
+    if option in VALID and rng.random() < 0.4:
         return rng.choice(VALID[option])
     return rng.choice(HOSTILE)
 
@@ -56,6 +56,8 @@ def _request(rng: random.Random, tmp: str) -> list[str]:
         args.append(rng.choice(KINDS))
     if command == "validate" and rng.random() < 0.5:
         args.append(rng.choice([tmp, f"{tmp}/none", *HOSTILE]))
+    if command == "matrix":  # one model at most: the whole default matrix takes seconds
+        args += ["--model", _value(rng, "--model", tmp)]
     if command == "diagnose":  # never "-": stdin belongs to pytest here
         args.append(rng.choice([f"{tmp}/f", f"{tmp}/none", tmp, "/dev/zero", *[h for h in HOSTILE if h[:1] != "-"]]))
     for _ in range(rng.randrange(1, 6)):

@@ -121,19 +121,16 @@ def _plant(cli, tmp_path: Path, mode: int, code: str | None = None) -> Path:  # 
     return path
 
 
-def test_the_cache_is_used_and_equals_a_fresh_parse(tmp_path):
+def test_the_cache_is_used_and_equals_a_fresh_parse(tmp_path, monkeypatch):
     from recipegen.catalog import load
 
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path / "cache")
-    try:
-        first = load()
-        assert (cache_dir(tmp_path) / "parsed-recipes.json").is_file()
-        assert oct(cache_dir(tmp_path).stat().st_mode & 0o777) == "0o700"
-        second = load()
-        os.environ["RECIPEGEN_NO_CACHE"] = "1"
-        fresh = load()
-    finally:
-        os.environ.pop("RECIPEGEN_NO_CACHE", None)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first = load()
+    assert (cache_dir(tmp_path) / "parsed-recipes.json").is_file()
+    assert oct(cache_dir(tmp_path).stat().st_mode & 0o777) == "0o700"
+    second = load()
+    monkeypatch.setenv("RECIPEGEN_NO_CACHE", "1")
+    fresh = load()
     assert first == second == fresh
 
 
