@@ -429,7 +429,7 @@ def validate(
     builds = sum(1 for _ in catalog.builds())
     typer.echo(f"catalog ok: {counts}, {builds} engine builds")
     for kind, entry_id, origin in catalog.overridden:
-        typer.echo(f"  {kind}/{entry_id} overridden by {origin.path}")
+        typer.echo(f"  {kind}/{cli_values.printable(entry_id)} overridden by {cli_values.printable(origin.path, 2000)}")
 
 
 from .commands import diagnose as _diagnose  # noqa: E402, F401  (registers `diagnose`)
