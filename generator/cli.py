@@ -236,7 +236,7 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
             typer.echo(_explanation(catalog, resolution))
         raise BlockedError("blocked: no path runs this request; nothing written", "see the reasons above")
     files = render(resolution, sel.command_line())
-    target = Path(out) if out is not None else Path.cwd() / folder_name(resolution)
+    target = Path(out) if out is not None else Path(folder_name(resolution))
     changed = write(files, target, force)
     if fmt is Format.json:
         typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
@@ -257,7 +257,8 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
         )
     lines.extend(closest_rejections(resolution))
     verb = "wrote" if changed else "unchanged"
-    lines.append(f"  {verb} {target}/: " + ", ".join(sorted(files)))
+    shown = cli_values.printable(str(target) if out is not None else f"./{target}", 2000)
+    lines.append(f"  {verb} {shown}/: " + ", ".join(sorted(files)))
     typer.echo("\n".join(lines))
 
 
