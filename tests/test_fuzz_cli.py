@@ -52,6 +52,8 @@ def _value(rng: random.Random, option: str, tmp: str) -> str:
 def _request(rng: random.Random, tmp: str) -> list[str]:
     command = rng.choice(COMMANDS)
     args = [] if command is None else [command]
+    if command in (None, "generate", "explain") and rng.random() < 0.08:  # a real request, then noise
+        args += ["--gpu", rng.choice(VALID["--gpu"]), "--model", rng.choice(VALID["--model"])]
     if command == "list":
         args.append(rng.choice(KINDS))
     if command == "validate" and rng.random() < 0.5:
@@ -60,7 +62,7 @@ def _request(rng: random.Random, tmp: str) -> list[str]:
         args += ["--model", _value(rng, "--model", tmp)]
     if command == "diagnose":  # never "-": stdin belongs to pytest here
         args.append(rng.choice([f"{tmp}/f", f"{tmp}/none", tmp, "/dev/zero", *[h for h in HOSTILE if h[:1] != "-"]]))
-    for _ in range(rng.randrange(1, 6)):
+    for _ in range(rng.randrange(0 if len(args) > 2 else 1, 6)):
         option = rng.choice(OPTIONS)
         if option in FLAGS:
             args.append(option)
@@ -92,5 +94,6 @@ def test_ten_thousand_generated_requests_end_in_documented_exit_codes(cli, tmp_p
     elapsed = time.monotonic() - start
     assert not failures, "\n".join(failures[:20])
     assert seen.get(0, 0) > 50 and seen.get(2, 0) > REQUESTS // 2, seen  # the generator reaches real work too
+    assert list(tmp_path.glob("*/.recipegen.json")), "no request got as far as writing a folder"
     assert not (tmp_path / "PWNED").exists()
     assert elapsed < 300, f"{REQUESTS} requests took {elapsed:.0f} s (about 20 s on an idle 2-core machine)"
