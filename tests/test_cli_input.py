@@ -140,3 +140,13 @@ def test_a_closed_pipe_is_not_an_error():
     proc.stdout.close()  # the reader is gone before the first line is written
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 1 and err == ""  # click's code for a closed pipe, quietly
+
+
+def test_diagnose_refuses_logs_it_cannot_read(cli, tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "fifo.log")
+    for log in ("/proc/self/mem", str(tmp_path / "fifo.log"), str(tmp_path), "x" * 300, "/dev/zero"):
+        result = cli("diagnose", log, "--model", "glm-5.2")
+        assert result.code == 2, (log, result.err)
+        one_line_error(result)

@@ -28,11 +28,14 @@ def read_log(source: str) -> str:
             regular = False
         if not regular:
             raise RecipegenError(f"no log file {source!r}", "pass a file, or - to read the log from stdin")
-        with path.open("rb") as handle:
-            handle.seek(0, 2)
-            size = handle.tell()
-            handle.seek(max(0, size - MAX_CHARS))
-            data = handle.read()
+        try:
+            with path.open("rb") as handle:
+                handle.seek(0, 2)
+                size = handle.tell()
+                handle.seek(max(0, size - MAX_CHARS))
+                data = handle.read()
+        except OSError as exc:  # e.g. /proc/self/mem: a "regular" file that cannot be read
+            raise RecipegenError(f"cannot read log {source!r}: {exc.strerror or exc}", "pass a log file") from None
     return data[-MAX_CHARS:].decode("utf-8", errors="replace")
 
 
