@@ -263,6 +263,9 @@ def _load(cli_dirs: Iterable[str], cache: ParseCache | None = None) -> Catalog:
                     catalog.overridden.append((kind, entry_id, origin))
                 catalog.kind(kind)[entry_id] = entry
                 catalog.origins[key] = origin
+    from .releases import attach
+
+    problems.extend(attach(catalog, roots))
     problems.extend(cross_check(catalog))
     if problems:
         raise CatalogError(problems)

@@ -8,6 +8,7 @@ bug: rerun with RECIPEGEN_DEBUG=1 for the traceback and report it) · 130 interr
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import json
 import os
@@ -106,7 +107,13 @@ EngineOpt = Annotated[
     ),
 ]
 BuildOpt = Annotated[
-    str | None, typer.Option("--build", metavar="BUILD", callback=cli_values.name, help="only this engine build id")
+    str | None,
+    typer.Option(
+        "--build",
+        metavar="BUILD",
+        callback=cli_values.name,
+        help="the build you run: a build id, ENGINE==VERSION (vllm==0.30.0) or an image (vllm/vllm-openai:v0.30.0)",
+    ),
 ]
 VariantOpt = Annotated[
     str | None,
@@ -128,6 +135,15 @@ FormatOpt = Annotated[Format, typer.Option("--format", metavar="text|json", help
 Version = Annotated[
     bool,
     typer.Option("--version", callback=cli_values.version, is_eager=True, help="print the version and exit"),
+]
+AsOf = Annotated[
+    str | None,
+    typer.Option(
+        "--as-of",
+        metavar="DATE",
+        callback=cli_values.name,
+        help="answer with the builds released by this date (YYYY-MM-DD)",
+    ),
 ]
 
 
@@ -151,6 +167,7 @@ class Selectors:
     variant: str | None = None
     context: int | None = None
     concurrency: int | None = None
+    as_of: str | None = None
 
     def command_line(self) -> str:
         """The request as a recipegen command (written into the artifacts, so reruns are identical)."""
@@ -166,6 +183,7 @@ class Selectors:
             ("--variant", self.variant),
             ("--context", self.context),
             ("--concurrency", self.concurrency),
+            ("--as-of", self.as_of),
         ):
             if value is not None:
                 parts += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
@@ -173,7 +191,7 @@ class Selectors:
 
 
 def _request(catalog: Catalog, sel: Selectors) -> Request:
-    from .names import resolve_build, resolve_engine, resolve_gpu, resolve_model, resolve_variant
+    from .names import resolve_engine, resolve_gpu, resolve_model, resolve_user_build, resolve_variant
     from .resolver import Request
 
     if sel.gpu is None or sel.model is None:
@@ -181,18 +199,40 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
         raise RecipegenError(f"{missing} is required", "e.g. recipegen --gpu sm80 --model glm-5.2")
     choice = resolve_model(catalog, sel.model)
     target = resolve_gpu(catalog, sel.gpu, sel.gpu_memory)
+    as_of = parse_date(sel.as_of, "--as-of") if sel.as_of else None
+    notes = [f"--model {sel.model} → {choice.how}", f"--gpu {sel.gpu} → {target.how}"]
+    build = resolve_user_build(catalog, sel.build, as_of) if sel.build else None
+    if build is not None:
+        released = catalog.build(build.build_id)[1].released
+        if as_of is not None and released > as_of:
+            raise RecipegenError(
+                f"--build {sel.build} is {build.build_id}, released {released}, after --as-of {as_of}",
+                "drop one of the two, or give a build released by that date",
+            )
+        notes.append(f"--build {sel.build} → {build.how}")
+    if as_of is not None:
+        known = sum(1 for _, b in catalog.builds() if b.released <= as_of)
+        notes.append(f"--as-of {as_of} → the {known} build(s) released by then")
     return Request(
         model=choice.model,
         hardware=target.hardware,
         gpus_per_node=sel.gpus,
         nodes=sel.nodes,
         engine=resolve_engine(catalog, sel.engine).id if sel.engine else None,
-        build=resolve_build(catalog, sel.build) if sel.build else None,
+        build=build.build_id if build else None,
         variant=resolve_variant(choice.model, sel.variant) if sel.variant else choice.variant,
         context=sel.context,
         concurrency=sel.concurrency,
-        target_note=f"--model {sel.model} → {choice.how}; --gpu {sel.gpu} → {target.how}",
+        target_note="; ".join(notes),
+        as_of=as_of,
     )
+
+
+def parse_date(value: str, option: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(value.strip())
+    except ValueError:
+        raise RecipegenError(f"{option} {value!r} is not a date", "write it as YYYY-MM-DD, e.g. 2026-08-27") from None
 
 
 def _explanation(catalog: Catalog, resolution: Resolution) -> str:
@@ -274,6 +314,7 @@ def generate(
     variant: VariantOpt = None,
     context: Context = None,
     concurrency: Concurrency = None,
+    as_of: AsOf = None,
     out: Annotated[
         str | None,
         typer.Option(
@@ -295,7 +336,7 @@ def generate(
     if gpu is None and model is None:
         typer.echo(ctx.get_help())
         raise typer.Exit(0)
-    sel = Selectors(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency)
+    sel = Selectors(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency, as_of)
     generate_command(sel, out, force, fmt, recipes)
 
 
@@ -332,6 +373,7 @@ def explain(
     variant: VariantOpt = None,
     context: Context = None,
     concurrency: Concurrency = None,
+    as_of: AsOf = None,
     fmt: FormatOpt = Format.text,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
@@ -340,12 +382,15 @@ def explain(
     from .resolver import resolve
 
     catalog = _catalog(recipes)
-    sel = Selectors(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency)
+    sel = Selectors(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency, as_of)
     resolution = resolve(catalog, _request(catalog, sel))
     if fmt is Format.json:
         typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
     else:
+        from .history import explain_lines
+
         typer.echo(_explanation(catalog, resolution), nl=False)
+        typer.echo("\n".join(explain_lines(catalog, resolution)))
 
 
 @app.command("matrix")
@@ -434,6 +479,7 @@ def validate(
 
 
 from .commands import diagnose as _diagnose  # noqa: E402, F401  (registers `diagnose`)
+from .commands import history as _history  # noqa: E402,F401  (registers `history`)
 
 
 def main() -> None:

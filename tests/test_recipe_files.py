@@ -155,3 +155,16 @@ def test_cached_data_is_still_validated(cli, tmp_path):
     path.write_text(json.dumps(data))
     result = cli("list", "models", env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
     assert result.code == 2 and "surprise: unknown key" in result.err
+
+
+def test_release_files_are_read_as_carefully(cli, tmp_path):
+    folder = tmp_path / "mine" / "engines" / "vllm"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "fifo.yaml")
+    (folder / "bomb.yaml").write_text(BOMB)
+    start = time.monotonic()
+    result = cli("validate", str(tmp_path / "mine"))
+    assert time.monotonic() - start < 10 and result.code == 2
+    lines = problems(result)
+    assert any("fifo.yaml" in line and "not a regular file" in line for line in lines), lines
+    assert any("bomb.yaml" in line and "aliases are expanded" in line for line in lines), lines
