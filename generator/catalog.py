@@ -265,7 +265,7 @@ def _load(cli_dirs: Iterable[str], cache: ParseCache | None = None) -> Catalog:
                 catalog.origins[key] = origin
     from .releases import attach
 
-    problems.extend(attach(catalog, roots))
+    problems.extend(attach(catalog, roots, cache))
     problems.extend(cross_check(catalog))
     if problems:
         raise CatalogError(problems)

@@ -31,9 +31,7 @@ _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 def printable(text: str, limit: int = MAX_SHOWN) -> str:
     """`text` safe for one terminal line: control and unpaired surrogate characters escaped, long text cut."""
-    out = "".join(
-        ch.encode("unicode_escape", "backslashreplace").decode("ascii") if _unsafe(ch) else ch for ch in text
-    )
+    out = "".join(ch.encode("unicode_escape", "backslashreplace").decode("ascii") if _unsafe(ch) else ch for ch in text)
     return out if len(out) <= limit else out[: limit - 1] + "…"
 
 

@@ -10,10 +10,10 @@ from recipegen.errors import ExitCode
 REQUESTS = 10_000
 DOCUMENTED = {ExitCode.OK, ExitCode.USAGE, ExitCode.BLOCKED, ExitCode.CONFLICT}
 
-COMMANDS = [None, None, "generate", "explain", "list", "validate", "matrix", "diagnose", "lint", "gen", "--", "-"]
+COMMANDS = [None, None, "generate", "explain", "list", "validate", "matrix", "diagnose", "history", "gen", "--", "-"]
 OPTIONS = [
     "--gpu", "--model", "--gpus", "--nodes", "--gpu-memory", "--engine", "--build", "--variant",
-    "--context", "--concurrency", "--out", "--format", "--recipes", "--target", "--force", "--version",
+    "--context", "--concurrency", "--out", "--format", "--recipes", "--target", "--force", "--version", "--as-of",
     "--help", "--no-such-option", "-g", "--gpu=", "--context=",
 ]  # fmt: skip
 FLAGS = {"--force", "--version", "--help"}
@@ -24,6 +24,8 @@ VALID = {
     "--nodes": ["1", "2"],
     "--gpu-memory": ["40", "80", "24.5"],
     "--engine": ["vllm", "sglang", "llama.cpp"],
+    "--build": ["vllm==0.27.1", "vllm/vllm-openai:v0.27.1", "sglang==0.5.23", "vllm==99", "vllm=="],
+    "--as-of": ["2026-08-27", "2020-01-01", "2026-13-45", "yesterday"],
     "--context": ["4096", "131072"],
     "--concurrency": ["1", "64"],
     "--format": ["text", "json", "md", "html"],

@@ -21,10 +21,7 @@ def one_line_error(result) -> str:  # type: ignore[no-untyped-def]
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(folder)): p.read_bytes() if p.is_file() else b"<dir>"
-        for p in sorted(folder.rglob("*"))
-    }
+    return {str(p.relative_to(folder)): p.read_bytes() if p.is_file() else b"<dir>" for p in sorted(folder.rglob("*"))}
 
 
 def test_manifest_names_every_written_file_with_its_hash(cli, tmp_path):
