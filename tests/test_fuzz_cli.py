@@ -54,7 +54,7 @@ def _value(rng: random.Random, option: str, tmp: str) -> str:
 def _request(rng: random.Random, tmp: str) -> list[str]:
     command = rng.choice(COMMANDS)
     args = [] if command is None else [command]
-    if command in (None, "generate", "explain") and rng.random() < 0.08:  # a real request, then noise
+    if command in (None, "generate", "explain") and rng.random() < 0.04:  # a real request, then noise
         args += ["--gpu", rng.choice(VALID["--gpu"]), "--model", rng.choice(VALID["--model"])]
     if command == "list":
         args.append(rng.choice(KINDS))
