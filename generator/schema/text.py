@@ -203,8 +203,10 @@ EngineFlag = Annotated[
 ]
 # A flag value or any other word of an argv: one line, passed as a single argument.
 ArgWord = Annotated[str, AfterValidator(_single_line(4000))]
-# A value with ${VAR} references the shell and compose expand (e.g. ${HEAD_ADDR}:${DIST_PORT}).
-EXPANDABLE = r"(?:[A-Za-z0-9_.:/-]|\$\{[A-Z_][A-Z0-9_]*(?::[-?][A-Za-z0-9_.:/ -]*)?\})*"
+# A value with ${VAR} references the shell and compose expand (e.g. ${HEAD_ADDR}:${DIST_PORT}); a default
+# (${VAR:-...}) may name one more ${VAR}.
+_VAR = r"\$\{[A-Z_][A-Z0-9_]*\}"
+EXPANDABLE = rf"(?:[A-Za-z0-9_.:/-]|{_VAR}|\$\{{[A-Z_][A-Z0-9_]*:[-?](?:[A-Za-z0-9_.:/ -]|{_VAR})*\}})*"
 Expandable = Annotated[
     str, AfterValidator(_grammar(EXPANDABLE, "plain text with ${VAR} references (letters, digits, '_.:/-')", 200))
 ]
