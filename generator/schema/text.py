@@ -21,10 +21,13 @@ from pydantic import AfterValidator
 _FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
 
 
+_CONTROL_NAMES = {"\n": "newline", "\r": "carriage return", "\t": "tab", "\x00": "NUL", "\x1b": "escape"}
+
+
 def _invisible(value: str) -> str | None:
     for index, char in enumerate(value):
         if unicodedata.category(char) in _FORBIDDEN_CATEGORIES:
-            name = unicodedata.name(char, "control character")
+            name = _CONTROL_NAMES.get(char) or unicodedata.name(char, "control character")
             return f"U+{ord(char):04X} ({name.lower()}) at position {index}"
     return None
 
