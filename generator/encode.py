@@ -19,7 +19,7 @@ from .schema.text import EXPANDABLE, IMAGE_REFERENCE
 
 # Every character some reader treats as a line end or that is invisible: bash ends a comment
 # at \n; YAML 1.1, Python and editors also at \r, \x0b, \x0c, \x1c-\x1e, \x85, U+2028, U+2029.
-_BREAKING = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+_BREAKING = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 _EXPAND = re.compile(EXPANDABLE)
 _IMAGE = re.compile(IMAGE_REFERENCE)
 
@@ -34,6 +34,8 @@ def one_line(value: object) -> str:
 
 def shell_word(value: object) -> str:
     """One shell word, single-quoted: never split, globbed or expanded."""
+    if "\x00" in str(value):
+        raise RecipegenError("refusing to write a NUL character into a shell script", "remove it from the value")
     return "'" + str(value).replace("'", "'\"'\"'") + "'"
 
 
@@ -106,15 +108,15 @@ _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~])")
 _MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _MD_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
 # list items, headings, setext underlines and ordered items start a line; the value may start one
-_MD_LINE_START = re.compile(r"^(\s*)([-+=#]|\d{1,9}[.)](?=\s|$))")
+_MD_LINE_START = re.compile(r"^([-+=#])|^(\d{1,9})([.)])(?=\s|$)")
 
 
 def md_text(value: object) -> str:
     """Inline Markdown text that renders as the literal characters: no markup, links, HTML or lines."""
-    text = _MD_SPECIAL.sub(r"\\\1", one_line(value))
+    text = _MD_SPECIAL.sub(r"\\\1", one_line(value).strip())
     text = _MD_UNDERSCORE.sub(r"\\_", text)
     text = _MD_ENTITY.sub("&amp;", text)
-    return _MD_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), text)
+    return _MD_LINE_START.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", text)
 
 
 def md_code(value: object, table: bool = True) -> str:
@@ -122,7 +124,10 @@ def md_code(value: object, table: bool = True) -> str:
     text = one_line(value)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip(" ") else ""
+    if not text:
+        return ""
+    # CommonMark strips one space from each end when both are spaces, and needs them around backticks
+    pad = " " if text.strip(" ") and (text[0] in "` " or text[-1] in "` ") else ""
     if table:
         text = text.replace("|", "\\|")
     return f"{fence}{pad}{text}{pad}{fence}"

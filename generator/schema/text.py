@@ -16,9 +16,9 @@ from typing import Annotated
 from pydantic import AfterValidator
 
 # Characters that end a line for some reader of the artifacts (bash: \n; YAML 1.1 and Python:
-# also \r, \x85, U+2028, U+2029), invisible format characters (bidi overrides, zero-width) and
-# every other control character.
-_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+# also \r, \x85, U+2028, U+2029), invisible format characters (bidi overrides, zero-width),
+# every other control character, and unassigned code points (U+FFFE/U+FFFF stop a YAML reader).
+_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
 _CONTROL_NAMES = {"\n": "newline", "\r": "carriage return", "\t": "tab", "\x00": "NUL", "\x1b": "escape"}
@@ -208,8 +208,12 @@ EngineFlag = Annotated[
 ArgWord = Annotated[str, AfterValidator(_single_line(4000))]
 # A value with ${VAR} references the shell and compose expand (e.g. ${HEAD_ADDR}:${DIST_PORT}); a default
 # (${VAR:-...}) may name one more ${VAR}.
-_VAR = r"\$\{[A-Z_][A-Z0-9_]*\}"
-EXPANDABLE = rf"(?:[A-Za-z0-9_.:/-]|{_VAR}|\$\{{[A-Z_][A-Z0-9_]*:[-?](?:[A-Za-z0-9_.:/ -]|{_VAR})*\}})*"
+# Only the variables the generated files define or document may be expanded (never HF_TOKEN).
+EXPANDABLE_VARS = ("HEAD_ADDR", "DIST_PORT", "PORT", "MODEL_DIR", "HOME")
+_NAME = "(?:" + "|".join(EXPANDABLE_VARS) + ")"
+_VAR = rf"\$\{{{_NAME}\}}"
+EXPANDABLE = rf"(?:[A-Za-z0-9_.:/-]|{_VAR}|\$\{{{_NAME}:[-?](?:[A-Za-z0-9_.:/ -]|{_VAR})*\}})*"
 Expandable = Annotated[
-    str, AfterValidator(_grammar(EXPANDABLE, "plain text with ${VAR} references (letters, digits, '_.:/-')", 200))
+    str,
+    AfterValidator(_grammar(EXPANDABLE, f"plain text with ${{VAR}} references to {', '.join(EXPANDABLE_VARS)}", 200)),
 ]
