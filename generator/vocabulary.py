@@ -169,7 +169,7 @@ def check_argv(vocab: Vocabulary, args: list[str]) -> list[str]:
                 problems.append(f"{name} is a switch and takes no value")
             continue
         if eq:
-            value: str | None = inline
+            value = inline
         elif index < len(args):
             value = args[index]
             index += 1

@@ -27,7 +27,7 @@ _CONTROL_NAMES = {"\n": "newline", "\r": "carriage return", "\t": "tab", "\x00":
 def _invisible(value: str) -> str | None:
     for index, char in enumerate(value):
         if unicodedata.category(char) in _FORBIDDEN_CATEGORIES:
-            name = _CONTROL_NAMES.get(char) or unicodedata.name(char, "control character")
+            name = _CONTROL_NAMES.get(char, unicodedata.name(char, "control character"))
             return f"U+{ord(char):04X} ({name.lower()}) at position {index}"
     return None
 
