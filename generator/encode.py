@@ -21,6 +21,7 @@ from .schema.text import EXPANDABLE, IMAGE_REFERENCE
 # at \n; YAML 1.1, Python and editors also at \r, \x0b, \x0c, \x1c-\x1e, \x85, U+2028, U+2029.
 _BREAKING = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 _EXPAND = re.compile(EXPANDABLE)
+_SHELL_SPECIAL = re.compile(r"(['$`])")
 _IMAGE = re.compile(IMAGE_REFERENCE)
 
 
@@ -33,10 +34,13 @@ def one_line(value: object) -> str:
 
 
 def shell_word(value: object) -> str:
-    """One shell word, single-quoted: never split, globbed or expanded."""
-    if "\x00" in str(value):
+    """One shell word: single-quoted runs, and a quote, `$` or backtick backslash-escaped between them
+    (never split, globbed or expanded; shellcheck sees no expansion in single quotes either)."""
+    text = str(value)
+    if "\x00" in text:
         raise RecipegenError("refusing to write a NUL character into a shell script", "remove it from the value")
-    return "'" + str(value).replace("'", "'\"'\"'") + "'"
+    word = "".join("\\" + part if part in ("'", "$", "`") else f"'{part}'" for part in _SHELL_SPECIAL.split(text) if part)
+    return word or "''"
 
 
 def shell_comment(value: object) -> str:

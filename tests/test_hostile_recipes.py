@@ -1,0 +1,442 @@
+"""A shared recipe folder cannot run code on the machine of whoever runs what recipegen wrote.
+
+Hostile strings (line breaks, quotes, `$(…)`, backticks, `{{ }}`, `${IFS}`, NUL, Unicode line
+separators, very long text) go into string fields of every recipe kind through a user `--recipes`
+folder. Either `validate` refuses the folder with one-line problems, or the artifacts parse
+(bash -n, shellcheck, the Compose schema, YAML, the Dockerfile's exec forms) and running
+`launch.sh` (with `docker` and `hf` stand-ins first on PATH that record their argv), `launch.sh
+build` and `verify.sh` (against a loopback HTTP server) never creates the canary file — and the
+engine receives exactly the planned argv.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from recipegen.catalog import KINDS, builtin_root
+
+from .conftest import COMPOSE_SPEC, run_cli
+
+SCENARIOS: dict[str, tuple[list[str], dict[str, str]]] = {
+    # a curated recipe on a community image (vLLM)
+    "glm52-a100": (
+        ["--gpu", "sm80", "--model", "glm-5.2"],
+        {
+            "hardware": "a100-80gb",
+            "engines": "vllm",
+            "models": "glm-5.2",
+            "deployments": "glm-5.2-nvfp4-8xa100-vllm-sm80",
+        },
+    ),
+    # a fork built from source (Dockerfile, git clone/checkout) loading one GGUF file of a repo
+    "dsv4-a100": (
+        ["--gpu", "a100", "--model", "deepseek-v4-flash", "--gpus", "8"],
+        {
+            "hardware": "a100-80gb",
+            "engines": "llama.cpp",
+            "models": "deepseek-v4-flash",
+            "deployments": "deepseek-v4-flash-8xa100-llamacpp-fork",
+        },
+    ),
+}
+
+PAYLOADS = [
+    "x\n) ; touch {canary} ; args_0=( #",
+    "$(touch {canary})",
+    "`touch {canary}`",
+    "'; touch {canary}; echo '",
+    '"; touch {canary}; echo "',
+    "${{IFS}}touch${{IFS}}{canary}",
+    "{{{{ 7 * 7 }}}}$(touch {canary})",
+    "a\rb$(touch {canary})",
+    "a\u2028$(touch {canary})\u0085b",
+    "x\x00$(touch {canary})",
+    "wip/x && touch {canary}",
+    "privileged: true\nX",
+    '", "-c", "touch {canary}',
+    "\\\nRUN touch {canary}",
+    "<img src=x onerror=alert(1)> [x](javascript:alert(1)) | a | *b*",
+    "-oProxyCommand=touch {canary}",
+    "../../etc",
+    "x" * 2500 + "$(touch {canary})",
+]
+
+STANDIN = """#!/bin/sh
+log="$RECORD/$(basename "$0").$$"
+for a in "$@"; do printf '%s\\0' "$a"; done > "$log"
+"""
+SCRIPT_PATH = "/usr/local/bin:/usr/bin:/bin"
+COMPOSE = json.loads(COMPOSE_SPEC.read_text())
+
+
+def leaves(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """The path of every string value in a YAML document (dict keys are not values)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from leaves(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from leaves(value, (*path, index))
+    elif isinstance(node, str):
+        yield path
+
+
+@functools.cache
+def _parsed(kind: str, entry: str) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((builtin_root() / kind / f"{entry}.yaml").read_text(encoding="utf-8"))
+    return data
+
+
+def original(kind: str, entry: str) -> dict[str, Any]:
+    """A fresh copy of a built-in recipe."""
+    return copy.deepcopy(_parsed(kind, entry))
+
+
+def set_at(document: Any, path: tuple[Any, ...], value: str) -> None:
+    for part in path[:-1]:
+        document = document[part]
+    document[path[-1]] = value
+
+
+def get_at(document: Any, path: tuple[Any, ...]) -> Any:
+    for part in path:
+        document = document[part]
+    return document
+
+
+def write_recipe(root: Path, kind: str, entry: str, document: dict[str, Any]) -> Path:
+    folder = root / kind
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{entry}.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+FIELDS = [
+    (scenario, kind, entry, path)
+    for scenario, (_, entries) in SCENARIOS.items()
+    for kind, entry in entries.items()
+    for path in leaves(original(kind, entry))
+]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[str, list[str]]]:
+    """A loopback server answering every request with an empty JSON object; records the paths."""
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def _reply(self) -> None:
+            seen.append(self.path)
+            if self.command == "POST":
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            answer: dict[str, Any] = {"data": []} if self.path == "/v1/models" else {}
+            if self.path == "/v1/chat/completions":
+                answer = {"choices": [{"message": {"role": "assistant", "content": "391"}}]}
+            body = json.dumps(answer).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _reply
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", seen
+    httpd.shutdown()
+
+
+def covers(loc: tuple[Any, ...], path: tuple[Any, ...]) -> bool:
+    """An error at `loc` is about the value at `path` (or a whole list holding it, e.g. a capability set)."""
+    return loc[: len(path)] == path or path[: len(loc)] == loc
+
+
+def refused_paths(model: Any, document: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """The field paths the schema refuses in `document`."""
+    try:
+        model.model_validate(document)
+    except ValidationError as exc:
+        return [tuple(error["loc"]) for error in exc.errors()]
+    return []
+
+
+def accepting(kind: str, entry: str, value: str) -> tuple[dict[str, Any], int]:
+    """The recipe with `value` in every string field whose grammar accepts it (ids and references kept)."""
+    document = original(kind, entry)
+    paths = [p for p in leaves(document) if p[-1] not in ("id", "model", "variant", "engine", "build")]
+    for path in paths:
+        set_at(document, path, value)
+    pristine = original(kind, entry)
+    for _ in range(5):
+        refused = refused_paths(KINDS[kind], document)
+        if not refused:
+            break
+        for path in paths:
+            if any(covers(loc, path) for loc in refused):
+                set_at(document, path, get_at(pristine, path))
+    assert not refused_paths(KINDS[kind], document)
+    kept = sum(1 for p in paths if get_at(document, p) == value)
+    return document, kept
+
+
+def refused_cleanly(result: Any, user_file: Path) -> None:
+    assert result.code == 2, result.err
+    assert "Traceback" not in result.err
+    lines = result.err.splitlines()
+    assert lines and all(line.strip() for line in lines)
+    assert any(line.startswith(f"{user_file}:") for line in lines), result.err
+
+
+def dockerfile_instructions(text: str) -> list[tuple[str, str]]:
+    """The Dockerfile's instructions as (keyword, arguments), continuation lines joined."""
+    out: list[tuple[str, str]] = []
+    pending = ""
+    for line in text.splitlines():
+        if not pending and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1]
+            continue
+        keyword, _, rest = (pending + line).strip().partition(" ")
+        out.append((keyword, rest))
+        pending = ""
+    return out
+
+
+def run_artifacts(out: Path, scratch: Path, base_url: str, seen: list[str]) -> None:
+    """Parse every artifact with its real reader, then run the scripts with recording stand-ins."""
+    plan = json.loads((out / "plan.json").read_text())["plans"][0]
+    for script in ("launch.sh", "verify.sh"):
+        proc = subprocess.run(["bash", "-n", str(out / script)], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+    if shutil.which("shellcheck"):
+        proc = subprocess.run(
+            ["shellcheck", "--severity=style", str(out / "launch.sh"), str(out / "verify.sh")],
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 0, proc.stdout
+    compose = yaml.safe_load((out / "docker-compose.yml").read_text(encoding="utf-8"))
+    jsonschema.Draft7Validator(COMPOSE).validate(compose)
+    assert set(compose) == {"name", "services"}
+    for service in compose["services"].values():
+        assert "privileged" not in service and "cap_add" not in service
+    if (out / "Dockerfile").exists():
+        instructions = dockerfile_instructions((out / "Dockerfile").read_text(encoding="utf-8"))
+        assert [k for k, _ in instructions] == [
+            "FROM", "RUN", "RUN", "WORKDIR", "RUN", "RUN", "RUN", "FROM", "RUN", "COPY", "ENV", "EXPOSE", "ENTRYPOINT",
+        ]  # fmt: skip
+        for keyword, rest in instructions[2:7] + instructions[-1:]:
+            if keyword in ("RUN", "ENTRYPOINT"):
+                assert isinstance(json.loads(rest), list)
+
+    stand_ins, record, models = scratch / "bin", scratch / "record", scratch / "models"
+    for folder in (stand_ins, record, models):
+        folder.mkdir()
+    for tool in ("docker", "hf"):
+        (stand_ins / tool).write_text(STANDIN)
+        (stand_ins / tool).chmod(0o755)
+    env = {
+        "PATH": f"{stand_ins}:{SCRIPT_PATH}",
+        "HOME": str(scratch),
+        "MODEL_DIR": str(models),
+        "RECORD": str(record),
+        "DOCKER_GPUS": "",
+        "BASE_URL": base_url,
+        "TIMEOUT": "5",
+    }
+    modes = [["start"], ["build"]] if (out / "Dockerfile").exists() else [["start"]]
+    for mode in modes:
+        proc = subprocess.run(
+            ["bash", str(out / "launch.sh"), *mode], capture_output=True, text=True, env=env, timeout=60
+        )
+        assert proc.returncode == 0, proc.stderr
+    runs = [p.read_bytes().decode().split("\0")[:-1] for p in record.glob("docker.*")]
+    started = [argv for argv in runs if argv[:1] == ["run"]]
+    assert len(started) == 1
+    service = next(iter(compose["services"].values()))
+    engine_argv = started[0][started[0].index(service["image"]) + 1 :]
+    assert engine_argv == [token.replace("$$", "$") for token in service["command"]]
+    assert plan["argv"][len(plan["argv"]) - len(engine_argv) :] == engine_argv
+    assert len(engine_argv) >= len(plan["argv"]) - 3  # at most the engine command precedes them
+
+    del seen[:]
+    proc = subprocess.run(["bash", str(out / "verify.sh")], capture_output=True, text=True, env=env, timeout=60)
+    assert "Traceback" not in proc.stderr
+    assert seen and seen[0] == urlpath_of(out)
+
+
+def urlpath_of(out: Path) -> str:
+    """The health path verify.sh must request: the engine's, from the recipe the plan used."""
+    match = re.search(r"^HEALTH_PATH='([^']*)'$", (out / "verify.sh").read_text(encoding="utf-8"), re.M)
+    assert match is not None
+    return match.group(1)
+
+
+def attempt(scenario: str, kind: str, entry: str, path: tuple[Any, ...], value: str, base_url: str, seen: list[str]):
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        canary = root / "canary"
+        value = value.format(canary=canary)
+        document = original(kind, entry)
+        set_at(document, path, value)
+        user = root / "recipes"
+        user_file = write_recipe(user, kind, entry, document)
+        result = run_cli("validate", str(user))
+        if result.code != 0:
+            refused_cleanly(result, user_file)
+            return "refused"
+        args, _ = SCENARIOS[scenario]
+        out = root / "out"
+        result = run_cli(*args, "--recipes", str(user), "--out", str(out))
+        assert "Traceback" not in result.err
+        assert result.code in (0, 3), result.err  # what validate accepts, generate writes (or says blocked)
+        if result.code == 3:
+            assert not out.exists()
+            return "blocked"
+        scratch = root / "scratch"
+        scratch.mkdir()
+        run_artifacts(out, scratch, base_url, seen)
+        assert not canary.exists(), f"{kind}/{entry} {path}: the payload ran"
+        assert not any(root.glob("**/canary"))
+        return "written"
+
+
+# no shrinking: one run of the artifacts takes about a second, and the failing field and payload say enough
+@settings(
+    max_examples=10,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    field=st.sampled_from(FIELDS),
+    payload=st.sampled_from(PAYLOADS),
+    mode=st.sampled_from(["replace", "append"]),
+    filler=st.text(max_size=4),
+)
+def test_hostile_value_in_any_field_is_refused_or_inert(server, field, payload, mode, filler):
+    scenario, kind, entry, path = field
+    base_url, seen = server
+    value = payload if mode == "replace" else str(get_at(original(kind, entry), path)) + filler + payload
+    attempt(scenario, kind, entry, path, value, base_url, seen)
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_payloads_in_every_field_that_accepts_them_at_once(server, scenario):
+    """Each payload in all fields of the scenario's four recipes that accept it, then the whole run."""
+    base_url, seen = server
+    args, entries = SCENARIOS[scenario]
+    for template in ("$(touch {canary})`touch {canary}`'\"${{IFS}}{{{{ x }}}} | *y* <b>", "-- --x=$(id) &&"):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            canary = root / "canary"
+            value = template.format(canary=canary)
+            user = root / "recipes"
+            documents: dict[str, dict[str, Any]] = {}
+            placed = 0
+            for kind, entry in entries.items():
+                document, kept = accepting(kind, entry, value)
+                documents[kind] = document
+                placed += kept
+            assert placed > 20
+            # the cross-checks refuse a flag value of the wrong type: put those few back as they were
+            for _ in range(3):
+                files = {kind: write_recipe(user, kind, entries[kind], doc) for kind, doc in documents.items()}
+                result = run_cli("validate", str(user))
+                if result.code == 0:
+                    break
+                for line in result.err.splitlines():
+                    file, _, field = line.split(": ", 2)[0].rpartition(":")[0], None, line.split(": ", 2)[1]
+                    kind = next(k for k, f in files.items() if file == str(f))
+                    parts = tuple(int(p) if p.isdigit() else p for p in re.split(r"[.\[\]]+", field) if p)
+                    set_at(documents[kind], parts, get_at(original(kind, entries[kind]), parts))
+            assert result.code == 0, result.err
+            out = root / "out"
+            result = run_cli(*args, "--recipes", str(user), "--out", str(out))
+            assert result.code == 0, result.err
+            scratch = root / "scratch"
+            scratch.mkdir()
+            run_artifacts(out, scratch, base_url, seen)
+            plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+            assert any(value in get_at(plan, p) for p in leaves(plan)), "the payload never reached the plan"
+            assert not canary.exists()
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_line_break_is_refused_in_every_string_field(kind):
+    """The schema refuses a newline and a U+2028 in every string field of every built-in recipe of the kind."""
+    for source in sorted((builtin_root() / kind).glob("*.yaml")):
+        for breaker in ("\n", "\u2028"):
+            document = yaml.safe_load(source.read_text(encoding="utf-8"))
+            paths = list(leaves(document))
+            for path in paths:
+                set_at(document, path, f"a{breaker}$(touch /tmp/x)")
+            refused = refused_paths(KINDS[kind], document)
+            accepted = [p for p in paths if not any(covers(loc, p) for loc in refused)]
+            assert not accepted, f"{source.name} accepts a line break in {accepted[:5]}"
+
+
+def test_the_issue_payloads_are_refused_by_validate(tmp_path):
+    """The escapes and bad values of issue 8, each in the field it was found in; validate names each one."""
+    dep = "glm-5.2-nvfp4-8xa100-vllm-sm80"
+    folders = [
+        [  # schema problems
+            ("deployments", dep, ("args", 0, "reason"), "x\n) ; touch /tmp/P ; args_0=( #"),
+            ("deployments", dep, ("env",), [{"name": "A: b\n  privileged: true", "value": "1", "reason": "r"}]),
+            ("models", "glm-5.2", ("name",), "GLM\n) ; touch /tmp/P ; args_0=( #"),
+            ("models", "glm-5.2", ("variants", 0, "repo"), "evil/.."),
+            ("models", "glm-5.2", ("id",), "../../etc"),
+            ("engines", "vllm", ("health_path",), "/health$(touch /tmp/P)"),
+            ("engines", "llama.cpp", ("builds", 1, "source_build", "ref"), "main && touch /tmp/P"),
+        ],
+        [("engines", "llama.cpp", ("builds", 1, "source_build", "ref"), "main\ntouch /tmp/P")],
+        [  # values the engine's parser or the planner would not take
+            ("deployments", dep, ("args", 1, "value"), "eight"),
+            ("deployments", dep, ("args", 6, "value"), "7.5"),
+        ],
+        [("deployments", dep, ("args", 1, "value"), "0"), ("deployments", dep, ("args", 6, "value"), "lots")],
+    ]
+    for number, cases in enumerate(folders):
+        user = tmp_path / str(number)
+        documents: dict[tuple[str, str], dict[str, Any]] = {}
+        for kind, entry, path, value in cases:
+            document = documents.setdefault((kind, entry), original(kind, entry))
+            if path[:2] == ("args", 1):
+                assert document["args"][1]["flag"] == "--tensor-parallel-size"
+            if path[:2] == ("args", 6):
+                assert document["args"][6]["flag"] == "--gpu-memory-utilization"
+            set_at(document, path, value)
+        files = {key: write_recipe(user, *key, document) for key, document in documents.items()}
+        result = run_cli("validate", str(user))
+        assert result.code == 2 and "Traceback" not in result.err
+        lines = result.err.splitlines()
+        for kind, entry, path, _ in cases:
+            field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+            assert any(line.startswith(f"{files[kind, entry]}:") and f": {field}" in line for line in lines), (
+                field,
+                result.err,
+            )
