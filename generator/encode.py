@@ -39,7 +39,9 @@ def shell_word(value: object) -> str:
     text = str(value)
     if "\x00" in text:
         raise RecipegenError("refusing to write a NUL character into a shell script", "remove it from the value")
-    word = "".join("\\" + part if part in ("'", "$", "`") else f"'{part}'" for part in _SHELL_SPECIAL.split(text) if part)
+    word = "".join(
+        "\\" + part if part in ("'", "$", "`") else f"'{part}'" for part in _SHELL_SPECIAL.split(text) if part
+    )
     return word or "''"
 
 

@@ -18,7 +18,7 @@ LEGEND: dict[Symbol, str] = {
     "✓": "official path: official engine build, native weight kernels, weights from the maker or a partner",
     "◐": "runs only via a fallback kernel (e.g. Marlin), a community image, a fork, or community weights",
     "✗": "blocked: every path fails a gate (the deciding gate is named)",
-    "?": "unknown: the best path is untested or lacks a fact (e.g. checkpoint size)",
+    "?": "unknown: the best path is untested, lacks a fact (e.g. checkpoint size) or rests on an unverified fact",
 }
 
 
@@ -37,7 +37,7 @@ def _grade(c: Candidate) -> tuple[Symbol, list[str]]:
     if c.build.provenance not in ("official", "model-image"):
         why.append(f"{c.build.provenance} build {c.build.id}")
     if c.via_fallback:
-        why.append(c.gates[1].reason)
+        why.append(c.gate("weight-format").reason)
     if c.variant.publisher == "community":
         why.append(f"community weights {c.variant.repo}")
     return ("◐" if why else "✓"), why
@@ -49,7 +49,7 @@ def _annotations(r: Resolution) -> tuple[str, ...]:
     return tuple(
         p.text + (f" [{p.sources[0].url}]" if p.sources else "")
         for p in r.request.model.pitfalls
-        if p.capability is not None and cc in p.capability and p.engines is None
+        if p.capability is not None and cc in p.capability and p.engines is None and p.builds is None
     )
 
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from .memory import Budget
 from .resolver.types import GATES, Candidate, Resolution
 
 MARK = {"pass": "✓", "fail": "✗", "unknown": "?"}
-_KERNEL_WALL = re.compile(r"no [\w.]+ kernel for sm\d+")
 
 
 @dataclass(frozen=True)
@@ -152,7 +150,8 @@ def rejected_lines(r: Resolution) -> list[str]:
         tag = f"curated: {first.deployment.id}" if first.deployment else "derived"
         variants = ", ".join(c.variant.id for c in cands)
         build = f"{first.build.id} ({first.build.provenance}, {first.build.released})"
-        out.append(f"  ✗ {first.engine.name} {build} · {tag} · {variants}")
+        only_unknown = all(g.outcome == "unknown" for c in cands for g in c.failing())
+        out.append(f"  {'?' if only_unknown else '✗'} {first.engine.name} {build} · {tag} · {variants}")
         out.extend(_gate_grid(cands))
         for gate in GATES:
             hits = [(c.variant.id, g) for c in cands for g in c.failing() if g.gate == gate]
@@ -196,7 +195,9 @@ def advice_lines(r: Resolution, alternatives: list[Alternative]) -> list[str]:
             if {gate for gate, _ in failing(c)} <= {"kernel", "memory"}
             for g in c.failing()
             if g.gate == "kernel"
-            for wall in _KERNEL_WALL.findall(g.reason)
+            for miss in g.details.misses
+            if miss.tried
+            for wall in (f"no {miss.op} kernel for {g.details.capability}",)
         }
     )
     if walls:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -180,3 +181,10 @@ def check_argv(vocab: Vocabulary, args: list[str]) -> list[str]:
         if problem is not None:
             problems.append(problem)
     return problems
+
+
+def command_problems(cli_reference: str | None, command: Sequence[str], argv: Sequence[str]) -> list[str]:
+    """Problems of a full engine command line (`command` is the server command it starts with)."""
+    if cli_reference is None:
+        return []
+    return check_argv(vocabulary(cli_reference), list(argv[len(command) :]))
