@@ -440,3 +440,31 @@ def test_the_issue_payloads_are_refused_by_validate(tmp_path):
                 field,
                 result.err,
             )
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--tensor-parallel-size", "eight"),
+        ("--tensor-parallel-size", "0"),
+        ("--tensor-parallel-size", "1e400"),
+        ("--max-model-len", "-5"),
+        ("--max-num-seqs", "٣"),  # a digit to str.isdigit, not to int()
+        ("--gpu-memory-utilization", "lots"),
+        ("--gpu-memory-utilization", "7.5"),
+        ("--gpu-memory-utilization", "nan"),
+        ("--gpu-memory-utilization", None),
+    ],
+)
+def test_the_planner_reads_a_value_that_does_not_fit_its_knob_as_unset(catalog, flag, value):
+    """validate refuses these; the planner, handed one anyway, falls back to its defaults instead of crashing."""
+    from recipegen.resolver.flags import settings_from_deployment
+    from recipegen.resolver.types import Layout
+    from recipegen.schema import Deployment
+
+    document = original("deployments", "glm-5.2-nvfp4-8xa100-vllm-sm80")
+    document["args"] = [{"flag": flag, "value": value, "reason": "hostile"}]
+    dep = Deployment.model_validate(document)
+    settings = settings_from_deployment(catalog.engines["vllm"], dep, Layout(8, 1))
+    assert settings.tp == 8 and settings.context is None and settings.concurrency is None
+    assert settings.fraction is None
