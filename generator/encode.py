@@ -82,14 +82,13 @@ def docker_image(value: object) -> str:
 
 # --- YAML (Compose) ---------------------------------------------------------------------------
 
-_YAML_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\x85\u2028\u2029]")
+# What YAML does not allow unescaped (non-printable) or reads as a line break inside a scalar.
+_YAML_UNSAFE = re.compile("[^\t\n\r\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\x85\u2028\u2029]")
 
 
 def _yaml_quoted(text: str) -> str:
     quoted = json.dumps(text, ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
-    return _YAML_PRINTABLE.sub(
-        lambda m: f"\\u{ord(m.group()):04x}" if ord(m.group()) <= 0xFFFF else f"\\U{ord(m.group()):08x}", quoted
-    )
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
 
 
 def yaml_value(value: object) -> str:
