@@ -8,6 +8,7 @@ write it into a script. Rendering still encodes every value for the syntax it la
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable
@@ -52,12 +53,10 @@ def _single_line(limit: int) -> Callable[[str], str]:
 def _grammar(
     pattern: str, what: str, limit: int, extra: Callable[[str], str | None] | None = None
 ) -> Callable[[str], str]:
-    compiled = re.compile(pattern)
-
     def check(value: str) -> str:
         if len(value) > limit:
             raise ValueError(f"{what}: longer than {limit} characters")
-        if not compiled.fullmatch(value):
+        if not _compiled(pattern).fullmatch(value):
             raise ValueError(f"{_shown(value)} is not {what}")
         problem = extra(value) if extra else None
         if problem:
@@ -65,6 +64,11 @@ def _grammar(
         return value
 
     return check
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)  # on first use: most commands read a cached catalog and check nothing
 
 
 def _no_dot_dot(value: str) -> str | None:
