@@ -469,3 +469,38 @@ def test_the_planner_reads_a_value_that_does_not_fit_its_knob_as_unset(catalog, 
     settings = settings_from_deployment(catalog.engines["vllm"], dep, Layout(8, 1))
     assert settings.tp == 8 and settings.context is None and settings.concurrency is None
     assert settings.fraction is None
+
+
+def _bare_strings(annotation: Any, checked: bool) -> list[str]:
+    """Where `str` appears in an annotation without one of schema/text.py's validators."""
+    import typing
+
+    from pydantic import AfterValidator, BaseModel
+
+    if annotation is str:
+        return [] if checked else ["str"]
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        inner, *meta = typing.get_args(annotation)
+        return _bare_strings(inner, checked or any(isinstance(m, AfterValidator) for m in meta))
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [f"{annotation.__name__}.{name}: {problem}" for name, problem in _model_strings(annotation)]
+    if origin is typing.Literal:
+        return []
+    return [p for arg in typing.get_args(annotation) for p in _bare_strings(arg, checked)]
+
+
+def _model_strings(model: Any) -> list[tuple[str, str]]:
+    from pydantic import AfterValidator
+
+    out = []
+    for name, info in model.model_fields.items():
+        checked = any(isinstance(m, AfterValidator) for m in info.metadata)
+        out.extend((name, problem) for problem in _bare_strings(info.annotation, checked))
+    return out
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_string_field_of_every_kind_has_a_grammar(kind):
+    """A new field typed plain `str` would bypass load-time validation: use a type from schema/text.py."""
+    assert _bare_strings(KINDS[kind], False) == []
