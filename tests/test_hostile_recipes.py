@@ -32,29 +32,34 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from recipegen.catalog import KINDS, builtin_root
+from recipegen.schema import Build
+from recipegen.schema.release import BuildChange
 
 from .conftest import COMPOSE_SPEC, run_cli
 
-SCENARIOS: dict[str, tuple[list[str], dict[str, str]]] = {
-    # a curated recipe on a community image (vLLM)
+# (kind, file under the kind's folder without .yaml): the recipes a scenario's plan is made of
+SCENARIOS: dict[str, tuple[list[str], list[tuple[str, str]]]] = {
+    # a curated recipe on a community image (vLLM), the image's build written as a change of a release
     "glm52-a100": (
         ["--gpu", "sm80", "--model", "glm-5.2"],
-        {
-            "hardware": "a100-80gb",
-            "engines": "vllm",
-            "models": "glm-5.2",
-            "deployments": "glm-5.2-nvfp4-8xa100-vllm-sm80",
-        },
+        [
+            ("hardware", "a100-80gb"),
+            ("engines", "vllm"),
+            ("engines", "vllm/vllm-glm52-sm80-pr38476"),
+            ("models", "glm-5.2"),
+            ("deployments", "glm-5.2-nvfp4-8xa100-vllm-sm80"),
+        ],
     ),
     # a fork built from source (Dockerfile, git clone/checkout) loading one GGUF file of a repo
     "dsv4-a100": (
         ["--gpu", "a100", "--model", "deepseek-v4-flash", "--gpus", "8"],
-        {
-            "hardware": "a100-80gb",
-            "engines": "llama.cpp",
-            "models": "deepseek-v4-flash",
-            "deployments": "deepseek-v4-flash-8xa100-llamacpp-fork",
-        },
+        [
+            ("hardware", "a100-80gb"),
+            ("engines", "llama.cpp"),
+            ("engines", "llama.cpp/llama.cpp-nisparks-dsv4"),
+            ("models", "deepseek-v4-flash"),
+            ("deployments", "deepseek-v4-flash-8xa100-llamacpp-fork"),
+        ],
     ),
 }
 
@@ -122,10 +127,16 @@ def get_at(document: Any, path: tuple[Any, ...]) -> Any:
     return document
 
 
+def schema_of(kind: str, entry: str, document: dict[str, Any]) -> Any:
+    """The model a recipe file is validated with (a build file under engines/<engine>/ is a build)."""
+    if "/" not in entry:
+        return KINDS[kind]
+    return BuildChange if "extends" in document else Build
+
+
 def write_recipe(root: Path, kind: str, entry: str, document: dict[str, Any]) -> Path:
-    folder = root / kind
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{entry}.yaml"
+    path = root / kind / f"{entry}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return path
 
@@ -133,9 +144,9 @@ def write_recipe(root: Path, kind: str, entry: str, document: dict[str, Any]) ->
 # every string field of the recipes each scenario uses, grouped by recipe so that the kinds are drawn
 # equally often (an engine file has twenty times the fields of a deployment)
 FIELDS = {
-    (scenario, kind): [(scenario, kind, entry, path) for path in leaves(original(kind, entry))]
+    (scenario, kind, entry): [(scenario, kind, entry, path) for path in leaves(original(kind, entry))]
     for scenario, (_, entries) in SCENARIOS.items()
-    for kind, entry in entries.items()
+    for kind, entry in entries
 }
 
 
@@ -187,18 +198,21 @@ def refused_paths(model: Any, document: dict[str, Any]) -> list[tuple[Any, ...]]
 def accepting(kind: str, entry: str, value: str) -> tuple[dict[str, Any], int]:
     """The recipe with `value` in every string field whose grammar accepts it (ids and references kept)."""
     document = original(kind, entry)
-    paths = [p for p in leaves(document) if p[-1] not in ("id", "model", "variant", "engine", "build")]
+    # ids, references, and kernel names (the keys release files edit built-in builds by) stay as they are
+    keys = ("id", "model", "variant", "engine", "build")
+    paths = [p for p in leaves(document) if p[-1] not in keys and not (p[-1] == "name" and "kernels" in p)]
     for path in paths:
         set_at(document, path, value)
     pristine = original(kind, entry)
+    schema = schema_of(kind, entry, document)
     for _ in range(5):
-        refused = refused_paths(KINDS[kind], document)
+        refused = refused_paths(schema, document)
         if not refused:
             break
         for path in paths:
             if any(covers(loc, path) for loc in refused):
                 set_at(document, path, get_at(pristine, path))
-    assert not refused_paths(KINDS[kind], document)
+    assert not refused_paths(schema, document)
     kept = sum(1 for p in paths if get_at(document, p) == value)
     return document, kept
 
@@ -357,24 +371,25 @@ def test_payloads_in_every_field_that_accepts_them_at_once(server, scenario):
             canary = root / "canary"
             value = template.format(canary=canary)
             user = root / "recipes"
-            documents: dict[str, dict[str, Any]] = {}
+            documents: dict[tuple[str, str], dict[str, Any]] = {}
             placed = 0
-            for kind, entry in entries.items():
+            for kind, entry in entries:
                 document, kept = accepting(kind, entry, value)
-                documents[kind] = document
+                documents[kind, entry] = document
                 placed += kept
             assert placed > 20
             # the cross-checks refuse a flag value of the wrong type: put those few back as they were
             for _ in range(3):
-                files = {kind: write_recipe(user, kind, entries[kind], doc) for kind, doc in documents.items()}
+                files = {key: write_recipe(user, *key, doc) for key, doc in documents.items()}
                 result = run_cli("validate", str(user))
                 if result.code == 0:
                     break
                 for line in result.err.splitlines():
                     file, _, field = line.split(": ", 2)[0].rpartition(":")[0], None, line.split(": ", 2)[1]
-                    kind = next(k for k, f in files.items() if file == str(f))
+                    key = next((k for k, f in files.items() if file == str(f)), None)
+                    assert key is not None, result.err
                     parts = tuple(int(p) if p.isdigit() else p for p in re.split(r"[.\[\]]+", field) if p)
-                    set_at(documents[kind], parts, get_at(original(kind, entries[kind]), parts))
+                    set_at(documents[key], parts, get_at(original(*key), parts))
             assert result.code == 0, result.err
             out = root / "out"
             result = run_cli(*args, "--recipes", str(user), "--out", str(out))
@@ -390,13 +405,15 @@ def test_payloads_in_every_field_that_accepts_them_at_once(server, scenario):
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_a_line_break_is_refused_in_every_string_field(kind):
     """The schema refuses a newline and a U+2028 in every string field of every built-in recipe of the kind."""
-    for source in sorted((builtin_root() / kind).glob("*.yaml")):
+    folder = builtin_root() / kind
+    for source in sorted(folder.glob("*.yaml")) + sorted(folder.glob("*/*.yaml")):
+        entry = str(source.relative_to(folder).with_suffix(""))
         for breaker in ("\n", "\u2028"):
             document = yaml.safe_load(source.read_text(encoding="utf-8"))
             paths = list(leaves(document))
             for path in paths:
                 set_at(document, path, f"a{breaker}$(touch /tmp/x)")
-            refused = refused_paths(KINDS[kind], document)
+            refused = refused_paths(schema_of(kind, entry, document), document)
             accepted = [p for p in paths if not any(covers(loc, p) for loc in refused)]
             assert not accepted, f"{source.name} accepts a line break in {accepted[:5]}"
 
@@ -412,9 +429,9 @@ def test_the_issue_payloads_are_refused_by_validate(tmp_path):
             ("models", "glm-5.2", ("variants", 0, "repo"), "evil/.."),
             ("models", "glm-5.2", ("id",), "../../etc"),
             ("engines", "vllm", ("health_path",), "/health$(touch /tmp/P)"),
-            ("engines", "llama.cpp", ("builds", 1, "source_build", "ref"), "main && touch /tmp/P"),
+            ("engines", "llama.cpp/llama.cpp-nisparks-dsv4", ("source_build", "ref"), "main && touch /tmp/P"),
+            ("engines", "llama.cpp", ("builds", 0, "source_build", "ref"), "main\ntouch /tmp/P"),
         ],
-        [("engines", "llama.cpp", ("builds", 1, "source_build", "ref"), "main\ntouch /tmp/P")],
         [  # values the engine's parser or the planner would not take
             ("deployments", dep, ("args", 1, "value"), "eight"),
             ("deployments", dep, ("args", 6, "value"), "7.5"),
@@ -500,7 +517,7 @@ def _model_strings(model: Any) -> list[tuple[str, str]]:
     return out
 
 
-@pytest.mark.parametrize("kind", list(KINDS))
-def test_every_string_field_of_every_kind_has_a_grammar(kind):
+@pytest.mark.parametrize("schema", [*KINDS.values(), BuildChange], ids=lambda m: m.__name__)
+def test_every_string_field_of_every_kind_has_a_grammar(schema):
     """A new field typed plain `str` would bypass load-time validation: use a type from schema/text.py."""
-    assert _bare_strings(KINDS[kind], False) == []
+    assert _bare_strings(schema, False) == []

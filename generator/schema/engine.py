@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ..capability import CapabilitySet
-from .common import HostArch, KernelOp, KvDtype, Sourced, Strict
+from .common import HostArch, KernelOp, KvDtype, Source, Sourced, Strict
 from .text import (
     Alias,
     ArgWord,
@@ -141,13 +141,53 @@ class SourceBuild(Strict):
     binary: RepoFile
 
 
+def _dated_url(sources: list[Source]) -> bool:
+    return any(s.date is not None and s.url.startswith(("https://", "http://")) for s in sources)
+
+
+Symptom = Literal["crash", "wrong-output", "hang", "oom", "slow"]
+DefectGate = Literal["architecture", "weight-format", "kernel", "platform", "memory", "topology"]
+
+
+class Defect(Sourced):
+    """A known fault of a build: which requests it hits, what the user sees, and how to get past it.
+
+    A defect hits a request when every selector given matches (within a selector, any value does).
+    """
+
+    id: Id
+    title: Text = Field(description="what goes wrong, one line")
+    symptom: Symptom
+    gate: DefectGate = Field(description="the gate where it shows: kernel for an attention crash, memory for an OOM")
+    sm: CapabilitySet | None = Field(default=None, description="GPUs it hits; None: every GPU")
+    models: list[Id] | None = Field(default=None, description="model ids it hits")
+    architectures: list[Word] | None = None
+    ops: list[KernelOp] | None = Field(default=None, description="kernel ops (features) it hits")
+    quants: list[QuantMethod] | None = None
+    log_line: Text | None = Field(default=None, description="what the engine prints when it hits")
+    fixed_in: Id | None = Field(default=None, description="id of the first build without it")
+    workaround: Text | None = None
+
+    @model_validator(mode="after")
+    def _dated_source(self) -> Defect:
+        if not _dated_url(self.sources):
+            raise ValueError("a defect needs at least one source with an http(s) url and a date")
+        return self
+
+    @property
+    def blocks(self) -> bool:
+        """A crash or wrong output with no way around it blocks the build; anything else only ranks it lower."""
+        return self.symptom in ("crash", "wrong-output") and self.workaround is None
+
+
 class Build(Sourced):
     id: Id
+    extends: Id | None = Field(default=None, description="the build this one was written as a change of")
     version: Name
     ref: GitRef | None = None
     released: dt.date
     provenance: Provenance
-    origin: Word
+    origin: Name
     images: dict[HostArch, ImageRef] = Field(default_factory=dict)
     source_build: SourceBuild | None = None
     cuda: Version
@@ -160,7 +200,14 @@ class Build(Sourced):
     architectures: list[Word] = Field(min_length=1)
     kernels: list[Kernel] = Field(default_factory=list)
     weight_formats: list[WeightFormat] = Field(min_length=1)
+    defects: list[Defect] = Field(default_factory=list)
     notes: list[Text] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _community_sourced(self) -> Build:
+        if self.provenance in ("community", "fork") and not _dated_url(self.sources):
+            raise ValueError(f"a {self.provenance} build needs at least one source with an http(s) url and a date")
+        return self
 
 
 class Engine(Sourced):
