@@ -109,11 +109,11 @@ def yaml_key(value: object) -> str:
 
 # --- Markdown ---------------------------------------------------------------------------------
 
-_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~])")
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<|~])")  # `<` opens HTML and autolinks; a lone `>` is text
 _MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _MD_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
 # list items, headings, setext underlines and ordered items start a line; the value may start one
-_MD_LINE_START = re.compile(r"^([-+=#])|^(\d{1,9})([.)])(?=\s|$)")
+_MD_LINE_START = re.compile(r"^([-+=#>])|^(\d{1,9})([.)])(?=\s|$)")
 
 
 def md_text(value: object) -> str:
