@@ -106,13 +106,28 @@ def _shell_lines(flags: tuple[Flag, ...]) -> list[ArgLine]:
     return lines
 
 
+DIST_PORT = 20000  # launch.sh's and compose's default for DIST_PORT
+# Compose interpolates a command from the host's environment, not the service's `environment:`, so its
+# references carry the defaults launch.sh sets in the script (and fail clearly without HEAD_ADDR).
+_COMPOSE_REFERENCES = {
+    "${DIST_PORT}": f"${{DIST_PORT:-{DIST_PORT}}}",
+    "${HEAD_ADDR}": "${HEAD_ADDR:?set HEAD_ADDR to the head node address}",
+}
+
+
+def _compose_references(value: str) -> str:
+    for plain, with_default in _COMPOSE_REFERENCES.items():
+        value = value.replace(plain, with_default)
+    return value
+
+
 def _yaml_tokens(argv_prefix: list[str], flags: tuple[Flag, ...]) -> list[str]:
     out = [yaml_value(t) for t in argv_prefix]
     for flag in flags:
         if flag.flag:
             out.append(yaml_value(flag.flag))
         if flag.value is not None:
-            out.append(yaml_expand(flag.value) if flag.expand else yaml_value(flag.value))
+            out.append(yaml_expand(_compose_references(flag.value)) if flag.expand else yaml_value(flag.value))
     return out
 
 
@@ -221,6 +236,7 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         "changes": resolution.changes,
         "driver_min": build.driver_min or "unknown",
         "start_period": "30m",
+        "dist_port": DIST_PORT,
     }
 
 

@@ -61,6 +61,17 @@ SCENARIOS: dict[str, tuple[list[str], list[tuple[str, str]]]] = {
             ("deployments", "deepseek-v4-flash-8xa100-llamacpp-fork"),
         ],
     ),
+    # two nodes: one compose profile and one launch.sh role per node, ${HEAD_ADDR} expanded on purpose
+    "glm53-spark": (
+        ["--gpu", "gb10", "--model", "glm-5.3-flash", "--nodes", "2"],
+        [
+            ("hardware", "gb10"),
+            ("engines", "sglang"),
+            ("engines", "sglang/sglang-glm53-flash-arm64"),
+            ("models", "glm-5.3-flash"),
+            ("deployments", "glm-5.3-flash-nvfp4-2xgb10-sglang"),
+        ],
+    ),
 }
 
 PAYLOADS = [
@@ -198,9 +209,17 @@ def refused_paths(model: Any, document: dict[str, Any]) -> list[tuple[Any, ...]]
 def accepting(kind: str, entry: str, value: str) -> tuple[dict[str, Any], int]:
     """The recipe with `value` in every string field whose grammar accepts it (ids and references kept)."""
     document = original(kind, entry)
-    # ids, references, and kernel names (the keys release files edit built-in builds by) stay as they are
+    # ids, references, kernel names (the keys build files edit built-in builds by) and required engine
+    # arguments (typed against the vocabulary, reported on the merged build list) stay as they are
     keys = ("id", "model", "variant", "engine", "build")
-    paths = [p for p in leaves(document) if p[-1] not in keys and not (p[-1] == "name" and "kernels" in p)]
+    paths = [
+        p
+        for p in leaves(document)
+        if p[-1] not in keys
+        and not (p[-1] == "name" and "kernels" in p)
+        and "requires_args" not in p
+        and "required_args" not in p
+    ]
     for path in paths:
         set_at(document, path, value)
     pristine = original(kind, entry)
@@ -283,7 +302,11 @@ def run_artifacts(out: Path, scratch: Path, base_url: str, seen: list[str]) -> N
         "BASE_URL": base_url,
         "TIMEOUT": "5",
     }
-    modes = [["start"], ["build"]] if (out / "Dockerfile").exists() else [["start"]]
+    services = compose["services"]
+    modes = [["head"], ["worker", "1"]] if len(services) > 1 else [["start"]]
+    if (out / "Dockerfile").exists():
+        modes.append(["build"])
+    env["HEAD_ADDR"] = "10.0.0.1"
     for mode in modes:
         proc = subprocess.run(
             ["bash", str(out / "launch.sh"), *mode], capture_output=True, text=True, env=env, timeout=60
@@ -291,17 +314,27 @@ def run_artifacts(out: Path, scratch: Path, base_url: str, seen: list[str]) -> N
         assert proc.returncode == 0, proc.stderr
     runs = [p.read_bytes().decode().split("\0")[:-1] for p in record.glob("docker.*")]
     started = [argv for argv in runs if argv[:1] == ["run"]]
-    assert len(started) == 1
-    service = next(iter(compose["services"].values()))
-    engine_argv = started[0][started[0].index(service["image"]) + 1 :]
-    assert engine_argv == [token.replace("$$", "$") for token in service["command"]]
-    assert plan["argv"][len(plan["argv"]) - len(engine_argv) :] == engine_argv
-    assert len(engine_argv) >= len(plan["argv"]) - 3  # at most the engine command precedes them
+    assert len(started) == len(services)
+    for argv in started:
+        rank = int(argv[argv.index("--name") + 1].rsplit("-", 1)[1])
+        service = services["engine"] if len(services) == 1 else services["head" if rank == 0 else f"worker-{rank}"]
+        engine_argv = argv[argv.index(service["image"]) + 1 :]
+        assert engine_argv == [interpolated(token, env) for token in service["command"]]
+        if len(services) == 1:
+            assert plan["argv"][len(plan["argv"]) - len(engine_argv) :] == engine_argv
+            assert len(engine_argv) >= len(plan["argv"]) - 3  # at most the engine command precedes them
 
     del seen[:]
     proc = subprocess.run(["bash", str(out / "verify.sh")], capture_output=True, text=True, env=env, timeout=60)
     assert "Traceback" not in proc.stderr
     assert seen and seen[0] == urlpath_of(out)
+
+
+def interpolated(token: str, env: dict[str, str]) -> str:
+    """A compose value as Compose reads it: `$$` is a literal `$`, ${VAR} and ${VAR:-default} expand."""
+    token = token.replace("$$", "\0")
+    token = re.sub(r"\$\{(\w+)(?::[-?]([^}]*))?\}", lambda m: env.get(m[1]) or (m[2] or ""), token)
+    return token.replace("\0", "$")
 
 
 def urlpath_of(out: Path) -> str:
