@@ -1,14 +1,15 @@
 """The command line. Thin: parse options, call the library, print. Heavy modules load per command.
 
-Exit codes: 0 ok · 2 bad input (unknown name, invalid catalog, bad value) · 3 blocked (no path
-runs the request) · 4 output folder exists with different content (use --force).
+Exit codes: 0 ok · 1 a check failed (preflight, verify, up) · 2 bad input (unknown name, invalid
+catalog, bad value) · 3 blocked (no path runs the request) · 4 output folder exists with different
+content (use --force).
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -112,11 +113,21 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
     from .names import resolve_build, resolve_engine, resolve_gpu, resolve_model, resolve_variant
     from .resolver import Request
 
-    if sel.gpu is None or sel.model is None:
-        missing = " and ".join(n for n, v in (("--gpu", sel.gpu), ("--model", sel.model)) if v is None)
+    detected = None
+    if sel.model is not None and (sel.gpu is None or sel.gpu.casefold() == "auto"):
+        from .detect import auto_gpu
+
+        detected = auto_gpu(catalog, required=sel.gpu is not None)
+    if (sel.gpu is None and detected is None) or sel.model is None:
+        missing = " and ".join(n for n, v in (("--gpu", sel.gpu or detected), ("--model", sel.model)) if v is None)
         raise RecipegenError(f"{missing} is required", "e.g. recipegen --gpu sm80 --model glm-5.2")
     choice = resolve_model(catalog, sel.model)
-    target = resolve_gpu(catalog, sel.gpu, sel.gpu_memory)
+    if detected is not None:
+        target = resolve_gpu(catalog, detected[0].id, sel.gpu_memory)
+        target = type(target)(target.hardware, f"auto → {detected[1]}")
+    else:
+        assert sel.gpu is not None
+        target = resolve_gpu(catalog, sel.gpu, sel.gpu_memory)
     return Request(
         model=choice.model,
         hardware=target.hardware,
@@ -127,7 +138,7 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
         variant=resolve_variant(choice.model, sel.variant) if sel.variant else choice.variant,
         context=sel.context,
         concurrency=sel.concurrency,
-        target_note=f"--model {sel.model} → {choice.how}; --gpu {sel.gpu} → {target.how}",
+        target_note=f"--model {sel.model} → {choice.how}; --gpu {sel.gpu or 'auto'} → {target.how}",
     )
 
 
@@ -170,6 +181,8 @@ def generate_command(sel: Selectors, out: Path | None, force: bool, fmt: Format,
         else:
             typer.echo(_explanation(catalog, resolution))
         raise BlockedError("blocked: no path runs this request; nothing written", "see the reasons above")
+    if sel.gpu is None or sel.gpu.casefold() == "auto":  # rerunning the artifacts' command needs no GPU here
+        sel = replace(sel, gpu=request.hardware.id)
     files = render(resolution, sel.command_line())
     target = out if out is not None else Path.cwd() / folder_name(resolution)
     changed = write(files, target, force)
@@ -323,6 +336,9 @@ def validate(
     typer.echo(f"catalog ok: {counts}, {builds} engine builds")
     for kind, entry_id, origin in catalog.overridden:
         typer.echo(f"  {kind}/{entry_id} overridden by {origin.path}")
+
+
+from .commands import onmachine  # noqa: E402,F401 - registers its commands
 
 
 def main() -> None:

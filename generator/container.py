@@ -51,6 +51,11 @@ class ContainerSpec:
     served_name: str = ""
     model_path: str = ""  # the weights folder inside the container
     model_dir: str = ""  # the same folder under the host's MODEL_DIR
+    weights_file: str | None = None  # GGUF: the one file to load
+    weights_bytes: int | None = None
+    driver_min: str | None = None
+    reasoning_parser: str | None = None
+    tool_parser: str | None = None
 
     def container_name(self, rank: int) -> str:
         return f"{self.name}-{rank}"
@@ -78,6 +83,11 @@ class ContainerSpec:
             "served_name": self.served_name,
             "model_path": self.model_path,
             "model_dir": self.model_dir,
+            "weights_file": self.weights_file,
+            "weights_bytes": self.weights_bytes,
+            "driver_min": self.driver_min,
+            "reasoning_parser": self.reasoning_parser,
+            "tool_parser": self.tool_parser,
             "nodes": [
                 {
                     "role": n.role,
@@ -149,4 +159,15 @@ def container_spec(resolution: Resolution) -> ContainerSpec:
         served_name=served_name(plan),
         model_path=container_model_path(cand.variant),
         model_dir=model_dir(cand.variant),
+        weights_file=cand.variant.file,
+        weights_bytes=int(cand.variant.size_bytes) if cand.variant.size_bytes else None,
+        driver_min=cand.build.driver_min,
+        reasoning_parser=_flag_value(plan, engine.flags.reasoning_parser),
+        tool_parser=_flag_value(plan, engine.flags.tool_call_parser),
     )
+
+
+def _flag_value(plan: Plan, name: str | None) -> str | None:
+    if not name:
+        return None
+    return next((f.value for f in plan.flags if f.flag == name), None)

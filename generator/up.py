@@ -1,0 +1,144 @@
+"""`recipegen up`: preflight, image, container, the engine's log until healthy, then verify.
+
+Every way it can fail ends in one sentence: a blocking preflight check, a failed pull or build,
+the container exiting (with the line that made it exit, and diagnose's explanation when the
+diagnose module is present), the health check timing out, or a verify check failing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from . import dockerhost, preflight, verify
+from .errors import ChecksFailedError, RecipegenError
+from .folder import Folder
+
+TAIL = 40
+_FATAL = re.compile(r"(?i)\b(error|exception|fatal|failed|traceback|abort)")
+
+
+@dataclass(frozen=True)
+class UpOptions:
+    preflight: preflight.Options
+    name: str | None = None  # container name prefix; default the plan's
+    timeout_s: float = 30 * 60
+    poll_s: float = 1.0
+    verify: bool = True
+
+
+def exit_line(lines: list[str]) -> str:
+    """The line that most likely made the engine exit: the last one that names an error."""
+    for line in reversed(lines):
+        if _FATAL.search(line):
+            return line.strip()
+    return lines[-1].strip() if lines else "(the container printed nothing)"
+
+
+def explain(lines: list[str]) -> str | None:
+    """diagnose's explanation of a log tail, when that module is installed (it ships separately)."""
+    try:
+        diagnose: Any = importlib.import_module("recipegen.diagnose")
+    except ImportError:
+        return None
+    from .catalog import load
+
+    return str(diagnose.format_diagnosis(diagnose.diagnose_log(load([]), "\n".join(lines))))
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2):
+            return True
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def _fail(container: Any, what: str, echo: Callable[[str], None]) -> ChecksFailedError:
+    lines = dockerhost.log_lines(container)
+    tail = lines[-TAIL:]
+    echo(f"last {len(tail)} log line(s) of {container.name}:")
+    for line in tail:
+        echo(f"  | {line}")
+    explanation = explain(tail)
+    if explanation:
+        echo(explanation)
+    return ChecksFailedError(
+        f"{container.name} {what}: {exit_line(tail)}",
+        "see `recipegen logs DIR` for the whole log; `recipegen down DIR` removes the container",
+    )
+
+
+def up(folder: Folder, opts: UpOptions, echo: Callable[[str], None]) -> list[verify.Check]:
+    pf = opts.preflight
+    checks = preflight.run_checks(folder, pf)
+    echo(preflight.text(checks))
+    bad = preflight.blocking(checks)
+    if bad:
+        first = bad[0]
+        raise ChecksFailedError(f"preflight: {first.detail}", first.fix or "see the checks above")
+    c = folder.container
+    client = dockerhost.connect()
+    existing = dockerhost.ours(client, folder.path)
+    if existing:
+        names = ", ".join(x.name for x in existing)
+        raise RecipegenError(f"{folder.path} is already started ({names})", "run `recipegen down` on it first")
+    if dockerhost.image_id(client, c["image"]) is None:
+        if c["built_locally"]:
+            dockerhost.build(client, folder.path, c["image"], echo)
+        else:
+            dockerhost.pull(client, c["image"], echo)
+    node = folder.node(pf.rank)
+    name = f"{opts.name or c['name']}-{pf.rank}"
+    values = {"HEAD_ADDR": pf.head_addr or "", "DIST_PORT": str(pf.dist_port)}
+    container = dockerhost.run(
+        client,
+        c,
+        node,
+        name=name,
+        folder=folder.path,
+        model_dir=pf.model_dir,
+        host_port=pf.port,
+        gpus=pf.gpus,
+        values=values,
+    )
+    echo(f"started {name} from {c['image']}; waiting for {c['health_path']} (the engine's log follows)")
+    port = c["port"] if c["host_network"] else pf.port
+    base = f"http://127.0.0.1:{port}"
+    if node["role"] == "worker":
+        echo(f"{name} is a worker: the head serves the API; check it with `recipegen status`")
+        return []
+    start = time.monotonic()
+    seen = 0
+    while True:
+        container.reload()
+        new = dockerhost.log_lines(container, seen)
+        seen += len(new)
+        elapsed = time.monotonic() - start
+        for line in new:
+            echo(f"  [{elapsed:5.0f}s] {line}")
+        if container.status in {"exited", "dead"}:
+            code = container.attrs.get("State", {}).get("ExitCode")
+            raise _fail(container, f"exited with code {code}", echo)
+        if _healthy(base + c["health_path"]):
+            echo(f"healthy after {elapsed:.0f}s at {base}")
+            break
+        if elapsed > opts.timeout_s:
+            raise _fail(container, f"did not become healthy within {opts.timeout_s:.0f}s", echo)
+        time.sleep(opts.poll_s)
+    if not opts.verify:
+        return []
+    results = verify.run_checks(
+        base, c["served_name"], c["health_path"], verify.checks_for_container(c), timeout=opts.timeout_s
+    )
+    echo(verify.table(results))
+    failed = [r for r in results if not r.ok]
+    if failed:
+        raise ChecksFailedError(f"verify: {failed[0].name}: {failed[0].detail}", "see the table above")
+    return results
