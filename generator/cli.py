@@ -124,7 +124,7 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
     choice = resolve_model(catalog, sel.model)
     if detected is not None:
         target = resolve_gpu(catalog, detected[0].id, sel.gpu_memory)
-        target = type(target)(target.hardware, f"auto → {detected[1]}")
+        target = type(target)(target.hardware, detected[1])
     else:
         assert sel.gpu is not None
         target = resolve_gpu(catalog, sel.gpu, sel.gpu_memory)

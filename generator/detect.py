@@ -74,7 +74,7 @@ def auto_target(catalog: Catalog, machine: Machine) -> tuple[Hardware, str]:
             "add a hardware/ recipe for it (recipes/README.md), or pass --gpu with a known part",
         )
     same = sum(1 for m in matches if m.hardware is not None and m.hardware.id == first.hardware.id)
-    how = f"detected {same}x {first.gpu.name} via {machine.source} → {first.hardware.name} ({first.how})"
+    how = f"detected {same}x {first.gpu.name} here via {machine.source} → {first.hardware.name} ({first.how})"
     if same != len(matches):
         how += f"; {len(matches) - same} other GPU(s) here are not counted"
     if first.gpu.mig == "Enabled":

@@ -37,6 +37,7 @@ class Options:
     rank: int = 0
     head_addr: str | None = None
     dist_port: int = 20000
+    image: str | None = None  # launch.sh's IMAGE= override
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -153,7 +154,7 @@ def run_checks(folder: Folder, opts: Options) -> list[Check]:
                     f"upgrade the NVIDIA driver to {need} or newer",
                 )
             )
-    checks.append(_image_check(client, c))
+    checks.append(_image_check(client, c, opts.image))
     state, detail, present = weights_state(folder, opts)
     checks.append(
         Check("weights", state, detail, "" if state == "ok" else "run `./launch.sh download` (needs the hf CLI)")
@@ -184,16 +185,16 @@ def run_checks(folder: Folder, opts: Options) -> list[Check]:
     return checks
 
 
-def _image_check(client: Any, c: dict[str, Any]) -> Check:
+def _image_check(client: Any, c: dict[str, Any], override: str | None) -> Check:
     from . import dockerhost
 
-    image = c["image"]
+    image = override or c["image"]
     if client is None:
         return Check("image", "unknown", f"{image}: Docker does not answer")
     local = dockerhost.image_id(client, image)
     if local:
         return Check("image", "ok", f"{image} is here ({local[:19]})")
-    if c["built_locally"]:
+    if c["built_locally"] and not override:
         return Check("image", "unknown", f"{image} is not built yet; `recipegen up` builds it from the Dockerfile")
     state, detail = dockerhost.registry_state(client, image)
     if state is True:
@@ -263,7 +264,7 @@ def _multi_node_checks(client: Any, c: dict[str, Any], opts: Options) -> list[Ch
                     "start the head first, and open the port between the nodes",
                 )
             )
-    local = dockerhost.image_id(client, c["image"]) if client else None
+    local = dockerhost.image_id(client, opts.image or c["image"]) if client else None
     out.append(
         Check(
             "same-image",

@@ -83,14 +83,14 @@ def up(folder: Folder, opts: UpOptions, echo: Callable[[str], None]) -> list[ver
     if bad:
         first = bad[0]
         raise ChecksFailedError(f"preflight: {first.detail}", first.fix or "see the checks above")
-    c = folder.container
+    c = folder.container | ({"image": pf.image} if pf.image else {})
     client = dockerhost.connect()
     existing = dockerhost.ours(client, folder.path)
     if existing:
         names = ", ".join(x.name for x in existing)
         raise RecipegenError(f"{folder.path} is already started ({names})", "run `recipegen down` on it first")
     if dockerhost.image_id(client, c["image"]) is None:
-        if c["built_locally"]:
+        if c["built_locally"] and not pf.image:
             dockerhost.build(client, folder.path, c["image"], echo)
         else:
             dockerhost.pull(client, c["image"], echo)

@@ -32,6 +32,7 @@ HeadAddr = Annotated[
 DistPort = Annotated[
     int | None, typer.Option("--dist-port", min=1, max=65535, help="multi-node: default $DIST_PORT or 20000")
 ]
+Image = Annotated[str | None, typer.Option("--image", help="run this image instead of the plan's (default $IMAGE)")]
 Name = Annotated[str | None, typer.Option("--name", help="container name prefix (default: the plan's)")]
 
 
@@ -59,6 +60,7 @@ def _options(
     node: int,
     head_addr: str | None,
     dist_port: int | None,
+    image: str | None = None,
 ) -> Options:
     from ..preflight import Options
 
@@ -70,6 +72,7 @@ def _options(
         rank=node,
         head_addr=head_addr or os.environ.get("HEAD_ADDR") or None,
         dist_port=dist_port or _env_int("DIST_PORT", 20000),
+        image=image or os.environ.get("IMAGE") or None,
     )
 
 
@@ -96,13 +99,14 @@ def preflight_(
     node: NodeRank = 0,
     head_addr: HeadAddr = None,
     dist_port: DistPort = None,
+    image: Image = None,
     fmt: FormatOpt = Format.text,
 ) -> None:
     """Every check the folder's plan implies on this machine, each ✓/✗/? with the fix; exit 1 when one blocks."""
     from ..preflight import as_json, blocking, run_checks, text
 
     folder = _folder(path)
-    checks = run_checks(folder, _options(folder, model_dir, port, no_gpu, node, head_addr, dist_port))
+    checks = run_checks(folder, _options(folder, model_dir, port, no_gpu, node, head_addr, dist_port, image))
     if fmt is Format.json:
         typer.echo(json.dumps({"folder": str(path), "checks": as_json(checks)}, indent=2, ensure_ascii=False))
     else:
@@ -121,6 +125,7 @@ def up(
     node: NodeRank = 0,
     head_addr: HeadAddr = None,
     dist_port: DistPort = None,
+    image: Image = None,
     name: Name = None,
     timeout: Annotated[float, typer.Option("--timeout", min=1, help="seconds to wait for healthy")] = 1800,
     no_verify: Annotated[bool, typer.Option("--no-verify", help="stop once healthy, without the chat checks")] = False,
@@ -130,7 +135,7 @@ def up(
     from ..up import up as run_up
 
     folder = _folder(path)
-    opts = _options(folder, model_dir, port, no_gpu, node, head_addr, dist_port)
+    opts = _options(folder, model_dir, port, no_gpu, node, head_addr, dist_port, image)
     run_up(folder, UpOptions(opts, name=name, timeout_s=timeout, verify=not no_verify), typer.echo)
 
 
