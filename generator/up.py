@@ -21,7 +21,7 @@ from .errors import ChecksFailedError, RecipegenError
 from .folder import Folder
 
 TAIL = 40
-_FATAL = re.compile(r"(?i)\b(error|exception|fatal|failed|traceback|abort)")
+_FATAL = re.compile(r"(?i)(error|exception|fatal|failed|traceback|abort)")
 
 
 @dataclass(frozen=True)

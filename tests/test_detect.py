@@ -103,7 +103,7 @@ def test_no_gpu_and_no_flag_keeps_asking_for_gpu(cli, tmp_path):
     assert r.code == 2 and "no NVIDIA GPU found" in r.err
 
 
-class NVMLError_NotSupported(Exception):  # noqa: N801 - pynvml's own spelling
+class NVMLError_NotSupported(Exception):
     pass
 
 
