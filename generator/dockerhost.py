@@ -125,7 +125,18 @@ def build(client: Any, folder: Path, tag: str, echo: Callable[[str], None]) -> N
 
 def expand(args: list[str], expand_at: list[int], values: dict[str, str]) -> list[str]:
     """Fill ${HEAD_ADDR}-style references the way the shell and Compose do, nothing else."""
-    return [string.Template(a).substitute(values) if i in expand_at else a for i, a in enumerate(args)]
+    out = []
+    for i, arg in enumerate(args):
+        if i in expand_at:
+            try:
+                arg = string.Template(arg).substitute(values)
+            except (KeyError, ValueError) as exc:
+                raise RecipegenError(
+                    f"plan.json: argument {arg!r} refers to {exc}, which `up` cannot fill",
+                    f"only {', '.join('${' + k + '}' for k in values)} are filled in; regenerate the folder",
+                ) from None
+        out.append(arg)
+    return out
 
 
 def run(

@@ -308,3 +308,21 @@ def test_preflight_multi_node_head_address(cli, tmp_path):
     assert down["head-address"]["status"] == "fail"
     bad = cli("preflight", str(out), "--node", "5")
     assert bad.code == 2 and "no node with rank 5" in bad.err
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("image", "evil image; rm -rf /", "container.image: String should match pattern"),
+        ("model_dir", "..", "container.model_dir: Value error, must name a folder under MODEL_DIR"),
+        ("port", 0, "container.port: Input should be greater than or equal to 1"),
+        ("surprise", 1, "container.surprise: Extra inputs are not permitted"),
+    ],
+)
+def test_a_tampered_plan_is_refused_before_anything_runs(cli, folder, field, value, message):
+    plan = json.loads((folder / "plan.json").read_text())
+    plan["container"][field] = value
+    (folder / "plan.json").write_text(json.dumps(plan))
+    r = cli("preflight", str(folder), "--no-gpu")
+    assert r.code == 2 and r.err.count("\n") == 1
+    assert message in r.err and "plan.json" in r.err
