@@ -12,9 +12,12 @@ import shutil
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .folder import Folder
+
+if TYPE_CHECKING:
+    from .localgpu import Machine
 
 Status = Literal["ok", "fail", "unknown", "skip"]
 MARK = {"ok": "✓", "fail": "✗", "unknown": "?", "skip": "–"}
@@ -136,6 +139,7 @@ def run_checks(folder: Folder, opts: Options) -> list[Check]:
                 )
             )
         machine = probe()
+        checks.append(_gpus_check(folder, machine))
         need = c.get("driver_min")
         if machine is None or machine.driver is None:
             checks.append(
@@ -183,6 +187,38 @@ def run_checks(folder: Folder, opts: Options) -> list[Check]:
     if folder.multi_node:
         checks.extend(_multi_node_checks(client, c, opts))
     return checks
+
+
+def _gpus_check(folder: Folder, machine: Machine | None) -> Check:
+    """The plan's GPU kind and count per node against the GPUs here."""
+    from .catalog import load
+    from .detect import match
+
+    request = folder.plan.get("request") or {}
+    want_hw, want_n = request.get("hardware"), request.get("gpus_per_node")
+    if machine is None:
+        return Check(
+            "gpus", "fail", "no NVIDIA GPU answers here", "install the NVIDIA driver, or run on the GPU machine"
+        )
+    catalog = load([])
+    found = [match(catalog, g) for g in machine.gpus]
+    same = [m for m in found if m.hardware is not None and m.hardware.id == want_hw]
+    names = ", ".join(sorted({m.gpu.name for m in found}))
+    if not same:
+        return Check(
+            "gpus",
+            "fail",
+            f"the plan is for {want_hw}, this machine has {len(found)}x {names}",
+            "generate the folder for these GPUs (`recipegen --model …` detects them)",
+        )
+    if isinstance(want_n, int) and len(same) < want_n:
+        return Check(
+            "gpus",
+            "fail",
+            f"the plan needs {want_n}x {want_hw} per node, this machine has {len(same)}",
+            "run on a machine with enough GPUs, or generate with --gpus for this one",
+        )
+    return Check("gpus", "ok", f"{len(same)}x {want_hw} here, the plan uses {want_n} per node")
 
 
 def _image_check(client: Any, c: dict[str, Any], override: str | None) -> Check:

@@ -283,6 +283,19 @@ def test_preflight_driver_against_the_image_minimum(cli, folder, tmp_path):
         assert driver["status"] == "fail" and "590.48.01 is older than 600.10" in driver["detail"]
         none = checks(cli("preflight", str(folder), "--format", "json", env={"PATH": str(tmp_path)}))["driver"]
         assert none["status"] == "fail" and "no NVIDIA driver" in none["detail"]
+        # the folder is for 8x A100; this machine has one H200
+        gpus = checks(cli("preflight", str(folder), "--format", "json", env=env))["gpus"]
+        assert (
+            gpus["status"] == "fail" and "the plan is for a100-80gb, this machine has 1x NVIDIA H200" in gpus["detail"]
+        )
+        one = tmp_path / "one"
+        assert cli("--gpu", "h200", "--model", "gpt-oss-20b", "--out", str(one)).code == 0
+        gpus = checks(cli("preflight", str(one), "--format", "json", env=env))["gpus"]
+        assert gpus["status"] == "ok" and "1x h200 here" in gpus["detail"]
+        four = tmp_path / "four"
+        assert cli("--gpu", "h200", "--model", "glm-5.2", "--out", str(four)).code == 0
+        gpus = checks(cli("preflight", str(four), "--format", "json", env=env))["gpus"]
+        assert gpus["status"] == "fail" and "needs 4x h200 per node, this machine has 1" in gpus["detail"]
     finally:
         if saved is None:
             sys.modules.pop("pynvml", None)
