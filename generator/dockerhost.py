@@ -83,22 +83,33 @@ def registry_state(client: Any, image: str) -> tuple[bool | None, str]:
 
 
 def pull(client: Any, image: str, echo: Callable[[str], None]) -> None:
+    """Pull with a progress line per layer milestone: layers done, bytes fetched of the known total."""
     repo, _, tag = image.rpartition(":") if ":" in image.rsplit("/", 1)[-1] else (image, "", "latest")
-    layers: dict[str, str] = {}
+    status: dict[str, str] = {}
+    sizes: dict[str, tuple[int, int]] = {}
     last = ""
     try:
         for event in client.api.pull(repo, tag=tag, stream=True, decode=True):
             if "error" in event:
                 raise RecipegenError(f"pulling {image} failed: {event['error']}", "check the image name and network")
-            if "id" in event and "status" in event:
-                layers[event["id"]] = event["status"]
-            done = sum(1 for s in layers.values() if s in {"Pull complete", "Already exists"})
-            line = (
-                f"pull {image}: {done}/{len(layers)} layers" if layers else f"pull {image}: {event.get('status', '')}"
-            )
-            if line != last:
+            layer = event.get("id")
+            if not layer or "status" not in event:
+                continue
+            status[layer] = event["status"]
+            detail = event.get("progressDetail") or {}
+            if event["status"] == "Downloading" and detail.get("total"):
+                sizes[layer] = (int(detail.get("current", 0)), int(detail["total"]))
+            if event["status"] in {"Download complete", "Pull complete"} and layer in sizes:
+                sizes[layer] = (sizes[layer][1], sizes[layer][1])
+            done = sum(1 for s in status.values() if s in {"Pull complete", "Already exists"})
+            got, total = sum(c for c, _ in sizes.values()), sum(t for _, t in sizes.values())
+            line = f"pull {image}: {done}/{len(status)} layers"
+            if total:
+                line += f", {got / 1e9:.1f} of {total / 1e9:.1f} GB fetched"
+            mark = f"{done}/{len(status)}:{int(10 * got / total) if total else 0}"  # each layer, each tenth
+            if mark != last:
                 echo(line)
-                last = line
+                last = mark
     except RecipegenError:
         raise
     except Exception as exc:
