@@ -339,3 +339,35 @@ def test_a_tampered_plan_is_refused_before_anything_runs(cli, folder, field, val
     r = cli("preflight", str(folder), "--no-gpu")
     assert r.code == 2 and r.err.count("\n") == 1
     assert message in r.err and "plan.json" in r.err
+
+
+def test_image_pullable_or_not_from_a_registry_and_up_pulls_it(cli, folder, tmp_path, images, docker_client):
+    from .registry import export, registry
+
+    tag = uuid.uuid4().hex[:8]
+    context = tmp_path / "ctx"
+    context.mkdir()
+    (context / "stamp").write_text(tag)  # one layer no other image has, so the pull fetches it
+    (context / "Dockerfile").write_text(f"FROM {images['serve']}\nCOPY stamp /stamp\n")
+    local = f"recipegen-test/pull-source:{tag}"
+    docker_client.images.build(path=str(context), tag=local, rm=True)
+    manifest, blobs = export(docker_client, local)
+    docker_client.images.remove(local, force=True)
+    repo = f"recipegen-test/pulled-{tag}"
+    models = tmp_path / "models"
+    weights(models, "GLM-5.2-NVFP4")
+    name = f"rgtest-{tag}"
+    with registry(repo, "1", manifest, blobs) as port:
+        ref, absent = f"127.0.0.1:{port}/{repo}:1", f"127.0.0.1:{port}/{repo}:2"
+        common = ["--no-gpu", "--model-dir", str(models), "--port", str(free_port())]
+        img = checks(cli("preflight", str(folder), *common, "--image", ref, "--format", "json"))["image"]
+        assert img["status"] == "ok" and "pullable" in img["detail"]
+        img = checks(cli("preflight", str(folder), *common, "--image", absent, "--format", "json"))["image"]
+        assert img["status"] == "fail" and "the registry has no" in img["detail"]
+        try:
+            r = cli("up", str(folder), *common, "--image", ref, "--name", name, "--timeout", "60")
+            assert r.code == 0, r.out + r.err
+            assert f"pull {ref}: 1/" in r.out and "all checks passed" in r.out
+        finally:
+            assert cli("down", str(folder)).code == 0
+            docker_client.images.remove(ref, force=True)
