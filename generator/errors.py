@@ -15,6 +15,7 @@ class ExitCode:
     USAGE = 2  # bad input: unknown name, malformed catalog, bad option value
     BLOCKED = 3  # the request resolved, but no path can run it
     CONFLICT = 4  # the output folder exists with different content (use --force)
+    INTERNAL = 70  # recipegen produced something it must not hand out (a bug; nothing was written)
 
 
 class RecipegenError(Exception):
@@ -83,3 +84,9 @@ class ChecksFailedError(RecipegenError):
     """A preflight check blocks, a verify check failed, or the engine exited / never became healthy."""
 
     exit_code = ExitCode.CHECKS_FAILED
+
+
+class InternalError(RecipegenError):
+    """recipegen caught its own bug before it reached the user (e.g. a plan its engine would refuse)."""
+
+    exit_code = ExitCode.INTERNAL

@@ -1,24 +1,26 @@
 """`recipegen up`: preflight, image, container, the engine's log until healthy, then verify.
 
 Every way it can fail ends in one sentence: a blocking preflight check, a failed pull or build,
-the container exiting (with the line that made it exit, and diagnose's explanation when the
-diagnose module is present), the health check timing out, or a verify check failing.
+the container exiting or the health check timing out (after diagnose's explanation of the log,
+naming the known failure or else the line that made it exit), or a verify check failing.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import dockerhost, preflight, verify
 from .errors import ChecksFailedError, RecipegenError
 from .folder import Folder
+
+if TYPE_CHECKING:
+    from .diagnose import Diagnosis
 
 TAIL = 40
 _FATAL = re.compile(r"(?i)(error|exception|fatal|failed|traceback|abort)")
@@ -41,15 +43,14 @@ def exit_line(lines: list[str]) -> str:
     return lines[-1].strip() if lines else "(the container printed nothing)"
 
 
-def explain(lines: list[str]) -> str | None:
-    """diagnose's explanation of a log tail, when that module is installed (it ships separately)."""
-    try:
-        diagnose: Any = importlib.import_module("recipegen.diagnose")
-    except ImportError:
-        return None
+def explain(folder: Folder, lines: list[str]) -> Diagnosis:
+    """diagnose on the engine's log; the folder's plan says the model, GPU and count the log may not."""
     from .catalog import load
+    from .diagnose import MAX_CHARS, Hints, diagnose_log
 
-    return str(diagnose.format_diagnosis(diagnose.diagnose_log(load([]), "\n".join(lines))))
+    request = folder.plan.get("request") or {}
+    hints = Hints(gpu=request.get("hardware"), model=request.get("model"), gpus=request.get("gpus_per_node"))
+    return diagnose_log(load([]), "\n".join(lines)[-MAX_CHARS:], hints)
 
 
 def _healthy(url: str) -> bool:
@@ -60,19 +61,27 @@ def _healthy(url: str) -> bool:
         return False
 
 
-def _fail(container: Any, what: str, echo: Callable[[str], None]) -> ChecksFailedError:
+def _fail(folder: Folder, container: Any, what: str, echo: Callable[[str], None]) -> ChecksFailedError:
+    from .diagnose import format_diagnosis
+
     lines = dockerhost.log_lines(container)
     tail = lines[-TAIL:]
     echo(f"last {len(tail)} log line(s) of {container.name}:")
     for line in tail:
         echo(f"  | {line}")
-    explanation = explain(tail)
-    if explanation:
-        echo(explanation)
+    diagnosis = explain(folder, lines)
+    echo(format_diagnosis(diagnosis).rstrip("\n"))
+    cause = exit_line(tail)
+    if diagnosis.known:
+        cause = f"{diagnosis.matches[0].fingerprint.title} ({_short(diagnosis.matches[0].line)})"
     return ChecksFailedError(
-        f"{container.name} {what}: {exit_line(tail)}",
-        "see `recipegen logs DIR` for the whole log; `recipegen down DIR` removes the container",
+        f"{container.name} {what}: {cause}",
+        "the diagnosis above says why and what runs; `recipegen down DIR` removes the container",
     )
+
+
+def _short(line: str, width: int = 160) -> str:
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def up(folder: Folder, opts: UpOptions, echo: Callable[[str], None]) -> list[verify.Check]:
@@ -125,12 +134,12 @@ def up(folder: Folder, opts: UpOptions, echo: Callable[[str], None]) -> list[ver
             echo(f"  [{elapsed:5.0f}s] {line}")
         if container.status in {"exited", "dead"}:
             code = container.attrs.get("State", {}).get("ExitCode")
-            raise _fail(container, f"exited with code {code}", echo)
+            raise _fail(folder, container, f"exited with code {code}", echo)
         if _healthy(base + c["health_path"]):
             echo(f"healthy after {elapsed:.0f}s at {base}")
             break
         if elapsed > opts.timeout_s:
-            raise _fail(container, f"did not become healthy within {opts.timeout_s:.0f}s", echo)
+            raise _fail(folder, container, f"did not become healthy within {opts.timeout_s:.0f}s", echo)
         time.sleep(opts.poll_s)
     if not opts.verify:
         return []

@@ -147,8 +147,13 @@ def test_a_container_that_exits_ends_in_the_line_that_killed_it(cli, folder, tmp
         )  # fmt: skip
         assert r.code == 1
         assert r.err.count("\n") == 1
-        assert r.err.startswith(f"error: {name}-0 exited with code 1: ValueError: No valid attention backend")
+        assert r.err.startswith(
+            f"error: {name}-0 exited with code 1: no attention kernel in this vLLM build fits the model's attention"
+        )
         assert "| ERROR [core.py:708] EngineCore failed to start." in r.out  # the log tail
+        # diagnose's explanation, with the folder's model and GPU filling what the log does not say
+        assert "✗ no attention kernel in this vLLM build" in r.out and "(vllm-no-attention-backend)" in r.out
+        assert "    fix: Run `recipegen explain" in r.out
     finally:
         assert cli("down", str(folder)).code == 0
     assert docker_client.containers.list(all=True, filters={"name": name}) == []
