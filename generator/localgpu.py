@@ -87,7 +87,8 @@ def link_from_topology(text: str | None, count: int) -> str | None:
         return "single GPU"
     if not text:
         return None
-    cells = [c.strip() for line in text.splitlines() if line.startswith("GPU") for c in line.split("\t")[1:]]
+    # tab-separated as printed, space-separated as often pasted; GPU rows only (NIC rows hold PIX too)
+    cells = [c for line in text.splitlines() if re.match(r"GPU\d+\s", line) for c in line.split()[1:]]
     if any(re.fullmatch(r"NV\d+", c) for c in cells):
         return "nvlink"
     if any(c in {"SYS", "NODE", "PHB", "PXB", "PIX"} for c in cells):

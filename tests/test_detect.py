@@ -153,3 +153,12 @@ def test_nvml_path_eight_a100_over_nvlink(cli, monkeypatch):
     assert d["count"] == 8 and d["link"] == "nvlink"
     assert {g["hardware"] for g in d["gpus"]} == {"a100-80gb"}
     assert d["gpus"][0]["mig"] == "Disabled" and d["gpus"][0]["memory_mib"] == 81920
+
+
+@pytest.mark.parametrize(("sample", "link"), [("8x-h100-nvlink.txt", "nvlink"), ("8x-rtx-4090-pcie.txt", "pcie")])
+def test_nvlink_or_pcie_from_recorded_topology(sample, link):
+    from recipegen.localgpu import link_from_topology
+
+    assert link_from_topology((SMI / "topo" / sample).read_text(), 8) == link
+    assert link_from_topology("", 8) is None  # nothing to read: unknown, not a guess
+    assert link_from_topology(None, 1) == "single GPU"
