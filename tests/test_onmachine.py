@@ -57,6 +57,14 @@ def images(tmp_path_factory) -> Iterator[dict[str, str]]:  # type: ignore[no-unt
         "serve": _image(client, base / "serve", f"recipegen-test/fake-engine:{tag}", "serve.sh"),
         "crash": _image(client, base / "crash", f"recipegen-test/crash-engine:{tag}", "crash.sh"),
     }
+    hang = base / "hang"
+    hang.mkdir()
+    (hang / "Dockerfile").write_text(
+        f"FROM {made['serve']}\n"
+        'ENTRYPOINT ["/bin/busybox", "sh", "-c", "echo INFO fake engine: compiling kernels; exec sleep 600"]\n'
+    )
+    made["hang"] = f"recipegen-test/hang-engine:{tag}"
+    client.images.build(path=str(hang), tag=made["hang"], rm=True)
     yield made
     for image in made.values():
         client.images.remove(image, force=True)
@@ -154,6 +162,25 @@ def test_a_container_that_exits_ends_in_the_line_that_killed_it(cli, folder, tmp
         # diagnose's explanation, with the folder's model and GPU filling what the log does not say
         assert "✗ no attention kernel in this vLLM build" in r.out and "(vllm-no-attention-backend)" in r.out
         assert "    fix: Run `recipegen explain" in r.out
+    finally:
+        assert cli("down", str(folder)).code == 0
+    assert docker_client.containers.list(all=True, filters={"name": name}) == []
+
+
+def test_an_engine_that_never_gets_healthy_times_out_in_one_sentence(cli, folder, tmp_path, images, docker_client):
+    models = tmp_path / "models"
+    weights(models, "GLM-5.2-NVFP4")
+    name = f"rgtest-{uuid.uuid4().hex[:8]}"
+    try:
+        r = cli(
+            "up", str(folder), "--no-gpu", "--image", images["hang"], "--model-dir", str(models),
+            "--port", str(free_port()), "--name", name, "--timeout", "3",
+        )  # fmt: skip
+        assert r.code == 1 and r.err.count("\n") == 1
+        assert r.err.startswith(
+            f"error: {name}-0 did not become healthy within 3s: INFO fake engine: compiling kernels"
+        )
+        assert "diagnose: no known failure in this log" in r.out
     finally:
         assert cli("down", str(folder)).code == 0
     assert docker_client.containers.list(all=True, filters={"name": name}) == []
