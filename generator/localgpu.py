@@ -59,23 +59,24 @@ def _run(args: list[str]) -> str | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
-def parse_query(text: str) -> list[Gpu]:
+def parse_query(text: str, fields: tuple[str, ...] = QUERY_FIELDS) -> list[Gpu]:
     gpus: list[Gpu] = []
     for row in csv.reader(io.StringIO(text), skipinitialspace=True):
-        if len(row) != len(QUERY_FIELDS):
+        if len(row) != len(fields):
             continue
-        values = [_value(v) for v in row]
-        name = values[1]
+        v = dict(zip(fields, (_value(x) for x in row), strict=True))
+        name = v.get("name")
         if name is None:
             continue
+        index = _int(v.get("index"))
         gpus.append(
             Gpu(
-                index=_int(values[0]) if values[0] is not None else len(gpus),  # type: ignore[arg-type]
+                index=len(gpus) if index is None else index,
                 name=name,
-                compute_capability=values[2],
-                memory_mib=_int(values[3]),
-                mig=values[5],
-                pci_bus_id=values[6],
+                compute_capability=v.get("compute_cap"),
+                memory_mib=_int(v.get("memory.total")),
+                mig=v.get("mig.mode.current"),
+                pci_bus_id=v.get("pci.bus_id"),
             )
         )
     return gpus
@@ -100,10 +101,14 @@ def _smi() -> Machine | None:
     exe = shutil.which("nvidia-smi")
     if exe is None:
         return None
-    out = _run([exe, f"--query-gpu={','.join(QUERY_FIELDS)}", "--format=csv,noheader,nounits"])
+    fields: tuple[str, ...] = QUERY_FIELDS
+    out = _run([exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"])
+    if out is None:  # drivers before R510 know no compute_cap field: ask without it, map by name
+        fields = tuple(f for f in QUERY_FIELDS if f != "compute_cap")
+        out = _run([exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"])
     if out is None:
         return None
-    gpus = parse_query(out)
+    gpus = parse_query(out, fields)
     if not gpus:
         return None
     driver_out = _run([exe, "--query-gpu=driver_version", "--format=csv,noheader"]) or ""

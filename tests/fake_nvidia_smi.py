@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """A stand-in for nvidia-smi that replays a recorded capture ($FAKE_SMI_DIR, see
-tests/data/nvidia-smi/SOURCES.md): selected --query-gpu columns, the plain table, topo -m."""
+tests/data/nvidia-smi/SOURCES.md): selected --query-gpu columns, the plain table, topo -m.
+$FAKE_SMI_UNKNOWN_FIELDS lists query fields to refuse as a driver older than the capture does
+(R470's nvidia-smi: 'Field "compute_cap" is not a valid field to query.')."""
 
 import csv
 import os
@@ -23,9 +25,10 @@ if query is None or "csv" not in fmt.split(","):
     sys.exit(2)
 rows = list(csv.reader((here / "query.csv").read_text().splitlines(), skipinitialspace=True))
 header = [re.sub(r"\s*\[.*\]$", "", h) for h in rows[0]]
+unknown = set(os.environ.get("FAKE_SMI_UNKNOWN_FIELDS", "").split(","))  # emulate an older driver
 fields = query.split(",")
 for f in fields:
-    if f not in header:
+    if f not in header or f in unknown:
         print(f'Field "{f}" is not a valid field to query.')
         sys.exit(2)
 out = []

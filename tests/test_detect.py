@@ -162,3 +162,14 @@ def test_nvlink_or_pcie_from_recorded_topology(sample, link):
     assert link_from_topology((SMI / "topo" / sample).read_text(), 8) == link
     assert link_from_topology("", 8) is None  # nothing to read: unknown, not a guess
     assert link_from_topology(None, 1) == "single GPU"
+
+
+def test_a_driver_without_compute_cap_still_maps_by_name(cli, smi):
+    # nvidia-smi before R510 refuses the compute_cap field (huggingface/candle#733, driver 470)
+    env = smi("h200") | {"FAKE_SMI_UNKNOWN_FIELDS": "compute_cap"}
+    d = cli("detect", "--format", "json", env=env).json()
+    gpu = d["gpus"][0]
+    assert gpu["compute_capability"] is None and gpu["hardware"] == "h200" and gpu["memory_mib"] == 143771
+    env = smi("rtx-4080-super") | {"FAKE_SMI_UNKNOWN_FIELDS": "compute_cap"}
+    r = cli("detect", env=env)
+    assert "not in the catalog (the driver does not report a compute capability" in r.out
