@@ -166,11 +166,14 @@ def run_checks(folder: Folder, opts: Options) -> list[Check]:
     checks.append(_disk_check(folder, opts, state == "ok", present))
     checks.append(_shm_check(c))
     port = c["port"] if c["host_network"] else opts.port
-    checks.append(
-        Check("port", "ok", f"port {port} is free")
-        if port_free(port)
-        else Check("port", "fail", f"port {port} is already in use", "stop what listens there, or pass --port")
-    )
+    if folder.node(opts.rank)["role"] == "worker":
+        checks.append(Check("port", "skip", "a worker serves no API; the head does"))
+    elif port_free(port):
+        checks.append(Check("port", "ok", f"port {port} is free"))
+    else:
+        checks.append(
+            Check("port", "fail", f"port {port} is already in use", "stop what listens there, or pass --port")
+        )
     if state == "ok":
         checks.append(Check("hf-token", "skip", "weights are already here"))
     elif _hf_token():

@@ -403,3 +403,53 @@ def test_image_pullable_or_not_from_a_registry_and_up_pulls_it(cli, folder, tmp_
         finally:
             assert cli("down", str(folder)).code == 0
             docker_client.images.remove(ref, force=True)
+
+
+def test_preflight_shm_with_ipc_host_or_shm_size(cli, folder, tmp_path):
+    import yaml
+
+    from recipegen.catalog import builtin_root
+
+    c = checks(cli("preflight", str(folder), "--no-gpu", "--format", "json"))["shm"]
+    st = os.statvfs("/dev/shm")
+    have = st.f_frsize * st.f_blocks
+    want = json.loads((folder / "plan.json").read_text())["container"]["shm_size"]
+    assert "--ipc host shares the host's /dev/shm" in c["detail"]
+    assert c["status"] == ("ok" if have >= int(want[:-1]) * 1024**3 else "unknown")
+    recipe = yaml.safe_load((builtin_root() / "deployments" / "glm-5.2-nvfp4-8xa100-vllm-sm80.yaml").read_text())
+    recipe["docker"] = {"ipc_host": False, "shm_size": "8g"}
+    user = tmp_path / "r" / "deployments"
+    user.mkdir(parents=True)
+    (user / f"{recipe['id']}.yaml").write_text(yaml.safe_dump(recipe, sort_keys=False))
+    own = tmp_path / "own"
+    assert cli("--gpu", "sm80", "--model", "glm-5.2", "--recipes", str(tmp_path / "r"), "--out", str(own)).code == 0
+    c = checks(cli("preflight", str(own), "--no-gpu", "--format", "json"))["shm"]
+    assert c == {"check": "shm", "status": "ok", "detail": "the container gets --shm-size 8g", "fix": ""}
+
+
+def test_a_worker_node_gets_the_head_address_and_the_host_network(cli, tmp_path, images, docker_client):
+    out = tmp_path / "two"
+    assert cli("--gpu", "h200", "--model", "glm-5.2", "--nodes", "2", "--out", str(out)).code == 0
+    models = tmp_path / "models"
+    spec = json.loads((out / "plan.json").read_text())["container"]
+    weights(models, spec["model_dir"])
+    name = f"rgtest-{uuid.uuid4().hex[:8]}"
+    with socket.socket() as head:  # stands in for the head's rendezvous port
+        head.bind(("127.0.0.1", 0))
+        head.listen()
+        dist = str(head.getsockname()[1])
+        try:
+            r = cli(
+                "up", str(out), "--no-gpu", "--image", images["hang"], "--model-dir", str(models), "--node", "1",
+                "--head-addr", "127.0.0.1", "--dist-port", dist, "--name", name,
+            )  # fmt: skip
+            assert r.code == 0, r.out + r.err
+            assert "is a worker: the head serves the API" in r.out
+            attrs = docker_client.containers.get(f"{name}-1").attrs
+            worker = spec["nodes"][1]
+            expected = [a.replace("${HEAD_ADDR}", "127.0.0.1").replace("${DIST_PORT}", dist) for a in worker["args"]]
+            assert attrs["Config"]["Cmd"] == expected and expected != worker["args"]
+            assert attrs["HostConfig"]["NetworkMode"] == "host"
+            assert {"HEAD_ADDR=127.0.0.1", f"DIST_PORT={dist}"} <= set(attrs["Config"]["Env"])
+        finally:
+            assert cli("down", str(out)).code == 0
