@@ -35,7 +35,7 @@ def match(catalog: Catalog, gpu: Gpu) -> Match:
     key = _fold(gpu.name)
     for hw in catalog.hardware.values():
         if key in {_fold(hw.name), _fold(hw.id), *(_fold(a) for a in hw.aliases)}:
-            return Match(gpu, hw, f"by name ({gpu.name!r} is {hw.name})")
+            return Match(gpu, hw, "by name" if _fold(hw.name) == key else f"by name, as {hw.name}")
     cc = Capability.parse(gpu.compute_capability) if gpu.compute_capability else None
     if cc is None:
         return Match(gpu, None, "the driver does not report a compute capability and the name is not in the catalog")

@@ -123,6 +123,28 @@ def up(folder: Folder, opts: UpOptions, echo: Callable[[str], None]) -> list[ver
     if node["role"] == "worker":
         echo(f"{name} is a worker: the head serves the API; check it with `recipegen status`")
         return []
+    try:
+        _wait(folder, container, base, opts, echo)
+    except KeyboardInterrupt:
+        raise ChecksFailedError(
+            f"interrupted while waiting for {name}; it keeps running",
+            "`recipegen logs -f DIR` follows it, `recipegen down DIR` removes it",
+        ) from None
+    if not opts.verify:
+        return []
+    results = verify.run_checks(
+        base, c["served_name"], c["health_path"], verify.checks_for_container(c), timeout=opts.timeout_s
+    )
+    echo(verify.table(results))
+    failed = [r for r in results if not r.ok]
+    if failed:
+        raise ChecksFailedError(f"verify: {failed[0].name}: {failed[0].detail}", "see the table above")
+    return results
+
+
+def _wait(folder: Folder, container: Any, base: str, opts: UpOptions, echo: Callable[[str], None]) -> None:
+    """Follow the engine's log until its health endpoint answers, it exits, or the time is up."""
+    health = base + folder.container["health_path"]
     start = time.monotonic()
     seen = 0
     while True:
@@ -135,19 +157,9 @@ def up(folder: Folder, opts: UpOptions, echo: Callable[[str], None]) -> list[ver
         if container.status in {"exited", "dead"}:
             code = container.attrs.get("State", {}).get("ExitCode")
             raise _fail(folder, container, f"exited with code {code}", echo)
-        if _healthy(base + c["health_path"]):
+        if _healthy(health):
             echo(f"healthy after {elapsed:.0f}s at {base}")
-            break
+            return
         if elapsed > opts.timeout_s:
             raise _fail(folder, container, f"did not become healthy within {opts.timeout_s:.0f}s", echo)
         time.sleep(opts.poll_s)
-    if not opts.verify:
-        return []
-    results = verify.run_checks(
-        base, c["served_name"], c["health_path"], verify.checks_for_container(c), timeout=opts.timeout_s
-    )
-    echo(verify.table(results))
-    failed = [r for r in results if not r.ok]
-    if failed:
-        raise ChecksFailedError(f"verify: {failed[0].name}: {failed[0].detail}", "see the table above")
-    return results

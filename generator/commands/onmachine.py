@@ -198,8 +198,11 @@ def logs(
         if len(found) > 1:
             typer.echo(f"== {container.name}")
         if follow:
-            for chunk in follow_log(container):
-                typer.echo(chunk, nl=False)
+            try:
+                for chunk in follow_log(container):
+                    typer.echo(chunk, nl=False)
+            except KeyboardInterrupt:  # Ctrl-C ends following; the container keeps running
+                return
         else:
             for line in log_lines(container)[-tail:]:
                 typer.echo(line)
