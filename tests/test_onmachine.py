@@ -453,3 +453,15 @@ def test_a_worker_node_gets_the_head_address_and_the_host_network(cli, tmp_path,
             assert {"HEAD_ADDR=127.0.0.1", f"DIST_PORT={dist}"} <= set(attrs["Config"]["Env"])
         finally:
             assert cli("down", str(out)).code == 0
+
+
+def test_preflight_reads_model_dir_and_port_like_launch_sh(cli, folder, tmp_path):
+    models = tmp_path / "models"
+    weights(models, "GLM-5.2-NVFP4")
+    port = str(free_port())
+    c = checks(
+        cli("preflight", str(folder), "--no-gpu", "--format", "json", env={"MODEL_DIR": str(models), "PORT": port})
+    )
+    assert c["weights"]["status"] == "ok" and c["port"]["detail"] == f"port {port} is free"
+    bad = cli("preflight", str(folder), "--no-gpu", env={"PORT": "eighty"})
+    assert bad.code == 2 and bad.err == "error: $PORT='eighty' is not a number — unset PORT or give a port number\n"
