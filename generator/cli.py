@@ -186,8 +186,8 @@ def generate_command(sel: Selectors, out: Path | None, force: bool, fmt: Format,
     files = render(resolution, sel.command_line())
     target = out if out is not None else Path.cwd() / folder_name(resolution)
     changed = write(files, target, force)
-    if fmt is Format.json:
-        typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
+    if fmt is Format.json:  # the same object as plan.json, container spec included
+        typer.echo(files["plan.json"], nl=False)
         return
     top = resolution.plans[0]
     lines = [
