@@ -62,7 +62,7 @@ def image_id(client: Any, image: str) -> str | None:
 
     try:
         return str(client.images.get(image).id)
-    except docker.errors.ImageNotFound:
+    except docker.errors.APIError:  # not here, or a name this daemon cannot look up
         return None
 
 

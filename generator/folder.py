@@ -12,6 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .contract import SCHEMA
 from .errors import RecipegenError
 
+IMAGE_REF = r"^[A-Za-z0-9][A-Za-z0-9_./:@-]*$"
+CONTAINER_NAME = r"^[a-zA-Z0-9][a-zA-Z0-9_.-]*$"
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -49,7 +52,7 @@ class _Container(_Strict):
     """plan.json's "container" (container.ContainerSpec.to_json), checked before anything runs it."""
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
-    image: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_./:@-]*$")
+    image: str = Field(min_length=1, pattern=IMAGE_REF)
     built_locally: bool
     port: int = Field(ge=1, le=65535)
     health_path: str = Field(pattern=r"^/[A-Za-z0-9_./-]*$")

@@ -465,3 +465,16 @@ def test_preflight_reads_model_dir_and_port_like_launch_sh(cli, folder, tmp_path
     assert c["weights"]["status"] == "ok" and c["port"]["detail"] == f"port {port} is free"
     bad = cli("preflight", str(folder), "--no-gpu", env={"PORT": "eighty"})
     assert bad.code == 2 and bad.err == "error: $PORT='eighty' is not a number — unset PORT or give a port number\n"
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--image", "evil image $(id)", "--image 'evil image $(id)' is not an image reference"),
+        ("--head-addr", "10.0.0.1; reboot", "--head-addr '10.0.0.1; reboot' is not a host name or address"),
+        ("--name", "../x", "--name '../x' is not a container name"),
+    ],
+)
+def test_bad_option_values_are_one_line(cli, folder, option, value, message):
+    r = cli("up", str(folder), "--no-gpu", option, value)
+    assert r.code == 2 and r.err.startswith(f"error: {message}") and r.err.count("\n") == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -62,17 +63,24 @@ def _options(
     dist_port: int | None,
     image: str | None = None,
 ) -> Options:
+    from ..folder import IMAGE_REF
     from ..preflight import Options
 
     folder.node(node)  # a rank the plan does not have is bad input
+    image = image or os.environ.get("IMAGE") or None
+    head_addr = head_addr or os.environ.get("HEAD_ADDR") or None
+    if image is not None and not re.fullmatch(IMAGE_REF, image):
+        raise RecipegenError(f"--image {image!r} is not an image reference", "e.g. --image vllm/vllm-openai:v0.33.0")
+    if head_addr is not None and not re.fullmatch(r"[A-Za-z0-9_.:-]+", head_addr):
+        raise RecipegenError(f"--head-addr {head_addr!r} is not a host name or address", "e.g. --head-addr 10.0.0.1")
     return Options(
         model_dir=model_dir or Path(os.environ.get("MODEL_DIR") or Path.home() / "models"),
         port=port or _env_int("PORT", int(folder.container["port"])),
         gpus=not no_gpu,
         rank=node,
-        head_addr=head_addr or os.environ.get("HEAD_ADDR") or None,
+        head_addr=head_addr,
         dist_port=dist_port or _env_int("DIST_PORT", 20000),
-        image=image or os.environ.get("IMAGE") or None,
+        image=image,
     )
 
 
@@ -131,9 +139,12 @@ def up(
     no_verify: Annotated[bool, typer.Option("--no-verify", help="stop once healthy, without the chat checks")] = False,
 ) -> None:
     """Preflight, pull or build the image, start the engine as launch.sh does, follow its log until healthy, verify."""
+    from ..folder import CONTAINER_NAME
     from ..up import UpOptions
     from ..up import up as run_up
 
+    if name is not None and not re.fullmatch(CONTAINER_NAME, name):
+        raise RecipegenError(f"--name {name!r} is not a container name", "letters, digits, '_', '.', '-'")
     folder = _folder(path)
     opts = _options(folder, model_dir, port, no_gpu, node, head_addr, dist_port, image)
     run_up(folder, UpOptions(opts, name=name, timeout_s=timeout, verify=not no_verify), typer.echo)
