@@ -48,10 +48,16 @@ def match(catalog: Catalog, gpu: Gpu) -> Match:
         return Match(gpu, None, f"{cc.sm} without a memory figure matches no single catalog part")
     gib = gpu.memory_mib / MIB_PER_GIB
     close = sorted(
-        (h for h in parts if abs(h.memory_gib - gib) <= MEMORY_TOLERANCE_GIB), key=lambda h: abs(h.memory_gib - gib)
+        (h for h in parts if abs(h.memory_gib - gib) <= MEMORY_TOLERANCE_GIB),
+        key=lambda h: (round(abs(h.memory_gib - gib), 1), not h.default_for_capability, h.id),
     )
     if close:
-        return Match(gpu, close[0], f"{cc.sm} with {gib:.1f} GiB is {close[0].name}")
+        best = close[0]
+        tied = [h.id for h in close[1:] if round(abs(h.memory_gib - gib), 1) == round(abs(best.memory_gib - gib), 1)]
+        how = f"{cc.sm} with {gib:.1f} GiB is {best.name}"
+        if tied:  # the same tie-break as --gpu sm90: the part the capability stands for
+            how += f" (also {', '.join(tied)}: pass --gpu to pick)"
+        return Match(gpu, best, how)
     return Match(gpu, None, f"no catalog GPU is {cc.sm} with {gib:.1f} GiB")
 
 

@@ -57,7 +57,10 @@ def test_detect_h200_from_nvidia_smi(cli, smi):
 def test_detect_h100_maps_by_capability_and_memory(cli, smi):
     r = cli("detect", env=smi("h100"))
     assert r.code == 0, r.err
-    assert "NVIDIA H100 80GB HBM3 → h100-sxm (sm90 with 79.6 GiB" in r.out
+    line = next(x for x in r.out.splitlines() if x.startswith("  GPU 0:"))
+    # parts that tie on memory: the one sm90 stands for (as --gpu sm90 resolves), the others named
+    assert "NVIDIA H100 80GB HBM3 → h100-sxm (sm90 with 79.6 GiB is NVIDIA H100 SXM 80GB (also " in line
+    assert "h100-pcie" in line and "pass --gpu to pick" in line
 
 
 def test_detect_shows_mig_mode(cli, smi):
