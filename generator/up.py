@@ -8,6 +8,7 @@ naming the known failure or else the line that made it exit), or a verify check 
 from __future__ import annotations
 
 import re
+import shlex
 import time
 import urllib.error
 import urllib.request
@@ -130,15 +131,19 @@ def up(folder: Folder, opts: UpOptions, echo: Callable[[str], None]) -> list[ver
             f"interrupted while waiting for {name}; it keeps running",
             "`recipegen logs -f DIR` follows it, `recipegen down DIR` removes it",
         ) from None
-    if not opts.verify:
-        return []
-    results = verify.run_checks(
-        base, c["served_name"], c["health_path"], verify.checks_for_container(c), timeout=opts.timeout_s
+    results: list[verify.Check] = []
+    if opts.verify:
+        results = verify.run_checks(
+            base, c["served_name"], c["health_path"], verify.checks_for_container(c), timeout=opts.timeout_s
+        )
+        echo(verify.table(results))
+        failed = [r for r in results if not r.ok]
+        if failed:
+            raise ChecksFailedError(f"verify: {failed[0].name}: {failed[0].detail}", "see the table above")
+    where = shlex.quote(str(folder.path))
+    echo(
+        f"{name} serves {c['served_name']} at {base}/v1 — log: `recipegen logs {where} -f`, stop: `recipegen down {where}`"
     )
-    echo(verify.table(results))
-    failed = [r for r in results if not r.ok]
-    if failed:
-        raise ChecksFailedError(f"verify: {failed[0].name}: {failed[0].detail}", "see the table above")
     return results
 
 

@@ -117,6 +117,7 @@ def test_up_reaches_healthy_passes_verify_and_down_leaves_nothing(cli, folder, t
         assert r.code == 0, r.out + r.err
         assert "INFO fake engine: loading weights for glm-5.2" in r.out  # the engine's log, streamed
         assert "healthy after" in r.out and "all checks passed" in r.out
+        assert r.out.splitlines()[-1].startswith(f"{name}-0 serves glm-5.2 at http://127.0.0.1:{port}/v1")
         for check in ("health", "models", "chat", "reasoning", "tools"):
             assert f"PASS  {check}" in r.out
         container = docker_client.containers.get(f"{name}-0")
