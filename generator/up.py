@@ -141,9 +141,8 @@ def up(folder: Folder, opts: UpOptions, echo: Callable[[str], None]) -> list[ver
         if failed:
             raise ChecksFailedError(f"verify: {failed[0].name}: {failed[0].detail}", "see the table above")
     where = shlex.quote(str(folder.path))
-    echo(
-        f"{name} serves {c['served_name']} at {base}/v1 — log: `recipegen logs {where} -f`, stop: `recipegen down {where}`"
-    )
+    follow, stop = f"recipegen logs {where} -f", f"recipegen down {where}"
+    echo(f"{name} serves {c['served_name']} at {base}/v1 — log: `{follow}`, stop: `{stop}`")
     return results
 
 
