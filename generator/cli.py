@@ -122,9 +122,8 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
         missing = " and ".join(n for n, v in (("--gpu", sel.gpu or detected), ("--model", sel.model)) if v is None)
         raise RecipegenError(f"{missing} is required", "e.g. recipegen --gpu sm80 --model glm-5.2")
     choice = resolve_model(catalog, sel.model)
-    if detected is not None:
-        target = resolve_gpu(catalog, detected[0].id, sel.gpu_memory)
-        target = type(target)(target.hardware, detected[1])
+    if detected is not None:  # the detected part's id, so --gpu-memory still applies
+        target = replace(resolve_gpu(catalog, detected[0].id, sel.gpu_memory), how=detected[1])
     else:
         assert sel.gpu is not None
         target = resolve_gpu(catalog, sel.gpu, sel.gpu_memory)
