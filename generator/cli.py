@@ -123,7 +123,9 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
         raise RecipegenError(f"{missing} is required", "e.g. recipegen --gpu sm80 --model glm-5.2")
     choice = resolve_model(catalog, sel.model)
     if detected is not None:  # the detected part's id, so --gpu-memory still applies
-        target = replace(resolve_gpu(catalog, detected[0].id, sel.gpu_memory), how=detected[1])
+        target = resolve_gpu(catalog, detected[0].id, sel.gpu_memory)
+        extra = f" ({target.how})" if sel.gpu_memory is not None else ""
+        target = replace(target, how=detected[1] + extra)
     else:
         assert sel.gpu is not None
         target = resolve_gpu(catalog, sel.gpu, sel.gpu_memory)
