@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import dockerhost, preflight, verify
-from .errors import ChecksFailedError, RecipegenError
+from .errors import ChecksFailedError, ExitCode, RecipegenError
 from .folder import Folder
 
 if TYPE_CHECKING:
@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 
 TAIL = 40
 _FATAL = re.compile(r"(?i)(error|exception|fatal|failed|traceback|abort)")
+
+
+class Interrupted(RecipegenError):
+    exit_code = ExitCode.INTERRUPTED
 
 
 @dataclass(frozen=True)
@@ -127,7 +131,7 @@ def up(folder: Folder, opts: UpOptions, echo: Callable[[str], None]) -> list[ver
     try:
         _wait(folder, container, base, opts, echo)
     except KeyboardInterrupt:
-        raise ChecksFailedError(
+        raise Interrupted(
             f"interrupted while waiting for {name}; it keeps running",
             "`recipegen logs -f DIR` follows it, `recipegen down DIR` removes it",
         ) from None
@@ -162,6 +166,8 @@ def _wait(folder: Folder, container: Any, base: str, opts: UpOptions, echo: Call
             code = container.attrs.get("State", {}).get("ExitCode")
             raise _fail(folder, container, f"exited with code {code}", echo)
         if _healthy(health):
+            for line in dockerhost.log_lines(container, seen):  # the daemon may hand the last lines over late
+                echo(f"  [{elapsed:5.0f}s] {line}")
             echo(f"healthy after {elapsed:.0f}s at {base}")
             return
         if elapsed > opts.timeout_s:

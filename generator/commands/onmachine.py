@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from .. import cli_values
 from ..cli import Format, FormatOpt, Recipes, _catalog, app
 from ..errors import ChecksFailedError, RecipegenError
 
@@ -17,9 +18,15 @@ if TYPE_CHECKING:
     from ..folder import Folder
     from ..preflight import Options
 
-Dir = Annotated[Path, typer.Argument(help="an artifact folder written by recipegen (holds plan.json)")]
+Dir = Annotated[
+    str,
+    typer.Argument(metavar="DIR", callback=cli_values.path, help="a folder written by recipegen (holds plan.json)"),
+]
 ModelDir = Annotated[
-    Path | None, typer.Option("--model-dir", help="host folder of the weights (default $MODEL_DIR or ~/models)")
+    str | None,
+    typer.Option(
+        "--model-dir", callback=cli_values.path, help="host folder of the weights (default $MODEL_DIR or ~/models)"
+    ),
 ]
 Port = Annotated[int | None, typer.Option("--port", min=1, max=65535, help="host port (default $PORT or the engine's)")]
 NoGpu = Annotated[
@@ -28,19 +35,25 @@ NoGpu = Annotated[
 ]
 NodeRank = Annotated[int, typer.Option("--node", min=0, help="multi-node: this machine's rank (0 = head)")]
 HeadAddr = Annotated[
-    str | None, typer.Option("--head-addr", help="multi-node: the head's address (default $HEAD_ADDR)")
+    str | None,
+    typer.Option("--head-addr", callback=cli_values.name, help="multi-node: the head's address (default $HEAD_ADDR)"),
 ]
 DistPort = Annotated[
     int | None, typer.Option("--dist-port", min=1, max=65535, help="multi-node: default $DIST_PORT or 20000")
 ]
-Image = Annotated[str | None, typer.Option("--image", help="run this image instead of the plan's (default $IMAGE)")]
-Name = Annotated[str | None, typer.Option("--name", help="container name prefix (default: the plan's)")]
+Image = Annotated[
+    str | None,
+    typer.Option("--image", callback=cli_values.name, help="run this image instead of the plan's (default $IMAGE)"),
+]
+Name = Annotated[
+    str | None, typer.Option("--name", callback=cli_values.name, help="container name prefix (default: the plan's)")
+]
 
 
-def _folder(path: Path) -> Folder:
+def _folder(path: str) -> Folder:
     from ..folder import load
 
-    return load(path)
+    return load(Path(path))
 
 
 def _env_int(name: str, default: int) -> int:
@@ -55,7 +68,7 @@ def _env_int(name: str, default: int) -> int:
 
 def _options(
     folder: Folder,
-    model_dir: Path | None,
+    model_dir: str | None,
     port: int | None,
     no_gpu: bool,
     node: int,
@@ -74,7 +87,7 @@ def _options(
     if head_addr is not None and not re.fullmatch(r"[A-Za-z0-9_.:-]+", head_addr):
         raise RecipegenError(f"--head-addr {head_addr!r} is not a host name or address", "e.g. --head-addr 10.0.0.1")
     return Options(
-        model_dir=model_dir or Path(os.environ.get("MODEL_DIR") or Path.home() / "models"),
+        model_dir=Path(model_dir or os.environ.get("MODEL_DIR") or Path.home() / "models"),
         port=port or _env_int("PORT", int(folder.container["port"])),
         gpus=not no_gpu,
         rank=node,
@@ -221,10 +234,18 @@ def logs(
 
 @app.command("verify")
 def verify_(
-    url: Annotated[str, typer.Option("--url", help="the endpoint, e.g. http://localhost:8000")],
-    model: Annotated[str | None, typer.Option("--model", help="served model name (default: the first listed)")] = None,
+    url: Annotated[
+        str, typer.Option("--url", callback=cli_values.name, help="the endpoint, e.g. http://localhost:8000")
+    ],
+    model: Annotated[
+        str | None,
+        typer.Option("--model", callback=cli_values.name, help="served model name (default: the first listed)"),
+    ] = None,
     path: Annotated[
-        Path | None, typer.Option("--dir", help="artifact folder: run only the checks its plan's parsers imply")
+        str | None,
+        typer.Option(
+            "--dir", callback=cli_values.path, help="artifact folder: run only the checks its plan's parsers imply"
+        ),
     ] = None,
     fmt: FormatOpt = Format.text,
 ) -> None:
