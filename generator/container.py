@@ -103,9 +103,11 @@ class ContainerSpec:
 
 
 def local_image(plan: Plan) -> str:
+    """A name for the image built from source; the reference grammar allows fewer characters than ids."""
     build = plan.build
-    ref = re.sub(r"[^a-z0-9_.-]+", "-", (build.ref or build.version).lower())
-    return f"recipegen/{build.id.lower()}:{ref}"
+    name = re.sub(r"[^a-z0-9]+", "-", build.id.lower()).strip("-") or "build"
+    tag = re.sub(r"[^a-z0-9_.-]+", "-", (build.ref or build.version).lower()).lstrip(".-")[:128] or "latest"
+    return f"recipegen/{name}:{tag}"
 
 
 def served_name(plan: Plan) -> str:
@@ -123,15 +125,11 @@ def container_spec(resolution: Resolution) -> ContainerSpec:
     cand = plan.candidate
     engine = cand.engine
     port = engine.default_port
+    health_url = f"http://localhost:{port}{engine.health_path}"
     if engine.health_probe == "curl":
-        health = ("CMD", "curl", "-fsS", f"http://localhost:{port}{engine.health_path}")
+        health: tuple[str, ...] = ("CMD", "curl", "-fsS", health_url)
     else:
-        health = (
-            "CMD",
-            "python3",
-            "-c",
-            f"import urllib.request; urllib.request.urlopen('http://localhost:{port}{engine.health_path}')",
-        )
+        health = ("CMD", "python3", "-c", f"import urllib.request; urllib.request.urlopen({health_url!r})")
     prefix = () if engine.image_entrypoint else tuple(Arg(t) for t in engine.command)
     nodes = []
     for node in node_flags(plan):
@@ -162,12 +160,6 @@ def container_spec(resolution: Resolution) -> ContainerSpec:
         weights_file=cand.variant.file,
         weights_bytes=int(cand.variant.size_bytes) if cand.variant.size_bytes else None,
         driver_min=cand.build.driver_min,
-        reasoning_parser=_flag_value(plan, engine.flags.reasoning_parser),
-        tool_parser=_flag_value(plan, engine.flags.tool_call_parser),
+        reasoning_parser=plan.settings.reasoning_parser,
+        tool_parser=plan.settings.tool_parser,
     )
-
-
-def _flag_value(plan: Plan, name: str | None) -> str | None:
-    if not name:
-        return None
-    return next((f.value for f in plan.flags if f.flag == name), None)
