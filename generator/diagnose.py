@@ -168,15 +168,12 @@ def _hardware_names(catalog: Catalog) -> dict[str, Hardware]:
 
 
 def _model_from(catalog: Catalog, value: str) -> Model | None:
-    from .names import resolve_model
+    from .names import find_model
 
-    tail = value.rstrip("/")
-    for candidate in (tail, "/".join(tail.split("/")[-2:]), tail.rsplit("/", 1)[-1]):
-        try:
-            return resolve_model(catalog, candidate).model
-        except RecipegenError:
-            continue
-    found: Model | None = _names_in(tail, _model_names(catalog))
+    choice = find_model(catalog, value)
+    if choice is not None:
+        return choice.model
+    found: Model | None = _names_in(value, _model_names(catalog))
     return found
 
 

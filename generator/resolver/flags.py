@@ -34,32 +34,44 @@ def kv_choices(engine: Engine, name: str) -> tuple[KvDtype, ...]:
     return tuple(engine.kv_dtype_aliases.get(name, ()))
 
 
-def settings_from_deployment(engine: Engine, dep: Deployment, layout: Layout) -> Settings:
+def settings_from_args(engine: Engine, args: list[tuple[str, str | None]], layout: Layout) -> Settings:
+    """The semantic knobs of (flag, value) pairs spelled with the catalog's flags (a recipe's, or a command's)."""
     spelled = {
         getattr(engine.flags, name): name for name in type(engine.flags).model_fields if getattr(engine.flags, name)
     }
     values: dict[str, str | None] = {}
-    for arg in dep.args:
-        knob = spelled.get(arg.flag)
+    for flag, value in args:
+        knob = spelled.get(flag)
         if knob is not None:
-            values[knob] = arg.value
+            values[knob] = value
     tp_text = values.get("tensor_parallel")
     context = values.get("context_length")
     concurrency = values.get("max_concurrency")
     fraction = values.get("memory_fraction")
     kv_name = values.get("kv_cache_dtype")
     return Settings(
-        tp=int(tp_text) if tp_text else (layout.gpus if engine.parallelism == "tensor" else 1),
+        tp=int(tp_text) if tp_text and tp_text.isdigit() else (layout.gpus if engine.parallelism == "tensor" else 1),
         ep="expert_parallel" in values,
         kv_fixed=kv_choices(engine, kv_name) if kv_name else (),
         context=int(context) if context and context.isdigit() else None,
         context_auto=context == "auto",
-        concurrency=int(concurrency) if concurrency else None,
-        fraction=float(fraction) if fraction else None,
+        concurrency=int(concurrency) if concurrency and concurrency.isdigit() else None,
+        fraction=_fraction(fraction),
         tool_parser=values.get("tool_call_parser"),
         reasoning_parser=values.get("reasoning_parser"),
-        mtp=any("speculative" in a.flag and "mtp" in (a.value or "").lower() for a in dep.args),
+        mtp=any("speculative" in flag and "mtp" in (value or "").lower() for flag, value in args),
     )
+
+
+def _fraction(text: str | None) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
+
+
+def settings_from_deployment(engine: Engine, dep: Deployment, layout: Layout) -> Settings:
+    return settings_from_args(engine, [(a.flag, a.value) for a in dep.args], layout)
 
 
 def parsers_for(

@@ -102,6 +102,9 @@ class Pitfall(Sourced):
     text: str
     engines: list[str] | None = None
     capability: CapabilitySet | None = Field(default=None, description="only on these GPUs")
+    check: Literal["local-path"] | None = Field(
+        default=None, description="what `recipegen lint` checks a command against (local-path: a repo id fails)"
+    )
 
 
 class Variant(Sourced):

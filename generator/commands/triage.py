@@ -1,0 +1,98 @@
+"""Triage what a user already has: `recipegen lint` a command or file, `recipegen diagnose` the log it printed."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..cli import Format, FormatOpt, GpuMemory, Recipes, _catalog, app
+from ..errors import RecipegenError
+
+MAX_FILE_BYTES = 1024 * 1024  # a launch script or compose file; anything bigger is not one
+
+
+@app.command(
+    "lint",
+    context_settings={"ignore_unknown_options": True},
+)
+def lint(
+    command: Annotated[
+        list[str],
+        typer.Argument(help="FILE (launch.sh, a shell script, docker-compose.yml) or, after --, the command itself"),
+    ],
+    gpu: Annotated[str | None, typer.Option("--gpu", help="the GPU it runs on (needed for the gate checks)")] = None,
+    gpus: Annotated[int | None, typer.Option("--gpus", min=1, help="GPUs per node (default: from TP × PP)")] = None,
+    nodes: Annotated[int | None, typer.Option("--nodes", min=1, help="nodes (default: from the command)")] = None,
+    gpu_memory: GpuMemory = None,
+    fmt: FormatOpt = Format.text,
+    recipes: Recipes = [],  # noqa: B006
+) -> None:
+    """Check a command you already have: flags against the engine's vocabulary, your choices against the gates."""
+    from ..invocation import find_invocation, from_argv
+    from ..lint import dumps, format_lint
+    from ..lint import lint as run_lint
+
+    catalog = _catalog(recipes)
+    if len(command) == 1 and Path(command[0]).is_file():
+        path = Path(command[0])
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise RecipegenError(
+                f"{path} is larger than {MAX_FILE_BYTES // 1024} KiB", "lint a launch script or compose file"
+            )
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise RecipegenError(f"{path} is not UTF-8 text", "lint a launch script or compose file") from None
+        invocation = find_invocation(catalog, text, str(path))
+    elif len(command) == 1 and not command[0].strip().count(" ") and not Path(command[0]).exists():
+        raise RecipegenError(f"no such file {command[0]!r}", "give a file, or the command after --")
+    else:
+        invocation = from_argv(catalog, command)
+    result = run_lint(catalog, invocation, gpu, gpus, nodes, gpu_memory)
+    typer.echo(dumps(result) if fmt is Format.json else format_lint(result), nl=fmt is Format.json)
+    if result.failing:
+        raise typer.Exit(1)
+
+
+def read_log(source: str) -> str:
+    """The log text from a file or stdin ('-'); bytes that are not UTF-8 are replaced, never fatal."""
+    from ..diagnose import MAX_CHARS
+
+    if source == "-":
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise RecipegenError(f"no log file {source!r}", "pass a file, or - to read the log from stdin")
+        with path.open("rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - MAX_CHARS))
+            data = handle.read()
+    return data[-MAX_CHARS:].decode("utf-8", errors="replace")
+
+
+@app.command("diagnose")
+def diagnose(
+    log: Annotated[
+        str, typer.Argument(help="engine log file, or - for stdin (docker logs … 2>&1 | recipegen diagnose -)")
+    ],
+    gpu: Annotated[str | None, typer.Option("--gpu", help="the GPU, when the log does not say it")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="the model, when the log does not say it")] = None,
+    gpus: Annotated[int | None, typer.Option("--gpus", min=1, help="GPUs per node for the plan that runs")] = None,
+    fmt: FormatOpt = Format.text,
+    recipes: Recipes = [],  # noqa: B006
+) -> None:
+    """Match a failed engine log against known failures: the stage, the gate, why, the fix, the plan that runs."""
+    from ..diagnose import Hints, diagnose_log, diagnosis_json, format_diagnosis
+
+    text = read_log(log)
+    result = diagnose_log(_catalog(recipes), text, Hints(gpu=gpu, model=model, gpus=gpus))
+    if fmt is Format.json:
+        typer.echo(json.dumps(diagnosis_json(result), indent=2, ensure_ascii=False))
+    else:
+        typer.echo(format_diagnosis(result), nl=False)
