@@ -113,7 +113,7 @@ _VERSIONS = {
     ),
     "sglang": (
         re.compile(r"lmsysorg/sglang:v(\d+\.\d+\.\d+)"),
-        re.compile(r"\bsglang(?:==|:\s*v?| version:?\s*v?)(\d+\.\d+\.\d+)"),
+        re.compile(r"\bsglang(?:==|:\s*v?| version:?\s*v?)(\d+\.\d+\.\d+[\w.+-]*)", re.IGNORECASE),
     ),
     "llama.cpp": (re.compile(r"build: \d+ \(([0-9a-f]{7,})\)"),),
 }

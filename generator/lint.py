@@ -32,6 +32,7 @@ ATTENTION_PIN: dict[str, tuple[str | None, str | None]] = {
 # SGLang's DSA backends name a family; the kernels are chosen by these flags.
 SGLANG_DSA_FAMILY = ("dsa", "nsa")
 SGLANG_DSA_KERNEL_FLAG = "--dsa-decode-backend"
+SGLANG_DSA_PREFILL_FLAG = "--dsa-prefill-backend"
 VLLM_QUANTIZATION_DOC = Source(
     url="https://docs.vllm.ai/en/latest/models/engine_args.html",
     note="--quantization: if None, vLLM first checks the quantization_config attribute in the model config file",
@@ -161,6 +162,8 @@ def _settings(
         if engine.id == "sglang" and pinned in SGLANG_DSA_FAMILY:
             pinned = parsed.get(vocab, SGLANG_DSA_KERNEL_FLAG)
             pinned_by = SGLANG_DSA_KERNEL_FLAG if pinned else None
+            if pinned and parsed.given(vocab, SGLANG_DSA_PREFILL_FLAG):
+                pinned_by = f"{SGLANG_DSA_PREFILL_FLAG}/{SGLANG_DSA_KERNEL_FLAG}"
     elif pin_env and env.get(pin_env):
         pinned, pinned_by = env[pin_env], pin_env
     return replace(base, mtp=mtp, attention_backend=pinned), pinned_by, pinned
@@ -229,8 +232,9 @@ def lint(
 
     tp = _int(parsed.get(vocab, engine.flags.tensor_parallel)) or 1
     pp = _int(parsed.get(vocab, "--pipeline-parallel-size")) or 1
+    dp = _int(parsed.get(vocab, "--data-parallel-size")) or 1
     node_count = nodes or _int(parsed.get(vocab, engine.flags.nnodes)) or 1
-    per_node = gpus or max(1, (tp * pp) // node_count)
+    per_node = gpus or max(1, (tp * pp * dp) // node_count)
     if engine.parallelism == "layers" and gpus is None:
         split = parsed.get(vocab, engine.flags.tensor_split)
         per_node = len(split.split(",")) if split else 1
@@ -517,6 +521,24 @@ def _kernel_finding(
                 f"no attention kernel for {sm} accepts this KV cache dtype: start-up fails selecting the backend",
                 gate.reason,
                 f"{flag} {name}",
+                tuple(gate.sources[:3]),
+                "kernel",
+            )
+    if pinned is not None and settings.kv_fixed:
+        free = evaluate(
+            request, engine, build, variant, layout, None, replace(settings, attention_backend=None, kv_fixed=())
+        )
+        kern = free.gate("kernel")
+        if kern.outcome == "pass" and kern.details.kv_options:
+            name = engine.kv_dtype_names.get(kern.details.kv_options[0], kern.details.kv_options[0])
+            return Finding(
+                "error",
+                "attention-backend",
+                pinned_by,
+                pinned,
+                f"the pinned backend and the KV cache dtype together leave no attention kernel for {sm}",
+                gate.reason,
+                f"remove {pinned_by} and set {engine.flags.kv_cache_dtype} {name}",
                 tuple(gate.sources[:3]),
                 "kernel",
             )

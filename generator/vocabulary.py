@@ -8,7 +8,6 @@ must be one the parser (or its registry) accepts.
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -175,6 +174,8 @@ class ParsedArgs:
 
 def parse_args(vocab: Vocabulary, args: Sequence[str]) -> ParsedArgs:
     """Read `args` (without the engine command) like the engine does, keeping every problem with its flag."""
+    import difflib  # only lint needs suggestions; generate's self-check stays light
+
     values: dict[str, str | None] = {}
     spellings: dict[str, str] = {}
     positionals: list[str] = []

@@ -124,3 +124,11 @@ def test_json_contract_has_a_plan_when_model_and_gpu_are_known(catalog):
     assert doc["log"]["hardware"] == "rtx-pro-6000" and doc["log"]["model"] == "deepseek-v3.2"
     assert doc["matches"][0]["stage"] == "attention-backend"
     assert doc["plan"] is None or doc["plan"]["argv"]
+
+
+def test_an_sglang_log_names_its_version_and_gpu(catalog):
+    _, _, body = fixture(LOGS / "sglang-not-enough-memory.log")
+    d = diagnose_log(catalog, body)
+    assert (d.facts.engine, d.facts.version) == ("sglang", "0.4.3.post2")
+    assert d.facts.hardware is not None and d.facts.hardware.id == "l40s"
+    assert d.matches[0].fingerprint.gate == "memory"

@@ -251,6 +251,36 @@ def test_gb10_reasoning_parser_choice_of_seed_003(cli):
     assert not [f for f in sglang["findings"] if f["code"] == "reasoning-parser"]
 
 
+GB10_PAIR = ["--gpu", "gb10", "--gpus", "1", "--nodes", "2", "--"]
+SGLANG_GLM53 = [
+    "python3",
+    "-m",
+    "sglang.launch_server",
+    "--model-path",
+    "/models/GLM-5.3-Flash-NVFP4",
+    "--tp-size",
+    "2",
+]
+TILELANG_BF16 = ["--attention-backend", "dsa", "--dsa-prefill-backend", "tilelang", "--dsa-decode-backend", "tilelang"]
+TILELANG_BF16 += ["--kv-cache-dtype", "bfloat16", "--tool-call-parser", "glm47", "--reasoning-parser", "glm45"]
+
+
+def test_sglang_dsa_backends_pinned_with_a_kv_dtype_that_leaves_no_kernel(cli):
+    doc = run(cli, *GB10_PAIR, *SGLANG_GLM53, *TILELANG_BF16)
+    f = finding(doc, "attention-backend")
+    assert f["flag"] == "--dsa-prefill-backend/--dsa-decode-backend" and "101,376 B" in f["why"]
+    assert f["fix"] == "remove --dsa-prefill-backend/--dsa-decode-backend and set --kv-cache-dtype fp8_e4m3"
+    # the model image with the GB10 tile runs the same command as written
+    same = run(cli, *GB10_PAIR, "docker", "run", "lmsysorg/sglang:glm-5.3-flash-arm64", *SGLANG_GLM53, *TILELANG_BF16)
+    assert not same["failing"], same["findings"]
+
+
+def test_data_parallel_counts_gpus(cli):
+    doc = run(cli, "--gpu", "h200", "--", "vllm", "serve", "/models/Qwen3-32B", "-dp", "4", "-tp", "2",
+              "--tool-call-parser", "hermes", "--reasoning-parser", "qwen3")  # fmt: skip
+    assert (doc["gpus_per_node"], doc["settings"]["tensor_parallel"], doc["findings"]) == (8, 2, [])
+
+
 # --- the flag vocabulary --------------------------------------------------------------------------
 
 
