@@ -48,7 +48,7 @@ class Match:
         def value(m: re.Match[str]) -> str:
             return self.groups.get(m.group(1)) or "not in the log"
 
-        return re.sub(r"\{(\w+)\}", value, text)
+        return printable(re.sub(r"\{(\w+)\}", value, text))
 
 
 @dataclass(frozen=True)
@@ -346,7 +346,7 @@ def format_diagnosis(d: Diagnosis) -> str:
     ]
     if f.tp:
         said.append(f"tensor parallel {f.tp}")
-    out.append("the log says: " + " · ".join(said))
+    out.append("the log says: " + printable(" · ".join(said)))
     out.extend(f"  note: {n}" for n in f.notes)
     if d.plan_summary:
         out.append("plan that runs:")
@@ -357,7 +357,16 @@ def format_diagnosis(d: Diagnosis) -> str:
     return "\n".join(out) + "\n"
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text from a log or a command, safe to print on a terminal: control characters become '?'."""
+    return _CONTROL.sub("?", text)
+
+
 def _short(line: str, width: int = 300) -> str:
+    line = printable(line)
     return line if len(line) <= width else line[: width - 1] + "…"
 
 

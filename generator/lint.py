@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from .catalog import Catalog
+from .diagnose import printable
 from .invocation import Invocation
 from .resolver.gates import backend_name
 from .resolver.types import Candidate, GateId, Layout, Plan, Request, Settings
@@ -687,7 +688,7 @@ def format_lint(r: LintResult) -> str:
         out.append(f"  write it: {r.plan_command}")
     counts = {s: sum(1 for f in r.findings if f.severity == s) for s in SEVERITIES}
     out.append(", ".join(f"{n} {s}" for s, n in counts.items()) + (" — exit 1" if r.failing else ""))
-    return "\n".join(out) + "\n"
+    return printable("\n".join(out)) + "\n"
 
 
 def lint_json(r: LintResult) -> dict[str, Any]:

@@ -132,3 +132,9 @@ def test_an_sglang_log_names_its_version_and_gpu(catalog):
     assert (d.facts.engine, d.facts.version) == ("sglang", "0.4.3.post2")
     assert d.facts.hardware is not None and d.facts.hardware.id == "l40s"
     assert d.matches[0].fingerprint.gate == "memory"
+
+
+def test_terminal_control_characters_from_the_log_are_not_printed(catalog):
+    d = diagnose_log(catalog, "RuntimeError: boom \x1b]2;title\x07 \x9b31m\nfatal \x08\x08 error\n")
+    text = format_diagnosis(d)
+    assert not any(ch in text for ch in "\x1b\x07\x9b\x08") and "boom ?]2;title?" in text

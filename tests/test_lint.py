@@ -513,3 +513,9 @@ def test_generated_commands_lint_clean_and_a_flipped_flag_is_caught(catalog, mod
         bad_tp = next(tp for tp in (3, 5, 7, 9, 11) if heads % tp)
         flipped = check(_replace(argv, flags.tensor_parallel, str(bad_tp)))
         assert "topology" in {f.code for f in flipped.findings if f.severity == "error"}
+
+
+def test_terminal_control_characters_from_the_command_are_not_printed(cli):
+    result = cli("lint", "--", "vllm", "serve", "/models/Qwen3-32B", "--bogus\x1b]0;owned\x07", "1")
+    assert result.code == 1 and "\x1b" not in result.out and "\x07" not in result.out
+    assert "--bogus?]0;owned?" in result.out
