@@ -275,8 +275,9 @@ def find_changes(candidates: list[Candidate]) -> list[Change]:
                 or any(newer.gate(g).outcome != "pass" for g in ("architecture", "weight-format"))
             ):
                 continue
-            for before, after in zip(older.gates, newer.gates, strict=True):
-                if before.gate in ("kernel", "architecture") and before.outcome == "fail" and after.outcome == "pass":
+            for gate_id in ("architecture", "kernel"):
+                before, after = older.gate(gate_id), newer.gate(gate_id)
+                if before.outcome == "fail" and after.outcome == "pass":
                     key = (older.engine.id, before.gate, older.build.id, newer.build.id)
                     variants = changes[key].variant + ", " + older.variant.id if key in changes else older.variant.id
                     changes[key] = Change(
