@@ -519,3 +519,13 @@ def test_terminal_control_characters_from_the_command_are_not_printed(cli):
     result = cli("lint", "--", "vllm", "serve", "/models/Qwen3-32B", "--bogus\x1b]0;owned\x07", "1")
     assert result.code == 1 and "\x1b" not in result.out and "\x07" not in result.out
     assert "--bogus?]0;owned?" in result.out
+
+
+def test_a_script_on_stdin(cli, monkeypatch):
+    import io
+    import sys
+
+    script = "docker run --gpus all vllm/vllm-openai:v0.33.0-x86_64 /models/Qwen3-32B -tp 2 --tp 2\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(script.encode())))
+    doc = run(cli, "-", "--gpu", "h200")
+    assert doc["where"] == "line 1" and finding(doc, "unknown-flag")["flag"] == "--tp"

@@ -22,7 +22,9 @@ MAX_FILE_BYTES = 1024 * 1024  # a launch script or compose file; anything bigger
 def lint(
     command: Annotated[
         list[str],
-        typer.Argument(help="FILE (launch.sh, a shell script, docker-compose.yml) or, after --, the command itself"),
+        typer.Argument(
+            help="FILE (launch.sh, a script, docker-compose.yml), - for stdin, or after -- the command itself"
+        ),
     ],
     gpu: Annotated[str | None, typer.Option("--gpu", help="the GPU it runs on (needed for the gate checks)")] = None,
     gpus: Annotated[int | None, typer.Option("--gpus", min=1, help="GPUs per node (default: from TP × PP)")] = None,
@@ -37,7 +39,12 @@ def lint(
     from ..lint import lint as run_lint
 
     catalog = _catalog(recipes)
-    if len(command) == 1 and Path(command[0]).is_file():
+    if command == ["-"]:
+        data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        if len(data) > MAX_FILE_BYTES:
+            raise RecipegenError(f"stdin is larger than {MAX_FILE_BYTES // 1024} KiB", "lint a script or compose file")
+        invocation = find_invocation(catalog, data.decode("utf-8", errors="replace"), "stdin")
+    elif len(command) == 1 and Path(command[0]).is_file():
         path = Path(command[0])
         if path.stat().st_size > MAX_FILE_BYTES:
             raise RecipegenError(
