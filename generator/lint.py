@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 from .catalog import Catalog
 from .diagnose import printable
 from .invocation import Invocation
-from .resolver.gates import backend_name
-from .resolver.types import Candidate, GateId, Layout, Plan, Request, Settings
+from .lint_findings import Finding, Severity, gate_findings
+from .resolver.types import Layout, Plan, Request, Settings
 from .schema import Engine, Hardware, Model, Source, Variant
 from .schema.engine import Build
 from .vocabulary import ParsedArgs, Vocabulary, parse_args, vocabulary
 
 SCHEMA = "recipegen.lint/1"
-Severity = Literal["error", "silent", "warn", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "silent", "warn", "info")
 MARK = {"error": "✗", "silent": "!", "warn": "~", "info": "i"}
 
@@ -39,19 +38,6 @@ VLLM_QUANTIZATION_DOC = Source(
     note="--quantization: if None, vLLM first checks the quantization_config attribute in the model config file",
 )
 SEED_LOCAL_PATH = Source(url="seed:003 §1", note="point the engine at a local directory")
-
-
-@dataclass(frozen=True)
-class Finding:
-    severity: Severity
-    code: str  # what kind of finding (unknown-flag, bad-choice, kernel, kv-dtype, tool-parser …)
-    flag: str | None
-    value: str | None
-    what: str  # what happens
-    why: str  # why (kernel, sm, source)
-    fix: str | None  # the exact flag to use instead
-    sources: tuple[Source, ...] = ()
-    gate: GateId | None = None
 
 
 @dataclass(frozen=True)
@@ -269,7 +255,7 @@ def lint(
             concurrency=settings.concurrency,
         )
         findings.extend(
-            _gate_findings(request, engine, build, variant, layout, settings, pinned_by, pinned, parsed, vocab)
+            gate_findings(request, engine, build, variant, layout, settings, pinned_by, pinned, parsed, vocab)
         )
         plan, plan_command = _plan_instead(catalog, model, hardware, layout)
     elif hardware is None and model is not None:
@@ -423,215 +409,6 @@ def _parser_findings(
             if f.code == "tool-parser" and f.severity == "silent":
                 out[out.index(f)] = replace(f, why=f"{f.why}; {p.text}", sources=(*f.sources, *p.sources))
     return out
-
-
-def _gate_findings(
-    request: Request,
-    engine: Engine,
-    build: Build,
-    variant: Variant,
-    layout: Layout,
-    settings: Settings,
-    pinned_by: str | None,
-    pinned: str | None,
-    parsed: ParsedArgs,
-    vocab: Vocabulary,
-) -> list[Finding]:
-    from .resolver.resolve import evaluate
-
-    cand = evaluate(request, engine, build, variant, layout, None, settings)
-    out: list[Finding] = []
-    for gate in cand.failing():
-        sources = tuple(gate.sources[:3])
-        if gate.outcome == "unknown":
-            out.append(
-                Finding("info", gate.gate, None, None, "recipegen cannot tell", gate.reason, None, sources, gate.gate)
-            )
-            continue
-        if gate.gate == "kernel":
-            out.append(
-                _kernel_finding(
-                    request, engine, build, variant, layout, settings, pinned_by, pinned, cand, parsed, vocab
-                )
-            )
-        elif gate.gate == "memory":
-            out.append(_memory_finding(request, engine, build, variant, layout, settings, cand, parsed, vocab))
-        elif gate.gate == "topology":
-            out.append(_topology_finding(request, engine, build, variant, layout, settings, cand))
-        else:
-            flag = {"architecture": "image", "platform": "image", "weight-format": engine.flags.model or "MODEL"}[
-                gate.gate
-            ]
-            what = {
-                "architecture": f"{build.id} cannot load {request.model.name}",
-                "platform": f"{build.id} does not run on this GPU/host",
-                "weight-format": f"{variant.id} weights have no kernel here",
-            }[gate.gate]
-            out.append(
-                Finding("error", gate.gate, flag, None, what, gate.reason, "see the plan below", sources, gate.gate)
-            )
-    return out
-
-
-def _kernel_finding(
-    request: Request,
-    engine: Engine,
-    build: Build,
-    variant: Variant,
-    layout: Layout,
-    settings: Settings,
-    pinned_by: str | None,
-    pinned: str | None,
-    cand: Candidate,
-    parsed: ParsedArgs,
-    vocab: Vocabulary,
-) -> Finding:
-    from .resolver.resolve import evaluate
-
-    gate = cand.gate("kernel")
-    sm = request.hardware.compute_capability.sm
-    if pinned is not None:
-        free = evaluate(request, engine, build, variant, layout, None, replace(settings, attention_backend=None))
-        kern = free.gate("kernel")
-        if kern.outcome == "pass":
-            chosen = ", ".join(
-                dict.fromkeys(backend_name(name) for op, name in kern.details.kernels if op.startswith("attention"))
-            )
-            return Finding(
-                "error",
-                "attention-backend",
-                pinned_by,
-                pinned,
-                f"{engine.name} refuses the pinned backend at start-up (or runs a kernel that cannot serve the layer)",
-                gate.reason,
-                f"remove {pinned_by}; {engine.name} then picks {chosen} on {sm}",
-                tuple(gate.sources[:3]),
-                "kernel",
-            )
-    if settings.kv_fixed:
-        free = evaluate(request, engine, build, variant, layout, None, replace(settings, kv_fixed=()))
-        kern = free.gate("kernel")
-        if kern.outcome == "pass" and kern.details.kv_options:
-            name = engine.kv_dtype_names.get(kern.details.kv_options[0], kern.details.kv_options[0])
-            flag = engine.flags.kv_cache_dtype
-            return Finding(
-                "error",
-                "kv-dtype",
-                flag,
-                parsed.get(vocab, flag),
-                f"no attention kernel for {sm} accepts this KV cache dtype: start-up fails selecting the backend",
-                gate.reason,
-                f"{flag} {name}",
-                tuple(gate.sources[:3]),
-                "kernel",
-            )
-    if pinned is not None and settings.kv_fixed:
-        free = evaluate(
-            request, engine, build, variant, layout, None, replace(settings, attention_backend=None, kv_fixed=())
-        )
-        kern = free.gate("kernel")
-        if kern.outcome == "pass" and kern.details.kv_options:
-            name = engine.kv_dtype_names.get(kern.details.kv_options[0], kern.details.kv_options[0])
-            return Finding(
-                "error",
-                "attention-backend",
-                pinned_by,
-                pinned,
-                f"the pinned backend and the KV cache dtype together leave no attention kernel for {sm}",
-                gate.reason,
-                f"remove {pinned_by} and set {engine.flags.kv_cache_dtype} {name}",
-                tuple(gate.sources[:3]),
-                "kernel",
-            )
-    return Finding(
-        "error",
-        "kernel",
-        "image",
-        None,
-        f"{build.id} has no kernel for what {request.model.name} needs on {sm}: no flag of this command fixes it",
-        gate.reason,
-        "another build or variant: see the plan below",
-        tuple(gate.sources[:3]),
-        "kernel",
-    )
-
-
-def _memory_finding(
-    request: Request,
-    engine: Engine,
-    build: Build,
-    variant: Variant,
-    layout: Layout,
-    settings: Settings,
-    cand: Candidate,
-    parsed: ParsedArgs,
-    vocab: Vocabulary,
-) -> Finding:
-    from .resolver.resolve import evaluate
-
-    gate = cand.gate("memory")
-    flag = engine.flags.context_length
-    if request.context is not None:
-        free_request = replace(request, context=None)
-        free = evaluate(free_request, engine, build, variant, layout, None, replace(settings, context=None))
-        budget = free.gate("memory").details.budget
-        if free.gate("memory").outcome == "pass" and budget is not None:
-            return Finding(
-                "error",
-                "context",
-                flag,
-                str(request.context),
-                "the KV pool left after the weights cannot hold one request of this context: start-up fails "
-                "(vLLM: 'larger than the available KV cache memory')",
-                gate.reason,
-                f"{flag} {budget.context}",
-                tuple(gate.sources[:2]),
-                "memory",
-            )
-    return Finding(
-        "error",
-        "memory",
-        engine.flags.tensor_parallel or "--gpus",
-        str(settings.tp),
-        "the weights and KV cache do not fit on these GPUs: out of memory at start-up",
-        gate.reason,
-        "more GPUs or a smaller variant: see the plan below",
-        tuple(gate.sources[:2]),
-        "memory",
-    )
-
-
-def _topology_finding(
-    request: Request,
-    engine: Engine,
-    build: Build,
-    variant: Variant,
-    layout: Layout,
-    settings: Settings,
-    cand: Candidate,
-) -> Finding:
-    from .resolver.gates import topology
-
-    gate = cand.gate("topology")
-    flag = engine.flags.tensor_parallel
-    fits = [
-        tp
-        for tp in range(1, layout.gpus + 1)
-        if layout.gpus % tp == 0
-        and topology(request.model, engine, Layout(tp, 1), request.hardware, tp).outcome == "pass"
-    ]
-    fix = f"{flag} {max(fits)}" if fits and flag else "see the plan below"
-    return Finding(
-        "error",
-        "topology",
-        flag,
-        str(settings.tp),
-        f"{engine.name} refuses the tensor-parallel size at start-up",
-        gate.reason,
-        fix,
-        tuple(gate.sources[:2]),
-        "topology",
-    )
 
 
 def _plan_instead(catalog: Catalog, model: Model, hardware: Hardware, layout: Layout) -> tuple[Plan | None, str | None]:
