@@ -325,7 +325,8 @@ def validate(
         typer.echo(f"  {kind}/{entry_id} overridden by {origin.path}")
 
 
-from .commands import triage as _triage  # noqa: E402, F401  (registers lint and diagnose)
+from .commands import diagnose as _diagnose  # noqa: E402, F401  (registers `diagnose`)
+from .commands import lint as _lint  # noqa: E402, F401  (registers `lint`)
 
 
 def main() -> None:
