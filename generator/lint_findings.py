@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from .resolver.gates import backend_name
-from .resolver.types import Candidate, GateId, Layout, Request, Settings
+from .resolver.types import Candidate, GateId, GateResult, Layout, Request, Settings
 from .schema import Engine, Source, Variant
 from .schema.engine import Build
 from .vocabulary import ParsedArgs, Vocabulary
@@ -93,74 +93,54 @@ def _kernel_finding(
     parsed: ParsedArgs,
     vocab: Vocabulary,
 ) -> Finding:
+    """Which of the command's choices leaves no kernel: the first relaxation after which the gate no longer fails."""
     from .resolver.resolve import evaluate
 
     gate = cand.gate("kernel")
     sm = request.hardware.compute_capability.sm
+    kv_flag = engine.flags.kv_cache_dtype
+
+    def kernel_gate(changed: Settings) -> GateResult:
+        return evaluate(request, engine, build, variant, layout, None, changed).gate("kernel")
+
+    def then(result: GateResult) -> str:
+        """What the fixed command gets, said after the reason."""
+        if result.outcome == "unknown":
+            return f" — with the fix the kernel gate is unknown: {result.reason}"
+        chosen = dict.fromkeys(backend_name(name) for op, name in result.details.kernels if op.startswith("attention"))
+        return f" — with the fix {engine.name} picks {', '.join(chosen)} on {sm}" if chosen else ""
+
+    def first_kv(base: Settings) -> tuple[str, GateResult] | None:
+        for dtype, spelled in engine.kv_dtype_names.items():
+            result = kernel_gate(replace(base, kv_fixed=(dtype,)))
+            if result.outcome != "fail":
+                return spelled, result
+        return None
+
+    def found(code: str, flag: str | None, value: str | None, what: str, fix: str, after: str = "") -> Finding:
+        return Finding("error", code, flag, value, what, gate.reason + after, fix, tuple(gate.sources[:3]), "kernel")
+
     if pinned is not None:
-        free = evaluate(request, engine, build, variant, layout, None, replace(settings, attention_backend=None))
-        kern = free.gate("kernel")
-        if kern.outcome == "pass":
-            chosen = ", ".join(
-                dict.fromkeys(backend_name(name) for op, name in kern.details.kernels if op.startswith("attention"))
+        result = kernel_gate(replace(settings, attention_backend=None))
+        if result.outcome != "fail":
+            what = (
+                f"{engine.name} refuses the pinned backend at start-up (or runs a kernel that cannot serve the layer)"
             )
-            return Finding(
-                "error",
-                "attention-backend",
-                pinned_by,
-                pinned,
-                f"{engine.name} refuses the pinned backend at start-up (or runs a kernel that cannot serve the layer)",
-                gate.reason,
-                f"remove {pinned_by}; {engine.name} then picks {chosen} on {sm}",
-                tuple(gate.sources[:3]),
-                "kernel",
-            )
-    if settings.kv_fixed:
-        free = evaluate(request, engine, build, variant, layout, None, replace(settings, kv_fixed=()))
-        kern = free.gate("kernel")
-        if kern.outcome == "pass" and kern.details.kv_options:
-            name = engine.kv_dtype_names.get(kern.details.kv_options[0], kern.details.kv_options[0])
-            flag = engine.flags.kv_cache_dtype
-            return Finding(
-                "error",
-                "kv-dtype",
-                flag,
-                parsed.get(vocab, flag),
-                f"no attention kernel for {sm} accepts this KV cache dtype: start-up fails selecting the backend",
-                gate.reason,
-                f"{flag} {name}",
-                tuple(gate.sources[:3]),
-                "kernel",
-            )
-    if pinned is not None and settings.kv_fixed:
-        free = evaluate(
-            request, engine, build, variant, layout, None, replace(settings, attention_backend=None, kv_fixed=())
-        )
-        kern = free.gate("kernel")
-        if kern.outcome == "pass" and kern.details.kv_options:
-            name = engine.kv_dtype_names.get(kern.details.kv_options[0], kern.details.kv_options[0])
-            return Finding(
-                "error",
-                "attention-backend",
-                pinned_by,
-                pinned,
-                f"the pinned backend and the KV cache dtype together leave no attention kernel for {sm}",
-                gate.reason,
-                f"remove {pinned_by} and set {engine.flags.kv_cache_dtype} {name}",
-                tuple(gate.sources[:3]),
-                "kernel",
-            )
-    return Finding(
-        "error",
-        "kernel",
-        "image",
-        None,
-        f"{build.id} has no kernel for what {request.model.name} needs on {sm}: no flag of this command fixes it",
-        gate.reason,
-        "another build or variant: see the plan below",
-        tuple(gate.sources[:3]),
-        "kernel",
-    )
+            return found("attention-backend", pinned_by, pinned, what, f"remove {pinned_by}", then(result))
+    if settings.kv_fixed and kv_flag:
+        other = first_kv(settings)
+        if other is not None:
+            what = f"no attention kernel for {sm} accepts this KV cache dtype: start-up fails selecting the backend"
+            fix = f"{kv_flag} {other[0]}"
+            return found("kv-dtype", kv_flag, parsed.get(vocab, kv_flag), what, fix, then(other[1]))
+    if pinned is not None and settings.kv_fixed and kv_flag:
+        other = first_kv(replace(settings, attention_backend=None))
+        if other is not None:
+            what = f"the pinned backend and the KV cache dtype together leave no attention kernel for {sm}"
+            fix = f"remove {pinned_by} and set {kv_flag} {other[0]}"
+            return found("attention-backend", pinned_by, pinned, what, fix, then(other[1]))
+    what = f"{build.id} has no kernel for what {request.model.name} needs on {sm}: no flag of this command fixes it"
+    return found("kernel", "image", None, what, "another build or variant: see the plan below")
 
 
 def _memory_finding(

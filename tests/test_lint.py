@@ -57,7 +57,7 @@ def test_dense_mla_backend_forced_on_a_dsa_model(cli):
     f = finding(doc, "attention-backend")
     assert (f["severity"], f["flag"], f["value"], f["gate"]) == ("error", "--attention-backend", "FLASHMLA", "kernel")
     assert "provides attention.mla" in f["why"] and "attention.sparse_mla" in f["why"]
-    assert f["fix"].startswith("remove --attention-backend") and "sm90" in f["fix"]
+    assert f["fix"] == "remove --attention-backend" and "with the fix vLLM picks" in f["why"] and "sm90" in f["why"]
     assert doc["plan"] is not None
 
 
