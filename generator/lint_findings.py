@@ -77,6 +77,34 @@ def gate_findings(
             out.append(
                 Finding("error", gate.gate, flag, None, what, gate.reason, "see the plan below", sources, gate.gate)
             )
+    out.extend(_required_findings(cand, request, parsed, vocab))
+    return out
+
+
+def _required_findings(cand: Candidate, request: Request, parsed: ParsedArgs, vocab: Vocabulary) -> list[Finding]:
+    """Arguments the catalog says this path needs (its kernels, weight format, the model on this engine)."""
+    from .resolver.flags import required_flags
+
+    out: list[Finding] = []
+    for flag in required_flags(cand, request.model, request.hardware.compute_capability, set()):
+        given = parsed.given(vocab, flag.flag) or flag.flag in parsed.values
+        value = parsed.get(vocab, flag.flag) if vocab.key(flag.flag) else parsed.values.get(flag.flag)
+        if given and (flag.value is None or value == flag.value):
+            continue
+        wanted = f"{flag.flag} {flag.value}" if flag.value is not None else flag.flag
+        what = "missing" if not given else f"set to {value}"
+        out.append(
+            Finding(
+                "warn",
+                "required-arg",
+                flag.flag,
+                value if given else None,
+                f"{what}: the catalog says this path needs {wanted}",
+                flag.reason,
+                wanted,
+                flag.sources,
+            )
+        )
     return out
 
 
