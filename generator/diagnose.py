@@ -190,13 +190,15 @@ def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
             break
     build = None
     if engine is not None and version is not None and engine in catalog.engines:
-        for b in catalog.engines[engine].builds:
-            if b.version == version or (b.ref or "").startswith(version) or version in b.images.values():
-                build = b.id
-                break
-        if build is None:
-            known = ", ".join(b.id for b in catalog.engines[engine].builds)
-            notes.append(f"{engine} {version} is not a build in the catalog (known: {known}); plans use those")
+        from .names import resolve_user_build
+
+        try:
+            choice = resolve_user_build(catalog, f"{engine}=={version}")
+            build = choice.build_id
+            if catalog.build(build)[1].version != version:
+                notes.append(choice.how)
+        except RecipegenError as exc:
+            notes.append(f"{exc.message.removeprefix(f'--build {engine}=={version}: ')}; plans use the builds it knows")
     model, model_text = None, None
     if hints.model:
         model, model_text = resolve_model(catalog, hints.model).model, f"--model {hints.model}"

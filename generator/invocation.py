@@ -52,6 +52,7 @@ class Invocation:
     image: str | None = None
     build: Build | None = None  # the catalog build the image tag names
     where: str = ""  # line or service it came from
+    build_how: str = ""  # how the image was understood as a build
 
     def command(self) -> str:
         return " ".join(shlex.quote(t) for t in (*self.engine.command, *self.args))
@@ -66,24 +67,27 @@ class NoInvocation(RecipegenError):
         )
 
 
-def _image_build(catalog: Catalog, image: str) -> tuple[Engine | None, Build | None]:
-    repo, _, tag = image.rpartition(":") if ":" in image.rsplit("/", 1)[-1] else (image, "", "")
+def _image_build(catalog: Catalog, image: str) -> tuple[Engine | None, Build | None, str]:
+    """The engine and catalog build an image reference names, and how it was understood."""
+    from .names import resolve_user_build
+
+    repo = image.rpartition(":")[0] if ":" in image.rsplit("/", 1)[-1] else image
     found_engine = None
     for engine, build in catalog.builds():
         if build.source_build is not None and repo == f"recipegen/{build.id.lower()}":
-            return engine, build  # the local image recipegen's Dockerfile builds for a fork
+            return engine, build, f"the local image of {build.id}"  # what recipegen's Dockerfile builds for a fork
         for ref in build.images.values():
-            ref_repo = ref.rpartition(":")[0]
             if ref == image:
-                return engine, build
-            if ref_repo == repo:
+                return engine, build, f"from the image {image}"
+            if ref.rpartition(":")[0] == repo:
                 found_engine = engine
-    if found_engine is not None and tag:
-        version = tag.lstrip("v").split("-")[0]
-        for build in found_engine.builds:
-            if build.version == version and build.provenance == "official":
-                return found_engine, build
-    return found_engine, None
+    if found_engine is None:
+        return None, None, ""
+    try:
+        choice = resolve_user_build(catalog, image)
+    except RecipegenError:
+        return found_engine, None, ""
+    return found_engine, catalog.build(choice.build_id)[1], choice.how
 
 
 def _engine_start(catalog: Catalog, tokens: list[str], prefer: Engine | None = None) -> tuple[Engine, int] | None:
@@ -270,12 +274,12 @@ def _docker_run(catalog: Catalog, tokens: list[str], env: dict[str, str], where:
     if index >= len(tokens):
         return None
     image, rest = tokens[index], [*entrypoint, *tokens[index + 1 :]]
-    engine, build = _image_build(catalog, image)
+    engine, build, how = _image_build(catalog, image)
     inner = _from_tokens(catalog, rest, env, where, depth, engine) if rest else None
     if inner is not None:
-        return Invocation(inner.engine, inner.args, inner.env, image, build if build else None, where)
+        return Invocation(inner.engine, inner.args, inner.env, image, build, where, how)
     if engine is not None and engine.image_entrypoint and not entrypoint:
-        return Invocation(engine, tuple(rest), env, image, build, where)
+        return Invocation(engine, tuple(rest), env, image, build, where, how)
     return None
 
 
@@ -315,12 +319,12 @@ def _from_compose(catalog: Catalog, document: dict[str, object], source: str) ->
         entrypoint, command = words(service.get("entrypoint")), words(service.get("command"))
         image = str(service.get("image") or "")
         where = f"service {name}"
-        engine, build = _image_build(catalog, image) if image else (None, None)
+        engine, build, how = _image_build(catalog, image) if image else (None, None, "")
         inner = _from_tokens(catalog, [*entrypoint, *command], env, where, prefer=engine)
         if inner is not None:
-            return Invocation(inner.engine, inner.args, inner.env, image or None, build, where)
+            return Invocation(inner.engine, inner.args, inner.env, image or None, build, where, how)
         if engine is not None and engine.image_entrypoint and not entrypoint:
-            return Invocation(engine, tuple(command), env, image, build, where)
+            return Invocation(engine, tuple(command), env, image, build, where, how)
     return None
 
 

@@ -169,7 +169,7 @@ def lint(
     engine = invocation.engine
     build = invocation.build or _default_build(engine)
     if invocation.build is not None:
-        build_note = f"{build.id} (from the image {invocation.image})"
+        build_note = f"{build.id} ({invocation.build_how})"
     elif invocation.image:
         build_note = f"{build.id}: the image {invocation.image} is not a build in the catalog, so its newest is used"
     else:

@@ -591,3 +591,10 @@ def test_an_argument_the_catalog_requires_for_the_path_is_missing(cli):
         "deepseek_v32",
     )
     assert not [f for f in fixed["findings"] if f["code"] == "required-arg"]
+
+
+def test_an_image_tag_between_releases_is_checked_against_the_nearest_one_below(cli):
+    doc = run(
+        cli, "--gpu", "a100", "--", "docker", "run", "vllm/vllm-openai:v0.27.5", "/models/GLM-5.2-NVFP4", "-tp", "8"
+    )
+    assert doc["build"] == "vllm-0.27.1" and "nearest known release at or below" in doc["build_note"]
