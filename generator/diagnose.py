@@ -264,13 +264,38 @@ def _clean(text: str) -> str:
     return text.replace("\r\n", "\n").replace("^M", "").replace("\r", "\n")
 
 
+def defect_fingerprints(catalog: Catalog) -> list[Fingerprint]:
+    """The known defects of engine builds that say what the engine prints, as fingerprints of that build."""
+    out: list[Fingerprint] = []
+    for engine, build in catalog.builds():
+        for defect in build.defects:
+            if not defect.log_line:
+                continue
+            fix = defect.workaround or (f"use {defect.fixed_in} or later" if defect.fixed_in else "none known yet")
+            fixed = f"; fixed in {defect.fixed_in}" if defect.fixed_in else ""
+            out.append(
+                Fingerprint(
+                    id=f"{build.id}/{defect.id}",
+                    title=f"a known defect of {build.id}: {defect.title}",
+                    engines=[engine.id],
+                    pattern=re.escape(defect.log_line),
+                    stage="oom" if defect.symptom == "oom" else "other",
+                    gate=defect.gate,
+                    explanation=f"{build.id} ({build.released}) has this {defect.symptom} defect{fixed}.",
+                    fix=fix,
+                    sources=defect.sources,
+                )
+            )
+    return out
+
+
 def diagnose_log(catalog: Catalog, text: str, hints: Hints | None = None) -> Diagnosis:
     hints = hints or Hints()
     text = _clean(text)
     lines = text.split("\n")
     facts = read_facts(catalog, text, hints)
     matches: list[Match] = []
-    for fp in catalog.fingerprints.values():
+    for fp in [*catalog.fingerprints.values(), *defect_fingerprints(catalog)]:
         if not _applies(fp, facts):
             continue
         pattern = re.compile(fp.pattern)

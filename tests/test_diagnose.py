@@ -138,3 +138,13 @@ def test_terminal_control_characters_from_the_log_are_not_printed(catalog):
     d = diagnose_log(catalog, "RuntimeError: boom \x1b]2;title\x07 \x9b31m\nfatal \x08\x08 error\n")
     text = format_diagnosis(d)
     assert not any(ch in text for ch in "\x1b\x07\x9b\x08") and "boom ?]2;title?" in text
+
+
+def test_build_defects_that_name_their_log_line_are_recognised(catalog):
+    defects = [(engine, build, d) for engine, build in catalog.builds() for d in build.defects if d.log_line]
+    assert defects
+    for engine, build, defect in defects:
+        log = f"INFO {engine.id} starting\n(Worker pid=7) ERROR 08-27 10:00:00 [core.py:1] {defect.log_line}\n"
+        top = diagnose_log(catalog, log).matches[0]
+        assert top.fingerprint.id == f"{build.id}/{defect.id}" and top.line_number == 2
+        assert top.fingerprint.gate == defect.gate and (defect.workaround or "") in top.fingerprint.fix
