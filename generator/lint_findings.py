@@ -13,7 +13,7 @@ from typing import Literal
 from .resolver.gates import backend_name
 from .resolver.types import Candidate, GateId, GateResult, Layout, Request, Settings
 from .schema import Engine, Source, Variant
-from .schema.engine import Build
+from .schema.engine import Build, Defect
 from .vocabulary import ParsedArgs, Vocabulary
 
 Severity = Literal["error", "silent", "warn", "info"]
@@ -44,11 +44,15 @@ def gate_findings(
     parsed: ParsedArgs,
     vocab: Vocabulary,
 ) -> list[Finding]:
+    from .resolver.gates import defect_text
     from .resolver.resolve import evaluate
 
     cand = evaluate(request, engine, build, variant, layout, None, settings)
-    out: list[Finding] = []
+    out = [_defect_finding(build, d) for d in cand.build_defects]
+    by_defect = {f"known defect {defect_text(d)}" for d in cand.build_defects}
     for gate in cand.failing():
+        if gate.reason in by_defect:  # the defect's own finding says it
+            continue
         sources = tuple(gate.sources[:3])
         if gate.outcome == "unknown":
             out.append(
@@ -79,6 +83,31 @@ def gate_findings(
             )
     out.extend(_required_findings(cand, request, parsed, vocab))
     return out
+
+
+def _defect_finding(build: Build, defect: Defect) -> Finding:
+    """A known defect of the build that this model, checkpoint and GPU run into."""
+    severity: Severity = "warn"
+    if defect.blocks:
+        severity = "silent" if defect.symptom == "wrong-output" else "error"
+    if defect.workaround:
+        fix = defect.workaround
+    elif defect.fixed_in:
+        fix = f"an image of {defect.fixed_in} or later"
+    else:
+        fix = "another build: see the plan below"
+    what = {
+        "crash": "the engine crashes",
+        "wrong-output": "it starts but answers wrong",
+        "hang": "the engine hangs",
+        "oom": "it runs out of memory",
+        "slow": "it runs, slowly",
+    }[defect.symptom]
+    if defect.workaround and defect.symptom != "slow":
+        what += " unless the command applies the workaround (recipegen cannot read that from the flags)"
+    logs = f"; the engine logs {defect.log_line!r}" if defect.log_line else ""
+    why = f"known defect of {build.id}: {defect.title}{logs}"
+    return Finding(severity, "defect", "image", None, what, why, fix, tuple(defect.sources[:2]), defect.gate)
 
 
 def _required_findings(cand: Candidate, request: Request, parsed: ParsedArgs, vocab: Vocabulary) -> list[Finding]:

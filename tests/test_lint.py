@@ -598,3 +598,23 @@ def test_an_image_tag_between_releases_is_checked_against_the_nearest_one_below(
         cli, "--gpu", "a100", "--", "docker", "run", "vllm/vllm-openai:v0.27.5", "/models/GLM-5.2-NVFP4", "-tp", "8"
     )
     assert doc["build"] == "vllm-0.27.1" and "nearest known release at or below" in doc["build_note"]
+
+
+def test_a_known_defect_of_the_build_on_this_path(cli):
+    doc = run(
+        cli,
+        "--gpu",
+        "h200",
+        "--",
+        "docker",
+        "run",
+        "vllm/vllm-openai:v0.27.1-x86_64",
+        "/models/DeepSeek-V4-Flash",
+        "-tp",
+        "8",
+        "--trust-remote-code",
+    )
+    f = finding(doc, "defect")
+    assert f["severity"] == "warn" and f["what"].startswith("the engine crashes unless")
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in f["why"] and "PIECEWISE" in f["fix"]
+    assert any("vllm-project/vllm/issues/51181" in s for s in f["sources"])
