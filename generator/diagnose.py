@@ -275,13 +275,13 @@ def defect_fingerprints(catalog: Catalog) -> list[Fingerprint]:
             fixed = f"; fixed in {defect.fixed_in}" if defect.fixed_in else ""
             out.append(
                 Fingerprint(
-                    id=f"{build.id}/{defect.id}",
-                    title=f"a known defect of {build.id}: {defect.title}",
+                    id=f"{build.id}+{defect.id}",
+                    title=f"a known {defect.symptom} defect of {build.id}",
                     engines=[engine.id],
                     pattern=re.escape(defect.log_line),
                     stage="oom" if defect.symptom == "oom" else "other",
                     gate=defect.gate,
-                    explanation=f"{build.id} ({build.released}) has this {defect.symptom} defect{fixed}.",
+                    explanation=f"{defect.title} — {build.id} ({build.released}){fixed}.",
                     fix=fix,
                     sources=defect.sources,
                 )

@@ -70,11 +70,12 @@ class NoInvocation(RecipegenError):
 def _image_build(catalog: Catalog, image: str) -> tuple[Engine | None, Build | None, str]:
     """The engine and catalog build an image reference names, and how it was understood."""
     from .names import resolve_user_build
+    from .resolver.flags import local_image
 
     repo = image.rpartition(":")[0] if ":" in image.rsplit("/", 1)[-1] else image
     found_engine = None
     for engine, build in catalog.builds():
-        if build.source_build is not None and repo == f"recipegen/{build.id.lower()}":
+        if build.source_build is not None and repo == local_image(build).rpartition(":")[0]:
             return engine, build, f"the local image of {build.id}"  # what recipegen's Dockerfile builds for a fork
         for ref in build.images.values():
             if ref == image:

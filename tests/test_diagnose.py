@@ -146,5 +146,6 @@ def test_build_defects_that_name_their_log_line_are_recognised(catalog):
     for engine, build, defect in defects:
         log = f"INFO {engine.id} starting\n(Worker pid=7) ERROR 08-27 10:00:00 [core.py:1] {defect.log_line}\n"
         top = diagnose_log(catalog, log).matches[0]
-        assert top.fingerprint.id == f"{build.id}/{defect.id}" and top.line_number == 2
+        assert top.fingerprint.id == f"{build.id}+{defect.id}" and top.line_number == 2
+        assert defect.title in top.fingerprint.explanation
         assert top.fingerprint.gate == defect.gate and (defect.workaround or "") in top.fingerprint.fix

@@ -4,7 +4,6 @@ property test over generated plans (clean as generated; one load-bearing flag fl
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from hypothesis import strategies as st
 from recipegen.invocation import from_argv
 from recipegen.lint import lint
 from recipegen.resolver import Request, resolve
+from recipegen.resolver.flags import local_image
 from recipegen.vocabulary import vocabulary
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -485,8 +485,7 @@ HARDWARE = ["a100-80gb", "h200", "rtx-pro-6000", "gb10", "b200", "l40s", "rtx-40
 def _command(plan):
     args = list(plan.argv[len(plan.engine.command) :])
     if plan.image is None:  # a fork built from source: the image recipegen's Dockerfile tags
-        ref = re.sub(r"[^a-z0-9_.-]+", "-", (plan.build.ref or plan.build.version).lower())
-        return ["docker", "run", f"recipegen/{plan.build.id.lower()}:{ref}", *plan.engine.command, *args]
+        return ["docker", "run", local_image(plan.build), *plan.engine.command, *args]
     if plan.engine.image_entrypoint:
         return ["docker", "run", plan.image, *args]
     return ["docker", "run", plan.image, *plan.engine.command, *args]

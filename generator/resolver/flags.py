@@ -8,7 +8,9 @@ derives flags for plans that have no curated recipe.
 from __future__ import annotations
 
 import posixpath
+import re
 
+from .. import knobs
 from ..capability import Capability
 from ..schema import Deployment, Engine, Model, Source, Variant
 from ..schema.common import KvDtype
@@ -20,6 +22,13 @@ CONTAINER_MODELS = "/models"
 
 def model_dir(variant: Variant) -> str:
     return variant.repo.rsplit("/", 1)[-1]
+
+
+def local_image(build: Build) -> str:
+    """A name for the image built from source; the reference grammar allows fewer characters than ids."""
+    name = re.sub(r"[^a-z0-9]+", "-", build.id.lower()).strip("-") or "build"
+    tag = re.sub(r"[^a-z0-9_.-]+", "-", (build.ref or build.version).lower()).lstrip(".-")[:128] or "latest"
+    return f"recipegen/{name}:{tag}"
 
 
 def container_model_path(variant: Variant) -> str:
@@ -35,6 +44,14 @@ def kv_choices(engine: Engine, name: str) -> tuple[KvDtype, ...]:
     return tuple(engine.kv_dtype_aliases.get(name, ()))
 
 
+def _knob(knob: str, value: str | None) -> int | float | str | None:
+    """A knob's meaning, or None when the value does not fit it (validate refuses such recipes)."""
+    try:
+        return knobs.parse(knob, value)
+    except ValueError:
+        return None
+
+
 def settings_from_args(engine: Engine, args: list[tuple[str, str | None]], layout: Layout) -> Settings:
     """The semantic knobs of (flag, value) pairs spelled with the catalog's flags (a recipe's, or a command's)."""
     spelled = {
@@ -45,30 +62,23 @@ def settings_from_args(engine: Engine, args: list[tuple[str, str | None]], layou
         knob = spelled.get(flag)
         if knob is not None:
             values[knob] = value
-    tp_text = values.get("tensor_parallel")
-    context = values.get("context_length")
-    concurrency = values.get("max_concurrency")
-    fraction = values.get("memory_fraction")
+    tp = _knob("tensor_parallel", values.get("tensor_parallel"))
+    context = _knob("context_length", values.get("context_length"))
+    concurrency = _knob("max_concurrency", values.get("max_concurrency"))
+    fraction = _knob("memory_fraction", values.get("memory_fraction"))
     kv_name = values.get("kv_cache_dtype")
     return Settings(
-        tp=int(tp_text) if tp_text and tp_text.isdigit() else (layout.gpus if engine.parallelism == "tensor" else 1),
+        tp=tp if isinstance(tp, int) else (layout.gpus if engine.parallelism == "tensor" else 1),
         ep="expert_parallel" in values,
         kv_fixed=kv_choices(engine, kv_name) if kv_name else (),
-        context=int(context) if context and context.isdigit() else None,
-        context_auto=context == "auto",
-        concurrency=int(concurrency) if concurrency and concurrency.isdigit() else None,
-        fraction=_fraction(fraction),
+        context=context if isinstance(context, int) else None,
+        context_auto=context == knobs.AUTO,
+        concurrency=concurrency if isinstance(concurrency, int) else None,
+        fraction=fraction if isinstance(fraction, float) else None,
         tool_parser=values.get("tool_call_parser"),
         reasoning_parser=values.get("reasoning_parser"),
         mtp=any("speculative" in flag and "mtp" in (value or "").lower() for flag, value in args),
     )
-
-
-def _fraction(text: str | None) -> float | None:
-    try:
-        return float(text) if text else None
-    except ValueError:
-        return None
 
 
 def settings_from_deployment(engine: Engine, dep: Deployment, layout: Layout) -> Settings:
