@@ -494,6 +494,7 @@ def validate(
 
 from .commands import diagnose as _diagnose  # noqa: E402, F401  (registers `diagnose`)
 from .commands import history as _history  # noqa: E402,F401  (registers `history`)
+from .commands import lint as _lint  # noqa: E402, F401  (registers `lint`)
 from .commands import onmachine  # noqa: E402,F401 - registers its commands
 
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .resolver.flags import CONTAINER_MODELS
+from .resolver.flags import CONTAINER_MODELS, local_image
 from .resolver.types import Plan, Resolution
 
 HEALTH_INTERVAL_S = 30
@@ -102,14 +102,6 @@ class ContainerSpec:
         }
 
 
-def local_image(plan: Plan) -> str:
-    """A name for the image built from source; the reference grammar allows fewer characters than ids."""
-    build = plan.build
-    name = re.sub(r"[^a-z0-9]+", "-", build.id.lower()).strip("-") or "build"
-    tag = re.sub(r"[^a-z0-9_.-]+", "-", (build.ref or build.version).lower()).lstrip(".-")[:128] or "latest"
-    return f"recipegen/{name}:{tag}"
-
-
 def served_name(plan: Plan) -> str:
     for f in plan.flags:
         if f.flag == plan.engine.flags.served_model_name and f.value:
@@ -144,7 +136,7 @@ def container_spec(resolution: Resolution) -> ContainerSpec:
     docker = cand.deployment.docker if cand.deployment else None
     return ContainerSpec(
         name=re.sub(r"[^a-z0-9_.-]+", "-", f"recipegen-{resolution.request.model.id}".lower()),
-        image=plan.image or local_image(plan),
+        image=plan.image or local_image(plan.build),
         built_locally=plan.image is None,
         port=port,
         health_path=engine.health_path,
