@@ -48,7 +48,7 @@ class Match:
         def value(m: re.Match[str]) -> str:
             return self.groups.get(m.group(1)) or "not in the log"
 
-        return re.sub(r"\{(\w+)\}", value, text)
+        return printable(re.sub(r"\{(\w+)\}", value, text))
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ _VERSIONS = {
     ),
     "sglang": (
         re.compile(r"lmsysorg/sglang:v(\d+\.\d+\.\d+)"),
-        re.compile(r"\bsglang(?:==|:\s*v?| version:?\s*v?)(\d+\.\d+\.\d+)"),
+        re.compile(r"\bsglang(?:==|:\s*v?| version:?\s*v?)(\d+\.\d+\.\d+[\w.+-]*)", re.IGNORECASE),
     ),
     "llama.cpp": (re.compile(r"build: \d+ \(([0-9a-f]{7,})\)"),),
 }
@@ -168,15 +168,12 @@ def _hardware_names(catalog: Catalog) -> dict[str, Hardware]:
 
 
 def _model_from(catalog: Catalog, value: str) -> Model | None:
-    from .names import resolve_model
+    from .names import find_model
 
-    tail = value.rstrip("/")
-    for candidate in (tail, "/".join(tail.split("/")[-2:]), tail.rsplit("/", 1)[-1]):
-        try:
-            return resolve_model(catalog, candidate).model
-        except RecipegenError:
-            continue
-    found: Model | None = _names_in(tail, _model_names(catalog))
+    choice = find_model(catalog, value)
+    if choice is not None:
+        return choice.model
+    found: Model | None = _names_in(value, _model_names(catalog))
     return found
 
 
@@ -193,13 +190,15 @@ def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
             break
     build = None
     if engine is not None and version is not None and engine in catalog.engines:
-        for b in catalog.engines[engine].builds:
-            if b.version == version or (b.ref or "").startswith(version) or version in b.images.values():
-                build = b.id
-                break
-        if build is None:
-            known = ", ".join(b.id for b in catalog.engines[engine].builds)
-            notes.append(f"{engine} {version} is not a build in the catalog (known: {known}); plans use those")
+        from .names import resolve_user_build
+
+        try:
+            choice = resolve_user_build(catalog, f"{engine}=={version}")
+            build = choice.build_id
+            if catalog.build(build)[1].version != version:
+                notes.append(choice.how)
+        except RecipegenError as exc:
+            notes.append(f"{exc.message.removeprefix(f'--build {engine}=={version}: ')}; plans use the builds it knows")
     model, model_text = None, None
     if hints.model:
         model, model_text = resolve_model(catalog, hints.model).model, f"--model {hints.model}"
@@ -265,13 +264,38 @@ def _clean(text: str) -> str:
     return text.replace("\r\n", "\n").replace("^M", "").replace("\r", "\n")
 
 
+def defect_fingerprints(catalog: Catalog) -> list[Fingerprint]:
+    """The known defects of engine builds that say what the engine prints, as fingerprints of that build."""
+    out: list[Fingerprint] = []
+    for engine, build in catalog.builds():
+        for defect in build.defects:
+            if not defect.log_line:
+                continue
+            fix = defect.workaround or (f"use {defect.fixed_in} or later" if defect.fixed_in else "none known yet")
+            fixed = f"; fixed in {defect.fixed_in}" if defect.fixed_in else ""
+            out.append(
+                Fingerprint(
+                    id=f"{build.id}+{defect.id}",
+                    title=f"a known {defect.symptom} defect of {build.id}",
+                    engines=[engine.id],
+                    pattern=re.escape(defect.log_line),
+                    stage="oom" if defect.symptom == "oom" else "other",
+                    gate=defect.gate,
+                    explanation=f"{defect.title} — {build.id} ({build.released}){fixed}.",
+                    fix=fix,
+                    sources=defect.sources,
+                )
+            )
+    return out
+
+
 def diagnose_log(catalog: Catalog, text: str, hints: Hints | None = None) -> Diagnosis:
     hints = hints or Hints()
     text = _clean(text)
     lines = text.split("\n")
     facts = read_facts(catalog, text, hints)
     matches: list[Match] = []
-    for fp in catalog.fingerprints.values():
+    for fp in [*catalog.fingerprints.values(), *defect_fingerprints(catalog)]:
         if not _applies(fp, facts):
             continue
         pattern = re.compile(fp.pattern)
@@ -349,7 +373,7 @@ def format_diagnosis(d: Diagnosis) -> str:
     ]
     if f.tp:
         said.append(f"tensor parallel {f.tp}")
-    out.append("the log says: " + " · ".join(said))
+    out.append("the log says: " + printable(" · ".join(said)))
     out.extend(f"  note: {n}" for n in f.notes)
     if d.plan_summary:
         out.append("plan that runs:")
@@ -360,7 +384,16 @@ def format_diagnosis(d: Diagnosis) -> str:
     return "\n".join(out) + "\n"
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text from a log or a command, safe to print on a terminal: control characters become '?'."""
+    return _CONTROL.sub("?", text)
+
+
 def _short(line: str, width: int = 300) -> str:
+    line = printable(line)
     return line if len(line) <= width else line[: width - 1] + "…"
 
 

@@ -43,6 +43,33 @@ def resolve_model(catalog: Catalog, value: str) -> ModelChoice:
     raise UnknownNameError("models", value, _suggest(value, names), "--model")
 
 
+def find_model(catalog: Catalog, value: str) -> ModelChoice | None:
+    """A model path or repo id as written in an engine command (/models/GLM-5.2-NVFP4, zai-org/GLM-5): the
+    variant whose repo it names or ends with, else the model it names; None when nothing matches."""
+    tail = value.rstrip("/")
+    repo = _fold("/".join(tail.split("/")[-2:]))
+    for model in catalog.models.values():
+        for variant in model.variants:
+            if repo == _fold(variant.repo):
+                return ModelChoice(model, variant.id, f"model {model.name}, variant {variant.id} ({variant.repo})")
+    for candidate in (tail, "/".join(tail.split("/")[-2:])):
+        try:
+            return resolve_model(catalog, candidate)
+        except UnknownNameError:
+            pass
+    parts = [_fold(p) for p in tail.split("/")[-2:]]  # a folder, or a folder and a file (GGUF)
+    for model in catalog.models.values():
+        for variant in model.variants:
+            if _fold(variant.repo.rsplit("/", 1)[-1]) in parts[-1:] or (
+                variant.file is not None and parts[-1] == _fold(variant.file.rsplit("/", 1)[-1])
+            ):
+                return ModelChoice(model, variant.id, f"model {model.name}, variant {variant.id} ({variant.repo})")
+    try:
+        return resolve_model(catalog, tail.rsplit("/", 1)[-1])
+    except UnknownNameError:
+        return None
+
+
 @dataclass(frozen=True)
 class GpuChoice:
     hardware: Hardware

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 VOCABULARY_PACKAGE = "recipegen.data"
 VOCABULARY_FOLDER = "engine-cli"
@@ -44,6 +44,16 @@ class Vocabulary:
     options: dict[str, dict[str, Any]]  # every spelling -> its spec
     negations: frozenset[str]
     dotted: dict[str, dict[str, Any]]  # --xxx-config -> {field: spec}
+    underscores: bool = False  # --tensor_parallel_size is read as --tensor-parallel-size
+    abbreviations: bool = False  # argparse allow_abbrev: an unambiguous prefix is accepted
+
+    def key(self, flag: str) -> str | None:
+        """One name per option whatever the spelling (-tp, --tensor-parallel-size): its first option string."""
+        spec = self.options.get(flag)
+        if spec is None:
+            return None
+        strings = spec.get("option_strings") or [flag]
+        return str(strings[0])
 
     @classmethod
     def load(cls, path: Path) -> Vocabulary:
@@ -62,7 +72,11 @@ class Vocabulary:
                 options[spelling] = spec
                 negations.add(spelling)
         dotted = {name: info.get("fields", {}) for name, info in (data.get("config_json_options") or {}).items()}
-        return cls(data["engine"], data["version"], options, frozenset(negations), dotted)
+        # the extraction records the parser's behaviour as sentences; two of them change how a flag is read
+        behaviour = " ".join(data.get("parser_behaviour") or []).lower()
+        underscores = "underscores in option names are accepted" in behaviour or "underscores are accepted" in behaviour
+        abbreviations = "allow_abbrev" in behaviour
+        return cls(data["engine"], data["version"], options, frozenset(negations), dotted, underscores, abbreviations)
 
 
 def _allowed(spec: dict[str, Any]) -> list[str] | None:
@@ -188,3 +202,143 @@ def command_problems(cli_reference: str | None, command: Sequence[str], argv: Se
     if cli_reference is None:
         return []
     return check_argv(vocabulary(cli_reference), list(argv[len(command) :]))
+
+
+IssueKind = Literal["unknown", "ambiguous", "abbreviation", "bad-choice", "switch-value", "missing-value", "positional"]
+
+
+@dataclass(frozen=True)
+class ArgIssue:
+    kind: IssueKind
+    flag: str
+    value: str | None
+    message: str
+    suggestion: str | None = None  # the full spelling, or the closest accepted values
+
+
+@dataclass(frozen=True)
+class ParsedArgs:
+    """An engine command line read the way the engine's parser reads it."""
+
+    values: dict[str, str | None]  # an option's first spelling (its key) -> the last value given (None: a switch)
+    spellings: dict[str, str]  # key -> the spelling the user wrote
+    positionals: tuple[str, ...]
+    issues: tuple[ArgIssue, ...]
+
+    def get(self, vocab: Vocabulary, flag: str | None) -> str | None:
+        key = vocab.key(flag) if flag else None
+        return self.values.get(key) if key else None
+
+    def given(self, vocab: Vocabulary, flag: str | None) -> bool:
+        key = vocab.key(flag) if flag else None
+        return key is not None and key in self.values
+
+
+def parse_args(vocab: Vocabulary, args: Sequence[str]) -> ParsedArgs:
+    """Read `args` (without the engine command) like the engine does, keeping every problem with its flag."""
+    import difflib  # only lint needs suggestions; generate's self-check stays light
+
+    values: dict[str, str | None] = {}
+    spellings: dict[str, str] = {}
+    positionals: list[str] = []
+    issues: list[ArgIssue] = []
+    index = 0
+    while index < len(args):
+        token = args[index]
+        index += 1
+        if not token.startswith("-") or token == "-":
+            positionals.append(token)
+            if vocab.engine != "vllm" or len(positionals) > 1:
+                issues.append(ArgIssue("positional", token, None, f"unexpected positional argument {token!r}"))
+            continue
+        name, eq, inline = token.partition("=")
+        base, dot, field_name = name.partition(".")
+        if vocab.underscores and base.startswith("--"):
+            base = "--" + base[2:].replace("_", "-")
+            name = base + dot + field_name
+        if dot and base in vocab.dotted:
+            value = inline if eq else (args[index] if index < len(args) else None)
+            index += 0 if eq else 1
+            if field_name.rstrip("+") not in vocab.dotted[base]:
+                issues.append(ArgIssue("unknown", name, value, f"{base} has no key {field_name!r}"))
+            values[f"{base}.{field_name}"] = value
+            spellings[f"{base}.{field_name}"] = name
+            continue
+        spec = vocab.options.get(name)
+        written = name
+        if spec is None and vocab.abbreviations and name.startswith("--"):
+            matches = {vocab.key(o) for o in vocab.options if o.startswith(name) and o.startswith("--")}
+            matches.discard(None)
+            if len(matches) == 1:
+                full = matches.pop()
+                assert full is not None
+                issues.append(
+                    ArgIssue(
+                        "abbreviation",
+                        name,
+                        None,
+                        f"{name} is read as {full} only because no other option starts with it",
+                        full,
+                    )
+                )
+                name, spec = full, vocab.options[full]
+            elif len(matches) > 1:
+                issues.append(
+                    ArgIssue(
+                        "ambiguous", name, None, f"{name} matches {', '.join(sorted(m for m in matches if m))}", None
+                    )
+                )
+        if spec is None:
+            value = None
+            if not eq and index < len(args) and not args[index].startswith("-"):
+                value = args[index]
+                index += 1
+            elif eq:
+                value = inline
+            if not any(i.flag == name and i.kind == "ambiguous" for i in issues):
+                close = difflib.get_close_matches(
+                    name, [o for o in vocab.options if o.startswith("--")], n=1, cutoff=0.75
+                )
+                issues.append(
+                    ArgIssue(
+                        "unknown",
+                        name,
+                        value,
+                        f"{name} is not a {vocab.engine} {vocab.version} option",
+                        close[0] if close else None,
+                    )
+                )
+            continue
+        key = vocab.key(name) or name
+        takes_value = bool(spec.get("takes_value", spec.get("nargs") not in (0, "0")))
+        if name in vocab.negations:
+            takes_value = False
+        if not takes_value:
+            if eq:
+                issues.append(ArgIssue("switch-value", name, inline, f"{name} is a switch and takes no value"))
+            values[key] = None
+            spellings[key] = written
+            continue
+        if eq:
+            given: str | None = inline
+        elif index < len(args):
+            given = args[index]
+            index += 1
+        else:
+            issues.append(ArgIssue("missing-value", name, None, f"{name} needs a value"))
+            continue
+        allowed = _allowed(spec)
+        if allowed is not None and given not in allowed:
+            close = difflib.get_close_matches(given or "", allowed, n=3, cutoff=0.5)
+            issues.append(
+                ArgIssue(
+                    "bad-choice",
+                    name,
+                    given,
+                    f"{name} {given!r} is not one of the {len(allowed)} values {vocab.engine} {vocab.version} accepts",
+                    ", ".join(close) if close else None,
+                )
+            )
+        values[key] = given
+        spellings[key] = written
+    return ParsedArgs(values, spellings, tuple(positionals), tuple(issues))

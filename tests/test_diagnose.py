@@ -60,7 +60,7 @@ def test_the_log_names_model_gpu_and_build_so_the_plan_that_runs_is_shown(catalo
     assert (d.facts.engine, d.facts.version, d.facts.tp) == ("vllm", "0.19.1", 8)
     assert d.facts.model is not None and d.facts.model.id == "glm-5.1"
     assert d.facts.hardware is not None and d.facts.hardware.id == "a800-80gb"
-    assert "0.19.1 is not a build in the catalog" in format_diagnosis(d)
+    assert "older than the oldest vLLM release in the catalog" in format_diagnosis(d)
     # GLM-5.2 on the same A800s: the community sm80 image runs it, and the diagnosis shows its command
     d = diagnose_log(catalog, body.replace("GLM-5.1", "GLM-5.2"))
     assert d.plan_json is not None and d.plan_json["build"] == "vllm-glm52-sm80-pr38476"
@@ -124,3 +124,28 @@ def test_json_contract_has_a_plan_when_model_and_gpu_are_known(catalog):
     assert doc["log"]["hardware"] == "rtx-pro-6000" and doc["log"]["model"] == "deepseek-v3.2"
     assert doc["matches"][0]["stage"] == "attention-backend"
     assert doc["plan"] is None or doc["plan"]["argv"]
+
+
+def test_an_sglang_log_names_its_version_and_gpu(catalog):
+    _, _, body = fixture(LOGS / "sglang-not-enough-memory.log")
+    d = diagnose_log(catalog, body)
+    assert (d.facts.engine, d.facts.version) == ("sglang", "0.4.3.post2")
+    assert d.facts.hardware is not None and d.facts.hardware.id == "l40s"
+    assert d.matches[0].fingerprint.gate == "memory"
+
+
+def test_terminal_control_characters_from_the_log_are_not_printed(catalog):
+    d = diagnose_log(catalog, "RuntimeError: boom \x1b]2;title\x07 \x9b31m\nfatal \x08\x08 error\n")
+    text = format_diagnosis(d)
+    assert not any(ch in text for ch in "\x1b\x07\x9b\x08") and "boom ?]2;title?" in text
+
+
+def test_build_defects_that_name_their_log_line_are_recognised(catalog):
+    defects = [(engine, build, d) for engine, build in catalog.builds() for d in build.defects if d.log_line]
+    assert defects
+    for engine, build, defect in defects:
+        log = f"INFO {engine.id} starting\n(Worker pid=7) ERROR 08-27 10:00:00 [core.py:1] {defect.log_line}\n"
+        top = diagnose_log(catalog, log).matches[0]
+        assert top.fingerprint.id == f"{build.id}+{defect.id}" and top.line_number == 2
+        assert defect.title in top.fingerprint.explanation
+        assert top.fingerprint.gate == defect.gate and (defect.workaround or "") in top.fingerprint.fix

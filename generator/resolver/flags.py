@@ -8,6 +8,7 @@ derives flags for plans that have no curated recipe.
 from __future__ import annotations
 
 import posixpath
+import re
 
 from .. import knobs
 from ..capability import Capability
@@ -21,6 +22,13 @@ CONTAINER_MODELS = "/models"
 
 def model_dir(variant: Variant) -> str:
     return variant.repo.rsplit("/", 1)[-1]
+
+
+def local_image(build: Build) -> str:
+    """A name for the image built from source; the reference grammar allows fewer characters than ids."""
+    name = re.sub(r"[^a-z0-9]+", "-", build.id.lower()).strip("-") or "build"
+    tag = re.sub(r"[^a-z0-9_.-]+", "-", (build.ref or build.version).lower()).lstrip(".-")[:128] or "latest"
+    return f"recipegen/{name}:{tag}"
 
 
 def container_model_path(variant: Variant) -> str:
@@ -44,15 +52,16 @@ def _knob(knob: str, value: str | None) -> int | float | str | None:
         return None
 
 
-def settings_from_deployment(engine: Engine, dep: Deployment, layout: Layout) -> Settings:
+def settings_from_args(engine: Engine, args: list[tuple[str, str | None]], layout: Layout) -> Settings:
+    """The semantic knobs of (flag, value) pairs spelled with the catalog's flags (a recipe's, or a command's)."""
     spelled = {
         getattr(engine.flags, name): name for name in type(engine.flags).model_fields if getattr(engine.flags, name)
     }
     values: dict[str, str | None] = {}
-    for arg in dep.args:
-        knob = spelled.get(arg.flag)
+    for flag, value in args:
+        knob = spelled.get(flag)
         if knob is not None:
-            values[knob] = arg.value
+            values[knob] = value
     tp = _knob("tensor_parallel", values.get("tensor_parallel"))
     context = _knob("context_length", values.get("context_length"))
     concurrency = _knob("max_concurrency", values.get("max_concurrency"))
@@ -68,8 +77,12 @@ def settings_from_deployment(engine: Engine, dep: Deployment, layout: Layout) ->
         fraction=fraction if isinstance(fraction, float) else None,
         tool_parser=values.get("tool_call_parser"),
         reasoning_parser=values.get("reasoning_parser"),
-        mtp=any("speculative" in a.flag and "mtp" in (a.value or "").lower() for a in dep.args),
+        mtp=any("speculative" in flag and "mtp" in (value or "").lower() for flag, value in args),
     )
+
+
+def settings_from_deployment(engine: Engine, dep: Deployment, layout: Layout) -> Settings:
+    return settings_from_args(engine, [(a.flag, a.value) for a in dep.args], layout)
 
 
 def parsers_for(

@@ -173,9 +173,9 @@ def _kernel_misfit(kernel: Kernel, need: Need, model: Model, hw: Hardware, kv: t
     return reasons
 
 
-def backend_name(kernel: Kernel) -> str:
+def backend_name(kernel_name: str) -> str:
     """The engine's own name for a kernel (what --attention-backend takes): the catalog name's first word."""
-    return kernel.name.split(" ", 1)[0]
+    return kernel_name.split(" ", 1)[0]
 
 
 def kernels(
@@ -202,11 +202,11 @@ def kernels(
     for need in model.needs:
         candidates = [k for k in build.kernels if k.provides == need.op]
         if forced is not None and need.op in ATTENTION_OPS:
-            pinned = [k for k in candidates if backend_name(k).lower() == forced.lower()]
+            pinned = [k for k in candidates if backend_name(k.name).lower() == forced.lower()]
             if not pinned:
-                offers = sorted({k.provides for k in build.kernels if backend_name(k).lower() == forced.lower()})
+                offers = sorted({k.provides for k in build.kernels if backend_name(k.name).lower() == forced.lower()})
                 what = f"provides {', '.join(offers)}" if offers else f"is not an attention backend of {build.id}"
-                have = ", ".join(dict.fromkeys(backend_name(k) for k in candidates)) or "none"
+                have = ", ".join(dict.fromkeys(backend_name(k.name) for k in candidates)) or "none"
                 failures.append(f"{forced} {what}; {model.name} needs {need.op} ({need.why}); {build.id} has: {have}")
                 misses.append(KernelMiss(need.op, need.why, ((forced, (what,)),)))
                 continue

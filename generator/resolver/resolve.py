@@ -37,7 +37,7 @@ from .flags import (
     settings_from_deployment,
 )
 from .hostflags import offload_flags
-from .types import Candidate, Change, Flag, GateResult, Layout, Plan, Request, Resolution, Settings
+from .types import Candidate, Change, Flag, GateId, GateResult, Layout, Plan, Request, Resolution, Settings
 
 NODE_SIZES = (1, 2, 4, 8)
 
@@ -335,10 +335,10 @@ def find_changes(candidates: list[Candidate]) -> list[Change]:
     lineage = ("official", "model-image")
 
     def loads(c: Candidate) -> bool:
-        return c.gates[0].outcome == "pass"
+        return c.gate("architecture").outcome == "pass"
 
-    def gate_of(c: Candidate, gate: str) -> GateResult:
-        return next(g for g in c.gates if g.gate == gate)
+    def gate_of(c: Candidate, gate: GateId) -> GateResult:
+        return c.gate(gate)
 
     for newer in candidates:
         if newer.build.provenance != "official" or any(

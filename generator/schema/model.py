@@ -104,6 +104,9 @@ class Pitfall(Sourced):
     engines: list[Id] | None = None
     builds: list[Id] | None = Field(default=None, description="only for plans on these engine builds")
     capability: CapabilitySet | None = Field(default=None, description="only on these GPUs")
+    check: Literal["local-path"] | None = Field(
+        default=None, description="what `recipegen lint` checks a command against (local-path: a repo id fails)"
+    )
 
 
 class ModelArg(RequiredArg):

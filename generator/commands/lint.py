@@ -1,0 +1,87 @@
+"""`recipegen lint [--gpu G] [--gpus N] [--nodes K] -- COMMAND…` and `recipegen lint FILE|-`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .. import cli_values
+from ..cli import Format, FormatOpt, GpuMemory, Recipes, _catalog, app
+from ..errors import RecipegenError
+
+MAX_FILE_BYTES = 1024 * 1024  # a launch script or compose file; anything bigger is not one
+
+
+@app.command(
+    "lint",
+    context_settings={"ignore_unknown_options": True},
+)
+def lint(
+    command: Annotated[list[str], typer.Argument(metavar="FILE_OR_COMMAND", hidden=True, show_default=False)],
+    gpu: Annotated[
+        str | None,
+        typer.Option("--gpu", metavar="GPU", callback=cli_values.name, help="the GPU it runs on (for the gate checks)"),
+    ] = None,
+    gpus: Annotated[
+        int | None,
+        typer.Option("--gpus", metavar="N", callback=cli_values.count, help="GPUs per node (default: from TP × PP)"),
+    ] = None,
+    nodes: Annotated[
+        int | None,
+        typer.Option("--nodes", metavar="N", callback=cli_values.count, help="nodes (default: from the command)"),
+    ] = None,
+    gpu_memory: GpuMemory = None,
+    fmt: FormatOpt = Format.text,
+    recipes: Recipes = [],  # noqa: B006
+) -> None:
+    """Check a command you already have — a FILE (launch.sh, a script, docker-compose.yml), - for stdin, or the
+    command itself after -- — against the engine's own flag vocabulary and the gates, run on its own choices."""
+    from ..invocation import find_invocation, from_argv
+    from ..lint import dumps, format_lint
+    from ..lint import lint as run_lint
+
+    catalog = _catalog(recipes)
+    if command == ["-"]:
+        data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        if len(data) > MAX_FILE_BYTES:
+            raise RecipegenError(f"stdin is larger than {MAX_FILE_BYTES // 1024} KiB", "lint a script or compose file")
+        invocation = find_invocation(catalog, data.decode("utf-8", errors="replace"), "stdin")
+    elif len(command) == 1 and _is_file(command[0]):
+        path = Path(command[0])
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise RecipegenError(f"cannot read {command[0]!r}: {exc.strerror or exc}", "lint a script file") from None
+        if len(data) > MAX_FILE_BYTES:
+            raise RecipegenError(f"{path} is larger than {MAX_FILE_BYTES // 1024} KiB", "lint a script or compose file")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RecipegenError(f"{path} is not UTF-8 text", "lint a launch script or compose file") from None
+        invocation = find_invocation(catalog, text, str(path))
+    elif len(command) == 1 and " " not in command[0].strip() and not _exists(command[0]):
+        raise RecipegenError(f"no such file {command[0]!r}", "give a file, or the command after --")
+    else:
+        invocation = from_argv(catalog, command)
+    result = run_lint(catalog, invocation, gpu, gpus, nodes, gpu_memory)
+    typer.echo(dumps(result) if fmt is Format.json else format_lint(result), nl=fmt is Format.json)
+    if result.failing:
+        raise typer.Exit(1)
+
+
+def _is_file(name: str) -> bool:
+    try:
+        return Path(name).is_file()
+    except OSError:  # a name too long, a folder we may not read
+        return False
+
+
+def _exists(name: str) -> bool:
+    try:
+        return Path(name).exists()
+    except OSError:
+        return False

@@ -1,0 +1,358 @@
+"""Find the engine invocation in what a user already has: a command line, a shell script (launch.sh),
+a `docker run` line or a docker-compose.yml.
+
+No shell is run. The reader understands line continuations, comments, `export`/inline environment
+variables, variables with ${VAR:-default} defaults, bash arrays, `docker run … IMAGE`, `bash -c '…'`
+and compose services; inside a shell function `"$@"` stands for the script's first argument array
+(the layout of recipegen's own launch.sh).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+import yaml
+
+from .catalog import Catalog
+from .errors import RecipegenError
+from .schema import Engine
+from .schema.engine import Build
+
+# The other spellings of each engine's server entrypoint (the catalog's `command` is the first).
+ENTRYPOINTS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "vllm": (("vllm", "serve"), ("-m", "vllm.entrypoints.openai.api_server")),
+    "sglang": (("-m", "sglang.launch_server"), ("sglang", "serve")),
+    "llama.cpp": (("llama-server",),),
+}
+_PREFIXES = {"exec", "nohup", "sudo", "env", "time", "command"}
+_DOCKER = {"docker", "podman", "nvidia-docker"}
+# docker run options that take a value (the others are switches)
+_DOCKER_VALUE_OPTS = {
+    "-e", "--env", "--env-file", "-v", "--volume", "-p", "--publish", "--name", "--gpus", "--ipc", "--shm-size",
+    "--entrypoint", "-w", "--workdir", "--network", "--net", "--runtime", "--ulimit", "--device", "--mount", "-u",
+    "--user", "-l", "--label", "--cpus", "-m", "--memory", "--memory-swap", "--restart", "--pull", "--platform",
+    "-h", "--hostname", "--add-host", "--cap-add", "--cap-drop", "--security-opt", "--log-driver", "--log-opt",
+    "--cpuset-cpus", "--pid", "--uts", "--tmpfs", "--stop-signal", "--stop-timeout", "--health-cmd",
+    "--health-interval", "--health-retries", "--health-timeout", "--health-start-period", "--group-add",
+    "--dns", "--expose", "--cgroupns", "--userns", "--volumes-from", "--link", "--cidfile", "--oom-score-adj",
+}  # fmt: skip
+_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])((?:[^{}]|\{[^{}]*\})*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_ALT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):\+((?:[^{}]|\{[^{}]*\})*)\}")
+_ARRAY_USE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}$")
+
+
+@dataclass(frozen=True)
+class Invocation:
+    engine: Engine
+    args: tuple[str, ...]  # the engine's arguments, without its command
+    env: dict[str, str] = field(default_factory=dict)
+    image: str | None = None
+    build: Build | None = None  # the catalog build the image tag names
+    where: str = ""  # line or service it came from
+    build_how: str = ""  # how the image was understood as a build
+
+    def command(self) -> str:
+        return " ".join(shlex.quote(t) for t in (*self.engine.command, *self.args))
+
+
+class NoInvocation(RecipegenError):
+    def __init__(self, source: str) -> None:
+        super().__init__(
+            f"no engine invocation found in {source}",
+            "lint reads `vllm serve …`, `python -m sglang.launch_server …`, `llama-server …`, a `docker run … IMAGE` "
+            "of an engine image, or a docker-compose.yml service",
+        )
+
+
+def _image_build(catalog: Catalog, image: str) -> tuple[Engine | None, Build | None, str]:
+    """The engine and catalog build an image reference names, and how it was understood."""
+    from .names import resolve_user_build
+    from .resolver.flags import local_image
+
+    repo = image.rpartition(":")[0] if ":" in image.rsplit("/", 1)[-1] else image
+    found_engine = None
+    for engine, build in catalog.builds():
+        if build.source_build is not None and repo == local_image(build).rpartition(":")[0]:
+            return engine, build, f"the local image of {build.id}"  # what recipegen's Dockerfile builds for a fork
+        for ref in build.images.values():
+            if ref == image:
+                return engine, build, f"from the image {image}"
+            if ref.rpartition(":")[0] == repo:
+                found_engine = engine
+    if found_engine is None:
+        return None, None, ""
+    try:
+        choice = resolve_user_build(catalog, image)
+    except RecipegenError:
+        return found_engine, None, ""
+    return found_engine, catalog.build(choice.build_id)[1], choice.how
+
+
+def _engine_start(catalog: Catalog, tokens: list[str], prefer: Engine | None = None) -> tuple[Engine, int] | None:
+    """The engine whose entrypoint starts at some position of tokens, and the index after it.
+
+    Engines sharing an entrypoint (KTransformers runs SGLang's) resolve to the image's engine, else to the
+    engine the entrypoint is named after."""
+    engines = sorted(
+        catalog.engines.values(),
+        key=lambda e: (e is not prefer, e.id not in ENTRYPOINTS, e.id),
+    )
+    for index in range(len(tokens)):
+        for engine in engines:
+            for spelling in [tuple(engine.command), *ENTRYPOINTS.get(engine.id, ())]:
+                size = len(spelling)
+                window = tokens[index : index + size]
+                if len(window) < size:
+                    continue
+                if spelling[0] == "-m":
+                    if window == list(spelling) and index > 0 and re.match(r"python[\d.]*$", tokens[index - 1]):
+                        return engine, index + size
+                elif window[0].rsplit("/", 1)[-1] == spelling[0] and window[1:] == list(spelling[1:]):
+                    return engine, index + size
+    return None
+
+
+class _Shell:
+    """Variables and arrays of a script, and the commands in it (tokenised, operators split off)."""
+
+    def __init__(self, text: str) -> None:
+        self.vars: dict[str, str] = {}
+        self.arrays: dict[str, list[str]] = {}
+        self.commands: list[tuple[int, list[str]]] = []
+        lines = text.replace("\r\n", "\n").split("\n")
+        joined: list[tuple[int, str]] = []
+        buffer, start = "", 0
+        for number, line in enumerate(lines, 1):
+            if not buffer:
+                start = number
+            if line.endswith("\\"):
+                buffer += line[:-1] + " "
+                continue
+            joined.append((start, buffer + line))
+            buffer = ""
+        if buffer:
+            joined.append((start, buffer))
+        index = 0
+        while index < len(joined):
+            number, line = joined[index]
+            index += 1
+            array = re.match(r"^\s*(?:local\s+|declare\s+-a\s+)?([A-Za-z_]\w*)=\((.*)$", line)
+            if array:
+                body = array.group(2)
+                while ")" not in _strip_comment(body) and index < len(joined):
+                    body += "\n" + joined[index][1]
+                    index += 1
+                inner = _strip_comment_lines(body).rsplit(")", 1)[0]
+                self.arrays[array.group(1)] = _split(inner)
+                continue
+            words = _split(self._alternatives(line))
+            if not words:
+                continue
+            assign = len(words) == 1 or (len(words) == 2 and words[0] in ("export", "local", "readonly"))
+            if assign and _ASSIGN.match(words[-1]):
+                name, _, value = words[-1].partition("=")
+                self.vars[name] = value
+                continue
+            if words[0] == "export":
+                words = words[1:]
+            self.commands.extend((number, part) for part in _split_operators(words))
+
+    def _alternatives(self, line: str) -> str:
+        """${VAR:+text} is text when VAR is set and not empty (its default counts), else nothing."""
+
+        def one(m: re.Match[str]) -> str:
+            value = self.expand("${" + m.group(1) + "}")
+            return m.group(2) if value and not value.startswith("${") else ""
+
+        return _ALT.sub(one, line)
+
+    def expand(self, word: str, depth: int = 0) -> str:
+        if depth > 8:
+            return word
+
+        def one(m: re.Match[str]) -> str:
+            name = m.group(1) or m.group(4)
+            default = m.group(3)
+            value = self.vars.get(name)
+            if value is not None and ("${" + name) not in value and ("$" + name) not in value:
+                return self.expand(value, depth + 1)
+            if value is not None:  # NAME="${NAME:-fallback}": the fallback is what runs by default
+                inner = _VAR.search(value)
+                if inner and inner.group(3) is not None:
+                    return self.expand(inner.group(3), depth + 1)
+            return self.expand(default, depth + 1) if default is not None else m.group(0)
+
+        return _VAR.sub(one, word)
+
+    def expand_all(self, tokens: list[str]) -> list[str]:
+        out: list[str] = []
+        first_array = next(iter(self.arrays.values()), [])
+        for token in tokens:
+            use = _ARRAY_USE.match(token)
+            if use and use.group(1) in self.arrays:
+                out.extend(self.expand(t) for t in self.arrays[use.group(1)])
+            elif token in ("$@", "${@}", "$*"):
+                out.extend(self.expand(t) for t in first_array)
+            else:
+                out.append(self.expand(token))
+        return out
+
+
+def _strip_comment(text: str) -> str:
+    return re.sub(r"(^|\s)#.*$", "", text, flags=re.MULTILINE)
+
+
+def _strip_comment_lines(text: str) -> str:
+    return "\n".join(line for line in text.split("\n") if not line.strip().startswith("#"))
+
+
+def _split(text: str) -> list[str]:
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    try:
+        return list(lexer)
+    except ValueError as exc:  # unbalanced quotes
+        raise RecipegenError(f"cannot read the shell text: {exc}", "check the quoting of the command") from None
+
+
+def _split_operators(words: list[str]) -> list[list[str]]:
+    parts: list[list[str]] = [[]]
+    for word in words:
+        if word and set(word) <= set(";&|"):
+            parts.append([])
+        else:
+            parts[-1].append(word)
+    return [p for p in parts if p]
+
+
+def _from_tokens(
+    catalog: Catalog, tokens: list[str], env: dict[str, str], where: str, depth: int = 0, prefer: Engine | None = None
+) -> Invocation | None:
+    env = dict(env)
+    while tokens and (_ASSIGN.match(tokens[0]) or tokens[0] in _PREFIXES):
+        if _ASSIGN.match(tokens[0]):
+            name, _, value = tokens[0].partition("=")
+            env[name] = value
+        tokens = tokens[1:]
+    if not tokens:
+        return None
+    if tokens[0].rsplit("/", 1)[-1] in _DOCKER and len(tokens) > 1:
+        rest = tokens[2:] if tokens[1] == "run" else tokens[3:] if tokens[1:3] == ["container", "run"] else None
+        if rest is not None:
+            return _docker_run(catalog, rest, env, where, depth)
+    if tokens[0].rsplit("/", 1)[-1] in ("bash", "sh") and "-c" in tokens[:3] and depth < 3:
+        script = tokens[tokens.index("-c") + 1] if tokens.index("-c") + 1 < len(tokens) else ""
+        found = _from_text(catalog, script, env, where, depth + 1, prefer)
+        if found is not None:
+            return found
+    start = _engine_start(catalog, tokens, prefer)
+    if start is None:
+        return None
+    engine, after = start
+    return Invocation(engine, tuple(tokens[after:]), env, where=where)
+
+
+def _docker_run(catalog: Catalog, tokens: list[str], env: dict[str, str], where: str, depth: int) -> Invocation | None:
+    entrypoint: list[str] = []
+    index = 0
+    while index < len(tokens) and tokens[index].startswith("-"):
+        option, eq, inline = tokens[index].partition("=")
+        index += 1
+        if option in _DOCKER_VALUE_OPTS and not eq:
+            inline = tokens[index] if index < len(tokens) else ""
+            index += 1
+        elif option not in _DOCKER_VALUE_OPTS:
+            continue
+        if option in ("-e", "--env") and "=" in inline:
+            name, _, value = inline.partition("=")
+            env[name] = value
+        elif option == "--entrypoint":
+            entrypoint = [inline]
+    if index >= len(tokens):
+        return None
+    image, rest = tokens[index], [*entrypoint, *tokens[index + 1 :]]
+    engine, build, how = _image_build(catalog, image)
+    inner = _from_tokens(catalog, rest, env, where, depth, engine) if rest else None
+    if inner is not None:
+        return Invocation(inner.engine, inner.args, inner.env, image, build, where, how)
+    if engine is not None and engine.image_entrypoint and not entrypoint:
+        return Invocation(engine, tuple(rest), env, image, build, where, how)
+    return None
+
+
+def _from_text(
+    catalog: Catalog, text: str, env: dict[str, str], where: str, depth: int = 0, prefer: Engine | None = None
+) -> Invocation | None:
+    shell = _Shell(text)
+    for number, words in shell.commands:
+        tokens = shell.expand_all(words)
+        found = _from_tokens(catalog, tokens, {**env}, where or f"line {number}", depth, prefer)
+        if found is not None:
+            return found
+    return None
+
+
+def _from_compose(catalog: Catalog, document: dict[str, object], source: str) -> Invocation | None:
+    services = document.get("services")
+    if not isinstance(services, dict):
+        return None
+    for name, service in services.items():
+        if not isinstance(service, dict):
+            continue
+
+        def words(value: object) -> list[str]:
+            if isinstance(value, str):
+                return _split(value)
+            if isinstance(value, list):
+                return [str(v) for v in value]
+            return []
+
+        raw_env = service.get("environment") or {}
+        env = (
+            {str(k): str(v) for k, v in raw_env.items()}
+            if isinstance(raw_env, dict)
+            else dict(str(item).partition("=")[::2] for item in raw_env if isinstance(raw_env, list))
+        )
+        entrypoint, command = words(service.get("entrypoint")), words(service.get("command"))
+        image = str(service.get("image") or "")
+        where = f"service {name}"
+        engine, build, how = _image_build(catalog, image) if image else (None, None, "")
+        inner = _from_tokens(catalog, [*entrypoint, *command], env, where, prefer=engine)
+        if inner is not None:
+            return Invocation(inner.engine, inner.args, inner.env, image or None, build, where, how)
+        if engine is not None and engine.image_entrypoint and not entrypoint:
+            return Invocation(engine, tuple(command), env, image, build, where, how)
+    return None
+
+
+def find_invocation(catalog: Catalog, text: str, source: str) -> Invocation:
+    """The first engine invocation in a command line, shell script or compose file."""
+    stripped = text.lstrip()
+    if re.search(r"^services\s*:", text, re.MULTILINE) and not stripped.startswith(("#!", "docker ", "vllm ")):
+        try:
+            document = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            first = str(exc).split("\n")[0]
+            raise RecipegenError(f"{source} is not valid YAML: {first}", "check the compose file") from None
+        if isinstance(document, dict):
+            found = _from_compose(catalog, document, source)
+            if found is not None:
+                return found
+    found = _from_text(catalog, text, {}, "")
+    if found is None:
+        raise NoInvocation(source)
+    return found
+
+
+def from_argv(catalog: Catalog, argv: list[str]) -> Invocation:
+    """`recipegen lint -- COMMAND…`: the tokens as the shell passed them (one quoted string is split again)."""
+    if len(argv) == 1 and (" " in argv[0] or "\n" in argv[0]):
+        return find_invocation(catalog, argv[0], "the command")
+    found = _from_tokens(catalog, list(argv), {}, "the command")
+    if found is None:
+        raise NoInvocation("the command")
+    return found

@@ -1,0 +1,278 @@
+"""Lint findings, and the ones that come from running recipegen's gates on a command's own choices.
+
+When a gate fails, the finding names the flag that causes it by running the gate again without that
+choice (the pinned backend, the KV dtype, the context): the flag whose removal makes it pass is the one
+to fix, and the passing run says what to use instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from .resolver.gates import backend_name
+from .resolver.types import Candidate, GateId, GateResult, Layout, Request, Settings
+from .schema import Engine, Source, Variant
+from .schema.engine import Build, Defect
+from .vocabulary import ParsedArgs, Vocabulary
+
+Severity = Literal["error", "silent", "warn", "info"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: Severity
+    code: str  # what kind of finding (unknown-flag, bad-choice, kernel, kv-dtype, tool-parser …)
+    flag: str | None
+    value: str | None
+    what: str  # what happens
+    why: str  # why (kernel, sm, source)
+    fix: str | None  # the exact flag to use instead
+    sources: tuple[Source, ...] = ()
+    gate: GateId | None = None
+
+
+def gate_findings(
+    request: Request,
+    engine: Engine,
+    build: Build,
+    variant: Variant,
+    layout: Layout,
+    settings: Settings,
+    pinned_by: str | None,
+    pinned: str | None,
+    parsed: ParsedArgs,
+    vocab: Vocabulary,
+) -> list[Finding]:
+    from .resolver.gates import defect_text
+    from .resolver.resolve import evaluate
+
+    cand = evaluate(request, engine, build, variant, layout, None, settings)
+    out = [_defect_finding(build, d) for d in cand.build_defects]
+    by_defect = {f"known defect {defect_text(d)}" for d in cand.build_defects}
+    for gate in cand.failing():
+        if gate.reason in by_defect:  # the defect's own finding says it
+            continue
+        sources = tuple(gate.sources[:3])
+        if gate.outcome == "unknown":
+            out.append(
+                Finding("info", gate.gate, None, None, "recipegen cannot tell", gate.reason, None, sources, gate.gate)
+            )
+            continue
+        if gate.gate == "kernel":
+            out.append(
+                _kernel_finding(
+                    request, engine, build, variant, layout, settings, pinned_by, pinned, cand, parsed, vocab
+                )
+            )
+        elif gate.gate == "memory":
+            out.append(_memory_finding(request, engine, build, variant, layout, settings, cand, parsed, vocab))
+        elif gate.gate == "topology":
+            out.append(_topology_finding(request, engine, build, variant, layout, settings, cand))
+        else:
+            flag = {"architecture": "image", "platform": "image", "weight-format": engine.flags.model or "MODEL"}[
+                gate.gate
+            ]
+            what = {
+                "architecture": f"{build.id} cannot load {request.model.name}",
+                "platform": f"{build.id} does not run on this GPU/host",
+                "weight-format": f"{variant.id} weights have no kernel here",
+            }[gate.gate]
+            out.append(
+                Finding("error", gate.gate, flag, None, what, gate.reason, "see the plan below", sources, gate.gate)
+            )
+    out.extend(_required_findings(cand, request, parsed, vocab))
+    return out
+
+
+def _defect_finding(build: Build, defect: Defect) -> Finding:
+    """A known defect of the build that this model, checkpoint and GPU run into."""
+    severity: Severity = "warn"
+    if defect.blocks:
+        severity = "silent" if defect.symptom == "wrong-output" else "error"
+    if defect.workaround:
+        fix = defect.workaround
+    elif defect.fixed_in:
+        fix = f"an image of {defect.fixed_in} or later"
+    else:
+        fix = "another build: see the plan below"
+    what = {
+        "crash": "the engine crashes",
+        "wrong-output": "it starts but answers wrong",
+        "hang": "the engine hangs",
+        "oom": "it runs out of memory",
+        "slow": "it runs, slowly",
+    }[defect.symptom]
+    if defect.workaround and defect.symptom != "slow":
+        what += " unless the command applies the workaround (recipegen cannot read that from the flags)"
+    logs = f"; the engine logs {defect.log_line!r}" if defect.log_line else ""
+    why = f"known defect of {build.id}: {defect.title}{logs}"
+    return Finding(severity, "defect", "image", None, what, why, fix, tuple(defect.sources[:2]), defect.gate)
+
+
+def _required_findings(cand: Candidate, request: Request, parsed: ParsedArgs, vocab: Vocabulary) -> list[Finding]:
+    """Arguments the catalog says this path needs (its kernels, weight format, the model on this engine)."""
+    from .resolver.flags import required_flags
+
+    out: list[Finding] = []
+    for flag in required_flags(cand, request.model, request.hardware.compute_capability, set()):
+        given = parsed.given(vocab, flag.flag) or flag.flag in parsed.values
+        value = parsed.get(vocab, flag.flag) if vocab.key(flag.flag) else parsed.values.get(flag.flag)
+        if given and (flag.value is None or value == flag.value):
+            continue
+        wanted = f"{flag.flag} {flag.value}" if flag.value is not None else flag.flag
+        what = "missing" if not given else f"set to {value}"
+        out.append(
+            Finding(
+                "warn",
+                "required-arg",
+                flag.flag,
+                value if given else None,
+                f"{what}: the catalog says this path needs {wanted}",
+                flag.reason,
+                wanted,
+                flag.sources,
+            )
+        )
+    return out
+
+
+def _kernel_finding(
+    request: Request,
+    engine: Engine,
+    build: Build,
+    variant: Variant,
+    layout: Layout,
+    settings: Settings,
+    pinned_by: str | None,
+    pinned: str | None,
+    cand: Candidate,
+    parsed: ParsedArgs,
+    vocab: Vocabulary,
+) -> Finding:
+    """Which of the command's choices leaves no kernel: the first relaxation after which the gate no longer fails."""
+    from .resolver.resolve import evaluate
+
+    gate = cand.gate("kernel")
+    sm = request.hardware.compute_capability.sm
+    kv_flag = engine.flags.kv_cache_dtype
+
+    def kernel_gate(changed: Settings) -> GateResult:
+        return evaluate(request, engine, build, variant, layout, None, changed).gate("kernel")
+
+    def then(result: GateResult) -> str:
+        """What the fixed command gets, said after the reason."""
+        if result.outcome == "unknown":
+            return f" — with the fix the kernel gate is unknown: {result.reason}"
+        chosen = dict.fromkeys(backend_name(name) for op, name in result.details.kernels if op.startswith("attention"))
+        return f" — with the fix {engine.name} picks {', '.join(chosen)} on {sm}" if chosen else ""
+
+    def first_kv(base: Settings) -> tuple[str, GateResult] | None:
+        for dtype, spelled in engine.kv_dtype_names.items():
+            result = kernel_gate(replace(base, kv_fixed=(dtype,)))
+            if result.outcome != "fail":
+                return spelled, result
+        return None
+
+    def found(code: str, flag: str | None, value: str | None, what: str, fix: str, after: str = "") -> Finding:
+        return Finding("error", code, flag, value, what, gate.reason + after, fix, tuple(gate.sources[:3]), "kernel")
+
+    if pinned is not None:
+        result = kernel_gate(replace(settings, attention_backend=None))
+        if result.outcome != "fail":
+            what = (
+                f"{engine.name} refuses the pinned backend at start-up (or runs a kernel that cannot serve the layer)"
+            )
+            return found("attention-backend", pinned_by, pinned, what, f"remove {pinned_by}", then(result))
+    if settings.kv_fixed and kv_flag:
+        other = first_kv(settings)
+        if other is not None:
+            what = f"no attention kernel for {sm} accepts this KV cache dtype: start-up fails selecting the backend"
+            fix = f"{kv_flag} {other[0]}"
+            return found("kv-dtype", kv_flag, parsed.get(vocab, kv_flag), what, fix, then(other[1]))
+    if pinned is not None and settings.kv_fixed and kv_flag:
+        other = first_kv(replace(settings, attention_backend=None))
+        if other is not None:
+            what = f"the pinned backend and the KV cache dtype together leave no attention kernel for {sm}"
+            fix = f"remove {pinned_by} and set {kv_flag} {other[0]}"
+            return found("attention-backend", pinned_by, pinned, what, fix, then(other[1]))
+    what = f"{build.id} has no kernel for what {request.model.name} needs on {sm}: no flag of this command fixes it"
+    return found("kernel", "image", None, what, "another build or variant: see the plan below")
+
+
+def _memory_finding(
+    request: Request,
+    engine: Engine,
+    build: Build,
+    variant: Variant,
+    layout: Layout,
+    settings: Settings,
+    cand: Candidate,
+    parsed: ParsedArgs,
+    vocab: Vocabulary,
+) -> Finding:
+    from .resolver.resolve import evaluate
+
+    gate = cand.gate("memory")
+    flag = engine.flags.context_length
+    if request.context is not None:
+        free_request = replace(request, context=None)
+        free = evaluate(free_request, engine, build, variant, layout, None, replace(settings, context=None))
+        budget = free.gate("memory").details.budget
+        if free.gate("memory").outcome == "pass" and budget is not None:
+            return Finding(
+                "error",
+                "context",
+                flag,
+                str(request.context),
+                "the KV pool left after the weights cannot hold one request of this context: start-up fails "
+                "(vLLM: 'larger than the available KV cache memory')",
+                gate.reason,
+                f"{flag} {budget.context}",
+                tuple(gate.sources[:2]),
+                "memory",
+            )
+    return Finding(
+        "error",
+        "memory",
+        engine.flags.tensor_parallel or "--gpus",
+        str(settings.tp),
+        "the weights and KV cache do not fit on these GPUs: out of memory at start-up",
+        gate.reason,
+        "more GPUs or a smaller variant: see the plan below",
+        tuple(gate.sources[:2]),
+        "memory",
+    )
+
+
+def _topology_finding(
+    request: Request,
+    engine: Engine,
+    build: Build,
+    variant: Variant,
+    layout: Layout,
+    settings: Settings,
+    cand: Candidate,
+) -> Finding:
+    from .resolver.gates import topology
+
+    gate = cand.gate("topology")
+    flag = engine.flags.tensor_parallel
+    fits = [
+        tp
+        for tp in range(1, layout.gpus + 1)
+        if layout.gpus % tp == 0
+        and topology(request.model, engine, Layout(tp, 1), request.hardware, tp).outcome == "pass"
+    ]
+    fix = f"{flag} {max(fits)}" if fits and flag else "see the plan below"
+    return Finding(
+        "error",
+        "topology",
+        flag,
+        str(settings.tp),
+        f"{engine.name} refuses the tensor-parallel size at start-up",
+        gate.reason,
+        fix,
+        tuple(gate.sources[:2]),
+        "topology",
+    )
