@@ -120,7 +120,8 @@ def test_history_of_a_kernel_that_landed_in_a_release(cli):
     (vllm,) = result.json()["engines"]
     kernel_flips = [f for f in vllm["flips"] if f["change"].startswith("kernel now passes: sm120")]
     assert kernel_flips, vllm["flips"]
-    assert vllm["summary"].startswith("vLLM: blocked (kernel: no attention.sparse_mla kernel for sm120) until")
+    # older releases do not load the architecture at all; the kernel block comes after them
+    assert "blocked (kernel: no attention.sparse_mla kernel for sm120) until" in vllm["summary"]
 
 
 DEFECT = """\
@@ -226,3 +227,24 @@ def test_generate_as_of_writes_the_date_into_the_rerun_command(cli, tmp_path):
     plan = (out / "plan.json").read_text()
     assert '"build": "vllm-0.24.0"' in plan  # the newest vLLM release on that day
     assert "--as-of 2026-07-15" in (out / "README.md").read_text()
+
+
+def test_gpt_oss_loads_from_the_release_after_its_launch(cli):
+    """gpt-oss came out between vLLM 0.10.0 and 0.10.1: the flip is the architecture, on Hopper and Ampere alike."""
+    for gpu in ("h200", "a100"):
+        result = cli("history", "--gpu", gpu, "--model", "gpt-oss-120b", "--engine", "vllm", "--format", "json")
+        assert result.code == 0, result.err
+        (vllm,) = result.json()["engines"]
+        verdicts = {b["build"]: b for b in vllm["builds"]}
+        assert verdicts["vllm-0.10.0"]["verdict"] == "blocked"
+        assert verdicts["vllm-0.10.0"]["gate"] == "architecture"
+        assert verdicts["vllm-0.10.1"]["verdict"] == "runnable"
+        (flip,) = [f for f in vllm["flips"] if f["to"] == "vllm-0.10.1"]
+        assert flip["change"].startswith("architecture now passes")
+
+
+def test_as_of_before_deepseek_v32_has_no_dsa_release(cli):
+    """In October 2025 the newest vLLM release here is 0.10.2, which loads no DSA model."""
+    result = cli("explain", "--gpu", "h200", "--model", "deepseek-v3.2", "--engine", "vllm", "--as-of", "2025-10-01")
+    assert "vllm-0.10.2" in result.out
+    assert "DeepseekV32ForCausalLM" in result.out
