@@ -248,3 +248,33 @@ def test_as_of_before_deepseek_v32_has_no_dsa_release(cli):
     result = cli("explain", "--gpu", "h200", "--model", "deepseek-v3.2", "--engine", "vllm", "--as-of", "2025-10-01")
     assert "vllm-0.10.2" in result.out
     assert "DeepseekV32ForCausalLM" in result.out
+
+
+def test_sglang_loads_deepseek_v4_from_0_5_12_and_the_launch_image_before(cli):
+    """DeepSeek-V4 on H200: the launch image ran it before any release did; 0.5.12 is the first release."""
+    result = cli("history", "--gpu", "h200", "--model", "deepseek-v4-flash", "--engine", "sglang", "--format", "json")
+    assert result.code == 0, result.err
+    (sglang,) = result.json()["engines"]
+    verdicts = {b["build"]: b for b in sglang["builds"]}
+    assert verdicts["sglang-0.5.11"]["gate"] == "architecture"
+    assert verdicts["sglang-0.5.12"]["verdict"] == "runnable"
+    sides = {b["build"]: b for b in sglang["side_paths"]}
+    assert sides["sglang-dsv4-hopper-image"]["verdict"] == "runnable"
+    assert sides["sglang-dsv4-hopper-image"]["released"] < verdicts["sglang-0.5.12"]["released"]
+    # the Blackwell image is not built for Hopper, and the text line says why rather than a cut-off fragment
+    assert sides["sglang-dsv4-blackwell-image"]["gate"] == "platform"
+    text = cli("history", "--gpu", "h200", "--model", "deepseek-v4-flash", "--engine", "sglang").out
+    line = next(x for x in text.splitlines() if "sglang-dsv4-blackwell-image" in x)
+    assert "not compiled for sm90" in line
+
+
+def test_a100_glm53_flash_has_a_community_path_where_every_official_build_is_blocked(cli):
+    result = cli(
+        "history", "--gpu", "a100", "--gpus", "8", "--model", "glm-5.3-flash", "--engine", "vllm", "--format", "json"
+    )
+    (vllm,) = result.json()["engines"]
+    assert all(b["verdict"] == "blocked" for b in vllm["builds"])
+    sides = {b["build"]: b for b in vllm["side_paths"]}
+    assert sides["vllm-glm53-flash-image"]["gate"] == "kernel"
+    community = sides["vllm-glm53-flash-sm80-malavp"]
+    assert community["verdict"] == "runnable" and community["provenance"] == "community"
