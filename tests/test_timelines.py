@@ -278,3 +278,18 @@ def test_a100_glm53_flash_has_a_community_path_where_every_official_build_is_blo
     assert sides["vllm-glm53-flash-image"]["gate"] == "kernel"
     community = sides["vllm-glm53-flash-sm80-malavp"]
     assert community["verdict"] == "runnable" and community["provenance"] == "community"
+
+
+def test_v0_24_deepgemm_regression_ranks_fp8_below_on_sm120_only(cli):
+    """vLLM 0.24.0 crashes FP8 checkpoints on SM12x (DeepGEMM pin without SM120); 0.23.0 and Hopper are clean."""
+
+    def fp8_defects(gpu: str, build: str) -> list[str]:
+        result = cli("explain", "--gpu", gpu, "--model", "qwen3-32b", "--build", build, "--format", "json")
+        assert result.code == 0, result.err
+        plans = result.json()["plans"]
+        (fp8,) = [p for p in plans if p["variant"] == "fp8"]
+        return [d["id"] for d in fp8["build_defects"]]
+
+    assert fp8_defects("rtx-pro-6000", "vllm==0.24.0") == ["vllm-0.24-deepgemm-sm120-fp8"]
+    assert fp8_defects("rtx-pro-6000", "vllm==0.23.0") == []
+    assert fp8_defects("h200", "vllm==0.24.0") == []
