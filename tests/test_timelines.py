@@ -293,3 +293,19 @@ def test_v0_24_deepgemm_regression_ranks_fp8_below_on_sm120_only(cli):
     assert fp8_defects("rtx-pro-6000", "vllm==0.24.0") == ["vllm-0.24-deepgemm-sm120-fp8"]
     assert fp8_defects("rtx-pro-6000", "vllm==0.23.0") == []
     assert fp8_defects("h200", "vllm==0.24.0") == []
+
+
+def test_glm53_flash_loads_from_vllm_0_30_but_sm120_waits_for_a_nope_kernel(cli):
+    def vllm_history(gpu: str) -> dict[str, dict[str, str]]:
+        result = cli("history", "--gpu", gpu, *SEED_000, "--engine", "vllm", "--format", "json")
+        assert result.code == 0, result.err
+        (vllm,) = result.json()["engines"]
+        return {b["build"]: b for b in vllm["builds"]}
+
+    hopper = vllm_history("h200")
+    assert hopper["vllm-0.29.0"]["gate"] == "architecture"
+    assert hopper["vllm-0.30.0"]["verdict"] == "runnable"
+    blackwell_ws = vllm_history("rtx-pro-6000")
+    assert blackwell_ws["vllm-0.30.0"]["verdict"] == "blocked"
+    assert blackwell_ws["vllm-0.30.0"]["gate"] == "kernel"
+    assert "sm120" in blackwell_ws["vllm-0.30.0"]["reason"]
