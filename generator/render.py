@@ -9,14 +9,10 @@ escaped for Compose), so hostile text in a model name or path cannot break out.
 from __future__ import annotations
 
 import json
-import os
 import posixpath
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from jinja2 import BaseLoader, StrictUndefined, TemplateNotFound
@@ -24,7 +20,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from . import __version__
 from .contract import resolution_json
-from .errors import InternalError, OutputConflictError, RecipegenError
+from .errors import InternalError, RecipegenError
 from .report import budget_table, candidate_title, target_line
 from .resolver.flags import container_model_path, model_dir
 from .resolver.types import Flag, Plan, Resolution
@@ -285,40 +281,3 @@ def render(resolution: Resolution, command_line: str) -> dict[str, str]:
     if ctx["source"] is not None:
         files["Dockerfile"] = env.get_template("Dockerfile.j2").render(ctx)
     return files
-
-
-EXECUTABLE = {"launch.sh", "verify.sh"}
-
-
-def write(files: dict[str, str], out: Path, force: bool) -> bool:
-    """Write atomically. Returns False when the folder already holds exactly these files."""
-    if out.exists():
-        if not out.is_dir():
-            raise OutputConflictError(f"{out} exists and is not a folder", "choose another --out")
-        current = {p.name: p.read_text(encoding="utf-8") for p in out.iterdir() if p.is_file()}
-        if current == files:
-            return False
-        if not force:
-            raise OutputConflictError(
-                f"{out} exists with different content", "pass --force to replace it, or choose another --out"
-            )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        for name, content in files.items():
-            path = staging / name
-            path.write_text(content, encoding="utf-8")
-            os.chmod(path, 0o755 if name in EXECUTABLE else 0o644)
-        if out.exists():
-            backup = out.with_name(f".{out.name}.old")
-            if backup.exists():
-                shutil.rmtree(backup)
-            out.rename(backup)
-            staging.rename(out)
-            shutil.rmtree(backup)
-        else:
-            staging.rename(out)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
-    return True
