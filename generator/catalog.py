@@ -309,6 +309,7 @@ def cross_check(catalog: Catalog) -> list[CatalogProblem]:
                     problem(kind, entry_id, field_path, f"name {name!r} is already used by {other!r}")
                 owners.setdefault(folded, entry_id)
 
+    from .argcheck import deployment_arg_problems
     from .vocabulary import shipped
 
     vocabularies = shipped()
@@ -388,6 +389,10 @@ def cross_check(catalog: Catalog) -> list[CatalogProblem]:
             problem("deployments", dep_id, "engine", f"unknown engine {dep.engine!r}")
         elif build_owner.get(dep.build) != dep.engine:
             problem("deployments", dep_id, "build", f"engine {dep.engine!r} has no build {dep.build!r}")
+        else:
+            engine, build = catalog.build(dep.build)
+            for field_path, message in deployment_arg_problems(dep, engine, build):
+                problem("deployments", dep_id, field_path, message)
     _check_required_args(catalog, build_owner, problem)
 
     for fp_id, fp in catalog.fingerprints.items():
