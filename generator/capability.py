@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from functools import total_ordering
+from functools import lru_cache, total_ordering
 from typing import Any
 
 from pydantic import GetCoreSchemaHandler
@@ -123,7 +123,13 @@ def _coerce_set(value: Any) -> CapabilitySet:
         value = [value]
     if not isinstance(value, list) or not value:
         raise ValueError("expected a non-empty list of capability terms such as ['9.0', '10.x', '>=7.5']")
-    return CapabilitySet(tuple(str(v) for v in value))
+    return _capability_set(tuple(str(v) for v in value))
+
+
+@lru_cache(maxsize=4096)
+def _capability_set(terms: tuple[str, ...]) -> CapabilitySet:
+    # every release file re-validates its parent's sets when the loader merges it: parse each list once
+    return CapabilitySet(terms)
 
 
 def _term_matcher(term: str) -> Any:

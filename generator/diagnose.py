@@ -295,7 +295,8 @@ def diagnose_log(catalog: Catalog, text: str, hints: Hints | None = None) -> Dia
     lines = text.split("\n")
     facts = read_facts(catalog, text, hints)
     matches: list[Match] = []
-    for fp in [*catalog.fingerprints.values(), *defect_fingerprints(catalog)]:
+    # a build's own known defect is more specific than a catalog fingerprint of the same line (stable sort below)
+    for fp in [*defect_fingerprints(catalog), *catalog.fingerprints.values()]:
         if not _applies(fp, facts):
             continue
         pattern = re.compile(fp.pattern)

@@ -8,6 +8,7 @@ gets the verdict `resolve` would give for it alone.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -95,8 +96,9 @@ class EngineHistory:
 
 def short(reason: str, limit: int = 90) -> str:
     text = reason.split(" — ")[0].split(" | ")[0]
-    head = text.split(" (")[0]
-    text = head if len(head) >= 20 else text
+    # drop the parentheticals (the why, a CUDA version), not what follows them
+    while (inner := re.sub(r" ?\([^()]*\)", "", text)) != text:
+        text = inner
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 

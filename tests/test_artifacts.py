@@ -129,7 +129,19 @@ def test_generation_is_byte_identical_and_refuses_to_clobber(cli, tmp_path):
 
 
 def test_blocked_request_writes_nothing(cli, tmp_path):
-    result = cli("--gpu", "rtx-4090", "--model", "glm-5.3-flash", "--engine", "vllm", "--gpus", "8", cwd=tmp_path)
+    result = cli(
+        "--gpu",
+        "rtx-4090",
+        "--model",
+        "glm-5.3-flash",
+        "--engine",
+        "vllm",
+        "--build",
+        "vllm==0.33.0",
+        "--gpus",
+        "8",
+        cwd=tmp_path,
+    )
     assert result.code == 3
     assert "VERDICT: blocked" in result.out
     assert "nothing written" in result.err

@@ -50,7 +50,20 @@ def test_glm53_flash_fp8_on_rtx4090_is_a_kernel_wall_not_an_fp8_problem(cli):
 
 
 def test_blocked_explanation_lists_alternatives(cli):
-    text = cli("explain", "--gpu", "rtx-4090", "--model", "glm-5.3-flash", "--engine", "vllm", "--gpus", "8").out
+    # the official release: the sm89 fork runs the model once weights go to host RAM (offload)
+    text = cli(
+        "explain",
+        "--gpu",
+        "rtx-4090",
+        "--model",
+        "glm-5.3-flash",
+        "--engine",
+        "vllm",
+        "--build",
+        "vllm==0.33.0",
+        "--gpus",
+        "8",
+    ).out
     assert "VERDICT: blocked" in text
     advice = text.split("What would make it run:", 1)[1]
     assert "the kernel wall: no attention.sparse_mla_nope kernel for sm89" in advice

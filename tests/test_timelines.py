@@ -120,7 +120,8 @@ def test_history_of_a_kernel_that_landed_in_a_release(cli):
     (vllm,) = result.json()["engines"]
     kernel_flips = [f for f in vllm["flips"] if f["change"].startswith("kernel now passes: sm120")]
     assert kernel_flips, vllm["flips"]
-    assert vllm["summary"].startswith("vLLM: blocked (kernel: no attention.sparse_mla kernel for sm120) until")
+    # older releases do not load the architecture at all; the kernel block comes after them
+    assert "blocked (kernel: no attention.sparse_mla kernel for sm120) until" in vllm["summary"]
 
 
 DEFECT = """\
@@ -226,3 +227,85 @@ def test_generate_as_of_writes_the_date_into_the_rerun_command(cli, tmp_path):
     plan = (out / "plan.json").read_text()
     assert '"build": "vllm-0.24.0"' in plan  # the newest vLLM release on that day
     assert "--as-of 2026-07-15" in (out / "README.md").read_text()
+
+
+def test_gpt_oss_loads_from_the_release_after_its_launch(cli):
+    """gpt-oss came out between vLLM 0.10.0 and 0.10.1: the flip is the architecture, on Hopper and Ampere alike."""
+    for gpu in ("h200", "a100"):
+        result = cli("history", "--gpu", gpu, "--model", "gpt-oss-120b", "--engine", "vllm", "--format", "json")
+        assert result.code == 0, result.err
+        (vllm,) = result.json()["engines"]
+        verdicts = {b["build"]: b for b in vllm["builds"]}
+        assert verdicts["vllm-0.10.0"]["verdict"] == "blocked"
+        assert verdicts["vllm-0.10.0"]["gate"] == "architecture"
+        assert verdicts["vllm-0.10.1"]["verdict"] == "runnable"
+        (flip,) = [f for f in vllm["flips"] if f["to"] == "vllm-0.10.1"]
+        assert flip["change"].startswith("architecture now passes")
+
+
+def test_as_of_before_deepseek_v32_has_no_dsa_release(cli):
+    """In October 2025 the newest vLLM release here is 0.10.2, which loads no DSA model."""
+    result = cli("explain", "--gpu", "h200", "--model", "deepseek-v3.2", "--engine", "vllm", "--as-of", "2025-10-01")
+    assert "vllm-0.10.2" in result.out
+    assert "DeepseekV32ForCausalLM" in result.out
+
+
+def test_sglang_loads_deepseek_v4_from_0_5_12_and_the_launch_image_before(cli):
+    """DeepSeek-V4 on H200: the launch image ran it before any release did; 0.5.12 is the first release."""
+    result = cli("history", "--gpu", "h200", "--model", "deepseek-v4-flash", "--engine", "sglang", "--format", "json")
+    assert result.code == 0, result.err
+    (sglang,) = result.json()["engines"]
+    verdicts = {b["build"]: b for b in sglang["builds"]}
+    assert verdicts["sglang-0.5.11"]["gate"] == "architecture"
+    assert verdicts["sglang-0.5.12"]["verdict"] == "runnable"
+    sides = {b["build"]: b for b in sglang["side_paths"]}
+    assert sides["sglang-dsv4-hopper-image"]["verdict"] == "runnable"
+    assert sides["sglang-dsv4-hopper-image"]["released"] < verdicts["sglang-0.5.12"]["released"]
+    # the Blackwell image is not built for Hopper, and the text line says why rather than a cut-off fragment
+    assert sides["sglang-dsv4-blackwell-image"]["gate"] == "platform"
+    text = cli("history", "--gpu", "h200", "--model", "deepseek-v4-flash", "--engine", "sglang").out
+    line = next(x for x in text.splitlines() if "sglang-dsv4-blackwell-image" in x)
+    assert "not compiled for sm90" in line
+
+
+def test_a100_glm53_flash_has_a_community_path_where_every_official_build_is_blocked(cli):
+    result = cli(
+        "history", "--gpu", "a100", "--gpus", "8", "--model", "glm-5.3-flash", "--engine", "vllm", "--format", "json"
+    )
+    (vllm,) = result.json()["engines"]
+    assert all(b["verdict"] == "blocked" for b in vllm["builds"])
+    sides = {b["build"]: b for b in vllm["side_paths"]}
+    assert sides["vllm-glm53-flash-image"]["gate"] == "kernel"
+    community = sides["vllm-glm53-flash-sm80-malavp"]
+    assert community["verdict"] == "runnable" and community["provenance"] == "community"
+
+
+def test_v0_24_deepgemm_regression_ranks_fp8_below_on_sm120_only(cli):
+    """vLLM 0.24.0 crashes FP8 checkpoints on SM12x (DeepGEMM pin without SM120); 0.23.0 and Hopper are clean."""
+
+    def fp8_defects(gpu: str, build: str) -> list[str]:
+        result = cli("explain", "--gpu", gpu, "--model", "qwen3-32b", "--build", build, "--format", "json")
+        assert result.code == 0, result.err
+        plans = result.json()["plans"]
+        (fp8,) = [p for p in plans if p["variant"] == "fp8"]
+        return [d["id"] for d in fp8["build_defects"]]
+
+    assert fp8_defects("rtx-pro-6000", "vllm==0.24.0") == ["vllm-0.24-deepgemm-sm120-fp8"]
+    assert fp8_defects("rtx-pro-6000", "vllm==0.23.0") == []
+    assert fp8_defects("h200", "vllm==0.24.0") == []
+
+
+def test_glm53_flash_loads_from_vllm_0_30_but_sm120_waits_for_a_nope_kernel(cli):
+    def vllm_history(gpu: str) -> dict[str, dict[str, str]]:
+        result = cli("history", "--gpu", gpu, *SEED_000, "--engine", "vllm", "--format", "json")
+        assert result.code == 0, result.err
+        (vllm,) = result.json()["engines"]
+        return {b["build"]: b for b in vllm["builds"]}
+
+    hopper = vllm_history("h200")
+    assert hopper["vllm-0.29.0"]["gate"] == "architecture"
+    assert hopper["vllm-0.30.0"]["verdict"] == "runnable"
+    blackwell_ws = vllm_history("rtx-pro-6000")
+    assert blackwell_ws["vllm-0.30.0"]["verdict"] == "blocked"
+    assert blackwell_ws["vllm-0.30.0"]["gate"] == "kernel"
+    assert "sm120" in blackwell_ws["vllm-0.30.0"]["reason"]
