@@ -109,13 +109,14 @@ class Selectors:
 
 
 def _request(catalog: Catalog, sel: Selectors) -> Request:
-    from .names import resolve_build, resolve_engine, resolve_gpu, resolve_model, resolve_variant
+    from .anymodel import resolve_any
+    from .names import resolve_build, resolve_engine, resolve_gpu, resolve_variant
     from .resolver import Request
 
     if sel.gpu is None or sel.model is None:
         missing = " and ".join(n for n, v in (("--gpu", sel.gpu), ("--model", sel.model)) if v is None)
         raise RecipegenError(f"{missing} is required", "e.g. recipegen --gpu sm80 --model glm-5.2")
-    choice = resolve_model(catalog, sel.model)
+    choice = resolve_any(catalog, sel.model)
     target = resolve_gpu(catalog, sel.gpu, sel.gpu_memory)
     return Request(
         model=choice.model,
@@ -128,6 +129,7 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
         context=sel.context,
         concurrency=sel.concurrency,
         target_note=f"--model {sel.model} → {choice.how}; --gpu {sel.gpu} → {target.how}",
+        model_facts=choice.facts,
     )
 
 
@@ -157,12 +159,18 @@ def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
 
 def generate_command(sel: Selectors, out: Path | None, force: bool, fmt: Format, recipes: list[str]) -> None:
     from .contract import resolution_json
+    from .hub import looks_like_repo
     from .render import folder_name, render, write
     from .report import candidate_title, target_line
     from .resolver import resolve
 
     catalog = _catalog(recipes)
     request = _request(catalog, sel)
+    if request.model_facts == "files" and not looks_like_repo(request.model.variants[0].repo):
+        raise RecipegenError(
+            f"{sel.model} is a local folder: the artifacts download a Hub repo and cannot name a folder",
+            "run `recipegen explain` for the plan, or name the checkpoint's Hub repo id",
+        )
     resolution = resolve(catalog, request)
     if not resolution.plans:
         if fmt is Format.json:
@@ -268,12 +276,12 @@ def matrix(
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
     """Verdict grid of models × targets: ✓ official, ◐ fallback/community/fork only, ✗ blocked, ? unknown."""
+    from .anymodel import resolve_any
     from .matrix import build_matrix, to_html, to_json, to_markdown
-    from .names import resolve_model
     from .targets import DEFAULT_TARGETS, parse_target
 
     catalog = _catalog(recipes)
-    models = [resolve_model(catalog, m).model for m in model] or sorted(catalog.models.values(), key=lambda m: m.id)
+    models = [resolve_any(catalog, m).model for m in model] or sorted(catalog.models.values(), key=lambda m: m.id)
     targets = [parse_target(catalog, t) for t in (target or list(DEFAULT_TARGETS))]
     cells = build_matrix(catalog, models, targets)
     if fmt is MatrixFormat.json:
@@ -323,6 +331,9 @@ def validate(
     typer.echo(f"catalog ok: {counts}, {builds} engine builds")
     for kind, entry_id, origin in catalog.overridden:
         typer.echo(f"  {kind}/{entry_id} overridden by {origin.path}")
+
+
+from .commands import inspect as _inspect  # noqa: E402,F401 - registers `inspect`
 
 
 def main() -> None:

@@ -28,6 +28,7 @@ class Request:
     context: int | None = None
     concurrency: int | None = None
     target_note: str = ""  # how --gpu/--model were understood, shown to the user
+    model_facts: str = "catalog"  # catalog · name (inferred from the repo name) · files (derived from its files)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,132 @@
+"""--model for any model: a catalog entry wins; then a name inferred offline; then the repo's (or
+local folder's) own files through the Hub edge, giving a model with status `derived`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .catalog import Catalog
+from .errors import RecipegenError, UnknownNameError
+from .names import ModelChoice, resolve_model
+from .schema import Model
+
+if TYPE_CHECKING:
+    from .derive import Derivation
+
+
+def unknown_architecture(catalog: Catalog, arch: str | None) -> str:
+    if arch is None:
+        return "its config.json names no architecture class"
+    builds = [b.id for _, b in catalog.builds() if arch in b.architectures]
+    if not builds:
+        return f"no engine in the catalog registers {arch}"
+    return (
+        f"{arch} is loaded by {', '.join(builds)}, but recipegen has no rule to read its attention layout from "
+        "config.json (data/architectures.yaml)"
+    )
+
+
+def resolve_any(catalog: Catalog, value: str) -> ModelChoice:
+    from .inference import infer
+
+    try:
+        return resolve_model(catalog, value)
+    except UnknownNameError as unknown:
+        inferred = infer(catalog, value)
+        if inferred is not None:
+            return inferred
+        from . import hub
+
+        if not (hub.is_local(value) or hub.looks_like_repo(value)):
+            families = sorted(m.id for m in catalog.models.values() if m.id.startswith(value.strip().casefold()))
+            if len(families) > 1:
+                raise RecipegenError(
+                    f"{value!r} names a family with several models in the catalog: {', '.join(families)}",
+                    "pick one with --model",
+                ) from None
+            raise unknown from None
+        return from_files(catalog, value)
+
+
+def from_files(catalog: Catalog, value: str) -> ModelChoice:
+    """Read the checkpoint's files and derive the model; an unknown class or format is said plainly."""
+    from . import hub
+    from .derive import derive
+
+    checkpoint = hub.read(value, headers=False)
+    derivation = derive(checkpoint)
+    if derivation.model is None:
+        if derivation.rule is None:
+            reason = unknown_architecture(catalog, derivation.architecture)
+            if checkpoint.config is None:
+                reason = "it has no config.json (a GGUF-only repo)" + (
+                    f"; its card names base_model {', '.join(checkpoint.base_model)}" if checkpoint.base_model else ""
+                )
+        else:
+            reason = derivation.problem or "its files do not say enough"
+        raise RecipegenError(
+            f"cannot plan {value}: {reason}",
+            "`recipegen inspect` shows what its files say; a models/*.yaml in --recipes can state the rest",
+        )
+    variant = derivation.model.variants[0]
+    read = ", ".join(r.rsplit("/", 1)[-1] for r in checkpoint.read) or "its files"
+    how = (
+        f"{derivation.architecture} derived from {read} of {checkpoint.name} "
+        f"(status derived; weights {variant.quant}, size from {derivation.size.how})"
+    )
+    return ModelChoice(derivation.model, variant.id, how, facts="files")
+
+
+def _shape(model: Model) -> tuple[object, ...]:
+    att, moe = model.attention, model.moe
+    return (
+        model.architecture,
+        model.layers,
+        model.hidden_size,
+        att.kind,
+        att.num_heads,
+        att.num_kv_heads,
+        att.head_dim if att.kind == "gqa" else None,
+        att.kv_lora_rank,
+        att.qk_rope_head_dim,
+        (moe.experts, moe.top_k) if moe else None,
+    )
+
+
+def family_of(catalog: Catalog, derivation: Derivation) -> tuple[Model | None, str, str]:
+    """The catalog family a checkpoint belongs to, how sure (certain/high/medium/low/none), and why."""
+    from .inference import infer
+
+    ck, derived = derivation.checkpoint, derivation.model
+    repo = (ck.repo_id or "").casefold()
+    for model in catalog.models.values():
+        for variant in model.variants:
+            if repo and variant.repo.casefold() == repo:
+                return model, "certain", f"the catalog lists {variant.repo} as {model.id} variant {variant.id}"
+    same = [m for m in catalog.models.values() if derived is not None and _shape(m) == _shape(derived)]
+    for base in ck.base_model:
+        try:
+            choice = resolve_model(catalog, base)
+        except UnknownNameError:
+            continue
+        sure = "high" if choice.model in same else "medium"
+        return choice.model, sure, f"its card names base_model {base} ({choice.how})"
+    try:
+        named = infer(catalog, ck.repo_id) if ck.repo_id else None
+    except RecipegenError:  # a format word no engine loads: the name maps to no plannable family
+        named = None
+    if named is not None:
+        if derived is not None and _shape(named.model) != _shape(derived):
+            return None, "none", f"the name suggests {named.model.id}, but the files show other dimensions"
+        sure = "high" if derived is not None else "medium"
+        return named.model, sure, f"the name suggests {named.model.id}" + (
+            "; the files confirm its dimensions" if derived is not None else ""
+        )
+    if len(same) == 1:
+        return same[0], "medium", f"same architecture and dimensions as {same[0].id} (a fine-tune or copy?)"
+    if same:
+        return same[0], "low", f"same architecture and dimensions as {', '.join(m.id for m in same)}"
+    archs = [m.id for m in catalog.models.values() if derivation.architecture and m.architecture == derivation.architecture]
+    if archs:
+        return None, "none", f"no catalog model has its dimensions; same class: {', '.join(sorted(archs))}"
+    return None, "none", "no catalog model of this class"
