@@ -119,14 +119,18 @@ def family_of(catalog: Catalog, derivation: Derivation) -> tuple[Model | None, s
         if derived is not None and _shape(named.model) != _shape(derived):
             return None, "none", f"the name suggests {named.model.id}, but the files show other dimensions"
         sure = "high" if derived is not None else "medium"
-        return named.model, sure, f"the name suggests {named.model.id}" + (
-            "; the files confirm its dimensions" if derived is not None else ""
+        return (
+            named.model,
+            sure,
+            f"the name suggests {named.model.id}"
+            + ("; the files confirm its dimensions" if derived is not None else ""),
         )
     if len(same) == 1:
         return same[0], "medium", f"same architecture and dimensions as {same[0].id} (a fine-tune or copy?)"
     if same:
         return same[0], "low", f"same architecture and dimensions as {', '.join(m.id for m in same)}"
-    archs = [m.id for m in catalog.models.values() if derivation.architecture and m.architecture == derivation.architecture]
+    arch = derivation.architecture
+    archs = [m.id for m in catalog.models.values() if arch and m.architecture == arch]
     if archs:
         return None, "none", f"no catalog model has its dimensions; same class: {', '.join(sorted(archs))}"
     return None, "none", "no catalog model of this class"

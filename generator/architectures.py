@@ -43,5 +43,7 @@ def rules() -> dict[str, Rule]:
     try:
         parsed = Rules.model_validate(yaml.safe_load(text))
     except ValidationError as exc:  # shipped data: a broken file is a packaging bug, said in one line
-        raise RecipegenError(f"data/architectures.yaml is invalid: {exc.errors()[0]['msg']}", "reinstall recipegen")
+        raise RecipegenError(
+            f"data/architectures.yaml is invalid: {exc.errors()[0]['msg']}", "reinstall recipegen"
+        ) from None
     return {r.architecture: r for r in parsed.rules}

@@ -61,7 +61,8 @@ def text_config(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _compressed_tensors(qc: dict[str, Any]) -> WeightFormat:
-    groups = qc.get("config_groups") if isinstance(qc.get("config_groups"), dict) else {}
+    raw = qc.get("config_groups")
+    groups: dict[str, Any] = raw if isinstance(raw, dict) else {}
     kinds: set[tuple[str, int]] = set()
     block = False
     for group in groups.values():
@@ -277,7 +278,8 @@ def derive(ck: Checkpoint) -> Derivation:
     fmt = weight_format(ck)
     size = checkpoint_size(ck, fmt.quant)
     if ck.config is None:
-        return Derivation(ck, None, None, None, "no config.json: the architecture is not stated", None, fmt, size, "", ())
+        problem = "no config.json: the architecture is not stated"
+        return Derivation(ck, None, None, None, problem, None, fmt, size, "", ())
     config = ck.config
     arch_list = config.get("architectures")
     arch = str(arch_list[0]) if isinstance(arch_list, list) and arch_list else None
@@ -320,8 +322,8 @@ def derive(ck: Checkpoint) -> Derivation:
                 sources=sources,
             )
         )
-    model = None
-    problem = fmt.why_none
+    model: Model | None = None
+    why_not: str | None = fmt.why_none
     if variants:
         model = Model(
             id=slug(base),
@@ -346,7 +348,7 @@ def derive(ck: Checkpoint) -> Derivation:
             variants=variants,
             sources=sources,
         )
-    return Derivation(ck, arch, model_type, rule, problem, model, fmt, size, params_how, tuple(facts))
+    return Derivation(ck, arch, model_type, rule, why_not, model, fmt, size, params_how, tuple(facts))
 
 
 def observed(config: dict[str, Any] | None) -> list[tuple[str, str]]:
@@ -358,9 +360,10 @@ def observed(config: dict[str, Any] | None) -> list[tuple[str, str]]:
     for key in ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim"):
         if _int(c.get(key)) is not None:
             out.append((key, str(c[key])))
+    mla = _int(c.get("kv_lora_rank")) is not None
     for key in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "q_lora_rank"):
         if _int(c.get(key)) is not None:
-            out.append((f"MLA {key}", str(c[key])))
+            out.append((f"MLA {key}" if mla else key, str(c[key])))
     for key in ("index_n_heads", "index_head_dim", "index_topk"):
         if _int(c.get(key)) is not None:
             out.append((f"DSA indexer {key}", str(c[key])))

@@ -304,8 +304,9 @@ def _explain(exc: Exception, repo: str, revision: str | None, what: str) -> HubE
         )
     if isinstance(exc, errors.HfHubHTTPError):
         return HubError(f"{where} answered {_status(exc)} for {what} of {repo}", "retry later or check HF_ENDPOINT")
+    detail = str(exc).splitlines()[0] if str(exc) else ""
     return HubError(
-        f"cannot read {what} of {repo} from {where}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+        f"cannot read {what} of {repo} from {where}: {type(exc).__name__}: {detail}",
         "check the network or HF_ENDPOINT; offline, set HF_HUB_OFFLINE=1 to use the local cache",
     )
 
@@ -319,6 +320,9 @@ def _status(exc: Exception) -> str:
 def _read_hub(ref: str, repo: str, revision: str | None, headers: bool) -> Checkpoint:
     from huggingface_hub import HfApi, hf_hub_download
     from huggingface_hub import errors as hf_errors
+    from huggingface_hub.utils.tqdm import disable_progress_bars
+
+    disable_progress_bars()  # stderr carries one-line messages only
 
     url_base = endpoint()
     auth = token()
@@ -345,12 +349,12 @@ def _read_hub(ref: str, repo: str, revision: str | None, headers: bool) -> Check
         if card is not None:
             value = getattr(card, "base_model", None)
             base = (value,) if isinstance(value, str) else tuple(v for v in value or [] if isinstance(v, str))
-        read_files.append(f"{url_base}/api/models/{repo}" + (f"/revision/{revision}" if revision else ""))
+        read_files.append(
+            f"{url_base}/api/models/{repo}" + (f"/revision/{revision}" if revision else "") + " (files, card data)"
+        )
 
     def fetch(name: str, required: bool) -> dict[str, Any] | None:
         if names is not None and name not in names:
-            if required:
-                return None
             return None
         try:
             path = hf_hub_download(

@@ -41,6 +41,8 @@ UNSUPPORTED_WORDS = {
     "exl2": "ExLlamaV2 (EXL2); no engine in the catalog loads EXL2",
     "exl3": "ExLlamaV3 (EXL3); no engine in the catalog loads EXL3",
 }
+
+
 def _fold(text: str) -> str:
     return text.strip().casefold()
 
@@ -115,7 +117,7 @@ def infer(catalog: Catalog, value: str) -> ModelChoice | None:
             update={
                 "id": _unique(family, f"{original.id}-{_fold(org)}"),
                 "repo": value,
-                "notes": [*original.notes, f"{value}: same name as {original.repo}, taken as a mirror of it ({inferred})"],
+                "notes": [*original.notes, f"{value}: same name as {original.repo}, taken as its mirror ({inferred})"],
             }
         )
         how = f"model {family.name}, {value} taken as a mirror of {original.repo} ({inferred})"

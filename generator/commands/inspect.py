@@ -88,9 +88,8 @@ def _attention_line(att: dict[str, Any]) -> str:
     )
     indexer = att.get("indexer")
     if indexer:
-        line += (
-            f"; indexer {indexer['heads']} heads × {indexer['head_dim']}, top-{indexer['topk']}"
-            + (f", {indexer['layers']} indexer layers" if indexer.get("layers") else "")
+        line += f"; indexer {indexer['heads']} heads × {indexer['head_dim']}, top-{indexer['topk']}" + (
+            f", {indexer['layers']} indexer layers" if indexer.get("layers") else ""
         )
     return line
 
@@ -158,7 +157,7 @@ def draft_yaml(d: Derivation) -> str:
 
 @app.command("inspect")
 def inspect(
-    model: Annotated[str, typer.Argument(help="Hub repo id (ORG/NAME or ORG/NAME@REVISION) or a local checkpoint folder")],
+    model: Annotated[str, typer.Argument(help="Hub repo id (ORG/NAME, ORG/NAME@REVISION) or a checkpoint folder")],
     fmt: Annotated[InspectFormat, typer.Option("--format", help="text, json, or yaml (a draft models/*.yaml)")] = (
         InspectFormat.text
     ),

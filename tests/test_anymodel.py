@@ -1,0 +1,267 @@
+"""Any model a user names: Hub repos through the real huggingface_hub client against a local Hub,
+local checkpoint folders, and names resolved offline."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.hubserver import HUB_DATA, serve
+
+COGITO = "deepcogito/cogito-v1-preview-qwen-14B"
+COGITO_TOTAL = json.loads((HUB_DATA / COGITO / "model.safetensors.index.json").read_text())["metadata"]["total_size"]
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
+
+
+@pytest.fixture(scope="module")
+def hub():  # type: ignore[no-untyped-def]
+    with serve(gated={"meta-llama/Llama-3.1-8B"}) as (url, state):
+        yield url, state
+
+
+@pytest.fixture
+def hf_env(hub, tmp_path):  # type: ignore[no-untyped-def]
+    url, _ = hub
+    return {"HF_ENDPOINT": url, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0"}
+
+
+def test_inspect_hub_repo_not_in_catalog_is_derived_with_index_size(hf_env):
+    result = run_cli("inspect", COGITO, "--format", "json", env=hf_env)
+    assert result.code == 0, result.err
+    facts = result.json()
+    assert facts["status"] == "derived"
+    assert facts["architecture"] == "Qwen2ForCausalLM"
+    assert facts["derived"]["attention"] == {"kind": "gqa", "num_heads": 40, "num_kv_heads": 8, "head_dim": 128}
+    assert facts["weight_format"]["quant"] == "bf16"
+    assert abs(facts["size_bytes"] - COGITO_TOTAL) / COGITO_TOTAL < 0.03
+    assert facts["base_model"] == ["Qwen/Qwen2.5-14B"]
+    assert facts["family"]["model"] is None
+    assert any(r.endswith("/config.json") for r in facts["read"])
+    # HF_HOME is the cache: the config landed there, nothing else was needed
+    cached = list(Path(hf_env["HF_HOME"]).rglob("config.json"))
+    assert cached and "models--deepcogito--cogito-v1-preview-qwen-14B" in str(cached[0])
+
+
+def test_explain_hub_repo_plans_from_derived_facts(hf_env):
+    result = run_cli("explain", "--gpu", "rtx-4090", "--gpus", "2", "--model", COGITO, "--format", "json", env=hf_env)
+    assert result.code == 0, result.err
+    plan = result.json()
+    assert plan["request"]["model_facts"] == "files"
+    assert plan["verdict"] == "runnable"
+    top = plan["plans"][0]
+    assert top["status"] == "derived" and top["repo"] == COGITO
+    shards = top["gpus"] * top["nodes"]
+    weights = top["memory"]["weights_gib"] * 2**30 * shards
+    assert abs(weights - COGITO_TOTAL) / COGITO_TOTAL < 0.03
+
+
+@pytest.mark.parametrize(
+    ("repo", "expected"),
+    [
+        ("meta-llama/Llama-3.1-8B", "gated repo"),
+        ("nobody/no-such-model", "no model repo nobody/no-such-model"),
+        ("Qwen/Qwen3-235B-A22B@no-such-branch", "has no revision 'no-such-branch'"),
+    ],
+)
+def test_hub_errors_are_one_line_with_a_next_step(hf_env, repo, expected):
+    result = run_cli("inspect", repo, env=hf_env)
+    assert result.code == 2
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and expected in lines[0]
+    assert " — " in lines[0] and "Traceback" not in result.err
+
+
+def test_no_network_is_one_line(tmp_path):
+    result = run_cli("inspect", COGITO, env={"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path)})
+    assert result.code == 2
+    assert "cannot read the file list" in result.err and "HF_HUB_OFFLINE" in result.err
+
+
+def test_token_is_sent_and_never_written(hub, hf_env):
+    _, state = hub
+    secret = "hf_test_secret_token_0123456789"
+    before = len(state.requests)
+    result = run_cli("inspect", "Qwen/Qwen3-235B-A22B", "--no-headers", env={**hf_env, "HF_TOKEN": secret})
+    assert result.code == 0, result.err
+    assert any(auth == f"Bearer {secret}" for _, _, auth in state.requests[before:])
+    home = Path(hf_env["HF_HOME"])
+    for path in home.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    assert secret not in result.out
+
+
+def test_offline_reads_the_local_cache_and_says_when_it_cannot(hf_env):
+    online = run_cli("inspect", COGITO, "--format", "json", env=hf_env)
+    assert online.code == 0, online.err
+    offline_env = {**hf_env, **OFFLINE, "HF_HOME": hf_env["HF_HOME"]}
+    cached = run_cli("inspect", COGITO, "--format", "json", env=offline_env)
+    assert cached.code == 0, cached.err
+    assert cached.json()["derived"] == online.json()["derived"]
+    missing = run_cli("inspect", "Qwen/Qwen3-235B-A22B", env=offline_env)
+    assert missing.code == 2
+    assert "HF_HUB_OFFLINE is set" in missing.err and "not in the local cache" in missing.err
+
+
+# One real config.json per attention kind, for models the catalog curates: the derived facts and the
+# memory figures must equal the curated ones.
+KINDS = [
+    ("Qwen/Qwen3-235B-A22B", "qwen3-235b-a22b"),  # GQA + MoE
+    ("openai/gpt-oss-120b", "gpt-oss-120b"),  # GQA + sliding windows + sinks, MXFP4
+    ("deepseek-ai/DeepSeek-V3", "deepseek-v3"),  # MLA
+    ("zai-org/GLM-5.2", "glm-5.2"),  # DSA sparse MLA with IndexShare
+    ("moonshotai/Kimi-K2-Instruct", "kimi-k2"),  # MLA, 1 dense layer, no MTP
+]
+
+
+@pytest.mark.parametrize(("repo", "model_id"), KINDS)
+def test_derived_facts_equal_curated(hub, tmp_path, monkeypatch, catalog, repo, model_id):
+    from recipegen import hub as hub_edge
+    from recipegen.derive import derive
+    from recipegen.memory import footprint
+
+    url, _ = hub
+    monkeypatch.setenv("HF_ENDPOINT", url)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    derived = derive(hub_edge.read(repo, headers=False)).model
+    curated = catalog.models[model_id]
+    assert derived is not None
+    skip = {"sources"}
+    assert derived.attention.model_dump(exclude=skip) == curated.attention.model_dump(exclude=skip)
+    assert derived.moe == curated.moe
+    assert (derived.layers, derived.hidden_size, derived.max_context, derived.mtp_layers) == (
+        curated.layers,
+        curated.hidden_size,
+        curated.max_context,
+        curated.mtp_layers,
+    )
+    assert derived.architecture == curated.architecture and derived.gguf_arch == curated.gguf_arch
+    key = [(n.op, n.head_size, n.qk_nope_head_dim, n.index_topk) for n in derived.needs]
+    assert key == [(n.op, n.head_size, n.qk_nope_head_dim, n.index_topk) for n in curated.needs]
+    assert abs(derived.params_total_b - curated.params_total_b) / curated.params_total_b < 0.03
+    for kv, tp in (("bf16", 1), ("fp8_e4m3", 8)):
+        assert footprint(derived, kv, tp, 1, 1) == footprint(curated, kv, tp, 1, 1)  # type: ignore[arg-type]
+
+
+def test_quant_configs_map_to_catalog_formats(hf_env):
+    formats = {}
+    for repo in ("Qwen/Qwen3-235B-A22B-FP8", "nvidia/Qwen3-235B-A22B-NVFP4", "openai/gpt-oss-120b"):
+        result = run_cli("inspect", repo, "--format", "json", "--no-headers", env=hf_env)
+        assert result.code == 0, result.err
+        formats[repo] = (result.json()["weight_format"]["quant"], result.json()["family"]["confidence"])
+    assert formats == {
+        "Qwen/Qwen3-235B-A22B-FP8": ("fp8_block", "certain"),
+        "nvidia/Qwen3-235B-A22B-NVFP4": ("nvfp4", "certain"),
+        "openai/gpt-oss-120b": ("mxfp4", "certain"),
+    }
+
+
+def test_unknown_architecture_is_said_plainly(hf_env):
+    inspected = run_cli("inspect", "XiaomiMiMo/MiMo-V2-Flash", env=hf_env)
+    assert inspected.code == 0
+    assert "no engine in the catalog registers MiMoV2FlashForCausalLM" in inspected.out
+    planned = run_cli("explain", "--gpu", "h100", "--model", "XiaomiMiMo/MiMo-V2-Flash", env=hf_env)
+    assert planned.code == 2
+    assert "no engine in the catalog registers MiMoV2FlashForCausalLM" in planned.err
+
+
+# -- local folders ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cogito_folder(tmp_path):  # type: ignore[no-untyped-def]
+    folder = tmp_path / "cogito-14b"
+    shutil.copytree(HUB_DATA / COGITO, folder)
+    return folder
+
+
+def test_local_folder_inspect_and_explain(cogito_folder):
+    inspected = run_cli("inspect", str(cogito_folder), "--format", "json", env=OFFLINE)
+    assert inspected.code == 0, inspected.err
+    facts = inspected.json()
+    assert facts["status"] == "derived"
+    assert abs(facts["size_bytes"] - COGITO_TOTAL) / COGITO_TOTAL < 0.03
+    assert facts["base_model"] == ["Qwen/Qwen2.5-14B"]
+    plan = run_cli("explain", "--gpu", "a100-80gb", "--model", str(cogito_folder), "--format", "json", env=OFFLINE)
+    assert plan.code == 0, plan.err
+    data = plan.json()
+    assert data["request"]["model_facts"] == "files" and data["plans"][0]["status"] == "derived"
+    top = data["plans"][0]
+    weights = top["memory"]["weights_gib"] * 2**30 * top["gpus"] * top["nodes"]
+    assert abs(weights - COGITO_TOTAL) / COGITO_TOTAL < 0.03
+
+
+def test_local_folder_generate_refuses_without_writing(cogito_folder, tmp_path):
+    out = tmp_path / "out"
+    result = run_cli("--gpu", "a100-80gb", "--model", str(cogito_folder), "--out", str(out), env=OFFLINE)
+    assert result.code == 2 and "local folder" in result.err
+    assert not out.exists()
+
+
+def test_local_safetensors_headers_are_counted(cogito_folder):
+    header = {
+        "model.embed_tokens.weight": {"dtype": "BF16", "shape": [4, 8], "data_offsets": [0, 64]},
+        "lm_head.weight": {"dtype": "F32", "shape": [2, 3], "data_offsets": [64, 88]},
+    }
+    raw = json.dumps(header).encode()
+    (cogito_folder / "model-00001-of-00001.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw + bytes(88))
+    result = run_cli("inspect", str(cogito_folder), "--format", "json", env=OFFLINE)
+    assert result.code == 0, result.err
+    assert result.json()["dtype_elements"] == {"BF16": 32, "F32": 6}
+
+
+def test_yaml_draft_validates_in_a_user_folder(cogito_folder, tmp_path):
+    draft = run_cli("inspect", str(cogito_folder), "--format", "yaml", env=OFFLINE)
+    assert draft.code == 0, draft.err
+    recipes = tmp_path / "recipes"
+    (recipes / "models").mkdir(parents=True)
+    (recipes / "models" / "cogito-14b.yaml").write_text(draft.out)
+    assert run_cli("validate", str(recipes)).code == 0
+    args = ("--recipes", str(recipes), "--gpu", "a100-80gb", "--model", "cogito-14b", "--format", "json")
+    plan = run_cli("explain", *args)
+    assert plan.code == 0, plan.err
+    assert plan.json()["request"]["model_facts"] == "catalog"
+
+
+# -- names without the network -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "model", "quant"),
+    [
+        ("unsloth/GLM-4.6-GGUF", "glm-4.6", "gguf"),  # community GGUF of a known family
+        ("ZhipuAI/GLM-4.6", "glm-4.6", "bf16"),  # ModelScope / mirror organisation
+        ("someone/Qwen3-32B-AWQ", "qwen3-32b", "awq"),  # same name as the official AWQ build
+        ("RedHatAI/Qwen3-14B-NVFP4", "qwen3-14b", "nvfp4"),  # family + format word
+        ("someone/Qwen3-14B-FP8-dynamic", "qwen3-14b", "fp8_block"),  # the family's own FP8 flavour
+        ("someone/Qwen3-32B-GPTQ-Int4", "qwen3-32b", "gptq"),
+    ],
+)
+def test_names_resolve_offline(name, model, quant):
+    result = run_cli("explain", "--gpu", "h200", "--model", name, "--format", "json", env=OFFLINE)
+    assert result.code in (0, 3), result.err
+    data = result.json()
+    assert data["request"]["model"] == model
+    assert data["request"]["model_facts"] == "name"
+    assert "inferred from the name" in data["request"]["understood_as"]
+    assert name in data["request"]["understood_as"]
+    variants = {p["variant"]: p for p in data["plans"]}
+    chosen = data["request"]["variant"]
+    assert chosen is not None
+    if chosen in variants:
+        assert variants[chosen]["quant"] == quant and variants[chosen]["repo"] == name
+    else:  # blocked: the rejections still name the inferred variant
+        assert any(r["variant"] == chosen for r in data["rejected"])
+
+
+def test_names_that_no_engine_can_load_or_that_name_a_family():
+    mlx = run_cli("explain", "--gpu", "h200", "--model", "mlx-community/Qwen3-32B-4bit-MLX", env=OFFLINE)
+    assert mlx.code == 2 and "MLX" in mlx.err and "Qwen/Qwen3-32B" in mlx.err
+    family = run_cli("explain", "--gpu", "h200", "--model", "qwen3", env=OFFLINE)
+    assert family.code == 2 and "qwen3-32b" in family.err and "qwen3-14b" in family.err
