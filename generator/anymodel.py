@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 from .catalog import Catalog
 from .errors import RecipegenError, UnknownNameError
 from .names import ModelChoice, resolve_model
-from .schema import Model
+from .schema import Model, Source
 
 if TYPE_CHECKING:
     from .derive import Derivation
+    from .hub import Checkpoint
 
 
 def unknown_architecture(catalog: Catalog, arch: str | None) -> str:
@@ -55,6 +56,10 @@ def from_files(catalog: Catalog, value: str) -> ModelChoice:
 
     checkpoint = hub.read(value, headers=False)
     derivation = derive(checkpoint)
+    if checkpoint.config is None and checkpoint.gguf_files:
+        choice = _gguf_of_base(catalog, checkpoint, derivation)
+        if choice is not None:
+            return choice
     if derivation.model is None:
         if derivation.rule is None:
             reason = unknown_architecture(catalog, derivation.architecture)
@@ -134,3 +139,30 @@ def family_of(catalog: Catalog, derivation: Derivation) -> tuple[Model | None, s
     if archs:
         return None, "none", f"no catalog model has its dimensions; same class: {', '.join(sorted(archs))}"
     return None, "none", "no catalog model of this class"
+
+
+def _gguf_of_base(catalog: Catalog, checkpoint: Checkpoint, derivation: Derivation) -> ModelChoice | None:
+    """A GGUF-only repo (no config.json) whose card names a base model the catalog knows."""
+    from .schema import Variant
+
+    for base in checkpoint.base_model:
+        try:
+            family = resolve_model(catalog, base).model
+        except UnknownNameError:
+            continue
+        size = derivation.size
+        taken = {v.id for v in family.variants}
+        variant_id = next(i for i in ("gguf", "gguf-2", "gguf-3", f"gguf-{len(taken)}") if i not in taken)
+        variant = Variant(
+            id=variant_id,
+            repo=checkpoint.name,
+            quant="gguf",
+            publisher="community",
+            size_gb=size.bytes / 1e9 if size.bytes else None,
+            notes=[f"GGUF repo whose card names base_model {base}; size from {size.how}"],
+            sources=[Source(url=r, note="read by recipegen") for r in checkpoint.read],
+        )
+        model = family.model_copy(update={"variants": [*family.variants, variant]})
+        how = f"model {family.name} (base_model {base} in the card of {checkpoint.name}), GGUF files read from the Hub"
+        return ModelChoice(model, variant.id, how, facts="files")
+    return None

@@ -98,7 +98,9 @@ def infer(catalog: Catalog, value: str) -> ModelChoice | None:
     if not name:
         return None
     base, words, bad = split_words(name)
-    families = _families(catalog, name) or _families(catalog, base)
+    # re-uploads often prefix the original organisation: bartowski/Qwen_Qwen3-32B-GGUF
+    unprefixed = base.split("_", 1)[1] if "_" in base else base
+    families = _families(catalog, name) or _families(catalog, base) or _families(catalog, unprefixed)
     if len(families) != 1:
         return None
     family = families[0]
