@@ -116,6 +116,11 @@ KINDS = [
     ("deepseek-ai/DeepSeek-V3", "deepseek-v3"),  # MLA
     ("zai-org/GLM-5.2", "glm-5.2"),  # DSA sparse MLA with IndexShare
     ("moonshotai/Kimi-K2-Instruct", "kimi-k2"),  # MLA, 1 dense layer, no MTP
+    # and the families added with this catalog: their hand-written YAML against their real configs
+    ("Qwen/Qwen3-8B", "qwen3-8b"),
+    ("Qwen/Qwen3-30B-A3B", "qwen3-30b-a3b"),
+    ("Qwen/Qwen3-Coder-480B-A35B-Instruct", "qwen3-coder-480b-a35b"),
+    ("meta-llama/Meta-Llama-3.1-70B", "llama-3.1-70b"),
 ]
 
 
@@ -216,6 +221,23 @@ def test_local_safetensors_headers_are_counted(cogito_folder):
     assert result.json()["dtype_elements"] == {"BF16": 32, "F32": 6}
 
 
+def test_gguf_only_folder_maps_through_the_card_base_model(tmp_path):
+    folder = tmp_path / "my-gguf"
+    folder.mkdir()
+    (folder / "README.md").write_text("---\nbase_model: Qwen/Qwen3-32B\n---\n# a local GGUF copy\n")
+    (folder / "Qwen3-32B-Q4_K_M.gguf").write_bytes(bytes(4096))
+    result = run_cli("explain", "--gpu", "rtx-3090", "--model", str(folder), "--format", "json", env=OFFLINE)
+    assert result.code == 0, result.err
+    data = result.json()
+    assert data["request"]["model"] == "qwen3-32b" and data["request"]["model_facts"] == "files"
+    top = data["plans"][0]
+    assert top["engine"] == "llama.cpp" and top["quant"] == "gguf" and top["repo"] == str(folder)
+    # without a base model the catalog knows, nothing is guessed
+    (folder / "README.md").write_text("---\nbase_model: nobody/unknown\n---\n")
+    unknown = run_cli("explain", "--gpu", "rtx-3090", "--model", str(folder), env=OFFLINE)
+    assert unknown.code == 2 and "no config.json" in unknown.err and "nobody/unknown" in unknown.err
+
+
 def test_yaml_draft_validates_in_a_user_folder(cogito_folder, tmp_path):
     draft = run_cli("inspect", str(cogito_folder), "--format", "yaml", env=OFFLINE)
     assert draft.code == 0, draft.err
@@ -241,6 +263,7 @@ def test_yaml_draft_validates_in_a_user_folder(cogito_folder, tmp_path):
         ("RedHatAI/Qwen3-14B-NVFP4", "qwen3-14b", "nvfp4"),  # family + format word
         ("someone/Qwen3-14B-FP8-dynamic", "qwen3-14b", "fp8_block"),  # the family's own FP8 flavour
         ("someone/Qwen3-32B-GPTQ-Int4", "qwen3-32b", "gptq"),
+        ("bartowski/Qwen_Qwen3-32B-GGUF", "qwen3-32b", "gguf"),  # re-upload with the original org as prefix
     ],
 )
 def test_names_resolve_offline(name, model, quant):
