@@ -17,6 +17,14 @@ from .schema.engine import QuantMethod
 from .schema.model import Attention, Indexer, Moe, Need
 
 FLOAT_DTYPES = {"BF16", "F16", "F32", "F64"}
+_WORD = re.compile(r"^[A-Za-z0-9][\w.+-]{0,63}$")
+
+
+def word(value: object) -> str | None:
+    """A config.json string that is a plain identifier, else None: free text from a checkpoint never
+    travels into plans or artifacts."""
+    text = str(value) if isinstance(value, (str, int, float)) else ""
+    return text if _WORD.match(text) else None
 
 
 @dataclass(frozen=True)
@@ -70,7 +78,7 @@ def _compressed_tensors(qc: dict[str, Any]) -> WeightFormat:
         if isinstance(weights, dict):
             kinds.add((str(weights.get("type")), _int(weights.get("num_bits")) or 0))
             block = block or weights.get("strategy") == "block" or bool(weights.get("block_structure"))
-    label = f"compressed-tensors {qc.get('format', '')}".strip()
+    label = f"compressed-tensors {word(qc.get('format')) or ''}".strip()
     if ("float", 4) in kinds:
         return WeightFormat("nvfp4", label)
     if ("float", 8) in kinds:
@@ -85,7 +93,7 @@ def _compressed_tensors(qc: dict[str, Any]) -> WeightFormat:
 def _modelopt(algo: str) -> WeightFormat:
     table: dict[str, QuantMethod] = {"NVFP4": "nvfp4", "FP8": "fp8", "FP8_PB_WO": "fp8_block"}
     quant = table.get(algo.upper())
-    label = f"ModelOpt {algo}"
+    label = f"ModelOpt {word(algo) or 'unknown'}"
     return WeightFormat(quant, label, None if quant else f"{label} is not a format the catalog declares")
 
 
@@ -101,7 +109,7 @@ def weight_format(ck: Checkpoint) -> WeightFormat:
         method = str(qc.get("quant_method", "")).lower()
         if method == "fp8":
             block = qc.get("weight_block_size")
-            return WeightFormat("fp8_block" if block else "fp8", f"fp8 {qc.get('fmt', '')}".strip())
+            return WeightFormat("fp8_block" if block else "fp8", f"fp8 {word(qc.get('fmt')) or ''}".strip())
         if method in ("mxfp4", "awq", "gptq"):
             quant: QuantMethod = method  # type: ignore[assignment]
             bits = _int(qc.get("bits"))
@@ -110,10 +118,11 @@ def weight_format(ck: Checkpoint) -> WeightFormat:
             return _compressed_tensors(qc)
         if method == "modelopt":
             return _modelopt(str(qc.get("quant_algo", "")))
-        return WeightFormat(None, method or "unknown", f"quant_method {method!r} is not a format the catalog declares")
+        named = word(method) or "unknown"
+        return WeightFormat(None, named, f"quant_method {named!r} is not a format the catalog declares")
     if ck.config is None and ck.gguf_files:
         return WeightFormat("gguf", f"GGUF ({len(ck.gguf_files)} file(s))")
-    dtype = str(text_config(config).get("torch_dtype") or text_config(config).get("dtype") or "")
+    dtype = word(text_config(config).get("torch_dtype") or text_config(config).get("dtype")) or ""
     if dtype == "bfloat16":
         return WeightFormat("bf16", "bfloat16 (no quantization_config)")
     if dtype == "float16":
@@ -282,9 +291,9 @@ def derive(ck: Checkpoint) -> Derivation:
         return Derivation(ck, None, None, None, problem, None, fmt, size, "", ())
     config = ck.config
     arch_list = config.get("architectures")
-    arch = str(arch_list[0]) if isinstance(arch_list, list) and arch_list else None
+    arch = word(arch_list[0]) if isinstance(arch_list, list) and arch_list else None
     c = text_config(config)
-    model_type = str(config.get("model_type") or c.get("model_type") or "") or None
+    model_type = word(config.get("model_type") or c.get("model_type"))
     layers = _int(c.get("num_hidden_layers")) or 0
     facts: list[tuple[str, str]] = [("architecture", arch or "not stated"), ("model_type", model_type or "?")]
     rule = rules().get(arch or "")

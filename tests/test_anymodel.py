@@ -288,3 +288,21 @@ def test_names_that_no_engine_can_load_or_that_name_a_family():
     assert mlx.code == 2 and "MLX" in mlx.err and "Qwen/Qwen3-32B" in mlx.err
     family = run_cli("explain", "--gpu", "h200", "--model", "qwen3", env=OFFLINE)
     assert family.code == 2 and "qwen3-32b" in family.err and "qwen3-14b" in family.err
+
+
+def test_free_text_in_a_config_never_reaches_a_plan(tmp_path):
+    folder = tmp_path / "hostile"
+    folder.mkdir()
+    config = json.loads((HUB_DATA / COGITO / "config.json").read_text())
+    config["model_type"] = "qwen2\n$(touch /tmp/pwned)"
+    config["torch_dtype"] = "bfloat16`id`"
+    (folder / "config.json").write_text(json.dumps(config))
+    result = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE)
+    assert result.code == 0, result.err
+    facts = result.json()
+    assert facts["model_type"] is None and "$(" not in result.out and "`" not in result.out
+    assert facts["weight_format"]["quant"] is None  # an unreadable dtype is no format to plan with
+    config["architectures"] = ["$(touch /tmp/pwned)"]
+    (folder / "config.json").write_text(json.dumps(config))
+    planned = run_cli("explain", "--gpu", "h100", "--model", str(folder), env=OFFLINE)
+    assert planned.code == 2 and "names no architecture" in planned.err and "$(" not in planned.err
