@@ -325,7 +325,9 @@ def _read_hub(ref: str, repo: str, revision: str | None, headers: bool) -> Check
     disable_progress_bars()  # stderr carries one-line messages only
 
     url_base = endpoint()
-    auth = token()
+    # False, not None, when there is no token: the library then does not look for (or refresh and
+    # persist) one of its own
+    auth: str | bool = token() or False
     cache = str(cache_dir())
     is_offline = offline()
     api = HfApi(endpoint=url_base, token=auth)

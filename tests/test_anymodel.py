@@ -82,8 +82,14 @@ def test_no_network_is_one_line(tmp_path):
     assert "cannot read the file list" in result.err and "HF_HUB_OFFLINE" in result.err
 
 
-def test_token_is_sent_and_never_written(hub, hf_env):
+def test_token_is_sent_and_never_written(hub, hf_env, monkeypatch):
     _, state = hub
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.delenv("HUGGING_FACE_HUB_TOKEN", raising=False)
+    before = len(state.requests)
+    anonymous = run_cli("inspect", "Qwen/Qwen3-8B", "--no-headers", env=hf_env)
+    assert anonymous.code == 0, anonymous.err
+    assert all(auth is None for _, _, auth in state.requests[before:])
     secret = "hf_test_secret_token_0123456789"
     before = len(state.requests)
     result = run_cli("inspect", "Qwen/Qwen3-235B-A22B", "--no-headers", env={**hf_env, "HF_TOKEN": secret})
