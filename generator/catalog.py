@@ -20,12 +20,14 @@ from pydantic import BaseModel, ValidationError
 
 from .errors import CatalogError, CatalogProblem
 from .kinds import KIND_NAMES
-from .schema import Build, Deployment, Engine, Hardware, Model
+from .schema import Build, Deployment, Engine, Fingerprint, Hardware, Model
 
 RECIPES_ENV = "RECIPEGEN_RECIPES"
 
 # kind folder -> pydantic model; the order is the order entries are cross-checked in.
-KINDS: dict[str, type[BaseModel]] = dict(zip(KIND_NAMES, (Hardware, Engine, Model, Deployment), strict=True))
+KINDS: dict[str, type[BaseModel]] = dict(
+    zip(KIND_NAMES, (Hardware, Engine, Model, Deployment, Fingerprint), strict=True)
+)
 
 M = TypeVar("M", bound=BaseModel)
 # libyaml's loader is ~10x faster than the pure-Python one; same results for the YAML we accept.
@@ -46,6 +48,7 @@ class Catalog:
     engines: dict[str, Engine] = field(default_factory=dict)
     models: dict[str, Model] = field(default_factory=dict)
     deployments: dict[str, Deployment] = field(default_factory=dict)
+    fingerprints: dict[str, Fingerprint] = field(default_factory=dict)
     origins: dict[tuple[str, str], Origin] = field(default_factory=dict)
     overridden: list[tuple[str, str, Origin]] = field(default_factory=list)
 
@@ -380,6 +383,11 @@ def cross_check(catalog: Catalog) -> list[CatalogProblem]:
             problem("deployments", dep_id, "engine", f"unknown engine {dep.engine!r}")
         elif build_owner.get(dep.build) != dep.engine:
             problem("deployments", dep_id, "build", f"engine {dep.engine!r} has no build {dep.build!r}")
+
+    for fp_id, fp in catalog.fingerprints.items():
+        for index, engine_id in enumerate(fp.engines or []):
+            if engine_id not in catalog.engines:
+                problem("fingerprints", fp_id, f"engines[{index}]", f"unknown engine {engine_id!r}")
     return problems
 
 

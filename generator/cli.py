@@ -145,7 +145,7 @@ def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
     """The rejected paths that came closest (fewest failing gates), one line each."""
     from .resolver.resolve import rank_key
 
-    rejected = [c for c in resolution.candidates if not c.runnable and c.gates[0].outcome == "pass"]
+    rejected = [c for c in resolution.candidates if not c.runnable and c.gate("architecture").outcome == "pass"]
     rejected.sort(key=lambda c: (len(c.failing()), rank_key(c)))
     if not rejected:
         return []
@@ -294,7 +294,7 @@ def matrix(
 
 @app.command("list")
 def list_(
-    kind: Annotated[Kind, typer.Argument(help="models, hardware, engines or deployments")],
+    kind: Annotated[Kind, typer.Argument(help="models, hardware, engines, deployments or fingerprints")],
     fmt: Annotated[Format, typer.Option("--format", help="text table or json")] = Format.text,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
@@ -333,6 +333,7 @@ def validate(
         typer.echo(f"  {kind}/{entry_id} overridden by {origin.path}")
 
 
+from .commands import diagnose as _diagnose  # noqa: E402, F401  (registers `diagnose`)
 from .commands import inspect as _inspect  # noqa: E402,F401 - registers `inspect`
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .memory import Budget
-from .resolver.types import Change, Plan, Resolution
+from .resolver.types import Change, Plan, Resolution, Settings
 from .schema import Source
 
 SCHEMA = "recipegen.resolution/1"
@@ -41,6 +41,22 @@ def budget_json(b: Budget) -> dict[str, Any]:
     }
 
 
+def settings_json(s: Settings) -> dict[str, Any]:
+    """The decided engine-neutral settings the flags were rendered from."""
+    return {
+        "tensor_parallel": s.tp,
+        "expert_parallel": s.ep,
+        "kv_cache_dtype": s.kv_dtype,
+        "context": s.context,
+        "context_auto": s.context_auto,
+        "concurrency": s.concurrency,
+        "memory_fraction": s.fraction,
+        "tool_parser": s.tool_parser,
+        "reasoning_parser": s.reasoning_parser,
+        "mtp": s.mtp,
+    }
+
+
 def plan_json(p: Plan) -> dict[str, Any]:
     c = p.candidate
     return {
@@ -63,6 +79,7 @@ def plan_json(p: Plan) -> dict[str, Any]:
             {"flag": f.flag, "value": f.value, "reason": f.reason, "sources": _sources(f.sources)} for f in p.flags
         ],
         "env": [{"name": n, "value": v, "reason": r} for n, v, r in p.env],
+        "settings": settings_json(p.settings),
         "memory": budget_json(c.budget) if c.budget else None,
         "gates": [{"gate": g.gate, "outcome": g.outcome, "reason": g.reason} for g in c.gates],
         "why_first": p.why_first or None,

@@ -14,6 +14,7 @@ class ExitCode:
     USAGE = 2  # bad input: unknown name, malformed catalog, bad option value
     BLOCKED = 3  # the request resolved, but no path can run it
     CONFLICT = 4  # the output folder exists with different content (use --force)
+    INTERNAL = 70  # recipegen produced something it must not hand out (a bug; nothing was written)
 
 
 class RecipegenError(Exception):
@@ -76,3 +77,9 @@ class BlockedError(RecipegenError):
 
 class OutputConflictError(RecipegenError):
     exit_code = ExitCode.CONFLICT
+
+
+class InternalError(RecipegenError):
+    """recipegen caught its own bug before it reached the user (e.g. a plan its engine would refuse)."""
+
+    exit_code = ExitCode.INTERNAL

@@ -54,6 +54,18 @@ def rows(catalog: Catalog, kind: str) -> list[dict[str, Any]]:
             for e in catalog.engines.values()
             for b in e.builds
         ]
+    if kind == "fingerprints":
+        return [
+            {
+                "id": f.id,
+                "engines": ",".join(f.engines or ["any"]),
+                "versions": f.versions or "any",
+                "stage": f.stage,
+                "gate": f.gate or "-",
+                "title": f.title,
+            }
+            for f in sorted(catalog.fingerprints.values(), key=lambda f: f.id)
+        ]
     return [
         {
             "id": d.id,

@@ -37,7 +37,7 @@ def _grade(c: Candidate) -> tuple[Symbol, list[str]]:
     if c.build.provenance not in ("official", "model-image"):
         why.append(f"{c.build.provenance} build {c.build.id}")
     if c.via_fallback:
-        why.append(c.gates[1].reason)
+        why.append(c.gate("weight-format").reason)
     if c.variant.publisher == "community":
         why.append(f"community weights {c.variant.repo}")
     return ("◐" if why else "✓"), why

@@ -24,10 +24,11 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from . import __version__
 from .contract import resolution_json
-from .errors import OutputConflictError, RecipegenError
+from .errors import InternalError, OutputConflictError, RecipegenError
 from .report import budget_table, candidate_title, target_line
 from .resolver.flags import container_model_path, model_dir
 from .resolver.types import Flag, Plan, Resolution
+from .vocabulary import command_problems
 
 _EXPAND = re.compile(r"^(?:[A-Za-z0-9_.:/-]|\$\{[A-Z_][A-Z0-9_]*(?::[-?][A-Za-z0-9_.:/ -]*)?\})*$")
 
@@ -184,12 +185,7 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
             f"import urllib.request; urllib.request.urlopen('http://localhost:{port}{engine.health_path}')",
         ]
     budget = cand.budget
-    tool, reasoning = (None, None)
-    for f in plan.flags:
-        if f.flag == engine.flags.tool_call_parser:
-            tool = f.value
-        if f.flag == engine.flags.reasoning_parser:
-            reasoning = f.value
+    tool, reasoning = plan.settings.tool_parser, plan.settings.reasoning_parser
     size = variant.size_bytes
     return {
         "version": __version__,
@@ -269,6 +265,14 @@ def render(resolution: Resolution, command_line: str) -> dict[str, str]:
     """All artifact files for the top plan, as name → content."""
     if not resolution.plans:
         raise RecipegenError("nothing to render: the request is blocked", "run `recipegen explain` for the reasons")
+    plan = resolution.plans[0]
+    problems = command_problems(plan.build.cli_reference, plan.engine.command, plan.argv)
+    if problems:
+        raise InternalError(
+            f"internal error: the plan for {plan.build.id} fails {plan.build.cli_reference}'s own flag vocabulary "
+            f"({'; '.join(problems)}); nothing written",
+            "please report this with the command you ran",
+        )
     env = environment()
     ctx = context_for(resolution, command_line)
     files = {

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from .memory import Budget
 from .resolver.types import GATES, Candidate, Resolution
 
 MARK = {"pass": "✓", "fail": "✗", "unknown": "?"}
-_KERNEL_WALL = re.compile(r"no [\w.]+ kernel for sm\d+")
 
 
 @dataclass(frozen=True)
@@ -196,7 +194,9 @@ def advice_lines(r: Resolution, alternatives: list[Alternative]) -> list[str]:
             if {gate for gate, _ in failing(c)} <= {"kernel", "memory"}
             for g in c.failing()
             if g.gate == "kernel"
-            for wall in _KERNEL_WALL.findall(g.reason)
+            for miss in g.details.misses
+            if miss.tried
+            for wall in (f"no {miss.op} kernel for {g.details.capability}",)
         }
     )
     if walls:

@@ -9,6 +9,7 @@ must be one the parser (or its registry) accepts.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -118,3 +119,10 @@ def check_argv(vocab: Vocabulary, args: list[str]) -> list[str]:
         if allowed is not None and value not in allowed:
             problems.append(f"{name} {value!r} is not one of the accepted values")
     return problems
+
+
+def command_problems(cli_reference: str | None, command: Sequence[str], argv: Sequence[str]) -> list[str]:
+    """Problems of a full engine command line (`command` is the server command it starts with)."""
+    if cli_reference is None:
+        return []
+    return check_argv(vocabulary(cli_reference), list(argv[len(command) :]))

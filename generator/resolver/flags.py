@@ -219,7 +219,7 @@ def derived_flags(
 def fallback_flags(cand: Candidate) -> list[Flag]:
     """The arguments that select a weight-format fallback, as flag/value pairs with its reason."""
     args, out = list(cand.fallback_args), []
-    gate = cand.gates[1]
+    gate = cand.gate("weight-format")
     while args:
         flag = args.pop(0)
         value = args.pop(0) if args and not args[0].startswith("-") else None

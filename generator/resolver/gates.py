@@ -1,14 +1,18 @@
-"""The six gates. Each is a small predicate over catalog facts that returns a reason, never a bare bool."""
+"""The six gates, one registry: each is a small predicate over catalog facts that returns a reason
+(and structured details), never a bare bool. Looked up by id, run in the triage order of GATES."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Literal
 
-from ..schema import Engine, Hardware, Kernel, Model, Source, Variant
+from ..memory import MemoryInputs, Unplannable, checkpoint_bytes, footprint, plan
+from ..schema import Deployment, Engine, Hardware, Kernel, Model, Source, Variant
 from ..schema.common import KvDtype
 from ..schema.engine import Build
 from ..schema.model import Need
-from .types import GateResult, Layout
+from .types import GATES, Details, GateId, GateResult, KernelMiss, Layout, Request, Settings
 
 ATTENTION_OPS = (
     "attention.gqa",
@@ -51,45 +55,31 @@ def architecture(model: Model, variant: Variant, engine: Engine, build: Build) -
             )
         arch = model.architecture
         label = arch
+    details = Details(operation=arch)
     if arch in build.architectures:
-        return GateResult("architecture", "pass", f"{build.id} loads {label}", _srcs(build.sources))
-    return GateResult("architecture", "fail", f"{build.id} does not load {label}", _srcs(build.sources))
+        return GateResult("architecture", "pass", f"{build.id} loads {label}", _srcs(build.sources), details)
+    return GateResult("architecture", "fail", f"{build.id} does not load {label}", _srcs(build.sources), details)
 
 
-@dataclass(frozen=True)
-class FormatResult:
-    gate: GateResult
-    via_fallback: bool
-    args: tuple[str, ...] = ()  # engine arguments that select the fallback
-
-
-def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) -> FormatResult:
+def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) -> GateResult:
     cc = hw.compute_capability
+    base = Details(capability=cc.sm, operation=variant.quant)
+
+    def result(outcome: Literal["pass", "fail"], reason: str, sources: tuple[Source, ...]) -> GateResult:
+        return GateResult("weight-format", outcome, reason, sources, base)
+
     if variant.min_capability is not None and cc < variant.min_capability:
         reason = f"{variant.id} needs {variant.min_capability.sm}+: {variant.min_capability_reason}"
-        return FormatResult(GateResult("weight-format", "fail", reason, _srcs(variant.sources)), False)
+        return result("fail", reason, _srcs(variant.sources))
     if variant.only_builds is not None and build.id not in variant.only_builds:
         reason = f"{variant.id} loads only in {', '.join(variant.only_builds)}: {variant.only_builds_reason}"
-        return FormatResult(GateResult("weight-format", "fail", reason, _srcs(variant.sources)), False)
+        return result("fail", reason, _srcs(variant.sources))
     fmt = next((w for w in build.weight_formats if w.quant == variant.quant), None)
     if fmt is None:
         known = ", ".join(w.quant for w in build.weight_formats)
-        return FormatResult(
-            GateResult(
-                "weight-format",
-                "fail",
-                f"{build.id} has no {variant.quant} loader (it loads {known})",
-                _srcs(build.sources),
-            ),
-            False,
-        )
+        return result("fail", f"{build.id} has no {variant.quant} loader (it loads {known})", _srcs(build.sources))
     if fmt.native is not None and cc in fmt.native:
-        return FormatResult(
-            GateResult(
-                "weight-format", "pass", f"{variant.quant} runs on native kernels on {cc.sm}", _srcs(fmt.sources)
-            ),
-            False,
-        )
+        return result("pass", f"{variant.quant} runs on native kernels on {cc.sm}", _srcs(fmt.sources))
     for fallback in fmt.fallbacks:
         if cc in fallback.sm:
             if fallback.dense_only and model.moe is not None:
@@ -97,18 +87,17 @@ def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) ->
                     f"{variant.quant} on {cc.sm} only has the {fallback.kernel} fallback for dense layers; "
                     "the MoE experts have no kernel"
                 )
-                return FormatResult(
-                    GateResult("weight-format", "fail", reason, _srcs(fallback.sources, fmt.sources)), False
-                )
+                return result("fail", reason, _srcs(fallback.sources, fmt.sources))
             reason = (
                 f"{variant.quant} has no native kernel on {cc.sm}; runs through {fallback.kernel} ({fallback.cost})"
             )
-            gate = GateResult("weight-format", "pass", reason, _srcs(fallback.sources, fmt.sources))
-            return FormatResult(gate, True, tuple(fallback.args))
+            chosen = (("weights." + variant.quant, fallback.kernel),)
+            details = replace(base, kernels=chosen, via_fallback=True, args=tuple(fallback.args))
+            return GateResult("weight-format", "pass", reason, _srcs(fallback.sources, fmt.sources), details)
     native = str(fmt.native) if fmt.native else "none"
     fallbacks = "; ".join(f"{f.kernel} on {f.sm}" for f in fmt.fallbacks) or "none"
     reason = f"no {variant.quant} kernel for {cc.sm} in {build.id} (native: {native}; fallbacks: {fallbacks})"
-    return FormatResult(GateResult("weight-format", "fail", reason, _srcs(fmt.sources)), False)
+    return result("fail", reason, _srcs(fmt.sources))
 
 
 def _kernel_misfit(kernel: Kernel, need: Need, model: Model, hw: Hardware, kv: tuple[KvDtype, ...]) -> list[str]:
@@ -138,23 +127,36 @@ def _kernel_misfit(kernel: Kernel, need: Need, model: Model, hw: Hardware, kv: t
     return reasons
 
 
-@dataclass(frozen=True)
-class KernelResult:
-    gate: GateResult
-    kv_options: tuple[KvDtype, ...]  # accepted by every chosen attention kernel, preferred first
-    chosen: tuple[tuple[str, str], ...]  # (op, kernel name)
+def backend_name(kernel: Kernel) -> str:
+    """The engine's own name for a kernel (what --attention-backend takes): the catalog name's first word."""
+    return kernel.name.split(" ", 1)[0]
 
 
-def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...]) -> KernelResult:
-    """Every need must be met by some kernel of the build on this GPU (first valid in the build's order)."""
+def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...], forced: str | None = None) -> GateResult:
+    """Every need must be met by some kernel of the build on this GPU (first valid in the build's order).
+
+    `forced`: an attention backend the user pinned (by the engine's name); only it may serve attention."""
+    cc = hw.compute_capability
     chosen: list[tuple[str, str]] = []
     failures: list[str] = []
+    misses: list[KernelMiss] = []
     sources: list[Source] = []
     kv_options: list[KvDtype] | None = None
     for need in model.needs:
         candidates = [k for k in build.kernels if k.provides == need.op]
+        if forced is not None and need.op in ATTENTION_OPS:
+            pinned = [k for k in candidates if backend_name(k).lower() == forced.lower()]
+            if not pinned:
+                offers = sorted({k.provides for k in build.kernels if backend_name(k).lower() == forced.lower()})
+                what = f"provides {', '.join(offers)}" if offers else f"is not an attention backend of {build.id}"
+                have = ", ".join(dict.fromkeys(backend_name(k) for k in candidates)) or "none"
+                failures.append(f"{forced} {what}; {model.name} needs {need.op} ({need.why}); {build.id} has: {have}")
+                misses.append(KernelMiss(need.op, need.why, ((forced, (what,)),)))
+                continue
+            candidates = pinned
         if not candidates:
             failures.append(f"{need.op} ({need.why}): {build.id} has no such kernel at all")
+            misses.append(KernelMiss(need.op, need.why, ()))
             continue
         # with a fixed KV dtype, a kernel that rejects it does not count
         fixed = kv if need.op in ATTENTION_OPS else ()
@@ -174,21 +176,17 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...]) -
                 kv_options = accepted if kv_options is None else [d for d in kv_options if d in accepted]
             continue
         detail = "; ".join(f"{k.name}: {', '.join(reasons)}" for k, reasons in verdicts)
-        failures.append(f"no {need.op} kernel for {hw.compute_capability.sm} ({need.why}) — {detail}")
+        failures.append(f"no {need.op} kernel for {cc.sm} ({need.why}) — {detail}")
+        misses.append(KernelMiss(need.op, need.why, tuple((k.name, tuple(r)) for k, r in verdicts)))
         for k, _ in verdicts:
             sources.extend(k.sources)
+    details = Details(capability=cc.sm, kernels=tuple(chosen), misses=tuple(misses), kv_options=tuple(kv_options or ()))
     if failures:
-        return KernelResult(GateResult("kernel", "fail", " | ".join(failures), _srcs(sources)), (), tuple(chosen))
+        return GateResult("kernel", "fail", " | ".join(failures), _srcs(sources), replace(details, kv_options=()))
     if not model.needs:
-        return KernelResult(
-            GateResult("kernel", "unknown", f"the catalog lists no kernel needs for {model.name}"), (), ()
-        )
+        return GateResult("kernel", "unknown", f"the catalog lists no kernel needs for {model.name}", (), details)
     names = ", ".join(f"{name} ({op})" for op, name in chosen)
-    return KernelResult(
-        GateResult("kernel", "pass", f"{hw.compute_capability.sm}: {names}", _srcs(sources)),
-        tuple(kv_options or ()),
-        tuple(chosen),
-    )
+    return GateResult("kernel", "pass", f"{cc.sm}: {names}", _srcs(sources), details)
 
 
 def platform(build: Build, hw: Hardware) -> GateResult:
@@ -218,18 +216,24 @@ def platform(build: Build, hw: Hardware) -> GateResult:
     return GateResult("platform", "pass", f"{where}, CUDA {build.cuda} covers {cc.sm}{driver}", _srcs(build.sources))
 
 
-def topology(model: Model, engine: Engine, layout: Layout, hw: Hardware) -> GateResult:
+def topology(model: Model, engine: Engine, layout: Layout, hw: Hardware, tp: int | None = None) -> GateResult:
+    """`tp`: the tensor-parallel size the plan sets (default: every GPU of the layout)."""
     if layout.nodes > 1 and engine.multi_node == "none":
         return GateResult(
             "topology", "fail", f"{engine.name} has no multi-node serving here; {layout.nodes} nodes requested"
         )
     if engine.parallelism == "layers":
         return GateResult("topology", "pass", f"layers split over {layout.gpus_per_node} GPU(s) of one node")
-    tp = layout.gpus
+    tp = layout.gpus if tp is None else tp
     heads = model.attention.num_heads
-    if heads % tp:
-        return GateResult("topology", "fail", f"{heads} attention heads do not split evenly over tensor parallel {tp}")
     kv_heads = model.attention.num_kv_heads
+    numbers: list[tuple[str, float]] = [("tp", tp), ("heads", heads)]
+    if kv_heads:
+        numbers.append(("kv_heads", kv_heads))
+    details = Details(numbers=tuple(numbers))
+    if heads % tp:
+        reason = f"{heads} attention heads do not split evenly over tensor parallel {tp}"
+        return GateResult("topology", "fail", reason, (), details)
     if model.attention.kind == "gqa" and kv_heads:
         ok = (kv_heads % tp == 0) if tp <= kv_heads else (tp % kv_heads == 0)
         if not ok:
@@ -237,6 +241,8 @@ def topology(model: Model, engine: Engine, layout: Layout, hw: Hardware) -> Gate
                 "topology",
                 "fail",
                 f"{kv_heads} KV heads cannot be split or replicated evenly over tensor parallel {tp}",
+                tuple(model.attention.sources[:1]),
+                details,
             )
     reason = f"tensor parallel {tp} splits {heads} heads"
     if layout.nodes > 1:
@@ -244,4 +250,140 @@ def topology(model: Model, engine: Engine, layout: Layout, hw: Hardware) -> Gate
         reason += f"; across {layout.nodes} nodes over {link}"
     elif tp > 1 and hw.interconnect.kind in ("pcie", "none"):
         reason += "; no NVLink: all-reduce goes over PCIe (works, slower)"
-    return GateResult("topology", "pass", reason)
+    return GateResult("topology", "pass", reason, (), details)
+
+
+def memory(
+    request: Request,
+    engine: Engine,
+    variant: Variant,
+    layout: Layout,
+    settings: Settings,
+    kv: KvDtype,
+    dep: Deployment | None,
+) -> GateResult:
+    """Weights per GPU + KV/state for the planned context × concurrency; the budget rides in the details."""
+    model = request.model
+    if engine.memory.host_offload:
+        return GateResult(
+            "memory", "unknown", f"{engine.name} keeps experts in host RAM; recipegen does not plan host memory"
+        )
+    sized = checkpoint_bytes(model, variant.size_bytes, variant.quant)
+    size, size_note = sized if sized is not None else (None, None)
+    if size is None and dep is not None:
+        reason = (
+            f"the size of {variant.repo} is not in the catalog, so memory is not planned; the {dep.status} recipe "
+            f"{dep.id} reports it running on this layout with its own context settings"
+        )
+        return GateResult("memory", "pass", reason, tuple(dep.sources))
+    if size is None:
+        return GateResult(
+            "memory", "unknown", f"the size of {variant.repo} is not in the catalog", tuple(variant.sources)
+        )
+    tensor = engine.parallelism == "tensor"
+    layer_split = 1 if tensor else layout.gpus_per_node
+    tp = settings.tp if tensor else 1
+    fp = footprint(model, kv, tp, layer_split, engine.memory.state_slots_per_request, settings.mtp)
+    if isinstance(fp, Unplannable):
+        return GateResult("memory", "unknown", fp.reason)
+    shards = layout.gpus if tensor else layout.gpus_per_node
+    context = request.context if request.context is not None else settings.context
+    concurrency = request.concurrency if request.concurrency is not None else settings.concurrency
+    inputs = MemoryInputs(
+        hardware=request.hardware,
+        engine=engine,
+        model=model,
+        weights_bytes_per_gpu=size / shards,
+        footprint=fp,
+        fraction=settings.fraction,
+        context=context,
+        concurrency=concurrency,
+        context_is_auto=settings.context_auto and request.context is None,
+        size_note=size_note,
+    )
+    budget = plan(inputs)
+    sources = (*variant.sources[:1], *engine.memory.sources[:1])
+    details = Details(
+        numbers=(("context", budget.context), ("concurrency", budget.concurrency), ("weights_gib", budget.weights_gib)),
+        budget=budget,
+    )
+    return GateResult("memory", "pass" if budget.fits else "fail", budget.reason, tuple(sources), details)
+
+
+@dataclass(frozen=True)
+class Subject:
+    """One candidate path with the settings to check: what every gate's check reads."""
+
+    request: Request
+    engine: Engine
+    build: Build
+    variant: Variant
+    layout: Layout
+    deployment: Deployment | None
+    settings: Settings
+
+
+Check = Callable[[Subject, Mapping[GateId, GateResult]], GateResult]
+
+
+@dataclass(frozen=True)
+class Gate:
+    id: GateId
+    short: str
+    check: Check  # sees the results of the gates before it (memory plans with the KV dtype the kernel gate chose)
+
+
+def kv_dtype(subject: Subject, kernel: GateResult) -> KvDtype:
+    """The KV dtype the plan runs with: the chosen kernels' first, else the fixed spelling's, else the engine's."""
+    if kernel.details.kv_options:
+        return kernel.details.kv_options[0]
+    fixed = subject.settings.kv_fixed
+    return fixed[0] if fixed else subject.engine.default_kv_dtype
+
+
+def _topology(s: Subject, done: Mapping[GateId, GateResult]) -> GateResult:
+    tensor = s.engine.parallelism == "tensor"
+    result = topology(s.request.model, s.engine, s.layout, s.request.hardware, s.settings.tp if tensor else None)
+    if s.layout.nodes > 1 and s.deployment is None and s.engine.multi_node != "none" and not s.engine.flags.nnodes:
+        return GateResult(
+            "topology", "fail", f"{s.engine.name}'s flag vocabulary has no multi-node flags in the catalog"
+        )
+    return result
+
+
+REGISTRY: dict[GateId, Gate] = {
+    gate.id: gate
+    for gate in (
+        Gate("architecture", "arch", lambda s, _: architecture(s.request.model, s.variant, s.engine, s.build)),
+        Gate(
+            "weight-format",
+            "format",
+            lambda s, _: weight_format(s.request.model, s.variant, s.build, s.request.hardware),
+        ),
+        Gate(
+            "kernel",
+            "kernel",
+            lambda s, _: kernels(
+                s.request.model, s.build, s.request.hardware, s.settings.kv_fixed, s.settings.attention_backend
+            ),
+        ),
+        Gate("platform", "platform", lambda s, _: platform(s.build, s.request.hardware)),
+        Gate(
+            "memory",
+            "memory",
+            lambda s, done: memory(
+                s.request, s.engine, s.variant, s.layout, s.settings, kv_dtype(s, done["kernel"]), s.deployment
+            ),
+        ),
+        Gate("topology", "topology", _topology),
+    )
+}
+assert tuple(REGISTRY) == GATES
+
+
+def run(subject: Subject) -> tuple[GateResult, ...]:
+    """Every gate on one path, in triage order (GATES)."""
+    done: dict[GateId, GateResult] = {}
+    for gate_id in GATES:
+        done[gate_id] = REGISTRY[gate_id].check(subject, done)
+    return tuple(done[g] for g in GATES)

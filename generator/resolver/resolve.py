@@ -19,13 +19,11 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from ..catalog import Catalog
-from ..memory import Budget, MemoryInputs, Unplannable, checkpoint_bytes, footprint, plan
 from ..schema import Deployment, Engine, Source, Variant
-from ..schema.common import KvDtype
 from ..schema.engine import Build
 from . import gates
 from .flags import argv_of, common_flags, derived_flags, fallback_flags, parsers_for, settings_from_deployment
-from .types import Candidate, Change, Flag, GateResult, Layout, Plan, Request, Resolution, Settings
+from .types import Candidate, Change, Flag, Layout, Plan, Request, Resolution, Settings
 
 NODE_SIZES = (1, 2, 4, 8)
 STATUS_ORDER = {"verified": 0, "community": 1, "reported": 2, "derived": 3}
@@ -66,104 +64,54 @@ def _matching_deployments(
     ]
 
 
-def _memory_gate(
-    request: Request,
-    engine: Engine,
-    variant: Variant,
-    layout: Layout,
-    settings: Settings,
-    kv: KvDtype,
-    dep: Deployment | None,
-) -> tuple[GateResult, Budget | None]:
-    model = request.model
-    if engine.memory.host_offload:
-        return GateResult(
-            "memory", "unknown", f"{engine.name} keeps experts in host RAM; recipegen does not plan host memory"
-        ), None
-    sized = checkpoint_bytes(model, variant.size_bytes, variant.quant)
-    size, size_note = sized if sized is not None else (None, None)
-    if size is None and dep is not None:
-        reason = (
-            f"the size of {variant.repo} is not in the catalog, so memory is not planned; the {dep.status} recipe "
-            f"{dep.id} reports it running on this layout with its own context settings"
-        )
-        return GateResult("memory", "pass", reason, tuple(dep.sources)), None
-    if size is None:
-        return GateResult(
-            "memory", "unknown", f"the size of {variant.repo} is not in the catalog", tuple(variant.sources)
-        ), None
-    tensor = engine.parallelism == "tensor"
-    layer_split = 1 if tensor else layout.gpus_per_node
-    tp = settings.tp if tensor else 1
-    fp = footprint(model, kv, tp, layer_split, engine.memory.state_slots_per_request, settings.mtp)
-    if isinstance(fp, Unplannable):
-        return GateResult("memory", "unknown", fp.reason), None
-    shards = layout.gpus if tensor else layout.gpus_per_node
-    context = request.context if request.context is not None else settings.context
-    concurrency = request.concurrency if request.concurrency is not None else settings.concurrency
-    inputs = MemoryInputs(
-        hardware=request.hardware,
-        engine=engine,
-        model=model,
-        weights_bytes_per_gpu=size / shards,
-        footprint=fp,
-        fraction=settings.fraction,
-        context=context,
-        concurrency=concurrency,
-        context_is_auto=settings.context_auto and request.context is None,
-        size_note=size_note,
-    )
-    budget = plan(inputs)
-    sources = (*variant.sources[:1], *engine.memory.sources[:1])
-    return GateResult("memory", "pass" if budget.fits else "fail", budget.reason, tuple(sources)), budget
+def base_settings(engine: Engine, model_has_moe: bool, layout: Layout, deployment: Deployment | None) -> Settings:
+    """The settings a path starts from: a curated recipe's flags read back, else one TP group over every GPU."""
+    if deployment is not None:
+        return settings_from_deployment(engine, deployment, layout)
+    ep = model_has_moe and engine.flags.expert_parallel is not None and layout.gpus > 1
+    return Settings(tp=layout.gpus if engine.parallelism == "tensor" else 1, ep=ep)
 
 
 def evaluate(
-    request: Request, engine: Engine, build: Build, variant: Variant, layout: Layout, deployment: Deployment | None
+    request: Request,
+    engine: Engine,
+    build: Build,
+    variant: Variant,
+    layout: Layout,
+    deployment: Deployment | None,
+    settings: Settings | None = None,
 ) -> Candidate:
-    model, hw = request.model, request.hardware
-    arch = gates.architecture(model, variant, engine, build)
-    fmt = gates.weight_format(model, variant, build, hw)
-    if deployment is not None:
-        base = settings_from_deployment(engine, deployment, layout)
-    else:
-        ep = bool(model.moe) and engine.flags.expert_parallel is not None and layout.gpus > 1
-        base = Settings(tp=layout.gpus if engine.parallelism == "tensor" else 1, ep=ep)
-    kern = gates.kernels(model, build, hw, base.kv_fixed)
-    fallback_kv: KvDtype = base.kv_fixed[0] if base.kv_fixed else engine.default_kv_dtype
-    kv: KvDtype = kern.kv_options[0] if kern.kv_options else fallback_kv
-    platform = gates.platform(build, hw)
-    memory, budget = _memory_gate(request, engine, variant, layout, base, kv, deployment)
-    topology = gates.topology(model, engine, layout, hw)
-    if layout.nodes > 1 and deployment is None and engine.multi_node != "none" and not engine.flags.nnodes:
-        topology = GateResult(
-            "topology", "fail", f"{engine.name}'s flag vocabulary has no multi-node flags in the catalog"
-        )
-    settings = base
+    """Gate one path. `settings`: check these instead of the ones recipegen would choose (lint)."""
+    base = settings if settings is not None else base_settings(engine, bool(request.model.moe), layout, deployment)
+    subject = gates.Subject(request, engine, build, variant, layout, deployment, base)
+    results = gates.run(subject)
+    by_id = {g.gate: g for g in results}
+    kern, fmt, budget = by_id["kernel"], by_id["weight-format"], by_id["memory"].details.budget
+    decided = base
     if budget is not None:
-        settings = replace(
+        decided = replace(
             base,
-            kv_dtype=kv if (base.kv_fixed or kern.kv_options) else None,
+            kv_dtype=gates.kv_dtype(subject, kern) if (base.kv_fixed or kern.details.kv_options) else None,
             context=budget.context,
             context_auto=base.context_auto and request.context is None,
             concurrency=budget.concurrency,
             fraction=budget.fraction,
         )
     notes: list[str] = []
-    if fmt.via_fallback:
-        notes.append(fmt.gate.reason)
+    if fmt.details.via_fallback:
+        notes.append(fmt.reason)
     return Candidate(
         engine=engine,
         build=build,
         variant=variant,
         layout=layout,
         deployment=deployment,
-        gates=(arch, fmt.gate, kern.gate, platform, memory, topology),
-        settings=settings,
+        gates=results,
+        settings=decided,
         budget=budget,
-        via_fallback=fmt.via_fallback,
+        via_fallback=fmt.details.via_fallback,
         notes=tuple(notes),
-        fallback_args=fmt.args,
+        fallback_args=fmt.details.args,
     )
 
 
@@ -274,7 +222,7 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         settings = cand.settings
     else:
         settings = replace(cand.settings, tool_parser=tool, reasoning_parser=reasoning)
-        kernel_gate = cand.gates[2]
+        kernel_gate = cand.gate("kernel")
         flags = common_flags(engine, model, variant, set())
         flags.extend(derived_flags(engine, model, settings, cand.layout, kernel_gate, parser_sources))
         flags.extend(fallback_flags(cand))
@@ -301,6 +249,7 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         flags=tuple(flags),
         argv=tuple(argv_of(engine, flags)),
         env=tuple(env),
+        settings=settings,
         why_first=why_first(cand, runner_up) if rank == 1 else "",
         notes=tuple(dict.fromkeys(notes)),
         sources=sources,
@@ -323,7 +272,7 @@ def find_changes(candidates: list[Candidate]) -> list[Change]:
                 or newer.variant.id != older.variant.id
                 or newer.build.provenance != "official"
                 or newer.build.released <= older.build.released
-                or any(g.outcome != "pass" for g in newer.gates[:2])
+                or any(newer.gate(g).outcome != "pass" for g in ("architecture", "weight-format"))
             ):
                 continue
             for before, after in zip(older.gates, newer.gates, strict=True):

@@ -32,11 +32,39 @@ class Request:
 
 
 @dataclass(frozen=True)
+class KernelMiss:
+    """A kernel need nothing in the build meets on this GPU, with each tried kernel's reasons."""
+
+    op: str
+    why: str
+    tried: tuple[tuple[str, tuple[str, ...]], ...]  # (kernel name, why it does not fit)
+
+
+@dataclass(frozen=True)
+class Details:
+    """The facts behind a gate's prose reason, for programs (lint, render, report) that must not parse text."""
+
+    capability: str | None = None  # the GPU's sm the verdict is for
+    operation: str | None = None  # the weight format (weight-format) or the need that failed (kernel)
+    kernels: tuple[tuple[str, str], ...] = ()  # (op, kernel name) chosen
+    misses: tuple[KernelMiss, ...] = ()
+    kv_options: tuple[KvDtype, ...] = ()  # accepted by every chosen attention kernel, preferred first
+    via_fallback: bool = False
+    args: tuple[str, ...] = ()  # engine arguments that select a weight-format fallback
+    numbers: tuple[tuple[str, float], ...] = ()  # named quantities: tp, heads, kv_heads, context …
+    budget: Budget | None = None
+
+    def number(self, name: str) -> float | None:
+        return next((value for key, value in self.numbers if key == name), None)
+
+
+@dataclass(frozen=True)
 class GateResult:
     gate: GateId
     outcome: Outcome
     reason: str
     sources: tuple[Source, ...] = ()
+    details: Details = field(default_factory=Details)
 
 
 @dataclass(frozen=True)
@@ -63,6 +91,7 @@ class Settings:
     tool_parser: str | None = None
     reasoning_parser: str | None = None
     mtp: bool = False  # speculative decoding with the model's own MTP layers
+    attention_backend: str | None = None  # a forced attention kernel, by the engine's own name (lint)
 
 
 @dataclass(frozen=True)
@@ -93,6 +122,9 @@ class Candidate:
     def runnable(self) -> bool:
         return all(g.outcome == "pass" for g in self.gates)
 
+    def gate(self, gate_id: GateId) -> GateResult:
+        return next(g for g in self.gates if g.gate == gate_id)
+
     @property
     def status(self) -> PlanStatus:
         return self.deployment.status if self.deployment else "derived"
@@ -108,6 +140,7 @@ class Plan:
     flags: tuple[Flag, ...]
     argv: tuple[str, ...]
     env: tuple[tuple[str, str, str], ...]  # (name, value, reason)
+    settings: Settings  # the decided settings the flags were rendered from (parsers included)
     why_first: str
     notes: tuple[str, ...]
     sources: tuple[Source, ...]

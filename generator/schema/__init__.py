@@ -1,8 +1,9 @@
-"""Strict pydantic models for the four catalog kinds."""
+"""Strict pydantic models for the catalog kinds."""
 
 from .common import Source
 from .deployment import Arg, Deployment, EnvVar
 from .engine import Build, Engine, Kernel, WeightFormat
+from .fingerprint import Fingerprint
 from .hardware import Hardware
 from .model import Model, Variant
 
@@ -12,6 +13,7 @@ __all__ = [
     "Deployment",
     "Engine",
     "EnvVar",
+    "Fingerprint",
     "Hardware",
     "Kernel",
     "Model",

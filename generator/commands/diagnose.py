@@ -1,0 +1,53 @@
+"""`recipegen diagnose LOG|-`: which known failure a log shows, what it means and the plan that runs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..cli import Format, FormatOpt, Recipes, _catalog, app
+from ..errors import RecipegenError
+
+
+def read_log(source: str) -> str:
+    """The log text from a file or stdin ('-'); bytes that are not UTF-8 are replaced, never fatal."""
+    from ..diagnose import MAX_CHARS
+
+    if source == "-":
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise RecipegenError(f"no log file {source!r}", "pass a file, or - to read the log from stdin")
+        with path.open("rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - MAX_CHARS))
+            data = handle.read()
+    return data[-MAX_CHARS:].decode("utf-8", errors="replace")
+
+
+@app.command("diagnose")
+def diagnose(
+    log: Annotated[
+        str, typer.Argument(help="engine log file, or - for stdin (docker logs … 2>&1 | recipegen diagnose -)")
+    ],
+    gpu: Annotated[str | None, typer.Option("--gpu", help="the GPU, when the log does not say it")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="the model, when the log does not say it")] = None,
+    gpus: Annotated[int | None, typer.Option("--gpus", min=1, help="GPUs per node for the plan that runs")] = None,
+    fmt: FormatOpt = Format.text,
+    recipes: Recipes = [],  # noqa: B006
+) -> None:
+    """Match a failed engine log against known failures: the stage, the gate, why, the fix, the plan that runs."""
+    from ..diagnose import Hints, diagnose_log, diagnosis_json, format_diagnosis
+
+    text = read_log(log)
+    result = diagnose_log(_catalog(recipes), text, Hints(gpu=gpu, model=model, gpus=gpus))
+    if fmt is Format.json:
+        typer.echo(json.dumps(diagnosis_json(result), indent=2, ensure_ascii=False))
+    else:
+        typer.echo(format_diagnosis(result), nl=False)

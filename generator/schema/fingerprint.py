@@ -1,0 +1,50 @@
+"""fingerprints/*.yaml: a known failure as an engine prints it, and what it means in recipegen's terms."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from .common import Sourced
+
+Stage = Literal["weights-load", "gemm-kernel", "attention-backend", "kv-cache", "oom", "parser", "other"]
+GateName = Literal["architecture", "weight-format", "kernel", "platform", "memory", "topology"]
+
+_VERSION_TERM = re.compile(r"^(>=|<=|==|>|<)\d+(\.\d+){0,2}$")
+
+
+class Fingerprint(Sourced):
+    id: str
+    title: str = Field(description="one line: what failed")
+    engines: list[str] | None = Field(default=None, description="engine ids that print it; None: any engine")
+    versions: str | None = Field(
+        default=None, description="comma-separated bounds on the engine version, e.g. '>=0.10,<0.40'"
+    )
+    pattern: str = Field(description="Python regex searched in the log (case-sensitive, per line)")
+    stage: Stage
+    gate: GateName | None = Field(description="the recipegen gate that predicts it; None: a flag choice, no gate")
+    explanation: str
+    fix: str
+    generic: bool = Field(
+        default=False, description="a wrapper message that points elsewhere; more specific fingerprints rank first"
+    )
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+    @field_validator("versions")
+    @classmethod
+    def _bounds(cls, value: str | None) -> str | None:
+        if value is not None:
+            for term in value.split(","):
+                if not _VERSION_TERM.match(term.strip()):
+                    raise ValueError(f"version bound {term.strip()!r}: write e.g. '>=0.10' or '<0.40.1'")
+        return value
