@@ -99,7 +99,7 @@ def _modelopt(algo: str) -> WeightFormat:
 
 def weight_format(ck: Checkpoint) -> WeightFormat:
     config = ck.config or {}
-    qc = config.get("quantization_config")
+    qc = config.get("quantization_config") or text_config(config).get("quantization_config")
     if isinstance(ck.quant_config, dict):
         quantization = ck.quant_config.get("quantization")
         algo = quantization.get("quant_algo") if isinstance(quantization, dict) else None
@@ -350,7 +350,8 @@ def derive(ck: Checkpoint) -> Derivation:
             vocab_size=_int(c.get("vocab_size")),
             attention=att,
             moe=moe,
-            mtp_layers=_int(c.get("num_nextn_predict_layers")) or 0,
+            mtp_layers=_int(c.get("num_nextn_predict_layers"))
+            or (_int(c.get("num_mtp_modules")) or 0 if c.get("use_mtp") is True else 0),
             max_context=_int(c.get("max_position_embeddings")) or 0,
             multimodal=isinstance(config.get("text_config"), dict),
             needs=_needs(rule, att),

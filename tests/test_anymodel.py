@@ -127,6 +127,9 @@ KINDS = [
     ("Qwen/Qwen3-30B-A3B", "qwen3-30b-a3b"),
     ("Qwen/Qwen3-Coder-480B-A35B-Instruct", "qwen3-coder-480b-a35b"),
     ("meta-llama/Meta-Llama-3.1-70B", "llama-3.1-70b"),
+    ("moonshotai/Kimi-K2.5", "kimi-k2.5"),  # MLA under a multimodal text_config
+    ("MiniMaxAI/MiniMax-M2.5", "minimax-m2.5"),  # GQA + MoE + 3 MTP modules
+    ("MiniMaxAI/MiniMax-M2.7", "minimax-m2.7"),
 ]
 
 
@@ -162,7 +165,14 @@ def test_derived_facts_equal_curated(hub, tmp_path, monkeypatch, catalog, repo, 
 
 def test_quant_configs_map_to_catalog_formats(hf_env):
     formats = {}
-    for repo in ("Qwen/Qwen3-235B-A22B-FP8", "nvidia/Qwen3-235B-A22B-NVFP4", "openai/gpt-oss-120b"):
+    repos = (
+        "Qwen/Qwen3-235B-A22B-FP8",
+        "nvidia/Qwen3-235B-A22B-NVFP4",
+        "openai/gpt-oss-120b",
+        "moonshotai/Kimi-K2.5",
+        "nvidia/MiniMax-M2.7-NVFP4",
+    )
+    for repo in repos:
         result = run_cli("inspect", repo, "--format", "json", "--no-headers", env=hf_env)
         assert result.code == 0, result.err
         formats[repo] = (result.json()["weight_format"]["quant"], result.json()["family"]["confidence"])
@@ -170,6 +180,8 @@ def test_quant_configs_map_to_catalog_formats(hf_env):
         "Qwen/Qwen3-235B-A22B-FP8": ("fp8_block", "certain"),
         "nvidia/Qwen3-235B-A22B-NVFP4": ("nvfp4", "certain"),
         "openai/gpt-oss-120b": ("mxfp4", "certain"),
+        "moonshotai/Kimi-K2.5": ("int4", "certain"),  # compressed-tensors W4A16 inside text_config
+        "nvidia/MiniMax-M2.7-NVFP4": ("nvfp4", "certain"),  # hf_quant_config.json
     }
 
 
