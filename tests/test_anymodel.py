@@ -324,3 +324,42 @@ def test_free_text_in_a_config_never_reaches_a_plan(tmp_path):
     (folder / "config.json").write_text(json.dumps(config))
     planned = run_cli("explain", "--gpu", "h100", "--model", str(folder), env=OFFLINE)
     assert planned.code == 2 and "names no architecture" in planned.err and "$(" not in planned.err
+
+
+# -- the broader catalog -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "hardware", "sm"),
+    [
+        ("rtx-a4000", "rtx-a4000", "sm86"),
+        ("a6000", "rtx-a6000", "sm86"),
+        ("rtx 6000 ada", "rtx-6000-ada", "sm89"),
+        ("a40", "a40", "sm86"),
+        ("a10g", "a10", "sm86"),
+        ("l40", "l40", "sm89"),
+        ("3080", "rtx-3080", "sm86"),
+        ("4080", "rtx-4080", "sm89"),
+        ("5080", "rtx-5080", "sm120"),
+        ("h100-nvl", "h100-nvl", "sm90"),
+        ("gb300", "gb300", "sm103"),
+        ("dgx station", "dgx-station-gb300", "sm103"),
+        ("dell pro max gb10", "gb10", "sm121"),
+        ("thinkstation-pgx", "gb10", "sm121"),
+    ],
+)
+def test_gpus_people_serve_on_resolve(name, hardware, sm):
+    result = run_cli("explain", "--gpu", name, "--model", "qwen3-8b", "--format", "json")
+    assert result.code in (0, 3), result.err
+    request = result.json()["request"]
+    assert request["hardware"] == hardware
+    assert f"sm{request['compute_capability'].replace('.', '')}" == sm
+
+
+def test_list_models_shows_the_new_families_with_their_sources():
+    result = run_cli("list", "models", "--format", "json")
+    assert result.code == 0
+    table = {row["id"]: row for row in result.json()}
+    for family in ("qwen3-8b", "qwen3-30b-a3b", "qwen3-coder-480b-a35b", "llama-3.1-8b", "kimi-k2.5", "minimax-m2.7"):
+        assert table[family]["sources"] >= 2, family
+    assert all(row["sources"] >= 1 for row in table.values())
