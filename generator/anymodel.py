@@ -3,12 +3,13 @@ local folder's) own files through the Hub edge, giving a model with status `deri
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .catalog import Catalog
 from .errors import RecipegenError, UnknownNameError
 from .names import ModelChoice, resolve_model
-from .schema import Model, Source
+from .schema import Model, Source, Variant
 
 if TYPE_CHECKING:
     from .derive import Derivation
@@ -35,7 +36,7 @@ def resolve_any(catalog: Catalog, value: str) -> ModelChoice:
     except UnknownNameError as unknown:
         inferred = infer(catalog, value)
         if inferred is not None:
-            return inferred
+            return confirm(catalog, value, inferred)
         from . import hub
 
         if not (hub.is_local(value) or hub.looks_like_repo(value)):
@@ -143,8 +144,6 @@ def family_of(catalog: Catalog, derivation: Derivation) -> tuple[Model | None, s
 
 def _gguf_of_base(catalog: Catalog, checkpoint: Checkpoint, derivation: Derivation) -> ModelChoice | None:
     """A GGUF-only repo (no config.json) whose card names a base model the catalog knows."""
-    from .schema import Variant
-
     for base in checkpoint.base_model:
         try:
             family = resolve_model(catalog, base).model
@@ -166,3 +165,57 @@ def _gguf_of_base(catalog: Catalog, checkpoint: Checkpoint, derivation: Derivati
         how = f"model {family.name} (base_model {base} in the card of {checkpoint.name}), GGUF files read from the Hub"
         return ModelChoice(model, variant.id, how, facts="files")
     return None
+
+
+def confirm(catalog: Catalog, value: str, inferred: ModelChoice) -> ModelChoice:
+    """Online, a repo's files confirm or correct what its name suggested; offline (or with the Hub
+    unreachable) the name stands, and the output says so."""
+    from . import hub
+    from .derive import derive
+
+    if inferred.facts != "name" or not hub.looks_like_repo(value):
+        return inferred
+    if hub.offline():
+        return replace(inferred, how=inferred.how + "; HF_HUB_OFFLINE is set")
+    try:
+        checkpoint = hub.read(value, headers=False)
+    except hub.HubError as exc:  # unreachable, gated, or not on this Hub (a ModelScope name): the name stands
+        return replace(inferred, how=f"{inferred.how}; its files were not read: {exc.message}")
+    derivation = derive(checkpoint)
+    named = inferred.model
+    variant = next(v for v in named.variants if v.id == inferred.variant) if inferred.variant else None
+    if checkpoint.config is None:
+        if variant is None or variant.quant != "gguf" or not checkpoint.gguf_files:
+            return from_files(catalog, value)
+        size = derivation.size.bytes
+        fixed = variant.model_copy(update={"size_gb": size / 1e9 if size else None, "size_gib": None})
+        how = f"model {named.name}, GGUF files of {value} listed on the Hub (size from {derivation.size.how})"
+        return ModelChoice(_replace_variant(named, fixed), fixed.id, how, facts="files")
+    derived = derivation.model
+    if derived is None or _shape(derived) != _shape(named):
+        choice = from_files(catalog, value)
+        return replace(choice, how=f"{choice.how}; its name suggested {named.name}, its files do not match it")
+    quant = derived.variants[0].quant
+    size = derivation.size.bytes
+    base = variant if variant is not None else derived.variants[0]
+    fixed = base.model_copy(
+        update={
+            "quant": quant,
+            "size_gb": size / 1e9 if size else base.size_gb,
+            "size_gib": None if size else base.size_gib,
+            "sources": [*base.sources, *derived.variants[0].sources],
+        }
+    )
+    if variant is None:
+        fixed = fixed.model_copy(update={"id": f"{quant.replace('_', '-')}-files", "repo": value})
+    how = (
+        f"model {named.name}, {value}: its config.json confirms the architecture and dimensions; weights "
+        f"{quant} per its files"
+        + (f" (the name suggested {variant.quant})" if variant and variant.quant != quant else "")
+    )
+    return ModelChoice(_replace_variant(named, fixed), fixed.id, how, facts="files")
+
+
+def _replace_variant(model: Model, variant: Variant) -> Model:
+    others = [v for v in model.variants if v.id != variant.id]
+    return model.model_copy(update={"variants": [*others, variant]})

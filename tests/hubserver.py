@@ -26,17 +26,18 @@ SERVED = {"config.json", "hf_quant_config.json", "model.safetensors.index.json",
 
 
 class Hub:
-    def __init__(self, root: Path, gated: set[str]) -> None:
+    def __init__(self, root: Path, gated: set[str], mirrors: dict[str, str]) -> None:
         self.root = root
         self.gated = gated
+        self.mirrors = mirrors  # repo id -> the folder whose real files it serves (a re-upload, a mirror)
         self.requests: list[tuple[str, str, str | None]] = []  # method, path, Authorization header
 
     def repo_dir(self, repo: str) -> Path | None:
-        path = self.root / repo
+        path = self.root / self.mirrors.get(repo, repo)
         return path if path.is_dir() else None
 
     def files(self, repo: str) -> list[dict[str, Any]]:
-        folder = self.root / repo
+        folder = self.root / self.mirrors.get(repo, repo)
         out = [{"rfilename": p.name, "size": p.stat().st_size} for p in sorted(folder.iterdir()) if p.name in SERVED]
         listing = folder / "model_files.json"
         if listing.is_file():
@@ -45,7 +46,7 @@ class Hub:
         return out
 
     def card(self, repo: str) -> dict[str, Any] | None:
-        readme = self.root / repo / "README.md"
+        readme = self.root / self.mirrors.get(repo, repo) / "README.md"
         if not readme.is_file():
             return None
         text = readme.read_text()
@@ -116,7 +117,7 @@ def _handler(hub: Hub) -> type[BaseHTTPRequestHandler]:
             repo, revision, name = resolve.groups()
             if not self._check(repo, revision):
                 return
-            file = hub.root / repo / name
+            file = hub.root / hub.mirrors.get(repo, repo) / name
             if name not in SERVED or not file.is_file():
                 self._error(404, "EntryNotFound", f"{name} does not exist on {revision}")
                 return
@@ -136,8 +137,8 @@ def _handler(hub: Hub) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def serve(gated: set[str] | None = None) -> Iterator[tuple[str, Hub]]:
-    hub = Hub(HUB_DATA, gated or set())
+def serve(gated: set[str] | None = None, mirrors: dict[str, str] | None = None) -> Iterator[tuple[str, Hub]]:
+    hub = Hub(HUB_DATA, gated or set(), mirrors or {})
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(hub))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

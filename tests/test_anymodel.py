@@ -20,7 +20,11 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 
 @pytest.fixture(scope="module")
 def hub():  # type: ignore[no-untyped-def]
-    with serve(gated={"meta-llama/Llama-3.1-8B"}) as (url, state):
+    mirrors = {
+        "mirror-org/Qwen3-235B-A22B-FP8": "Qwen/Qwen3-235B-A22B-FP8",  # the real files under another org
+        "liar/Qwen3-32B-FP8": "Qwen/Qwen3-8B",  # a name that promises one model, files of another
+    }
+    with serve(gated={"meta-llama/Llama-3.1-8B"}, mirrors=mirrors) as (url, state):
         yield url, state
 
 
@@ -299,6 +303,29 @@ def test_names_resolve_offline(name, model, quant):
         assert variants[chosen]["quant"] == quant and variants[chosen]["repo"] == name
     else:  # blocked: the rejections still name the inferred variant
         assert any(r["variant"] == chosen for r in data["rejected"])
+
+
+def test_online_the_files_confirm_or_correct_the_name(hf_env):
+    confirmed = run_cli(
+        "explain", "--gpu", "h200", "--model", "mirror-org/Qwen3-235B-A22B-FP8", "--format", "json", env=hf_env
+    )
+    assert confirmed.code == 0, confirmed.err
+    data = confirmed.json()
+    assert data["request"]["model"] == "qwen3-235b-a22b" and data["request"]["model_facts"] == "files"
+    assert "config.json confirms" in data["request"]["understood_as"]
+    chosen = [p for p in data["plans"] if p["variant"] == data["request"]["variant"]]
+    assert chosen and chosen[0]["quant"] == "fp8_block" and chosen[0]["repo"] == "mirror-org/Qwen3-235B-A22B-FP8"
+    corrected = run_cli("explain", "--gpu", "h200", "--model", "liar/Qwen3-32B-FP8", "--format", "json", env=hf_env)
+    assert corrected.code == 0, corrected.err
+    request = corrected.json()["request"]
+    assert request["model"] != "qwen3-32b" and request["model_facts"] == "files"
+    assert "its name suggested Qwen3-32B, its files do not match it" in request["understood_as"]
+    # not on this Hub (a ModelScope name, say) or no network: the name stands, and the output says so
+    for env in (hf_env, {**hf_env, "HF_ENDPOINT": "http://127.0.0.1:9"}):
+        named = run_cli("explain", "--gpu", "h200", "--model", "ZhipuAI/GLM-4.6", "--format", "json", env=env)
+        assert named.code in (0, 3), named.err
+        assert named.json()["request"]["model"] == "glm-4.6"
+        assert "its files were not read" in named.json()["request"]["understood_as"]
 
 
 def test_names_that_no_engine_can_load_or_that_name_a_family():
