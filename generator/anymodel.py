@@ -207,7 +207,7 @@ def confirm(catalog: Catalog, value: str, inferred: ModelChoice) -> ModelChoice:
         }
     )
     if variant is None:
-        fixed = fixed.model_copy(update={"id": f"{quant.replace('_', '-')}-files", "repo": value})
+        fixed = fixed.model_copy(update={"id": f"{quant.replace('_', '-')}-files"})
     how = (
         f"model {named.name}, {value}: its config.json confirms the architecture and dimensions; weights "
         f"{quant} per its files"

@@ -324,6 +324,7 @@ def derive(ck: Checkpoint) -> Derivation:
             Variant(
                 id=fmt.quant.replace("_", "-"),
                 repo=repo,
+                revision=ck.revision,
                 quant=fmt.quant,
                 publisher="community",
                 size_gb=size.bytes / 1e9 if size.bytes else None,

@@ -33,6 +33,7 @@ MAX_HEADER_BYTES = 100_000_000  # the safetensors format's own cap on a header
 MAX_JSON_BYTES = 50_000_000  # an index of a 1T-parameter model is ~10 MB
 HEADER_SHARD_LIMIT = 200  # beyond this many shards the per-dtype count is skipped (said so)
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
+_REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
 
 
 class HubError(RecipegenError):
@@ -86,7 +87,7 @@ def is_local(value: str) -> bool:
 
 def parse_ref(value: str) -> tuple[str, str | None]:
     repo, _, revision = value.partition("@")
-    if not _REPO_ID.match(repo):
+    if not _REPO_ID.match(repo) or (revision and not _REVISION.match(revision)):
         raise HubError(
             f"{value!r} is neither a local folder nor a Hub repo id",
             "name a repo as ORG/NAME (optionally ORG/NAME@REVISION) or an existing checkpoint folder",

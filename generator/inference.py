@@ -32,6 +32,7 @@ QUANT_WORDS: dict[str, QuantMethod | None] = {
     "static": None,
     "block": None,
 }
+_REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
 # words that name a format no engine build in the catalog declares: said plainly, never mapped
 UNSUPPORTED_WORDS = {
     "mlx": "an MLX checkpoint (Apple silicon, mlx-lm); no engine in the catalog loads MLX weights on NVIDIA GPUs",
@@ -93,9 +94,9 @@ def _quant_of(words: list[str], family: Model) -> QuantMethod | None:
 
 def infer(catalog: Catalog, value: str) -> ModelChoice | None:
     """A catalog family and variant for a repo id the catalog does not list, from its name alone."""
-    org, _, name = value.rpartition("/")
-    name = name.split("@", 1)[0]
-    if not name:
+    repo, _, revision = value.partition("@")
+    org, _, name = repo.rpartition("/")
+    if not name or (revision and not _REVISION.match(revision)):
         return None
     base, words, bad = split_words(name)
     # re-uploads often prefix the original organisation: bartowski/Qwen_Qwen3-32B-GGUF
@@ -114,11 +115,16 @@ def infer(catalog: Catalog, value: str) -> ModelChoice | None:
     if same_name:
         original = same_name[0]
         if not org or _fold(org) == _fold(original.repo.split("/")[0]):
-            return ModelChoice(family, original.id, f"model {family.name}, variant {original.id}", facts="catalog")
+            if not revision:
+                return ModelChoice(family, original.id, f"model {family.name}, variant {original.id}", facts="catalog")
+            pinned = original.model_copy(update={"id": _unique(family, f"{original.id}-at"), "revision": revision})
+            how = f"model {family.name}, variant {original.id} at revision {revision}"
+            return ModelChoice(_with(family, pinned), pinned.id, how, facts="catalog")
         copy = original.model_copy(
             update={
                 "id": _unique(family, f"{original.id}-{_fold(org)}"),
-                "repo": value,
+                "repo": repo,
+                "revision": revision or None,
                 "notes": [*original.notes, f"{value}: same name as {original.repo}, taken as its mirror ({inferred})"],
             }
         )
@@ -131,7 +137,8 @@ def infer(catalog: Catalog, value: str) -> ModelChoice | None:
         return ModelChoice(family, None, f"model {family.name} ({inferred})", facts="name")
     variant = Variant(
         id=_unique(family, f"{quant.replace('_', '-')}-{_fold(org) or 'named'}"),
-        repo=value,
+        repo=repo,
+        revision=revision or None,
         quant=quant,
         publisher="community",
         notes=[f"{value}: {family.name} as {quant} {inferred}; its size is not known"],

@@ -64,6 +64,31 @@ def test_explain_hub_repo_plans_from_derived_facts(hf_env):
     assert abs(weights - COGITO_TOTAL) / COGITO_TOTAL < 0.03
 
 
+def test_generate_writes_a_derived_plan_for_a_hub_repo(hf_env, tmp_path):
+    out = tmp_path / "cogito"
+    result = run_cli("--gpu", "a100-80gb", "--model", COGITO, "--out", str(out), env=hf_env)
+    assert result.code == 0, result.err
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["request"]["model_facts"] == "files" and plan["plans"][0]["status"] == "derived"
+    assert COGITO in (out / "launch.sh").read_text()
+    assert "config.json" in (out / "README.md").read_text()
+    assert "--revision" not in (out / "launch.sh").read_text()
+
+
+def test_a_revision_is_read_and_pinned_in_the_download(hf_env, tmp_path):
+    from tests.hubserver import COMMIT
+
+    out = tmp_path / "pinned"
+    result = run_cli("--gpu", "a100-80gb", "--model", f"{COGITO}@{COMMIT}", "--out", str(out), env=hf_env)
+    assert result.code == 0, result.err
+    assert f"--revision {COMMIT}" in (out / "launch.sh").read_text().replace("'", "")
+    # a catalog checkpoint at a named revision keeps the catalog's facts and pins the download
+    named = tmp_path / "named"
+    args = ("--gpu", "h200", "--gpus", "4", "--model", "Qwen/Qwen3-235B-A22B-FP8@v1.0", "--out", str(named))
+    assert run_cli(*args, env=OFFLINE).code == 0
+    assert "--revision v1.0" in (named / "launch.sh").read_text().replace("'", "")
+
+
 @pytest.mark.parametrize(
     ("repo", "expected"),
     [

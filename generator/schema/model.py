@@ -113,6 +113,11 @@ class Variant(Sourced):
     size_gib: float | None = Field(default=None, gt=0, description="on-disk size, 2^30 bytes")
     shards: int | None = None
     file: str | None = Field(default=None, description="GGUF: the file to load inside the repo")
+    revision: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$",
+        description="git revision (branch, tag or commit) to download; default: the repo's main branch",
+    )
     min_capability: Capability | None = None
     min_capability_reason: str | None = None
     only_builds: list[str] | None = Field(
