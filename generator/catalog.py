@@ -182,6 +182,10 @@ def _cache_path(roots: list[tuple[str, Path]]) -> Path | None:
     from . import __version__
 
     digest = hashlib.sha256(__version__.encode())
+    # the pickled entries are instances of the schema classes: a changed schema is a different cache
+    for path in sorted(Path(__file__).with_name("schema").glob("*.py")):
+        stat = path.stat()
+        digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
     for label, root in roots:
         digest.update(label.encode())
         for kind in KINDS:
