@@ -75,7 +75,7 @@ def from_files(catalog: Catalog, value: str) -> ModelChoice:
             "`recipegen inspect` shows what its files say; a models/*.yaml in --recipes can state the rest",
         )
     variant = derivation.model.variants[0]
-    read = ", ".join(r.rsplit("/", 1)[-1] for r in checkpoint.read) or "its files"
+    read = ", ".join(r.what for r in checkpoint.read) or "its files"
     how = (
         f"{derivation.architecture} derived from {read} of {checkpoint.name} "
         f"(status derived; weights {variant.quant}, size from {derivation.size.how})"
@@ -159,7 +159,7 @@ def _gguf_of_base(catalog: Catalog, checkpoint: Checkpoint, derivation: Derivati
             publisher="community",
             size_gb=size.bytes / 1e9 if size.bytes else None,
             notes=[f"GGUF repo whose card names base_model {base}; size from {size.how}"],
-            sources=[Source(url=r, note="read by recipegen") for r in checkpoint.read],
+            sources=[Source(url=r.url, note=f"{r.what}, read by recipegen") for r in checkpoint.read],
         )
         model = family.model_copy(update={"variants": [*family.variants, variant]})
         how = f"model {family.name} (base_model {base} in the card of {checkpoint.name}), GGUF files read from the Hub"

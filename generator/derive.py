@@ -300,9 +300,8 @@ def derive(ck: Checkpoint) -> Derivation:
     if rule is None or not layers:
         problem = "config.json names no architecture" if arch is None else f"recipegen has no rule for {arch}"
         return Derivation(ck, arch, model_type, None, problem, None, fmt, size, "", tuple(facts))
-    where = ck.read[0] if ck.read else ck.name
-    config_url = next((r for r in ck.read if r.endswith("config.json") and "quant" not in r), where)
-    source = Source(url=config_url, note="read by recipegen inspect")
+    config_url = next((r.url for r in ck.read if r.what == "config.json"), ck.name)
+    source = Source(url=config_url, note="config.json, read by recipegen")
     try:
         att = _attention(rule, c, layers, source)
     except ValueError as exc:
@@ -317,7 +316,7 @@ def derive(ck: Checkpoint) -> Derivation:
             active = total
     repo = ck.repo_id or str(ck.folder)
     base = ck.repo_id.rsplit("/", 1)[-1] if ck.repo_id else (ck.folder.name if ck.folder else "model")
-    sources = [Source(url=r, note="read by recipegen inspect") for r in ck.read] or [source]
+    sources = [Source(url=r.url, note=f"{r.what}, read by recipegen") for r in ck.read] or [source]
     variants: list[Variant] = []
     if fmt.quant is not None:
         variants.append(

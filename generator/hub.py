@@ -41,6 +41,14 @@ class HubError(RecipegenError):
 
 
 @dataclass(frozen=True)
+class Read:
+    """One thing read: where (a URL or a local path) and what it was."""
+
+    url: str
+    what: str
+
+
+@dataclass(frozen=True)
 class RepoFile:
     path: str
     size: int | None
@@ -62,7 +70,7 @@ class Checkpoint:
     header_bytes: int | None  # sum of tensor bytes per the headers
     files: tuple[RepoFile, ...]
     base_model: tuple[str, ...]
-    read: tuple[str, ...]  # the files actually read, as URLs or paths (the sources)
+    read: tuple[Read, ...]  # what was actually read (the sources)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -176,13 +184,13 @@ def _read_folder(folder: Path, ref: str, headers: bool) -> Checkpoint:
     files = tuple(
         RepoFile(str(p.relative_to(folder)), p.stat().st_size) for p in sorted(folder.rglob("*")) if p.is_file()
     )
-    read_files: list[str] = []
+    read_files: list[Read] = []
 
     def load(name: str) -> dict[str, Any] | None:
         path = folder / name
         if not path.is_file():
             return None
-        read_files.append(str(path))
+        read_files.append(Read(str(path), name))
         return _json_file(path, str(path))
 
     config = load(CONFIG)
@@ -192,7 +200,7 @@ def _read_folder(folder: Path, ref: str, headers: bool) -> Checkpoint:
     if (folder / CARD).is_file():
         base = _card_base_models((folder / CARD).read_text(encoding="utf-8", errors="replace"))
         if base:
-            read_files.append(str(folder / CARD))
+            read_files.append(Read(str(folder / CARD), "model card (base_model)"))
     counts: dict[str, int] = {}
     header_bytes: int | None = None
     notes: list[str] = []
@@ -212,7 +220,7 @@ def _read_folder(folder: Path, ref: str, headers: bool) -> Checkpoint:
                 break
             header_bytes += _count_header(header, counts)
         else:
-            read_files.append(f"{folder}/*.safetensors (headers)")
+            read_files.append(Read(f"{folder}/*.safetensors", "safetensors headers"))
     if config is None and not any(f.path.endswith(".gguf") for f in files):
         raise HubError(
             f"{folder} has no config.json and no .gguf file",
@@ -332,7 +340,7 @@ def _read_hub(ref: str, repo: str, revision: str | None, headers: bool) -> Check
     cache = str(cache_dir())
     is_offline = offline()
     api = HfApi(endpoint=url_base, token=auth)
-    read_files: list[str] = []
+    read_files: list[Read] = []
     notes: list[str] = []
     rev = revision or "main"
 
@@ -353,7 +361,7 @@ def _read_hub(ref: str, repo: str, revision: str | None, headers: bool) -> Check
             value = getattr(card, "base_model", None)
             base = (value,) if isinstance(value, str) else tuple(v for v in value or [] if isinstance(v, str))
         read_files.append(
-            f"{url_base}/api/models/{repo}" + (f"/revision/{revision}" if revision else "") + " (files, card data)"
+            Read(f"{url_base}/api/models/{repo}" + (f"/revision/{revision}" if revision else ""), "file list, card")
         )
 
     def fetch(name: str, required: bool) -> dict[str, Any] | None:
@@ -375,7 +383,7 @@ def _read_hub(ref: str, repo: str, revision: str | None, headers: bool) -> Check
             if is_offline and not required:
                 return None
             raise _explain(exc, repo, revision, name) from None
-        read_files.append(f"{url_base}/{repo}/blob/{commit or rev}/{name}")
+        read_files.append(Read(f"{url_base}/{repo}/blob/{commit or rev}/{name}", name))
         nonlocal files
         if names is None:  # offline: list what the cached snapshot holds
             snapshot = Path(path).parent
@@ -412,7 +420,7 @@ def _read_hub(ref: str, repo: str, revision: str | None, headers: bool) -> Check
                             elements *= int(dim)
                         counts[tensor.dtype] = counts.get(tensor.dtype, 0) + elements
                         header_bytes += tensor.data_offsets[1] - tensor.data_offsets[0]
-                read_files.append(f"{url_base}/{repo} (safetensors headers of {len(shards)} file(s))")
+                read_files.append(Read(f"{url_base}/{repo}", f"safetensors headers of {len(shards)} file(s)"))
             except Exception as exc:  # counts are a bonus; the index and file sizes still give the size
                 counts, header_bytes = {}, None
                 notes.append(f"safetensors headers not read ({type(exc).__name__}); sizes come from the index/files")

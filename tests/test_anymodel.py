@@ -45,7 +45,7 @@ def test_inspect_hub_repo_not_in_catalog_is_derived_with_index_size(hf_env):
     assert abs(facts["size_bytes"] - COGITO_TOTAL) / COGITO_TOTAL < 0.03
     assert facts["base_model"] == ["Qwen/Qwen2.5-14B"]
     assert facts["family"]["model"] is None
-    assert any(r.endswith("/config.json") for r in facts["read"])
+    assert any(r["url"].endswith("/config.json") and r["what"] == "config.json" for r in facts["read"])
     # HF_HOME is the cache: the config landed there, nothing else was needed
     cached = list(Path(hf_env["HF_HOME"]).rglob("config.json"))
     assert cached and "models--deepcogito--cogito-v1-preview-qwen-14B" in str(cached[0])

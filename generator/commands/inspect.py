@@ -39,7 +39,7 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
         "model": ck.name,
         "revision": ck.revision,
         "commit": ck.commit,
-        "read": list(ck.read),
+        "read": [{"url": r.url, "what": r.what} for r in ck.read],
         "architecture": d.architecture,
         "model_type": d.model_type,
         "rule": d.rule.attention if d.rule else None,
@@ -96,7 +96,9 @@ def _attention_line(att: dict[str, Any]) -> str:
 
 def text(r: dict[str, Any]) -> str:
     lines = [f"{r['model']}" + (f" @ {r['commit']}" if r["commit"] else "") + f" — status {r['status']}"]
-    lines.append(f"  read: {', '.join(r['read']) or 'nothing'}")
+    lines.append(f"  read: {', '.join(item['what'] for item in r['read']) or 'nothing'}")
+    for item in r["read"]:
+        lines.append(f"    {item['url']}")
     lines.append(
         f"  architecture: {r['architecture'] or 'not stated'} (model_type {r['model_type'] or '?'}); "
         + (f"loaded by {', '.join(r['loaded_by'])}" if r["loaded_by"] else "no engine build in the catalog loads it")
@@ -142,12 +144,24 @@ def text(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _sources_last(value: Any) -> Any:
+    """The draft reads like the catalog's files: facts first, their sources after them."""
+    if isinstance(value, dict):
+        ordered = {k: _sources_last(v) for k, v in value.items() if k != "sources"}
+        if "sources" in value:
+            ordered["sources"] = _sources_last(value["sources"])
+        return ordered
+    if isinstance(value, list):
+        return [_sources_last(v) for v in value]
+    return value
+
+
 def draft_yaml(d: Derivation) -> str:
     import yaml
 
     if d.model is None:
         raise RecipegenError(f"no draft for {d.checkpoint.name}: {d.problem}", "see `recipegen inspect` for its facts")
-    data = d.model.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+    data = _sources_last(d.model.model_dump(mode="json", exclude_none=True, exclude_defaults=True))
     header = (
         f"# Draft written by `recipegen inspect {d.checkpoint.ref} --format yaml` from the checkpoint's files.\n"
         f"# Save as models/{d.model.id}.yaml in a --recipes folder; add parsers, pitfalls and more variants by hand.\n"
