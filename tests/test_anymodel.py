@@ -388,6 +388,7 @@ def test_free_text_in_a_config_never_reaches_a_plan(tmp_path):
         ("a6000", "rtx-a6000", "sm86"),
         ("rtx 6000 ada", "rtx-6000-ada", "sm89"),
         ("a40", "a40", "sm86"),
+        ("a30", "a30", "sm80"),
         ("a10g", "a10", "sm86"),
         ("l40", "l40", "sm89"),
         ("3080", "rtx-3080", "sm86"),
