@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -182,10 +182,10 @@ def _cache_path(roots: list[tuple[str, Path]]) -> Path | None:
     from . import __version__
 
     digest = hashlib.sha256(__version__.encode())
-    # the pickled entries are instances of the schema classes: a changed schema is a different cache
-    for path in sorted(Path(__file__).with_name("schema").glob("*.py")):
-        stat = path.stat()
-        digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    # the pickle holds schema objects: a changed model class must not meet an old pickle
+    here = Path(__file__).parent
+    for module in sorted([here / "capability.py", *(here / "schema").glob("*.py")]):
+        digest.update(module.read_bytes())
     for label, root in roots:
         digest.update(label.encode())
         for kind in KINDS:
@@ -387,12 +387,64 @@ def cross_check(catalog: Catalog) -> list[CatalogProblem]:
             problem("deployments", dep_id, "engine", f"unknown engine {dep.engine!r}")
         elif build_owner.get(dep.build) != dep.engine:
             problem("deployments", dep_id, "build", f"engine {dep.engine!r} has no build {dep.build!r}")
+    _check_required_args(catalog, build_owner, problem)
 
     for fp_id, fp in catalog.fingerprints.items():
         for index, engine_id in enumerate(fp.engines or []):
             if engine_id not in catalog.engines:
                 problem("fingerprints", fp_id, f"engines[{index}]", f"unknown engine {engine_id!r}")
     return problems
+
+
+def _check_required_args(
+    catalog: Catalog, build_owner: dict[str, str], problem: Callable[[str, str, str, str], None]
+) -> None:
+    """Scoped notes name real builds, and every required argument is spelled as its builds' CLI accepts."""
+    from .vocabulary import check_argv, vocabulary
+
+    def check(kind: str, entry_id: str, field_path: str, builds: list[Any], arg: Any) -> None:
+        argv = [arg.flag] if arg.value is None else [arg.flag, arg.value]
+        by_reference: dict[str, list[str]] = {}
+        for build in builds:
+            if build.cli_reference is not None:
+                by_reference.setdefault(build.cli_reference, []).append(build.id)
+        for reference, ids in by_reference.items():
+            for error in check_argv(vocabulary(reference), argv):
+                problem(kind, entry_id, field_path, f"{error} (builds {', '.join(ids)})")
+
+    for engine_id, engine in catalog.engines.items():
+        for b_index, build in enumerate(engine.builds):
+            for k_index, kernel in enumerate(build.kernels):
+                for a_index, arg in enumerate(kernel.requires_args):
+                    path = f"builds[{b_index}].kernels[{k_index}].requires_args[{a_index}]"
+                    check("engines", engine_id, path, [build], arg)
+            for w_index, fmt in enumerate(build.weight_formats):
+                for a_index, arg in enumerate(fmt.requires_args):
+                    path = f"builds[{b_index}].weight_formats[{w_index}].requires_args[{a_index}]"
+                    check("engines", engine_id, path, [build], arg)
+    for model_id, model in catalog.models.items():
+        notes = [("pitfalls", model.pitfalls)]
+        notes += [(f"variants[{i}].defects", v.defects) for i, v in enumerate(model.variants)]
+        for where, entries in notes:
+            for index, note in enumerate(entries):
+                for build_id in note.builds or []:
+                    if build_id not in build_owner:
+                        problem("models", model_id, f"{where}[{index}].builds", f"unknown build {build_id!r}")
+        for index, rule in enumerate(model.required_args):
+            owner = catalog.engines.get(rule.engine)
+            if owner is None:
+                problem("models", model_id, f"required_args[{index}].engine", f"unknown engine {rule.engine!r}")
+                continue
+            for build_id in rule.builds or []:
+                if build_owner.get(build_id) != rule.engine:
+                    problem(
+                        "models",
+                        model_id,
+                        f"required_args[{index}].builds",
+                        f"engine {rule.engine!r} has no build {build_id!r}",
+                    )
+            builds = [b for b in owner.builds if rule.builds is None or b.id in rule.builds]
+            check("models", model_id, f"required_args[{index}]", builds, rule)
 
 
 def _field_line(path: str, catalog: Catalog, kind: str, entry_id: str, field_path: str) -> int | None:

@@ -18,7 +18,7 @@ LEGEND: dict[Symbol, str] = {
     "✓": "official path: official engine build, native weight kernels, weights from the maker or a partner",
     "◐": "runs only via a fallback kernel (e.g. Marlin), a community image, a fork, or community weights",
     "✗": "blocked: every path fails a gate (the deciding gate is named)",
-    "?": "unknown: the best path is untested or lacks a fact (e.g. checkpoint size)",
+    "?": "unknown: the best path is untested, lacks a fact (e.g. checkpoint size) or rests on an unverified fact",
 }
 
 
@@ -49,7 +49,7 @@ def _annotations(r: Resolution) -> tuple[str, ...]:
     return tuple(
         p.text + (f" [{p.sources[0].url}]" if p.sources else "")
         for p in r.request.model.pitfalls
-        if p.capability is not None and cc in p.capability and p.engines is None
+        if p.capability is not None and cc in p.capability and p.engines is None and p.builds is None
     )
 
 

@@ -150,7 +150,8 @@ def rejected_lines(r: Resolution) -> list[str]:
         tag = f"curated: {first.deployment.id}" if first.deployment else "derived"
         variants = ", ".join(c.variant.id for c in cands)
         build = f"{first.build.id} ({first.build.provenance}, {first.build.released})"
-        out.append(f"  ✗ {first.engine.name} {build} · {tag} · {variants}")
+        only_unknown = all(g.outcome == "unknown" for c in cands for g in c.failing())
+        out.append(f"  {'?' if only_unknown else '✗'} {first.engine.name} {build} · {tag} · {variants}")
         out.extend(_gate_grid(cands))
         for gate in GATES:
             hits = [(c.variant.id, g) for c in cands for g in c.failing() if g.gate == gate]

@@ -19,10 +19,10 @@ CASES = [
         ["no mixed_fp4_fp8 kernel for sm80"],
     ),
     (
-        "weight-format-min-capability",
-        ["--gpu", "a100", "--model", "glm-5.2", "--gpus", "8"],
-        ("vllm-glm52-sm80-pr38476", "int4-int8mix", "weight-format", "fail"),
-        ["int4-int8mix needs sm90+", "SM90+"],
+        "kernel-unverified",
+        ["--gpu", "gb10", "--model", "glm-5.3-flash", "--nodes", "2"],
+        ("sglang-0.5.23", "nvfp4", "kernel", "unknown"),
+        ["only flashinfer_sparse_mla of sglang-0.5.23", "kernel fact is unverified"],
     ),
     (
         "weight-format-dense-only",

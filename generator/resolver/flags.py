@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import posixpath
 
+from ..capability import Capability
 from ..schema import Deployment, Engine, Model, Source, Variant
 from ..schema.common import KvDtype
-from ..schema.engine import Build
+from ..schema.engine import Build, RequiredArg
 from .types import Candidate, Flag, GateResult, Layout, Settings
 
 CONTAINER_MODELS = "/models"
@@ -213,6 +214,31 @@ def derived_flags(
                 tuple(parser_sources),
             )
         )
+    return out
+
+
+def required_flags(cand: Candidate, model: Model, cc: Capability, present: set[str]) -> list[Flag]:
+    """Arguments the catalog declares as required for this path: by the chosen kernels, the weight
+    format, and the model's own rules for this engine build, GPU, KV dtype and format."""
+    build, engine, quant = cand.build, cand.engine, cand.variant.quant
+    chosen = {name for _, name in cand.gate("kernel").details.kernels}
+    rules: list[RequiredArg] = [a for k in build.kernels if k.name in chosen for a in k.requires_args]
+    rules += [a for w in build.weight_formats if w.quant == quant for a in w.requires_args]
+    kv = cand.settings.kv_dtype or (cand.settings.kv_fixed[0] if cand.settings.kv_fixed else None)
+    rules += [
+        r
+        for r in model.required_args
+        if r.engine == engine.id
+        and (r.builds is None or build.id in r.builds)
+        and (r.kv_dtypes is None or kv in r.kv_dtypes)
+        and (r.quants is None or quant in r.quants)
+    ]
+    out: list[Flag] = []
+    for rule in rules:
+        if (rule.capability is not None and cc not in rule.capability) or rule.flag in present:
+            continue
+        present.add(rule.flag)
+        out.append(Flag(rule.flag, rule.value, rule.reason, tuple(rule.sources)))
     return out
 
 

@@ -78,6 +78,12 @@ def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) ->
     if fmt is None:
         known = ", ".join(w.quant for w in build.weight_formats)
         return result("fail", f"{build.id} has no {variant.quant} loader (it loads {known})", _srcs(build.sources))
+    if fmt.unverified:
+        reason = (
+            f"{build.id}'s {variant.quant} loader is an unverified fact "
+            f"({'; '.join(s.note or s.url for s in fmt.sources)})"
+        )
+        return GateResult("weight-format", "unknown", reason, _srcs(fmt.sources), base)
     if fmt.native is not None and cc in fmt.native:
         return result("pass", f"{variant.quant} runs on native kernels on {cc.sm}", _srcs(fmt.sources))
     for fallback in fmt.fallbacks:
@@ -93,6 +99,9 @@ def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) ->
             )
             chosen = (("weights." + variant.quant, fallback.kernel),)
             details = replace(base, kernels=chosen, via_fallback=True, args=tuple(fallback.args))
+            if fallback.unverified:
+                reason += f", an unverified fact ({'; '.join(s.note or s.url for s in fallback.sources)})"
+                return GateResult("weight-format", "unknown", reason, _srcs(fallback.sources, fmt.sources), details)
             return GateResult("weight-format", "pass", reason, _srcs(fallback.sources, fmt.sources), details)
     native = str(fmt.native) if fmt.native else "none"
     fallbacks = "; ".join(f"{f.kernel} on {f.sm}" for f in fmt.fallbacks) or "none"
@@ -132,13 +141,24 @@ def backend_name(kernel: Kernel) -> str:
     return kernel.name.split(" ", 1)[0]
 
 
-def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...], forced: str | None = None) -> GateResult:
+def kernels(
+    model: Model,
+    build: Build,
+    hw: Hardware,
+    kv: tuple[KvDtype, ...],
+    forced: str | None = None,
+    recipe: Deployment | None = None,
+) -> GateResult:
     """Every need must be met by some kernel of the build on this GPU (first valid in the build's order).
 
-    `forced`: an attention backend the user pinned (by the engine's name); only it may serve attention."""
+    `forced`: an attention backend the user pinned (by the engine's name); only it may serve attention.
+    `recipe`: a curated recipe of this very path; its own sources are the run report that vouches for
+    kernel facts the catalog could not verify (elsewhere such a kernel leaves the gate unknown)."""
     cc = hw.compute_capability
     chosen: list[tuple[str, str]] = []
     failures: list[str] = []
+    open_needs: list[str] = []
+    vouches: list[str] = []
     misses: list[KernelMiss] = []
     sources: list[Source] = []
     kv_options: list[KvDtype] | None = None
@@ -161,10 +181,27 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...], f
         # with a fixed KV dtype, a kernel that rejects it does not count
         fixed = kv if need.op in ATTENTION_OPS else ()
         verdicts = [(k, _kernel_misfit(k, need, model, hw, fixed)) for k in candidates]
-        valid = [k for k, reasons in verdicts if not reasons]
+        fits = [k for k, reasons in verdicts if not reasons]
+        # a kernel known only from unverified sources cannot carry a verdict: it leaves the need open
+        vouched = recipe is not None and bool(recipe.sources) and not all(x.unverified for x in recipe.sources)
+        valid = [k for k in fits if vouched or not k.unverified]
+        if fits and not valid:
+            open_needs.append(
+                f"{need.op} ({need.why}): only {', '.join(k.name for k in fits)} of {build.id} would serve it on "
+                f"{cc.sm}, and that kernel fact is unverified "
+                f"({'; '.join(s.note or s.url for k in fits for s in k.sources)})"
+            )
+            for k in fits:
+                sources.extend(k.sources)
+            continue
         if valid:
             chosen.append((need.op, valid[0].name))
             sources.extend(valid[0].sources)
+            if valid[0].unverified and recipe is not None:
+                vouches.append(
+                    f"{valid[0].name} is unverified in the catalog; the {recipe.status} recipe {recipe.id} runs it"
+                )
+                sources.extend(recipe.sources)
             if need.op in ATTENTION_OPS:
                 accepted: list[KvDtype] = []
                 for k in valid:
@@ -183,10 +220,14 @@ def kernels(model: Model, build: Build, hw: Hardware, kv: tuple[KvDtype, ...], f
     details = Details(capability=cc.sm, kernels=tuple(chosen), misses=tuple(misses), kv_options=tuple(kv_options or ()))
     if failures:
         return GateResult("kernel", "fail", " | ".join(failures), _srcs(sources), replace(details, kv_options=()))
+    if open_needs:
+        reason = " | ".join(open_needs)
+        return GateResult("kernel", "unknown", reason, _srcs(sources), replace(details, kv_options=()))
     if not model.needs:
         return GateResult("kernel", "unknown", f"the catalog lists no kernel needs for {model.name}", (), details)
     names = ", ".join(f"{name} ({op})" for op, name in chosen)
-    return GateResult("kernel", "pass", f"{cc.sm}: {names}", _srcs(sources), details)
+    vouched_for = f" ({'; '.join(vouches)})" if vouches else ""
+    return GateResult("kernel", "pass", f"{cc.sm}: {names}{vouched_for}", _srcs(sources), details)
 
 
 def platform(build: Build, hw: Hardware) -> GateResult:
@@ -202,6 +243,13 @@ def platform(build: Build, hw: Hardware) -> GateResult:
             "platform",
             "fail",
             f"{build.id} (CUDA {build.cuda}) is not compiled for {cc.sm} (targets: {build.cuda_archs})",
+            _srcs(build.sources),
+        )
+    if build.unverified:
+        return GateResult(
+            "platform",
+            "unknown",
+            f"{build.id} is known only from unverified sources ({'; '.join(s.note or s.url for s in build.sources)})",
             _srcs(build.sources),
         )
     if build.verified_sm is not None and cc not in build.verified_sm:
@@ -307,7 +355,9 @@ def memory(
         numbers=(("context", budget.context), ("concurrency", budget.concurrency), ("weights_gib", budget.weights_gib)),
         budget=budget,
     )
-    return GateResult("memory", "pass" if budget.fits else "fail", budget.reason, tuple(sources), details)
+    where = f"{layout.nodes} node(s) × {layout.gpus_per_node} GPU(s)" if layout.nodes > 1 else f"{layout.gpus} GPU(s)"
+    reason = f"on {where}: {budget.reason}"
+    return GateResult("memory", "pass" if budget.fits else "fail", reason, tuple(sources), details)
 
 
 @dataclass(frozen=True)
@@ -364,7 +414,12 @@ REGISTRY: dict[GateId, Gate] = {
             "kernel",
             "kernel",
             lambda s, _: kernels(
-                s.request.model, s.build, s.request.hardware, s.settings.kv_fixed, s.settings.attention_backend
+                s.request.model,
+                s.build,
+                s.request.hardware,
+                s.settings.kv_fixed,
+                s.settings.attention_backend,
+                s.deployment,
             ),
         ),
         Gate("platform", "platform", lambda s, _: platform(s.build, s.request.hardware)),

@@ -19,10 +19,19 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from ..catalog import Catalog
-from ..schema import Deployment, Engine, Source, Variant
+from ..schema import Deployment, Engine, Hardware, Source, Variant
 from ..schema.engine import Build
+from ..schema.model import Pitfall
 from . import gates
-from .flags import argv_of, common_flags, derived_flags, fallback_flags, parsers_for, settings_from_deployment
+from .flags import (
+    argv_of,
+    common_flags,
+    derived_flags,
+    fallback_flags,
+    parsers_for,
+    required_flags,
+    settings_from_deployment,
+)
 from .types import Candidate, Change, Flag, Layout, Plan, Request, Resolution, Settings
 
 NODE_SIZES = (1, 2, 4, 8)
@@ -112,6 +121,7 @@ def evaluate(
         via_fallback=fmt.details.via_fallback,
         notes=tuple(notes),
         fallback_args=fmt.details.args,
+        defects=tuple(d.text for d in variant.defects if applies(d, engine, build, request.hardware)),
     )
 
 
@@ -135,7 +145,16 @@ def candidates_for(catalog: Catalog, request: Request, layout: Layout) -> list[C
 
 
 def defects(c: Candidate) -> list[str]:
-    return [d.text for d in c.variant.defects if d.engines is None or c.engine.id in d.engines]
+    return list(c.defects)
+
+
+def applies(p: Pitfall, engine: Engine, build: Build, hw: Hardware) -> bool:
+    """A note or defect scoped to engines, builds and GPUs: does it concern this path?"""
+    return (
+        (p.engines is None or engine.id in p.engines)
+        and (p.builds is None or build.id in p.builds)
+        and (p.capability is None or hw.compute_capability in p.capability)
+    )
 
 
 def rank_key(c: Candidate) -> tuple[int, int, int, int, int, float, str, str, str]:
@@ -226,6 +245,7 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         flags = common_flags(engine, model, variant, set())
         flags.extend(derived_flags(engine, model, settings, cand.layout, kernel_gate, parser_sources))
         flags.extend(fallback_flags(cand))
+        flags.extend(required_flags(cand, model, request.hardware.compute_capability, {f.flag for f in flags}))
         notes.extend(parser_notes)
         notes.append(
             "derived plan: no curated recipe covers this exact path; "
@@ -235,12 +255,7 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         notes.extend(cand.budget.notes)
     notes.extend(f"known defect: {text}" for text in defects(cand))
     notes.extend(variant.notes)
-    cc = request.hardware.compute_capability
-    notes.extend(
-        p.text
-        for p in model.pitfalls
-        if (p.engines is None or engine.id in p.engines) and (p.capability is None or cc in p.capability)
-    )
+    notes.extend(p.text for p in model.pitfalls if applies(p, engine, build, request.hardware))
     sources = _dedupe([*(dep.sources if dep else []), *model.sources, *variant.sources, *build.sources])
     arch = request.hardware.host_arch[0]
     return Plan(
@@ -297,14 +312,20 @@ def resolve(catalog: Catalog, request: Request) -> Resolution:
     layouts = layouts_to_try(request)
     tried: list[int] = []
     last: list[Candidate] = []
+    first: list[Candidate] = []
     for layout in layouts:
         tried.append(layout.gpus)
         cands = candidates_for(catalog, request, layout)
         last = cands
+        first = first or cands
         runnable = sorted((c for c in cands if c.runnable), key=rank_key)
         if runnable:
             return _resolution(request, layout, cands, runnable, tried, len(layouts) > 1)
-    layout = layouts[-1]
+    if request.shrink:
+        # nothing in the fleet runs: report the whole fleet (the most memory per shard), not its last half
+        layout, last = layouts[0], first
+    else:
+        layout = layouts[-1]
     return _resolution(request, layout, last, [], tried, len(layouts) > 1)
 
 

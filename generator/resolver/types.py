@@ -117,6 +117,7 @@ class Candidate:
     via_fallback: bool
     notes: tuple[str, ...] = ()
     fallback_args: tuple[str, ...] = ()
+    defects: tuple[str, ...] = ()  # known faults of the checkpoint on this engine build and GPU
 
     @property
     def runnable(self) -> bool:

@@ -52,3 +52,8 @@ class Sourced(Strict):
     """Mixin-style base: anything that states a non-obvious fact carries its sources."""
 
     sources: Sources = Field(default_factory=list)
+
+    @property
+    def unverified(self) -> bool:
+        """A fact whose every source is marked unverified: it can only ever give an unknown verdict."""
+        return bool(self.sources) and all(s.unverified for s in self.sources)

@@ -72,6 +72,15 @@ class MemoryBehaviour(Sourced):
     )
 
 
+class RequiredArg(Sourced):
+    """An engine argument a kernel, weight format or model needs on some GPUs: derived plans emit it."""
+
+    flag: str = Field(pattern=r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    value: str | None = None
+    reason: str
+    capability: CapabilitySet | None = Field(default=None, description="only on these GPUs")
+
+
 class Kernel(Sourced):
     """One kernel (backend) of a build, and the shapes/dtypes/GPUs it accepts."""
 
@@ -84,6 +93,7 @@ class Kernel(Sourced):
     kv_dtypes: list[KvDtype] | None = Field(default=None, description="accepted KV dtypes, preferred first")
     architectures: list[str] | None = Field(default=None, description="only these model architectures")
     smem_bytes: int | None = Field(default=None, gt=0, description="shared memory per block it needs")
+    requires_args: list[RequiredArg] = Field(default_factory=list, description="emitted when this kernel is chosen")
     note: str | None = None
 
 
@@ -99,6 +109,7 @@ class WeightFormat(Sourced):
     quant: QuantMethod
     native: CapabilitySet | None = Field(default=None, description="compute capabilities with native kernels")
     fallbacks: list[Fallback] = Field(default_factory=list)
+    requires_args: list[RequiredArg] = Field(default_factory=list, description="emitted for checkpoints in this format")
     note: str | None = None
 
 

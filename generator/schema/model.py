@@ -7,8 +7,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from ..capability import Capability, CapabilitySet
-from .common import KernelOp, Sourced, Strict
-from .engine import QuantMethod
+from .common import KernelOp, KvDtype, Sourced, Strict
+from .engine import QuantMethod, RequiredArg
 
 AttentionKind = Literal["gqa", "mla", "dsa", "dsa_nope", "dsv4"]
 
@@ -101,7 +101,17 @@ class ParserOverride(Sourced):
 class Pitfall(Sourced):
     text: str
     engines: list[str] | None = None
+    builds: list[str] | None = Field(default=None, description="only for plans on these engine builds")
     capability: CapabilitySet | None = Field(default=None, description="only on these GPUs")
+
+
+class ModelArg(RequiredArg):
+    """A model × build rule: an argument this model needs on an engine (some builds, GPUs, KV dtypes, formats)."""
+
+    engine: str
+    builds: list[str] | None = None
+    kv_dtypes: list[KvDtype] | None = Field(default=None, description="only when the plan's KV cache is one of these")
+    quants: list[QuantMethod] | None = Field(default=None, description="only for variants in these formats")
 
 
 class Variant(Sourced):
@@ -174,4 +184,5 @@ class Model(Sourced):
     parser_overrides: list[ParserOverride] = Field(default_factory=list)
     variants: list[Variant] = Field(min_length=1)
     pitfalls: list[Pitfall] = Field(default_factory=list)
+    required_args: list[ModelArg] = Field(default_factory=list, description="arguments derived plans must carry")
     watch: list[Pitfall] = Field(default_factory=list, description="upstream work that would open new paths")
