@@ -217,6 +217,7 @@ def test_quant_configs_map_to_catalog_formats(hf_env):
 def test_unknown_architecture_is_said_plainly(hf_env):
     inspected = run_cli("inspect", "XiaomiMiMo/MiMo-V2-Flash", env=hf_env)
     assert inspected.code == 0
+    assert "status not derivable" in inspected.out.splitlines()[0]
     assert "no engine in the catalog registers MiMoV2FlashForCausalLM" in inspected.out
     planned = run_cli("explain", "--gpu", "h100", "--model", "XiaomiMiMo/MiMo-V2-Flash", env=hf_env)
     assert planned.code == 2

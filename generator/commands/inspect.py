@@ -53,7 +53,7 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
         "gguf_files": [{"path": f.path, "size": f.size} for f in ck.gguf_files],
         "base_model": list(ck.base_model),
         "family": {"model": family.id if family else None, "confidence": sure, "why": why},
-        "status": "catalog" if sure == "certain" else "derived",
+        "status": "catalog" if sure == "certain" else ("derived" if model is not None else "not derivable"),
         "notes": list(ck.notes),
     }
     if model is not None:
