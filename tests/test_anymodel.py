@@ -257,13 +257,32 @@ def test_local_folder_generate_refuses_without_writing(cogito_folder, tmp_path):
     assert not out.exists()
 
 
-def test_local_safetensors_headers_are_counted(cogito_folder):
+def _tiny_shard(path: Path) -> None:
+    """A real safetensors file: 8-byte header length, JSON header, tensor bytes."""
     header = {
         "model.embed_tokens.weight": {"dtype": "BF16", "shape": [4, 8], "data_offsets": [0, 64]},
         "lm_head.weight": {"dtype": "F32", "shape": [2, 3], "data_offsets": [64, 88]},
     }
     raw = json.dumps(header).encode()
-    (cogito_folder / "model-00001-of-00001.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw + bytes(88))
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw + bytes(88))
+
+
+def test_hub_safetensors_headers_are_counted_per_dtype(tmp_path):
+    repo = tmp_path / "hub" / "tiny" / "model"
+    repo.mkdir(parents=True)
+    shutil.copy(HUB_DATA / COGITO / "config.json", repo / "config.json")
+    _tiny_shard(repo / "model.safetensors")
+    with serve(root=tmp_path / "hub") as (url, _):
+        env = {"HF_ENDPOINT": url, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0"}
+        result = run_cli("inspect", "tiny/model", "--format", "json", env=env)
+    assert result.code == 0, result.err
+    facts = result.json()
+    assert facts["dtype_elements"] == {"BF16": 32, "F32": 6}
+    assert facts["size_bytes"] == 88 and "headers" in facts["size_from"]
+
+
+def test_local_safetensors_headers_are_counted(cogito_folder):
+    _tiny_shard(cogito_folder / "model-00001-of-00001.safetensors")
     result = run_cli("inspect", str(cogito_folder), "--format", "json", env=OFFLINE)
     assert result.code == 0, result.err
     assert result.json()["dtype_elements"] == {"BF16": 32, "F32": 6}
