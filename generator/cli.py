@@ -53,7 +53,9 @@ Recipes = Annotated[
 Gpu = Annotated[
     str | None, typer.Option("--gpu", help="GPU id, alias or compute capability (a100, rtx-4090, sm80, 12.1)")
 ]
-ModelOpt = Annotated[str | None, typer.Option("--model", help="model id or alias, any Hugging Face repo id (ORG/NAME[@REV]) or a checkpoint folder")]
+ModelOpt = Annotated[
+    str | None, typer.Option("--model", help="model id or alias, a Hugging Face repo id (ORG/NAME[@REV]) or a folder")
+]
 Gpus = Annotated[
     int | None, typer.Option("--gpus", min=1, help="GPUs per node (default: smallest of 1, 2, 4, 8 that runs)")
 ]
