@@ -170,9 +170,11 @@ def _attention(rule: Rule, c: dict[str, Any], layers: int, source: Source) -> At
         if isinstance(layer_types, list) and layer_types:
             window_layers = sum(1 for t in layer_types if t == "sliding_attention") or None
         elif window and c.get("use_sliding_window", True):
-            window_layers = layers
-        if window_layers is None:
-            window = None
+            # Qwen2-style configs window only the layers from max_window_layers on
+            first = _int(c.get("max_window_layers")) if c.get("use_sliding_window") else None
+            window_layers = layers - first if first is not None and first < layers else layers
+        if window_layers is None or window is None:
+            window, window_layers = None, None
         return Attention(
             kind="gqa",
             num_heads=heads,
