@@ -29,6 +29,15 @@ class Rule(Strict):
     attention: DerivableKind
     gguf_arch: str | None = None
     extra_needs: list[ExtraNeed] = Field(default_factory=list)
+    nope_interval_default: int | None = Field(
+        default=None,
+        ge=1,
+        description="chunked attention: RoPE layers attend within attention_chunk_size, NoPE layers globally; "
+        "NoPE layers are the 0s of no_rope_layers, or every n-th layer when the config has no list",
+    )
+    shared_experts: int | None = Field(default=None, ge=0, description="shared experts the class always has")
+    moe_every_field: str | None = Field(default=None, description="config field: MoE on every k-th layer")
+    dense_mlp_field: str | None = Field(default=None, description="config field: MLP width of the dense layers")
     sources: Sources = Field(min_length=1)
 
 

@@ -167,7 +167,10 @@ def _attention(rule: Rule, c: dict[str, Any], layers: int, source: Source) -> At
         window = _int(c.get("sliding_window"))
         layer_types = c.get("layer_types")
         window_layers: int | None = None
-        if isinstance(layer_types, list) and layer_types:
+        if rule.nope_interval_default is not None:
+            window = _int(c.get("attention_chunk_size"))
+            window_layers = layers - len(nope_layers(c, layers, rule.nope_interval_default))
+        elif isinstance(layer_types, list) and layer_types:
             window_layers = sum(1 for t in layer_types if t == "sliding_attention") or None
         elif window and c.get("use_sliding_window", True):
             # Qwen2-style configs window only the layers from max_window_layers on
@@ -206,15 +209,29 @@ def _attention(rule: Rule, c: dict[str, Any], layers: int, source: Source) -> At
     )
 
 
-def _moe(c: dict[str, Any]) -> Moe | None:
+def nope_layers(c: dict[str, Any], layers: int, interval: int) -> list[int]:
+    """Indices of the layers without RoPE: the 0s of no_rope_layers, else every interval-th layer."""
+    listed = c.get("no_rope_layers")
+    if isinstance(listed, list) and listed:
+        return [i for i, v in enumerate(listed[:layers]) if v == 0]
+    every = _int(c.get("no_rope_layer_interval")) or interval
+    return [i for i in range(layers) if (i + 1) % every == 0]
+
+
+def _moe(rule: Rule, c: dict[str, Any], layers: int) -> Moe | None:
     experts = _int(c.get("n_routed_experts")) or _int(c.get("num_experts")) or _int(c.get("num_local_experts"))
     if not experts:
         return None
     shared = _int(c.get("n_shared_experts"))
     if shared is None:
         shared = 1 if (_int(c.get("shared_expert_intermediate_size")) or 0) > 0 else 0
+    if rule.shared_experts is not None:
+        shared = rule.shared_experts
     only = c.get("mlp_only_layers")
     dense = _int(c.get("first_k_dense_replace")) or (len(only) if isinstance(only, list) else 0)
+    step = _int(c.get(rule.moe_every_field)) if rule.moe_every_field else None
+    if step:
+        dense = layers - layers // step
     return Moe(
         experts=experts,
         top_k=_int(c.get("num_experts_per_tok")) or _int(c.get("experts_per_token")) or 1,
@@ -255,7 +272,9 @@ def _needs(rule: Rule, att: Attention) -> list[Need]:
     return needs + [Need(op=e.op, why=e.why) for e in rule.extra_needs]
 
 
-def estimate_params(c: dict[str, Any], att: Attention, moe: Moe | None, layers: int) -> tuple[float, float]:
+def estimate_params(
+    c: dict[str, Any], att: Attention, moe: Moe | None, layers: int, dense_mlp_field: str | None = None
+) -> tuple[float, float]:
     """Total and active parameters from config.json's shapes (embeddings, attention, MLP/experts)."""
     hidden = _int(c.get("hidden_size")) or 0
     vocab = _int(c.get("vocab_size")) or 0
@@ -269,7 +288,8 @@ def estimate_params(c: dict[str, Any], att: Attention, moe: Moe | None, layers: 
         v, lora, q_lora = att.v_head_dim or 0, att.kv_lora_rank or 0, _int(c.get("q_lora_rank"))
         q = hidden * q_lora + q_lora * heads * (nope + rope) if q_lora else hidden * heads * (nope + rope)
         attn = q + hidden * (lora + rope) + lora * heads * (nope + v) + heads * v * hidden
-    dense_mlp = 3 * hidden * (_int(c.get("intermediate_size")) or 0)
+    dense_width = _int(c.get(dense_mlp_field)) if dense_mlp_field else None
+    dense_mlp = 3 * hidden * (dense_width or _int(c.get("intermediate_size")) or 0)
     if moe is None:
         total = embed + layers * (attn + dense_mlp)
         return total, total
@@ -308,8 +328,8 @@ def derive(ck: Checkpoint) -> Derivation:
         att = _attention(rule, c, layers, source)
     except ValueError as exc:
         return Derivation(ck, arch, model_type, rule, f"config.json: {exc}", None, fmt, size, "", tuple(facts))
-    moe = _moe(c)
-    total, active = estimate_params(c, att, moe, layers)
+    moe = _moe(rule, c, layers)
+    total, active = estimate_params(c, att, moe, layers, rule.dense_mlp_field)
     params_how = "computed from config.json shapes"
     if ck.dtype_elements and set(ck.dtype_elements) <= FLOAT_DTYPES:
         total = float(sum(ck.dtype_elements.values()))

@@ -159,6 +159,9 @@ KINDS = [
     ("moonshotai/Kimi-K2.5", "kimi-k2.5"),  # MLA under a multimodal text_config
     ("MiniMaxAI/MiniMax-M2.5", "minimax-m2.5"),  # GQA + MoE + 3 MTP modules
     ("MiniMaxAI/MiniMax-M2.7", "minimax-m2.7"),
+    # chunked attention with NoPE layers, MoE on every k-th layer, a shared expert the config does not name
+    ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama-4-scout"),
+    ("meta-llama/Llama-4-Maverick-17B-128E-Instruct", "llama-4-maverick"),
 ]
 
 
