@@ -191,6 +191,9 @@ def test_derived_facts_equal_curated(hub, tmp_path, monkeypatch, catalog, repo, 
     key = [(n.op, n.head_size, n.qk_nope_head_dim, n.index_topk) for n in derived.needs]
     assert key == [(n.op, n.head_size, n.qk_nope_head_dim, n.index_topk) for n in curated.needs]
     assert abs(derived.params_total_b - curated.params_total_b) / curated.params_total_b < 0.03
+    if curated.architecture == "Llama4ForConditionalGeneration":  # every 4th of 48 layers is a global NoPE layer
+        shown = run_cli("inspect", repo, "--format", "json", "--no-headers").json()["derived"]
+        assert shown["nope_layers"] == 12
     for kv, tp in (("bf16", 1), ("fp8_e4m3", 8)):
         assert footprint(derived, kv, tp, 1, 1) == footprint(curated, kv, tp, 1, 1)  # type: ignore[arg-type]
 

@@ -28,7 +28,7 @@ def _gb(value: float | None) -> str:
 
 def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
     from ..anymodel import family_of, unknown_architecture
-    from ..derive import observed
+    from ..derive import nope_layers, observed, text_config
 
     ck, model = d.checkpoint, d.model
     family, sure, why = family_of(catalog, d)
@@ -58,7 +58,11 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
     }
     if model is not None:
         att = model.attention
+        nope = None
+        if d.rule is not None and d.rule.nope_interval_default is not None and ck.config is not None:
+            nope = len(nope_layers(text_config(ck.config), model.layers, d.rule.nope_interval_default))
         out["derived"] = {
+            "nope_layers": nope,
             "attention": att.model_dump(mode="json", exclude_none=True, exclude={"sources"}),
             "moe": model.moe.model_dump(mode="json") if model.moe else None,
             "layers": model.layers,
@@ -106,6 +110,8 @@ def text(r: dict[str, Any]) -> str:
     derived = r.get("derived")
     if derived:
         lines.append(f"  attention: {_attention_line(derived['attention'])}")
+        if derived["nope_layers"]:
+            lines.append(f"  NoPE layers: {derived['nope_layers']} (global, without RoPE; the others are chunked)")
         moe = derived["moe"]
         if moe:
             lines.append(
