@@ -442,3 +442,11 @@ def test_list_models_shows_the_new_families_with_their_sources():
     for family in ("qwen3-8b", "qwen3-30b-a3b", "qwen3-coder-480b-a35b", "llama-3.1-8b", "kimi-k2.5", "minimax-m2.7"):
         assert table[family]["sources"] >= 2, family
     assert all(row["sources"] >= 1 for row in table.values())
+
+
+def test_diagnose_takes_any_model_name_too():
+    log = str(Path(__file__).parent / "data" / "logs" / "vllm-no-attention-backend.log")
+    args = ("diagnose", log, "--gpu", "a100", "--model", "unsloth/GLM-4.6-GGUF", "--format", "json")
+    result = run_cli(*args, env=OFFLINE)
+    assert result.code == 0, result.err
+    assert result.json()["log"]["model"] == "glm-4.6"
