@@ -152,6 +152,8 @@ KINDS = [
     ("zai-org/GLM-5.2", "glm-5.2"),  # DSA sparse MLA with IndexShare
     ("moonshotai/Kimi-K2-Instruct", "kimi-k2"),  # MLA, 1 dense layer, no MTP
     # and the families added with this catalog: their hand-written YAML against their real configs
+    ("Qwen/Qwen3-0.6B", "qwen3-0.6b"),  # tied embeddings
+    ("Qwen/Qwen3-1.7B", "qwen3-1.7b"),
     ("Qwen/Qwen3-8B", "qwen3-8b"),
     ("Qwen/Qwen3-30B-A3B", "qwen3-30b-a3b"),
     ("Qwen/Qwen3-Coder-480B-A35B-Instruct", "qwen3-coder-480b-a35b"),
