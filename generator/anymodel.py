@@ -3,6 +3,7 @@ local folder's) own files through the Hub edge, giving a model with status `deri
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -142,6 +143,60 @@ def family_of(catalog: Catalog, derivation: Derivation) -> tuple[Model | None, s
     return None, "none", "no catalog model of this class"
 
 
+_QUANT_TAG = re.compile(r"(?i)((?:UD-)?I?Q\d\w*|BF16|F16|F32|MXFP4\w*)$")
+
+
+def gguf_variants(checkpoint: Checkpoint, family: Model, note: str) -> tuple[list[Variant], list[str]]:
+    """One variant per single-file GGUF quantization in the repo (its file and size); the names of
+    split (multi-part) quantizations, which one `hf download FILE` cannot fetch, come back apart."""
+    from .derive import SPLIT_GGUF, slug
+
+    taken = {v.id for v in family.variants}
+    variants: list[Variant] = []
+    split: list[str] = []
+    for f in checkpoint.gguf_files:
+        name = f.path.rsplit("/", 1)[-1]
+        if "mmproj" in name.casefold():  # a vision projector, not the language model
+            continue
+        if SPLIT_GGUF.search(name) or "/" in f.path:
+            split.append(f.path)
+            continue
+        stem = name[: -len(".gguf")]
+        tag = _QUANT_TAG.search(stem)
+        variant_id = "gguf-" + slug(tag.group(1) if tag else stem)
+        while variant_id in taken:
+            variant_id += "-" + slug(checkpoint.name.split("/")[0])
+        taken.add(variant_id)
+        variants.append(
+            Variant(
+                id=variant_id,
+                repo=checkpoint.repo_id or checkpoint.name,
+                revision=checkpoint.revision,
+                file=f.path,
+                quant="gguf",
+                publisher="community",
+                size_gb=f.size / 1e9 if f.size else None,
+                notes=[f"{note}; file {f.path}"],
+                sources=[Source(url=r.url, note=f"{r.what}, read by recipegen") for r in checkpoint.read],
+            )
+        )
+    return variants, split
+
+
+def _gguf_choice(family: Model, checkpoint: Checkpoint, note: str, how: str) -> ModelChoice | None:
+    variants, split = gguf_variants(checkpoint, family, note)
+    if not variants:
+        return None
+    model = family.model_copy(update={"variants": [*family.variants, *variants]})
+    if len(variants) == 1:
+        return ModelChoice(model, variants[0].id, how, facts="files")
+    listed = ", ".join(v.id for v in variants)
+    how += f"; {len(variants)} GGUF quantizations, each a variant (pick one with --variant: {listed})"
+    if split:
+        how += f"; split files left out: {', '.join(split[:4])}"
+    return ModelChoice(model, None, how, facts="files")
+
+
 def _gguf_of_base(catalog: Catalog, checkpoint: Checkpoint, derivation: Derivation) -> ModelChoice | None:
     """A GGUF-only repo (no config.json) whose card names a base model the catalog knows."""
     for base in checkpoint.base_model:
@@ -149,21 +204,8 @@ def _gguf_of_base(catalog: Catalog, checkpoint: Checkpoint, derivation: Derivati
             family = resolve_model(catalog, base).model
         except UnknownNameError:
             continue
-        size = derivation.size
-        taken = {v.id for v in family.variants}
-        variant_id = next(i for i in ("gguf", "gguf-2", "gguf-3", f"gguf-{len(taken)}") if i not in taken)
-        variant = Variant(
-            id=variant_id,
-            repo=checkpoint.name,
-            quant="gguf",
-            publisher="community",
-            size_gb=size.bytes / 1e9 if size.bytes else None,
-            notes=[f"GGUF repo whose card names base_model {base}; size from {size.how}"],
-            sources=[Source(url=r.url, note=f"{r.what}, read by recipegen") for r in checkpoint.read],
-        )
-        model = family.model_copy(update={"variants": [*family.variants, variant]})
-        how = f"model {family.name} (base_model {base} in the card of {checkpoint.name}), GGUF files read from the Hub"
-        return ModelChoice(model, variant.id, how, facts="files")
+        how = f"model {family.name} (base_model {base} in the card of {checkpoint.name}), GGUF files listed"
+        return _gguf_choice(family, checkpoint, f"GGUF repo whose card names base_model {base}", how)
     return None
 
 
@@ -187,10 +229,10 @@ def confirm(catalog: Catalog, value: str, inferred: ModelChoice) -> ModelChoice:
     if checkpoint.config is None:
         if variant is None or variant.quant != "gguf" or not checkpoint.gguf_files:
             return from_files(catalog, value)
-        size = derivation.size.bytes
-        fixed = variant.model_copy(update={"size_gb": size / 1e9 if size else None, "size_gib": None})
-        how = f"model {named.name}, GGUF files of {value} listed on the Hub (size from {derivation.size.how})"
-        return ModelChoice(_replace_variant(named, fixed), fixed.id, how, facts="files")
+        family = named.model_copy(update={"variants": [v for v in named.variants if v.id != variant.id]})
+        how = f"model {named.name}, GGUF files of {value} listed on the Hub"
+        choice = _gguf_choice(family, checkpoint, f"GGUF file of {value}", how)
+        return choice if choice is not None else replace(inferred, how=f"{inferred.how}; no single-file GGUF found")
     derived = derivation.model
     if derived is None or _shape(derived) != _shape(named):
         choice = from_files(catalog, value)

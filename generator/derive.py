@@ -132,13 +132,13 @@ def weight_format(ck: Checkpoint) -> WeightFormat:
     return WeightFormat(None, dtype or "unknown", f"weights in {dtype or 'an unstated dtype'}: no format to plan with")
 
 
-_SPLIT = re.compile(r"-\d{5}-of-\d{5}\.gguf$")
+SPLIT_GGUF = re.compile(r"-\d{5}-of-\d{5}\.gguf$")
 
 
 def checkpoint_size(ck: Checkpoint, quant: QuantMethod | None) -> Size:
     if quant == "gguf":
         ggufs = ck.gguf_files
-        stems = {_SPLIT.sub("", f.path) for f in ggufs}
+        stems = {SPLIT_GGUF.sub("", f.path) for f in ggufs}
         if len(stems) == 1 and all(f.size for f in ggufs):
             return Size(float(sum(f.size or 0 for f in ggufs)), f"the GGUF file size ({len(ggufs)} part(s))")
         return Size(None, f"{len(stems)} GGUF quantizations in the repo: name one (recipegen does not pick)")

@@ -26,8 +26,8 @@ SERVED = {"config.json", "hf_quant_config.json", "model.safetensors.index.json",
 
 
 def served(name: str) -> bool:
-    # safetensors files exist only in repos a test writes (header-only files); the real repos list theirs
-    return name in SERVED or name.endswith(".safetensors")
+    # weight files exist only in repos a test writes (header-only or sparse); the real repos list theirs
+    return name in SERVED or name.endswith((".safetensors", ".gguf"))
 
 
 class Hub:

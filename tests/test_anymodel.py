@@ -289,6 +289,27 @@ def test_hub_safetensors_headers_are_counted_per_dtype(tmp_path):
     assert facts["size_bytes"] == 88 and "headers" in facts["size_from"]
 
 
+def test_online_a_gguf_repo_lists_its_quantizations_as_variants(tmp_path):
+    repo = tmp_path / "hub" / "unsloth" / "GLM-4.6-GGUF"
+    repo.mkdir(parents=True)
+    (repo / "README.md").write_text("---\nbase_model: zai-org/GLM-4.6\n---\n")
+    for name, gib in (("GLM-4.6-UD-Q2_K_XL.gguf", 135), ("GLM-4.6-Q4_K_M.gguf", 216)):
+        with (repo / name).open("wb") as handle:
+            handle.truncate(gib * 2**30)
+    with serve(root=tmp_path / "hub") as (url, _):
+        env = {"HF_ENDPOINT": url, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0"}
+        args = ("--gpu", "h200", "--model", "unsloth/GLM-4.6-GGUF", "--engine", "llama.cpp", "--format", "json")
+        result = run_cli("explain", *args, env=env)
+        picked = run_cli("explain", *args, "--variant", "gguf-q4-k-m", env=env)
+    assert result.code in (0, 3), result.err
+    request = result.json()["request"]
+    assert request["model"] == "glm-4.6" and request["model_facts"] == "files"
+    assert "gguf-q4-k-m, gguf-ud-q2-k-xl" in request["understood_as"]
+    assert picked.code == 0, picked.err
+    plan = picked.json()["plans"][0]
+    assert plan["variant"] == "gguf-q4-k-m" and plan["memory"]["weights_gib"] * plan["gpus"] == pytest.approx(216, 0.01)
+
+
 def test_local_safetensors_headers_are_counted(cogito_folder):
     _tiny_shard(cogito_folder / "model-00001-of-00001.safetensors")
     result = run_cli("inspect", str(cogito_folder), "--format", "json", env=OFFLINE)
@@ -307,6 +328,17 @@ def test_gguf_only_folder_maps_through_the_card_base_model(tmp_path):
     assert data["request"]["model"] == "qwen3-32b" and data["request"]["model_facts"] == "files"
     top = data["plans"][0]
     assert top["engine"] == "llama.cpp" and top["quant"] == "gguf" and top["repo"] == str(folder)
+    assert top["variant"] == "gguf-q4-k-m"
+    # several quantizations: each is a variant with its own file and size; --variant picks one
+    with (folder / "Qwen3-32B-Q8_0.gguf").open("wb") as handle:
+        handle.truncate(3 * 2**30)  # sparse: the size is what counts
+    (folder / "mmproj-F16.gguf").write_bytes(bytes(16))
+    both = run_cli("explain", "--gpu", "rtx-3090", "--model", str(folder), "--format", "json", env=OFFLINE).json()
+    assert "pick one with --variant: gguf-q4-k-m, gguf-q8-0" in both["request"]["understood_as"]
+    args = ("--gpu", "rtx-3090", "--model", str(folder), "--variant", "gguf-q8-0", "--format", "json")
+    picked = run_cli("explain", *args, env=OFFLINE).json()
+    assert {p["variant"] for p in picked["plans"]} == {"gguf-q8-0"}
+    assert picked["plans"][0]["memory"]["weights_gib"] == pytest.approx(3.0, abs=0.01)
     # without a base model the catalog knows, nothing is guessed
     (folder / "README.md").write_text("---\nbase_model: nobody/unknown\n---\n")
     unknown = run_cli("explain", "--gpu", "rtx-3090", "--model", str(folder), env=OFFLINE)
