@@ -31,6 +31,7 @@ QUANT_WORDS: dict[str, QuantMethod | None] = {
     "dynamic": None,
     "static": None,
     "block": None,
+    "quantized": None,
 }
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
 # words that name a format no engine build in the catalog declares: said plainly, never mapped
@@ -59,10 +60,12 @@ def split_words(name: str) -> tuple[str, list[str], list[str]]:
     bad: list[str] = []
     while len(parts) >= 3:
         last = _fold(parts[-1])
-        if last in UNSUPPORTED_WORDS:
-            bad.append(last)
-        elif last in QUANT_WORDS or re.fullmatch(r"\d+bit", last):
-            words.append(last)
+        # RedHatAI style: Llama-3.1-8B-Instruct-quantized.w4a16
+        pieces = last.split(".") if all(p in QUANT_WORDS or p in UNSUPPORTED_WORDS for p in last.split(".")) else [last]
+        if any(p in UNSUPPORTED_WORDS for p in pieces):
+            bad.extend(p for p in pieces if p in UNSUPPORTED_WORDS)
+        elif all(p in QUANT_WORDS or re.fullmatch(r"\d+bit", p) for p in pieces):
+            words.extend(reversed(pieces))
         else:
             break
         parts = parts[:-2]
@@ -80,16 +83,13 @@ def _families(catalog: Catalog, base: str) -> list[Model]:
     return found
 
 
-def _quant_of(words: list[str], family: Model) -> QuantMethod | None:
+def _quant_of(words: list[str]) -> QuantMethod | None:
     quants = [q for w in words if (q := QUANT_WORDS.get(w)) is not None]
     if not quants:
         return None
-    quant = quants[-1]  # the outermost format word
-    if quant == "fp8":  # per-tensor or block scales: the family's own FP8 build decides, if it has exactly one
-        flavours = {v.quant for v in family.variants if v.quant in ("fp8", "fp8_block")}
-        if len(flavours) == 1:
-            return flavours.pop()
-    return quant
+    # the outermost format word; "FP8" alone does not say block scales, so it reads as plain FP8 until
+    # the files (online) say otherwise
+    return quants[-1]
 
 
 def infer(catalog: Catalog, value: str) -> ModelChoice | None:
@@ -130,7 +130,7 @@ def infer(catalog: Catalog, value: str) -> ModelChoice | None:
         )
         how = f"model {family.name}, {value} taken as a mirror of {original.repo} ({inferred})"
         return ModelChoice(_with(family, copy), copy.id, how, facts="name")
-    quant = _quant_of(words, family)
+    quant = _quant_of(words)
     if quant is None:
         if words:
             return None

@@ -368,7 +368,8 @@ def test_yaml_draft_validates_in_a_user_folder(cogito_folder, tmp_path):
         ("ZhipuAI/GLM-4.6", "glm-4.6", "bf16"),  # ModelScope / mirror organisation
         ("someone/Qwen3-32B-AWQ", "qwen3-32b", "awq"),  # same name as the official AWQ build
         ("RedHatAI/Qwen3-14B-NVFP4", "qwen3-14b", "nvfp4"),  # family + format word
-        ("someone/Qwen3-14B-FP8-dynamic", "qwen3-14b", "fp8_block"),  # the family's own FP8 flavour
+        ("RedHatAI/Qwen3-14B-FP8-dynamic", "qwen3-14b", "fp8"),  # FP8 without a word for block scales
+        ("RedHatAI/Llama-3.1-8B-Instruct-quantized.w4a16", "llama-3.1-8b", "int4"),
         ("someone/Qwen3-32B-GPTQ-Int4", "qwen3-32b", "gptq"),
         ("bartowski/Qwen_Qwen3-32B-GGUF", "qwen3-32b", "gguf"),  # re-upload with the original org as prefix
     ],
