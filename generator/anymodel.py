@@ -158,7 +158,7 @@ def gguf_variants(checkpoint: Checkpoint, family: Model, note: str) -> tuple[lis
         name = f.path.rsplit("/", 1)[-1]
         if "mmproj" in name.casefold():  # a vision projector, not the language model
             continue
-        if SPLIT_GGUF.search(name) or "/" in f.path:
+        if SPLIT_GGUF.search(name):
             split.append(f.path)
             continue
         stem = name[: -len(".gguf")]

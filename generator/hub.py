@@ -31,7 +31,8 @@ SINGLE = "model.safetensors"
 CARD = "README.md"
 MAX_HEADER_BYTES = 100_000_000  # the safetensors format's own cap on a header
 MAX_JSON_BYTES = 50_000_000  # an index of a 1T-parameter model is ~10 MB
-HEADER_SHARD_LIMIT = 200  # beyond this many shards the per-dtype count is skipped (said so)
+HEADER_SHARD_LIMIT = 200
+MAX_FOLDER_FILES = 5000  # beyond this many shards the per-dtype count is skipped (said so)
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
 
@@ -126,9 +127,34 @@ def _json_bytes(raw: bytes, where: str) -> dict[str, Any]:
 
 
 def _json_file(path: Path, where: str) -> dict[str, Any]:
-    if path.stat().st_size > MAX_JSON_BYTES:
-        raise HubError(f"{where} is larger than {MAX_JSON_BYTES // 10**6} MB", "is this really a checkpoint file?")
-    return _json_bytes(path.read_bytes(), where)
+    try:
+        if path.stat().st_size > MAX_JSON_BYTES:
+            raise HubError(f"{where} is larger than {MAX_JSON_BYTES // 10**6} MB", "is this really a checkpoint file?")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise HubError(f"cannot read {where}: {exc.strerror or exc}", "check the file's permissions") from None
+    return _json_bytes(raw, where)
+
+
+def _list_folder(folder: Path) -> tuple[RepoFile, ...]:
+    """The checkpoint's files: the folder and its direct subfolders (GGUF repos keep quants there),
+    never a whole tree, so pointing at a big directory by mistake stays quick."""
+    found: list[RepoFile] = []
+    try:
+        entries = sorted(folder.iterdir())
+        for entry in entries:
+            children = sorted(entry.iterdir()) if entry.is_dir() and not entry.name.startswith(".") else [entry]
+            for path in children:
+                if path.is_file():
+                    found.append(RepoFile(str(path.relative_to(folder)), path.stat().st_size))
+                if len(found) >= MAX_FOLDER_FILES:
+                    raise HubError(
+                        f"{folder} holds more than {MAX_FOLDER_FILES} files; it does not look like a checkpoint",
+                        "point at the folder holding the checkpoint's config.json",
+                    )
+    except OSError as exc:
+        raise HubError(f"cannot list {folder}: {exc.strerror or exc}", "check the folder's permissions") from None
+    return tuple(found)
 
 
 def _total_size(index: dict[str, Any]) -> int | None:
@@ -181,9 +207,7 @@ def _count_header(header: dict[str, Any], counts: dict[str, int]) -> int:
 
 
 def _read_folder(folder: Path, ref: str, headers: bool) -> Checkpoint:
-    files = tuple(
-        RepoFile(str(p.relative_to(folder)), p.stat().st_size) for p in sorted(folder.rglob("*")) if p.is_file()
-    )
+    files = _list_folder(folder)
     read_files: list[Read] = []
 
     def load(name: str) -> dict[str, Any] | None:
