@@ -485,3 +485,15 @@ def test_diagnose_takes_any_model_name_too():
     result = run_cli(*args, env=OFFLINE)
     assert result.code == 0, result.err
     assert result.json()["log"]["model"] == "glm-4.6"
+
+
+def test_the_core_never_imports_huggingface_hub_for_catalog_names_or_folders(cogito_folder):
+    import subprocess
+    import sys as _sys
+
+    for args in (["explain", "--gpu", "h200", "--model", "glm-5.2"], ["inspect", str(cogito_folder)]):
+        run = subprocess.run(
+            [_sys.executable, "-X", "importtime", "-m", "recipegen", *args], capture_output=True, text=True, check=False
+        )
+        assert run.returncode == 0, run.stderr[-500:]
+        assert "huggingface_hub" not in run.stderr, args
