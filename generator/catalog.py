@@ -189,7 +189,7 @@ def _cache_path(roots: list[tuple[str, Path]]) -> Path | None:
     for label, root in roots:
         digest.update(label.encode())
         for kind in KINDS:
-            for path in _yaml_files(root, kind):
+            for path in _yaml_files(root, kind) + sorted((root / kind).glob("*/*.y*ml")):
                 stat = path.stat()
                 digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
@@ -269,6 +269,9 @@ def _load(cli_dirs: Iterable[str]) -> Catalog:
                     catalog.overridden.append((kind, entry_id, origin))
                 catalog.kind(kind)[entry_id] = entry
                 catalog.origins[key] = origin
+    from .releases import attach
+
+    problems.extend(attach(catalog, roots))
     problems.extend(cross_check(catalog))
     if problems:
         raise CatalogError(problems)

@@ -6,6 +6,7 @@ runs the request) · 4 output folder exists with different content (use --force)
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 from dataclasses import dataclass
@@ -62,7 +63,14 @@ Gpus = Annotated[
 Nodes = Annotated[int, typer.Option("--nodes", min=1, help="number of nodes")]
 GpuMemory = Annotated[float | None, typer.Option("--gpu-memory", help="GiB per GPU, to pick or override the part")]
 EngineOpt = Annotated[str | None, typer.Option("--engine", help="only this engine (vllm, sglang, llama.cpp …)")]
-BuildOpt = Annotated[str | None, typer.Option("--build", help="only this engine build id")]
+BuildOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--build",
+        help="the build you run: a build id, ENGINE==VERSION (vllm==0.30.0) or an image (vllm/vllm-openai:v0.30.0)",
+    ),
+]
+AsOf = Annotated[str | None, typer.Option("--as-of", help="answer with the builds released by this date (YYYY-MM-DD)")]
 VariantOpt = Annotated[str | None, typer.Option("--variant", help="only this variant id or repo")]
 Context = Annotated[int | None, typer.Option("--context", min=1, help="context length to plan for")]
 Concurrency = Annotated[int | None, typer.Option("--concurrency", min=1, help="concurrent requests to plan for")]
@@ -89,6 +97,7 @@ class Selectors:
     variant: str | None = None
     context: int | None = None
     concurrency: int | None = None
+    as_of: str | None = None
 
     def command_line(self) -> str:
         """The request as a recipegen command (written into the artifacts, so reruns are identical)."""
@@ -104,6 +113,7 @@ class Selectors:
             ("--variant", self.variant),
             ("--context", self.context),
             ("--concurrency", self.concurrency),
+            ("--as-of", self.as_of),
         ):
             if value is not None:
                 parts += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
@@ -112,7 +122,7 @@ class Selectors:
 
 def _request(catalog: Catalog, sel: Selectors) -> Request:
     from .anymodel import resolve_any
-    from .names import resolve_build, resolve_engine, resolve_gpu, resolve_variant
+    from .names import resolve_engine, resolve_gpu, resolve_user_build, resolve_variant
     from .resolver import Request
 
     if sel.gpu is None or sel.model is None:
@@ -120,19 +130,41 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
         raise RecipegenError(f"{missing} is required", "e.g. recipegen --gpu sm80 --model glm-5.2")
     choice = resolve_any(catalog, sel.model)
     target = resolve_gpu(catalog, sel.gpu, sel.gpu_memory)
+    as_of = parse_date(sel.as_of, "--as-of") if sel.as_of else None
+    notes = [f"--model {sel.model} → {choice.how}", f"--gpu {sel.gpu} → {target.how}"]
+    build = resolve_user_build(catalog, sel.build, as_of) if sel.build else None
+    if build is not None:
+        released = catalog.build(build.build_id)[1].released
+        if as_of is not None and released > as_of:
+            raise RecipegenError(
+                f"--build {sel.build} is {build.build_id}, released {released}, after --as-of {as_of}",
+                "drop one of the two, or give a build released by that date",
+            )
+        notes.append(f"--build {sel.build} → {build.how}")
+    if as_of is not None:
+        known = sum(1 for _, b in catalog.builds() if b.released <= as_of)
+        notes.append(f"--as-of {as_of} → the {known} build(s) released by then")
     return Request(
         model=choice.model,
         hardware=target.hardware,
         gpus_per_node=sel.gpus,
         nodes=sel.nodes,
         engine=resolve_engine(catalog, sel.engine).id if sel.engine else None,
-        build=resolve_build(catalog, sel.build) if sel.build else None,
+        build=build.build_id if build else None,
         variant=resolve_variant(choice.model, sel.variant) if sel.variant else choice.variant,
         context=sel.context,
         concurrency=sel.concurrency,
-        target_note=f"--model {sel.model} → {choice.how}; --gpu {sel.gpu} → {target.how}",
+        target_note="; ".join(notes),
+        as_of=as_of,
         model_facts=choice.facts,
     )
+
+
+def parse_date(value: str, option: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(value.strip())
+    except ValueError:
+        raise RecipegenError(f"{option} {value!r} is not a date", "write it as YYYY-MM-DD, e.g. 2026-08-27") from None
 
 
 def _explanation(catalog: Catalog, resolution: Resolution) -> str:
@@ -218,6 +250,7 @@ def generate(
     variant: VariantOpt = None,
     context: Context = None,
     concurrency: Concurrency = None,
+    as_of: AsOf = None,
     out: Annotated[Path | None, typer.Option("--out", help="output folder (default: ./<model>-<count>x<gpu>)")] = None,
     force: Annotated[bool, typer.Option("--force", help="replace an existing folder with different content")] = False,
     fmt: FormatOpt = Format.text,
@@ -229,7 +262,7 @@ def generate(
     if gpu is None and model is None:
         typer.echo(ctx.get_help())
         raise typer.Exit(0)
-    sel = Selectors(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency)
+    sel = Selectors(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency, as_of)
     generate_command(sel, out, force, fmt, recipes)
 
 
@@ -250,6 +283,7 @@ def explain(
     variant: VariantOpt = None,
     context: Context = None,
     concurrency: Concurrency = None,
+    as_of: AsOf = None,
     fmt: FormatOpt = Format.text,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
@@ -258,12 +292,15 @@ def explain(
     from .resolver import resolve
 
     catalog = _catalog(recipes)
-    sel = Selectors(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency)
+    sel = Selectors(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency, as_of)
     resolution = resolve(catalog, _request(catalog, sel))
     if fmt is Format.json:
         typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
     else:
+        from .history import explain_lines
+
         typer.echo(_explanation(catalog, resolution), nl=False)
+        typer.echo("\n".join(explain_lines(catalog, resolution)))
 
 
 @app.command("matrix")
@@ -336,6 +373,7 @@ def validate(
 
 
 from .commands import diagnose as _diagnose  # noqa: E402, F401  (registers `diagnose`)
+from .commands import history as _history  # noqa: E402,F401  (registers `history`)
 from .commands import inspect as _inspect  # noqa: E402,F401 - registers `inspect`
 
 

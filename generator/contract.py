@@ -10,7 +10,7 @@ from typing import Any
 
 from .memory import Budget
 from .resolver.types import Change, Plan, Resolution, Settings
-from .schema import Source
+from .schema import Defect, Source
 
 SCHEMA = "recipegen.resolution/1"
 
@@ -83,8 +83,23 @@ def plan_json(p: Plan) -> dict[str, Any]:
         "memory": budget_json(c.budget) if c.budget else None,
         "gates": [{"gate": g.gate, "outcome": g.outcome, "reason": g.reason} for g in c.gates],
         "why_first": p.why_first or None,
+        "build_defects": [defect_json(d) for d in c.build_defects],
         "notes": list(p.notes),
         "sources": _sources(p.sources),
+    }
+
+
+def defect_json(d: Defect) -> dict[str, Any]:
+    return {
+        "id": d.id,
+        "title": d.title,
+        "symptom": d.symptom,
+        "gate": d.gate,
+        "blocks": d.blocks,
+        "log_line": d.log_line,
+        "fixed_in": d.fixed_in,
+        "workaround": d.workaround,
+        "sources": _sources(d.sources),
     }
 
 

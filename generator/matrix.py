@@ -35,7 +35,8 @@ class Cell:
 def _grade(c: Candidate) -> tuple[Symbol, list[str]]:
     why: list[str] = []
     if c.build.provenance not in ("official", "model-image"):
-        why.append(f"{c.build.provenance} build {c.build.id}")
+        cited = next((s.url for s in c.build.sources if s.date is not None and s.url.startswith("http")), None)
+        why.append(f"{c.build.provenance} build {c.build.id}" + (f" [{cited}]" if cited else ""))
     if c.via_fallback:
         why.append(c.gate("weight-format").reason)
     if c.variant.publisher == "community":

@@ -4,7 +4,10 @@
 python scripts/bench.py startup   # `recipegen --gpu sm80 --model glm-5.2` vs bare `import yaml, jinja2, pydantic`
 python scripts/bench.py matrix    # resolve the full default matrix (every model × the default fleets)
 python scripts/bench.py memory    # predicted vs published figures (checkpoint sizes, weights in engine logs)
-python scripts/bench.py           # all three
+python scripts/bench.py ratios    # `recipegen explain` and the full default `matrix`, end to end, vs the bare imports
+python scripts/bench.py           # all four
+
+Targets for `ratios` (issue 13, with the whole catalog loaded): explain ≤ 1.5×, matrix ≤ 5×.
 """
 
 from __future__ import annotations
@@ -107,7 +110,19 @@ def memory() -> None:
         )
 
 
+def ratios() -> None:
+    bare = _time([sys.executable, "-c", "import yaml, jinja2, pydantic"])
+    recipegen = [sys.executable, "-m", "recipegen"]
+    explain = _time([*recipegen, "explain", "--gpu", "sm80", "--model", "glm-5.2"])
+    full = _time([*recipegen, "matrix"])
+    print(
+        f"ratios (median of {RUNS}): bare imports {bare * 1000:.0f} ms; "
+        f"explain {explain * 1000:.0f} ms = {explain / bare:.1f}x (target <= 1.5x); "
+        f"matrix {full * 1000:.0f} ms = {full / bare:.1f}x (target <= 5x)"
+    )
+
+
 if __name__ == "__main__":
-    chosen = sys.argv[1:] or ["startup", "matrix", "memory"]
+    chosen = sys.argv[1:] or ["startup", "matrix", "memory", "ratios"]
     for name in chosen:
-        {"startup": startup, "matrix": matrix, "memory": memory}[name]()
+        {"startup": startup, "matrix": matrix, "memory": memory, "ratios": ratios}[name]()

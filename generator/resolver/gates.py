@@ -10,7 +10,7 @@ from typing import Literal
 from ..memory import MemoryInputs, Unplannable, checkpoint_bytes, footprint, plan
 from ..schema import Deployment, Engine, Hardware, Kernel, Model, Source, Variant
 from ..schema.common import KvDtype
-from ..schema.engine import Build
+from ..schema.engine import Build, Defect
 from ..schema.model import Need
 from .types import GATES, Details, GateId, GateResult, KernelMiss, Layout, Request, Settings
 
@@ -30,6 +30,42 @@ def _srcs(*groups: list[Source] | tuple[Source, ...]) -> tuple[Source, ...]:
         for source in group:
             seen.setdefault(id(source), source)
     return tuple(seen.values())
+
+
+def defects_hitting(model: Model, variant: Variant, build: Build, hw: Hardware) -> tuple[Defect, ...]:
+    """The build's known defects that this model, checkpoint and GPU run into."""
+    needs = {n.op for n in model.needs}
+    return tuple(
+        d
+        for d in build.defects
+        if (d.sm is None or hw.compute_capability in d.sm)
+        and (d.models is None or model.id in d.models)
+        and (d.architectures is None or model.architecture in d.architectures)
+        and (d.ops is None or bool(needs.intersection(d.ops)))
+        and (d.quants is None or variant.quant in d.quants)
+    )
+
+
+def defect_text(defect: Defect) -> str:
+    parts = [f"{defect.id} ({defect.symptom}): {defect.title}"]
+    if defect.log_line:
+        parts.append(f"the engine logs {defect.log_line!r}")
+    parts.append(f"fixed in {defect.fixed_in}" if defect.fixed_in else "no build known to fix it")
+    if defect.workaround:
+        parts.append(f"workaround: {defect.workaround}")
+    return "; ".join(parts)
+
+
+def with_defects(gates: tuple[GateResult, ...], found: tuple[Defect, ...]) -> tuple[GateResult, ...]:
+    """A crash or wrong output with no workaround fails the gate where it shows."""
+    out = list(gates)
+    for defect in found:
+        if not defect.blocks:
+            continue
+        index = next(i for i, g in enumerate(out) if g.gate == defect.gate)
+        if out[index].outcome != "fail":
+            out[index] = GateResult(defect.gate, "fail", f"known defect {defect_text(defect)}", tuple(defect.sources))
+    return tuple(out)
 
 
 def architecture(model: Model, variant: Variant, engine: Engine, build: Build) -> GateResult:
@@ -436,9 +472,33 @@ REGISTRY: dict[GateId, Gate] = {
 assert tuple(REGISTRY) == GATES
 
 
-def run(subject: Subject) -> tuple[GateResult, ...]:
-    """Every gate on one path, in triage order (GATES)."""
+# Gates whose result reads only the build, the checkpoint, the GPU and the fixed settings — never the
+# layout — so one resolve() computes them once per path and reuses them for every layout it tries.
+LAYOUT_FREE: frozenset[GateId] = frozenset({"architecture", "weight-format", "kernel", "platform"})
+
+
+def _memo_key(gate_id: GateId, s: Subject, done: Mapping[GateId, GateResult]) -> tuple[object, ...] | None:
+    dep = s.deployment.id if s.deployment else None
+    if gate_id in LAYOUT_FREE:
+        return (gate_id, s.engine.id, s.build.id, s.variant.id, dep, s.settings.kv_fixed, s.settings.attention_backend)
+    if gate_id == "memory":
+        # the budget reads the engine's memory behaviour, the checkpoint, the layout and the KV dtype — not the
+        # build — so builds of one engine share it (a footprint per checkpoint × layout, not per build)
+        return (gate_id, s.engine.id, s.variant.id, s.layout, dep, s.settings, kv_dtype(s, done["kernel"]))
+    return None
+
+
+def run(subject: Subject, memo: dict[tuple[object, ...], object] | None = None) -> tuple[GateResult, ...]:
+    """Every gate on one path, in triage order (GATES). `memo`: results shared across the paths of one resolve."""
     done: dict[GateId, GateResult] = {}
     for gate_id in GATES:
+        key = _memo_key(gate_id, subject, done) if memo is not None else None
+        if memo is not None and key is not None and key in memo:
+            cached = memo[key]
+            assert isinstance(cached, GateResult)
+            done[gate_id] = cached
+            continue
         done[gate_id] = REGISTRY[gate_id].check(subject, done)
+        if memo is not None and key is not None:
+            memo[key] = done[gate_id]
     return tuple(done[g] for g in GATES)

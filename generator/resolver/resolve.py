@@ -5,8 +5,8 @@ Pure: reads the catalog and the request, returns a Resolution; no I/O, no mutati
 Ranking policy (first difference decides, shown to the user as "why this plan first"):
   1. curated before derived: verified > community > reported > derived (someone ran it);
   2. build provenance: official release > model-specific image > community image > fork;
-  3. native weight kernels before a fallback (Marlin costs throughput), and a checkpoint with a
-     known defect on this engine after both;
+  3. native weight kernels before a fallback (Marlin costs throughput), and a path with a known
+     defect (of the checkpoint on this engine, or of the build on this GPU) after both;
   4. newer build first (facts move with releases);
   5. larger planned context;
   6. smaller checkpoint (less to download, more headroom);
@@ -32,9 +32,13 @@ from .flags import (
     required_flags,
     settings_from_deployment,
 )
-from .types import Candidate, Change, Flag, Layout, Plan, Request, Resolution, Settings
+from .types import Candidate, Change, Flag, GateResult, Layout, Plan, Request, Resolution, Settings
 
 NODE_SIZES = (1, 2, 4, 8)
+
+# Gate results that do not depend on the layout, computed once per resolve() and reused across
+# layouts (keys are catalog ids).
+Memo = dict[tuple[object, ...], object]
 STATUS_ORDER = {"verified": 0, "community": 1, "reported": 2, "derived": 3}
 PROVENANCE_ORDER = {"official": 0, "model-image": 1, "community": 2, "fork": 3}
 
@@ -89,11 +93,13 @@ def evaluate(
     layout: Layout,
     deployment: Deployment | None,
     settings: Settings | None = None,
+    memo: Memo | None = None,
 ) -> Candidate:
     """Gate one path. `settings`: check these instead of the ones recipegen would choose (lint)."""
     base = settings if settings is not None else base_settings(engine, bool(request.model.moe), layout, deployment)
     subject = gates.Subject(request, engine, build, variant, layout, deployment, base)
-    results = gates.run(subject)
+    found = gates.defects_hitting(request.model, variant, build, request.hardware)
+    results = gates.with_defects(gates.run(subject, memo), found)
     by_id = {g.gate: g for g in results}
     kern, fmt, budget = by_id["kernel"], by_id["weight-format"], by_id["memory"].details.budget
     decided = base
@@ -122,17 +128,32 @@ def evaluate(
         notes=tuple(notes),
         fallback_args=fmt.details.args,
         defects=tuple(d.text for d in variant.defects if applies(d, engine, build, request.hardware)),
+        build_defects=found,
     )
 
 
-def candidates_for(catalog: Catalog, request: Request, layout: Layout) -> list[Candidate]:
+def builds_to_try(engine: Engine, request: Request, every_release: bool = False) -> list[Build]:
+    """The build the user named; else the newest official release (by --as-of) and every side path
+    (model images, community images, forks) released by then. Older releases answer --build and history."""
+    if request.build is not None:
+        return [b for b in engine.builds if b.id == request.build]
+    dated = [b for b in engine.builds if request.as_of is None or b.released <= request.as_of]
+    if every_release:
+        return dated
+    official = [b for b in dated if b.provenance == "official"]
+    newest = max(official, key=lambda b: (b.released, b.id)) if official else None
+    return [b for b in dated if b.provenance != "official" or b is newest]
+
+
+def candidates_for(
+    catalog: Catalog, request: Request, layout: Layout, every_release: bool = False, memo: Memo | None = None
+) -> list[Candidate]:
+    memo = {} if memo is None else memo
     out: list[Candidate] = []
     for engine in catalog.engines.values():
         if request.engine is not None and engine.id != request.engine:
             continue
-        for build in engine.builds:
-            if request.build is not None and build.id != request.build:
-                continue
+        for build in builds_to_try(engine, request, every_release):
             for variant in request.model.variants:
                 if request.variant is not None and variant.id != request.variant:
                     continue
@@ -140,12 +161,13 @@ def candidates_for(catalog: Catalog, request: Request, layout: Layout) -> list[C
                     _matching_deployments(catalog, request, engine, build, variant, layout)
                 )
                 for dep in matches or [None]:
-                    out.append(evaluate(request, engine, build, variant, layout, dep))
+                    out.append(evaluate(request, engine, build, variant, layout, dep, memo=memo))
     return out
 
 
 def defects(c: Candidate) -> list[str]:
-    return list(c.defects)
+    """Known faults on this path: the checkpoint's (per engine) and the build's (per GPU, model, feature)."""
+    return [*c.defects, *(f"{c.build.id}: {gates.defect_text(d)}" for d in c.build_defects)]
 
 
 def applies(p: Pitfall, engine: Engine, build: Build, hw: Hardware) -> bool:
@@ -179,7 +201,7 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
     labels = [
         f"a curated recipe ({first.status}) beats a {second.status} plan",
         f"{first.build.provenance} build before a {second.build.provenance} one",
-        "native weight kernels instead of a fallback, or a checkpoint without a known defect",
+        "native weight kernels instead of a fallback, or a path without a known defect",
         f"newer build ({first.build.released} vs {second.build.released})",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
         "a smaller checkpoint (more headroom)",
@@ -191,11 +213,10 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
 
 
 def _dedupe(sources: Iterable[Source]) -> tuple[Source, ...]:
-    out: list[Source] = []
+    out: dict[tuple[object, ...], Source] = {}
     for s in sources:
-        if s not in out:
-            out.append(s)
-    return tuple(out)
+        out.setdefault((s.url, s.date, s.note, s.unverified), s)
+    return tuple(out.values())
 
 
 def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate | None) -> Plan:
@@ -274,37 +295,62 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
 
 
 def find_changes(candidates: list[Candidate]) -> list[Change]:
-    """Where a newer official release passes a gate that an earlier official release or model
-    image of the same engine failed. Community images and forks are side branches, not history."""
+    """Where an official release passes a gate (kernel or architecture) that the latest earlier official
+    release or model image of the same engine failed, with no passing release in between. Community
+    images and forks are side branches, not history."""
     changes: dict[tuple[str, str, str, str], Change] = {}
     lineage = ("official", "model-image")
-    for older in candidates:
-        if older.build.provenance not in lineage:
+
+    def loads(c: Candidate) -> bool:
+        return c.gates[0].outcome == "pass"
+
+    def gate_of(c: Candidate, gate: str) -> GateResult:
+        return next(g for g in c.gates if g.gate == gate)
+
+    for newer in candidates:
+        if newer.build.provenance != "official" or any(
+            newer.gate(g).outcome != "pass" for g in ("architecture", "weight-format")
+        ):
             continue
-        for newer in candidates:
-            if (
-                newer.engine.id != older.engine.id
-                or newer.variant.id != older.variant.id
-                or newer.build.provenance != "official"
-                or newer.build.released <= older.build.released
-                or any(newer.gate(g).outcome != "pass" for g in ("architecture", "weight-format"))
-            ):
+        same = [
+            c
+            for c in candidates
+            if c.engine.id == newer.engine.id
+            and c.variant.id == newer.variant.id
+            and c.build.provenance in lineage
+            and c.build.released < newer.build.released
+        ]
+        for gate in ("architecture", "kernel"):
+            after = gate_of(newer, gate)
+            if after.outcome != "pass":
                 continue
-            for before, after in zip(older.gates, newer.gates, strict=True):
-                if before.gate in ("kernel", "architecture") and before.outcome == "fail" and after.outcome == "pass":
-                    key = (older.engine.id, before.gate, older.build.id, newer.build.id)
-                    variants = changes[key].variant + ", " + older.variant.id if key in changes else older.variant.id
-                    changes[key] = Change(
-                        older.engine.id,
-                        variants,
-                        before.gate,
-                        older.build.id,
-                        str(older.build.released),
-                        before.reason,
-                        newer.build.id,
-                        str(newer.build.released),
-                        after.reason,
-                    )
+            failed = [c for c in same if gate_of(c, gate).outcome == "fail" and (gate == "architecture" or loads(c))]
+            if not failed:
+                continue
+            older = max(failed, key=lambda c: (c.build.released, c.build.id))
+            passed_between = any(
+                c.build.released > older.build.released
+                and c.build.provenance == "official"
+                and gate_of(c, gate).outcome == "pass"
+                and loads(c)
+                for c in same
+            )
+            if passed_between:
+                continue
+            before = gate_of(older, gate)
+            key = (older.engine.id, gate, older.build.id, newer.build.id)
+            variants = changes[key].variant + ", " + older.variant.id if key in changes else older.variant.id
+            changes[key] = Change(
+                older.engine.id,
+                variants,
+                gate,
+                older.build.id,
+                str(older.build.released),
+                before.reason,
+                newer.build.id,
+                str(newer.build.released),
+                after.reason,
+            )
     return sorted(changes.values(), key=lambda c: (c.engine, c.after_date, c.before_build, c.gate))
 
 
@@ -313,9 +359,10 @@ def resolve(catalog: Catalog, request: Request) -> Resolution:
     tried: list[int] = []
     last: list[Candidate] = []
     first: list[Candidate] = []
+    memo: Memo = {}
     for layout in layouts:
         tried.append(layout.gpus)
-        cands = candidates_for(catalog, request, layout)
+        cands = candidates_for(catalog, request, layout, memo=memo)
         last = cands
         first = first or cands
         runnable = sorted((c for c in cands if c.runnable), key=rank_key)

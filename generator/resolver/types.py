@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Literal
 
 from ..memory import Budget
 from ..schema import Deployment, Engine, Hardware, Model, Source, Variant
 from ..schema.common import KvDtype, PlanStatus
-from ..schema.engine import Build
+from ..schema.engine import Build, Defect
 
 GateId = Literal["architecture", "weight-format", "kernel", "platform", "memory", "topology"]
 GATES: tuple[GateId, ...] = ("architecture", "weight-format", "kernel", "platform", "memory", "topology")
@@ -28,6 +29,7 @@ class Request:
     context: int | None = None
     concurrency: int | None = None
     target_note: str = ""  # how --gpu/--model were understood, shown to the user
+    as_of: dt.date | None = None  # only builds released by then (what a user saw that day)
     model_facts: str = "catalog"  # catalog · name (inferred from the repo name) · files (derived from its files)
 
 
@@ -118,6 +120,7 @@ class Candidate:
     notes: tuple[str, ...] = ()
     fallback_args: tuple[str, ...] = ()
     defects: tuple[str, ...] = ()  # known faults of the checkpoint on this engine build and GPU
+    build_defects: tuple[Defect, ...] = ()  # the build's own known defects this request runs into
 
     @property
     def runnable(self) -> bool:

@@ -2,7 +2,7 @@
 
 from .common import Source
 from .deployment import Arg, Deployment, EnvVar
-from .engine import Build, Engine, Kernel, WeightFormat
+from .engine import Build, Defect, Engine, Kernel, WeightFormat
 from .fingerprint import Fingerprint
 from .hardware import Hardware
 from .model import Model, Variant
@@ -10,6 +10,7 @@ from .model import Model, Variant
 __all__ = [
     "Arg",
     "Build",
+    "Defect",
     "Deployment",
     "Engine",
     "EnvVar",

@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ..capability import CapabilitySet
-from .common import HostArch, KernelOp, KvDtype, Sourced, Strict
+from .common import HostArch, KernelOp, KvDtype, Source, Sourced, Strict
 
 QuantMethod = Literal[
     "bf16",
@@ -125,8 +125,48 @@ class SourceBuild(Strict):
     binary: str
 
 
+def _dated_url(sources: list[Source]) -> bool:
+    return any(s.date is not None and s.url.startswith(("https://", "http://")) for s in sources)
+
+
+Symptom = Literal["crash", "wrong-output", "hang", "oom", "slow"]
+DefectGate = Literal["architecture", "weight-format", "kernel", "platform", "memory", "topology"]
+
+
+class Defect(Sourced):
+    """A known fault of a build: which requests it hits, what the user sees, and how to get past it.
+
+    A defect hits a request when every selector given matches (within a selector, any value does).
+    """
+
+    id: str
+    title: str = Field(description="what goes wrong, one line")
+    symptom: Symptom
+    gate: DefectGate = Field(description="the gate where it shows: kernel for an attention crash, memory for an OOM")
+    sm: CapabilitySet | None = Field(default=None, description="GPUs it hits; None: every GPU")
+    models: list[str] | None = Field(default=None, description="model ids it hits")
+    architectures: list[str] | None = None
+    ops: list[KernelOp] | None = Field(default=None, description="kernel ops (features) it hits")
+    quants: list[QuantMethod] | None = None
+    log_line: str | None = Field(default=None, description="what the engine prints when it hits")
+    fixed_in: str | None = Field(default=None, description="id of the first build without it")
+    workaround: str | None = None
+
+    @model_validator(mode="after")
+    def _dated_source(self) -> Defect:
+        if not _dated_url(self.sources):
+            raise ValueError("a defect needs at least one source with an http(s) url and a date")
+        return self
+
+    @property
+    def blocks(self) -> bool:
+        """A crash or wrong output with no way around it blocks the build; anything else only ranks it lower."""
+        return self.symptom in ("crash", "wrong-output") and self.workaround is None
+
+
 class Build(Sourced):
     id: str
+    extends: str | None = Field(default=None, description="the build this one was written as a change of")
     version: str
     ref: str | None = None
     released: dt.date
@@ -144,7 +184,14 @@ class Build(Sourced):
     architectures: list[str] = Field(min_length=1)
     kernels: list[Kernel] = Field(default_factory=list)
     weight_formats: list[WeightFormat] = Field(min_length=1)
+    defects: list[Defect] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _community_sourced(self) -> Build:
+        if self.provenance in ("community", "fork") and not _dated_url(self.sources):
+            raise ValueError(f"a {self.provenance} build needs at least one source with an http(s) url and a date")
+        return self
 
 
 class Engine(Sourced):

@@ -1,0 +1,223 @@
+"""Verdicts across an engine's builds in date order: since when a model runs on a GPU, and what changed.
+
+The release line is an engine's official releases; model images, community images and forks are
+side paths, listed apart (a model image is a branch cut for one model, not a release). Each build
+gets the verdict `resolve` would give for it alone.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .catalog import Catalog
+from .resolver.resolve import candidates_for, layouts_to_try, rank_key
+from .resolver.types import Candidate, GateResult, Layout, Request, Resolution
+from .schema import Build, Engine
+
+LINE = ("official",)
+
+
+@dataclass(frozen=True)
+class BuildVerdict:
+    build: Build
+    runnable: bool
+    layout: Layout
+    gate: GateResult | None  # the first failing gate of the closest path; None when runnable
+    passing: tuple[GateResult, ...]  # the gates of the best path (runnable or closest)
+    defects: tuple[str, ...] = ()  # known defects of the build this request runs into
+
+    @property
+    def label(self) -> str:
+        if self.runnable:
+            return "runnable"
+        assert self.gate is not None
+        word = "blocked" if self.gate.outcome == "fail" else "unknown"
+        # the same reason reads the same in every build ("does not load X", not "vllm-0.24.0 does not load X")
+        build = self.build.id
+        reason = short(self.gate.reason).removeprefix(f"{build} ").replace(f" in {build}", "")
+        reason = reason.replace(build, "the build")
+        return f"{word} ({self.gate.gate}: {reason})"
+
+    @property
+    def detail(self) -> str:
+        """The label plus the known defects this build has for the request."""
+        found = f" — known defect: {', '.join(self.defects)}" if self.defects else ""
+        return self.label + found
+
+    @property
+    def key(self) -> str:
+        return "runnable" if self.runnable else self.label
+
+
+@dataclass(frozen=True)
+class Flip:
+    before: BuildVerdict
+    after: BuildVerdict
+    change: str  # what the later build does differently at the gate that flipped
+
+
+@dataclass(frozen=True)
+class EngineHistory:
+    engine: Engine
+    line: tuple[BuildVerdict, ...]
+    side: tuple[BuildVerdict, ...]
+    flips: tuple[Flip, ...]
+
+    def summary(self) -> str:
+        if not self.line:
+            return f"{self.engine.name}: no dated release in the catalog"
+        segments: list[list[BuildVerdict]] = []
+        for verdict in self.line:
+            if segments and segments[-1][-1].key == verdict.key:
+                segments[-1].append(verdict)
+            else:
+                segments.append([verdict])
+        first = self.line[0]
+        if len(self.line) == 1:
+            return (
+                f"{self.engine.name}: {first.label} in {first.build.id} ({first.build.released}), its only release here"
+            )
+        if len(segments) == 1:
+            label = segments[0][0].label
+            return f"{self.engine.name}: {label} in every build from {first.build.id} ({first.build.released}) to " + (
+                self.line[-1].build.id
+            )
+        text = f"{self.engine.name}: {segments[0][0].label}"
+        for index, segment in enumerate(segments[1:], start=1):
+            head = segment[0]
+            text += f" until {head.build.id} ({head.build.released}), "
+            text += f"{head.label} since" if index == len(segments) - 1 else f"then {head.label}"
+        return text
+
+
+def short(reason: str, limit: int = 90) -> str:
+    text = reason.split(" — ")[0].split(" | ")[0]
+    head = text.split(" (")[0]
+    text = head if len(head) >= 20 else text
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _verdict(build: Build, by_layout: list[tuple[Layout, list[Candidate]]]) -> BuildVerdict:
+    for layout, cands in by_layout:
+        ok = sorted((c for c in cands if c.build.id == build.id and c.runnable), key=rank_key)
+        if ok:
+            return BuildVerdict(build, True, layout, None, ok[0].gates, tuple(d.id for d in ok[0].build_defects))
+    layout, cands = by_layout[-1]
+    mine = [c for c in cands if c.build.id == build.id]
+    # a GGUF file offered to a safetensors engine (or the reverse) is never the interesting rejection
+    matching = [c for c in mine if (c.engine.loads == "gguf") == (c.variant.quant == "gguf")] or mine
+    closest = min(matching, key=lambda c: (c.gates[0].outcome == "fail", len(c.failing()), rank_key(c)))
+    found = tuple(d.id for d in closest.build_defects)
+    return BuildVerdict(build, False, layout, closest.failing()[0], closest.gates, found)
+
+
+def _flip(before: BuildVerdict, after: BuildVerdict) -> Flip:
+    if before.gate is not None:
+        gate = before.gate.gate
+        now = next((g for g in after.passing if g.gate == gate), None)
+        if after.runnable and now is not None:
+            return Flip(before, after, f"{gate} now passes: {_brief(now.reason)}")
+        if after.gate is not None:
+            return Flip(before, after, f"now blocked at {after.gate.gate}: {_brief(after.gate.reason)}")
+    assert after.gate is not None
+    return Flip(before, after, f"{after.gate.gate} fails from this build: {_brief(after.gate.reason)}")
+
+
+def _brief(reason: str, limit: int = 200) -> str:
+    text = reason.split(" | ")[0]
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def engine_history(engine: Engine, by_layout: list[tuple[Layout, list[Candidate]]]) -> EngineHistory:
+    builds = [b for b in engine.builds if any(c.build.id == b.id for _, cands in by_layout for c in cands)]
+    verdicts = [_verdict(b, by_layout) for b in sorted(builds, key=lambda b: (b.released, b.id))]
+    line = tuple(v for v in verdicts if v.build.provenance in LINE)
+    side = tuple(v for v in verdicts if v.build.provenance not in LINE)
+    flips = tuple(_flip(a, b) for a, b in itertools.pairwise(line) if a.key != b.key)
+    return EngineHistory(engine, line, side, flips)
+
+
+def history(catalog: Catalog, request: Request, layouts: Iterable[Layout] | None = None) -> list[EngineHistory]:
+    """Every engine's history for the request (its --build is ignored: history is about all builds)."""
+    base = replace(request, build=None)
+    out: list[EngineHistory] = []
+    tried = list(layouts) if layouts is not None else layouts_to_try(base)
+    for engine in catalog.engines.values():
+        if request.engine is not None and engine.id != request.engine:
+            continue
+        scoped = replace(base, engine=engine.id)
+        by_layout = [(layout, candidates_for(catalog, scoped, layout, every_release=True)) for layout in tried]
+        if any(cands for _, cands in by_layout):
+            out.append(engine_history(engine, by_layout))
+    return out
+
+
+def explain_lines(catalog: Catalog, resolution: Resolution) -> list[str]:
+    """The history line `explain` ends with: for the chosen engine, or for every engine when blocked."""
+    request, layout = resolution.request, resolution.layout
+    engines = [resolution.plans[0].engine] if resolution.plans else list(catalog.engines.values())
+    out: list[str] = []
+    for engine in engines:
+        if request.engine is not None and engine.id != request.engine:
+            continue
+        scoped = replace(request, build=None, engine=engine.id)
+        found = engine_history(engine, [(layout, candidates_for(catalog, scoped, layout, every_release=True))])
+        if found.line:
+            out.append(f"  {found.summary()}")
+    if not out:
+        return []
+    shape = f"{layout.gpus} GPU(s)" if layout.nodes == 1 else f"{layout.nodes} × {layout.gpus_per_node} GPU(s)"
+    return ["", f"Across builds ({shape}; `recipegen history` for every build and what changed):", *out]
+
+
+def history_json(histories: list[EngineHistory]) -> list[dict[str, Any]]:
+    def verdict(v: BuildVerdict) -> dict[str, Any]:
+        return {
+            "build": v.build.id,
+            "version": v.build.version,
+            "released": str(v.build.released),
+            "provenance": v.build.provenance,
+            "extends": v.build.extends,
+            "verdict": "runnable" if v.runnable else ("blocked" if v.gate and v.gate.outcome == "fail" else "unknown"),
+            "gpus": v.layout.gpus_per_node,
+            "nodes": v.layout.nodes,
+            "gate": v.gate.gate if v.gate else None,
+            "reason": v.gate.reason if v.gate else None,
+            "defects": list(v.defects),
+        }
+
+    return [
+        {
+            "engine": h.engine.id,
+            "summary": h.summary(),
+            "builds": [verdict(v) for v in h.line],
+            "side_paths": [verdict(v) for v in h.side],
+            "flips": [
+                {
+                    "from": f.before.build.id,
+                    "to": f.after.build.id,
+                    "date": str(f.after.build.released),
+                    "change": f.change,
+                }
+                for f in h.flips
+            ],
+        }
+        for h in histories
+    ]
+
+
+def history_text(histories: list[EngineHistory]) -> str:
+    out: list[str] = []
+    for h in histories:
+        out.append(h.summary())
+        for v in h.line:
+            out.append(f"  {v.build.released}  {v.build.id:<28} {v.detail}")
+        for f in h.flips:
+            out.append(f"  ↳ {f.before.build.id} → {f.after.build.id}: {f.change}")
+        for v in h.side:
+            out.append(f"  {v.build.provenance} path: {v.build.id} ({v.build.released}): {v.detail}")
+        out.append("")
+    return "\n".join(out)

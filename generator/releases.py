@@ -1,0 +1,305 @@
+"""Release lines: builds kept one per file under engines/<engine>/, each whole or as the changes to
+the build it `extends`. The loader merges every change into a full `Build`, so the resolver only
+ever sees validated builds; a cycle, a dangling or foreign parent, or an edit of something the
+parent does not have is a catalog problem located at the line that says it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from .catalog import _LOADER, Catalog, Origin, _duplicate_keys, _format_loc, _locate, _message
+from .errors import CatalogProblem
+from .schema import Build
+from .schema.release import KEYS, BuildChange
+
+
+@dataclass
+class _Entry:
+    engine: str
+    display: str
+    root: str
+    node: yaml.Node
+    value: Build | BuildChange
+
+    def line(self, *loc: int | str) -> int | None:
+        return _locate(self.node, loc)
+
+
+def _files(root: Path) -> list[tuple[str, Path]]:
+    folder = root / "engines"
+    if not folder.is_dir():
+        return []
+    out: list[tuple[str, Path]] = []
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+        out.extend((sub.name, f) for f in sorted([*sub.glob("*.yaml"), *sub.glob("*.yml")]))
+    return out
+
+
+def _parse(path: Path, display: str) -> tuple[yaml.Node | None, Build | BuildChange | None, list[CatalogProblem]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+        node = yaml.compose(text, Loader=_LOADER)
+        data = yaml.load(text, Loader=_LOADER)
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, None, [CatalogProblem(display, None, "(file)", f"cannot read: {exc}")]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        return None, None, [CatalogProblem(display, line, "(yaml)", f"malformed YAML: {problem}")]
+    if node is None or not isinstance(data, dict):
+        return None, None, [CatalogProblem(display, 1, "(file)", "expected a mapping of build fields at the top level")]
+    problems = list(_duplicate_keys(node, display))
+    model: type[BaseModel] = BuildChange if "extends" in data else Build
+    try:
+        value = model.model_validate(data)
+    except ValidationError as exc:
+        for error in exc.errors():
+            loc = tuple(error["loc"])
+            problems.append(CatalogProblem(display, _locate(node, loc), _format_loc(loc), _message(error)))
+        return node, None, problems
+    assert isinstance(value, (Build, BuildChange))
+    return node, (value if not problems else None), problems
+
+
+def _edit_keyed(
+    entry: _Entry, field: str, inherited: list[dict[str, Any]], edit: Any, problems: list[CatalogProblem]
+) -> list[dict[str, Any]]:
+    """Entries sharing a key form one group (a backend listed per GPU family): `remove` drops the group
+    (`op/NAME` only that op's entries), `replace` puts the new group where the old one of the same key
+    and op began, `add` appends a new group."""
+    key = KEYS[field]
+    items = list(inherited)
+    for index, name in enumerate(edit.remove):
+        kept = [item for item in items if name not in (item[key], _op_key(item))]
+        if len(kept) == len(items):
+            problems.append(_missing(entry, field, "remove", index, name, [item[key] for item in items]))
+        items = kept
+    # a replacement lands where the inherited entries of the same key (and, for kernels, the same op) began
+    fields = (key, "provides") if field == "kernels" else (key,)
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for index, new in enumerate(edit.replace):
+        dumped = new.model_dump(mode="json")
+        group = tuple(str(dumped[f]) for f in fields)
+        if group not in groups and group not in {tuple(str(item[f]) for f in fields) for item in items}:
+            have = [" ".join(str(item[f]) for f in fields) for item in items]
+            problems.append(_missing(entry, field, "replace", index, " ".join(group), have))
+            continue
+        groups.setdefault(group, []).append(dumped)
+    for group, replacement in groups.items():
+        at = next(i for i, item in enumerate(items) if tuple(str(item[f]) for f in fields) == group)
+        rest = [item for item in items if tuple(str(item[f]) for f in fields) != group]
+        items = [*rest[:at], *replacement, *rest[at:]]
+    inherited_names = {item[key] for item in items}
+    for index, new in enumerate(edit.add):
+        name = getattr(new, key)
+        if name in inherited_names:
+            message = f"{name!r} is already in {entry.value.extends!r}; use replace to change it"
+            problems.append(
+                CatalogProblem(entry.display, entry.line(field, "add", index), f"{field}.add[{index}]", message)
+            )
+            continue
+        items.append(new.model_dump(mode="json"))
+    return items
+
+
+def _op_key(item: dict[str, Any]) -> str | None:
+    """A kernel listed for several ops is removed from one of them as `op/NAME`."""
+    return f"{item['provides']}/{item['name']}" if "provides" in item else None
+
+
+def _missing(entry: _Entry, field: str, op: str, index: int, name: str, names: list[str]) -> CatalogProblem:
+    parent = entry.value.extends if isinstance(entry.value, BuildChange) else None
+    known = ", ".join(dict.fromkeys(map(str, names))) or "none"
+    return CatalogProblem(
+        entry.display,
+        entry.line(field, op, index),
+        f"{field}.{op}[{index}]",
+        f"{parent!r} has no {name!r} to {op} (it has: {known})",
+    )
+
+
+def _merge(entry: _Entry, parent: Build, problems: list[CatalogProblem]) -> Build | None:
+    change = entry.value
+    assert isinstance(change, BuildChange)
+    merged: dict[str, Any] = parent.model_dump(mode="json")
+    merged.update(id=change.id, extends=change.extends)
+    before = len(problems)
+    for name in change.model_fields_set - {"id", "extends", *KEYS, "architectures", "images"}:
+        value = getattr(change, name)
+        merged[name] = value.model_dump(mode="json") if isinstance(value, BaseModel) else _plain(value)
+    if change.images is not None:
+        images = dict(merged["images"])
+        for arch, image in change.images.items():
+            if image is None:
+                images.pop(arch, None)
+            else:
+                images[arch] = image
+        merged["images"] = images
+    if change.architectures is not None:
+        archs = list(merged["architectures"])
+        for index, name in enumerate(change.architectures.remove):
+            if name not in archs:
+                problems.append(_missing(entry, "architectures", "remove", index, name, archs))
+            else:
+                archs.remove(name)
+        for index, name in enumerate(change.architectures.add):
+            if name in archs:
+                message = f"{name!r} is already in {change.extends!r}"
+                line = entry.line("architectures", "add", index)
+                problems.append(CatalogProblem(entry.display, line, f"architectures.add[{index}]", message))
+            else:
+                archs.append(name)
+        merged["architectures"] = archs
+    for field in KEYS:
+        edit = getattr(change, field)
+        if edit is not None:
+            merged[field] = _edit_keyed(entry, field, merged[field], edit, problems)
+    if len(problems) > before:
+        return None
+    try:
+        return Build.model_validate(merged)
+    except ValidationError as exc:
+        for error in exc.errors():
+            loc = tuple(error["loc"])
+            line = entry.line(*loc) if loc and loc[0] in change.model_fields_set else entry.line("id")
+            problems.append(CatalogProblem(entry.display, line, _format_loc(loc), _message(error)))
+        return None
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if hasattr(value, "terms"):  # a CapabilitySet
+        return list(value.terms)
+    return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+def attach(catalog: Catalog, roots: list[tuple[str, Path]]) -> list[CatalogProblem]:
+    """Read every engines/<engine>/ build file of every root, merge changes, add them to their engines."""
+    problems: list[CatalogProblem] = []
+    entries: dict[str, _Entry] = {}
+    for label, root in roots:
+        seen_here: dict[str, str] = {}
+        for engine_id, path in _files(root):
+            display = f"engines/{engine_id}/{path.name}" if label == "built-in" else str(path)
+            node, value, found = _parse(path, display)
+            problems.extend(found)
+            if node is None or value is None:
+                continue
+            entry = _Entry(engine_id, display, label, node, value)
+            if engine_id not in catalog.engines:
+                known = ", ".join(sorted(catalog.engines))
+                problems.append(
+                    CatalogProblem(display, None, "(file)", f"folder {engine_id!r} names no engine (known: {known})")
+                )
+                continue
+            if path.stem != value.id:
+                message = f"file name must be the build id ({value.id}.yaml)"
+                problems.append(CatalogProblem(display, entry.line("id"), "id", message))
+                continue
+            if value.id in seen_here or any(b.id == value.id for b in catalog.engines[engine_id].builds):
+                other = seen_here.get(value.id, catalog.origins[("engines", engine_id)].path)
+                message = f"duplicate build id {value.id!r} (also in {other})"
+                problems.append(CatalogProblem(display, entry.line("id"), "id", message))
+                continue
+            seen_here[value.id] = display
+            if value.id in entries:
+                catalog.overridden.append(("builds", value.id, Origin(display, label)))
+            entries[value.id] = entry
+
+    owner = {b.id: e.id for e in catalog.engines.values() for b in e.builds}
+    owner.update({build_id: entry.engine for build_id, entry in entries.items()})
+    done: dict[str, Build | None] = {b.id: b for e in catalog.engines.values() for b in e.builds}
+
+    def build_of(build_id: str, trail: tuple[str, ...]) -> Build | None:
+        if build_id in done:
+            return done[build_id]
+        entry = entries[build_id]
+        value = entry.value
+        result: Build | None = None
+        if isinstance(value, Build):
+            result = value
+        else:
+            parent_id = value.extends
+            where = (entry.display, entry.line("extends"), "extends")
+            if parent_id in trail or parent_id == build_id:
+                chain = (
+                    " → ".join([*trail[trail.index(parent_id) :], build_id, parent_id]) if parent_id in trail else ""
+                )
+                problems.append(CatalogProblem(*where, f"extends cycle: {chain or build_id + ' → ' + build_id}"))
+            elif parent_id not in owner:
+                known = ", ".join(sorted(b for b, e in owner.items() if e == entry.engine))
+                problems.append(
+                    CatalogProblem(*where, f"no build {parent_id!r} to extend (builds of {entry.engine}: {known})")
+                )
+            elif owner[parent_id] != entry.engine:
+                message = f"{parent_id!r} is a build of {owner[parent_id]!r}, not of {entry.engine!r}"
+                problems.append(CatalogProblem(*where, message))
+            else:
+                parent = build_of(parent_id, (*trail, build_id))
+                result = _merge(entry, parent, problems) if parent is not None else None
+        done[build_id] = result
+        return result
+
+    added: dict[str, list[Build]] = {}
+    for build_id, entry in entries.items():
+        build = build_of(build_id, ())
+        if build is not None:
+            added.setdefault(entry.engine, []).append(build)
+            catalog.origins[("builds", build_id)] = Origin(entry.display, entry.root)
+    for engine_id, builds in added.items():
+        engine = catalog.engines[engine_id]
+        ordered = sorted(builds, key=lambda b: (b.released, b.id))
+        catalog.engines[engine_id] = engine.model_copy(update={"builds": [*engine.builds, *ordered]})
+    problems.extend(_check_defects(catalog, entries))
+    return problems
+
+
+def _defect_site(entry: _Entry | None, defect_id: str) -> tuple[int | None, str] | None:
+    """Where a build file declares a defect: its line and field path (None: declared elsewhere)."""
+    if entry is None:
+        return None
+    value = entry.value
+    declared = value.defects.add if isinstance(value, BuildChange) and value.defects else None
+    prefix: tuple[str | int, ...] = ("defects", "add")
+    if isinstance(value, Build):
+        declared, prefix = value.defects, ("defects",)
+    for index, defect in enumerate(declared or []):
+        if defect.id == defect_id:
+            loc = (*prefix, index, "fixed_in")
+            return entry.line(*loc), _format_loc(loc)
+    return None
+
+
+def _check_defects(catalog: Catalog, entries: dict[str, _Entry]) -> list[CatalogProblem]:
+    """A defect's `fixed_in` names a build of the same engine that no longer carries it."""
+    problems: list[CatalogProblem] = []
+    for engine in catalog.engines.values():
+        by_id = {b.id: b for b in engine.builds}
+        checked: set[str] = set()
+        for build in engine.builds:
+            for defect in build.defects:
+                if defect.fixed_in is None or defect.id in checked:
+                    continue
+                checked.add(defect.id)
+                origin = catalog.origins.get(("builds", build.id)) or catalog.origins[("engines", engine.id)]
+                site = _defect_site(entries.get(build.id), defect.id)
+                line, field = site if site is not None else (None, f"defects[{defect.id}].fixed_in")
+                fixed = by_id.get(defect.fixed_in)
+                if fixed is None:
+                    problems.append(
+                        CatalogProblem(origin.path, line, field, f"{engine.id} has no build {defect.fixed_in!r}")
+                    )
+                elif any(d.id == defect.id for d in fixed.defects):
+                    message = f"{defect.fixed_in!r} still carries {defect.id!r}; remove it there or fix fixed_in"
+                    problems.append(CatalogProblem(origin.path, line, field, message))
+    return problems

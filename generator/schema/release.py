@@ -1,0 +1,66 @@
+"""engines/<engine>/*.yaml: one build per file, either whole or as the changes to the build it `extends`."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Generic, TypeVar
+
+from pydantic import Field
+
+from ..capability import CapabilitySet
+from .common import HostArch, Sources, Strict
+from .engine import Defect, Kernel, Provenance, SourceBuild, WeightFormat
+
+T = TypeVar("T")
+
+
+class NameEdit(Strict):
+    """Changes to a list of names (architectures): names added, names removed."""
+
+    add: list[str] = Field(default_factory=list)
+    remove: list[str] = Field(default_factory=list)
+
+
+class KeyedEdit(Strict, Generic[T]):
+    """Changes to a list of entries keyed by name (kernels by name, weight formats by quant, defects by id).
+
+    `replace` swaps an inherited entry in place (the order of kernels is the engine's preference),
+    `add` appends new ones, `remove` drops inherited ones by key.
+    """
+
+    add: list[T] = Field(default_factory=list)
+    remove: list[str] = Field(default_factory=list)
+    replace: list[T] = Field(default_factory=list)
+
+
+class BuildChange(Strict):
+    """A build written as what changed from its parent; unset fields are inherited.
+
+    Scalar fields, `cuda_archs`, `verified_sm`, `notes` and `sources` replace the parent's value when given
+    (an explicit null clears an optional one); `images` replaces per host arch (null removes that arch).
+    """
+
+    id: str
+    extends: str
+    version: str
+    released: dt.date
+    ref: str | None = None
+    provenance: Provenance | None = None
+    origin: str | None = None
+    images: dict[HostArch, str | None] | None = None
+    source_build: SourceBuild | None = None
+    cuda: str | None = None
+    driver_min: str | None = None
+    cuda_archs: CapabilitySet | None = None
+    verified_sm: CapabilitySet | None = None
+    cli_reference: str | None = None
+    architectures: NameEdit | None = None
+    kernels: KeyedEdit[Kernel] | None = None
+    weight_formats: KeyedEdit[WeightFormat] | None = None
+    defects: KeyedEdit[Defect] | None = None
+    notes: list[str] | None = None
+    sources: Sources | None = None
+
+
+# the key each keyed list is edited by
+KEYS = {"kernels": "name", "weight_formats": "quant", "defects": "id"}

@@ -1,0 +1,228 @@
+"""Verdicts belong to builds: --build ENGINE==VERSION or an image, --as-of, known defects, and
+`recipegen history` (seed 000 across time: the Aug 2026 model image vs the newest release)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from recipegen.names import release_line, version_key
+
+SEED_000 = ("--model", "glm-5.3-flash", "--gpus", "8")
+
+
+def test_version_between_releases_answers_for_the_one_below(cli, catalog):
+    line = release_line(catalog.engines["vllm"])
+    assert len(line) >= 2
+    lower, upper = line[-2], line[-1]
+    low, high = version_key(lower.version), version_key(upper.version)
+    assert low is not None and high is not None and low < high
+    between = ".".join(map(str, (*low[:-1], low[-1] + 1))) if (*low[:-1], low[-1] + 1) < high else lower.version
+    result = cli(
+        "explain", "--gpu", "h200", "--model", "llama-3.3-70b", "--build", f"vllm=={between}", "--format", "json"
+    )
+    assert result.code == 0, result.err
+    request = result.json()["request"]
+    assert request["build"] == lower.id
+    assert f"--build vllm=={between} →" in request["understood_as"] and lower.id in request["understood_as"]
+    assert {p["build"] for p in result.json()["plans"]} == {lower.id}
+
+
+def test_image_reference_picks_its_build_or_the_nearest_release(cli, catalog):
+    newest = release_line(catalog.engines["vllm"])[-1]
+    image = newest.images["x86_64"]
+    exact = cli("explain", "--gpu", "h200", "--model", "llama-3.3-70b", "--build", image, "--format", "json")
+    assert exact.json()["request"]["build"] == newest.id
+    later = cli("explain", "--gpu", "h200", "--model", "llama-3.3-70b", "--build", "vllm/vllm-openai:v99.0.0")
+    assert later.code == 0
+    assert f"newer than any release in the catalog; answering for {newest.id}" in later.out
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        ("vllm==0.0.1", "older than the oldest vLLM release in the catalog"),
+        ("vllm==latest", "'latest' is not a version"),
+        ("nosuch/image:v1.0", "no engine in the catalog publishes images under 'nosuch/image'"),
+    ],
+)
+def test_unusable_build_values_are_one_line_errors(cli, build, message):
+    result = cli("explain", "--gpu", "h200", "--model", "llama-3.3-70b", "--build", build)
+    assert result.code == 2
+    assert len(result.err.strip().splitlines()) == 1 and message in result.err
+
+
+def test_bad_as_of_date_is_a_one_line_error(cli):
+    result = cli("explain", "--gpu", "h200", "--model", "llama-3.3-70b", "--as-of", "27.08.2026")
+    assert result.code == 2 and "--as-of '27.08.2026' is not a date" in result.err
+
+
+def test_as_of_seed_000_reproduces_the_rtx_4090_report(cli, catalog):
+    """Seed 000: on 2026-08-27, 8x RTX 4090 with vLLM's GLM-5.3-Flash image stop at the sparse-MLA backend."""
+    result = cli(
+        "explain", "--gpu", "rtx-4090", *SEED_000, "--engine", "vllm", "--as-of", "2026-08-27", "--format", "json"
+    )
+    document = result.json()
+    assert document["verdict"] == "blocked"
+    released = {b.id: b.released for _, b in catalog.builds()}
+    builds = {r["build"] for r in document["rejected"]}
+    assert "vllm-glm53-flash-image" in builds
+    assert all(released[b] <= dt.date(2026, 8, 27) for b in builds)  # nothing the user could not have had
+    kernel = [r for r in document["rejected"] if r["build"] == "vllm-glm53-flash-image" and r["gate"] == "kernel"]
+    assert kernel and all("sm89" in r["reason"] and "sparse_mla_nope" in r["reason"] for r in kernel)
+    # the weights themselves load: FP8 is not what blocks
+    assert not [
+        r
+        for r in document["rejected"]
+        if r["build"] == "vllm-glm53-flash-image" and r["variant"] == "fp8" and r["gate"] == "weight-format"
+    ]
+
+
+def test_rtx_pro_6000_blocked_on_the_model_image_and_the_newest_build_says_its_own(cli, catalog):
+    image = cli("explain", "--gpu", "rtx-pro-6000", *SEED_000, "--build", "vllm-glm53-flash-image", "--format", "json")
+    assert image.json()["verdict"] == "blocked"
+    assert {r["gate"] for r in image.json()["rejected"] if r["variant"] == "fp8"} >= {"kernel"}
+    newest = release_line(catalog.engines["vllm"])[-1]
+    now = cli("explain", "--gpu", "rtx-pro-6000", *SEED_000, "--build", f"vllm=={newest.version}", "--format", "json")
+    assert now.json()["verdict"] == "runnable"
+    assert {p["build"] for p in now.json()["plans"]} == {newest.id}
+
+
+def test_history_says_since_when_and_what_flipped_it(cli):
+    result = cli("history", "--gpu", "rtx-pro-6000", *SEED_000, "--engine", "vllm", "--format", "json")
+    assert result.code == 0, result.err
+    (vllm,) = result.json()["engines"]
+    builds = vllm["builds"]
+    assert builds and all(b["provenance"] == "official" for b in builds)
+    assert [b["released"] for b in builds] == sorted(b["released"] for b in builds)
+    # the Aug 2026 model image is a side path, blocked at the kernel on sm120
+    image = next(b for b in vllm["side_paths"] if b["build"] == "vllm-glm53-flash-image")
+    assert image["verdict"] == "blocked" and image["gate"] == "kernel" and "sm120" in image["reason"]
+    first = next(b for b in builds if b["verdict"] == "runnable")
+    assert all(b["verdict"] == "blocked" for b in builds[: builds.index(first)])
+    (flip,) = [f for f in vllm["flips"] if f["to"] == first["build"]]
+    assert flip["change"].startswith(f"{builds[builds.index(first) - 1]['gate']} now passes")
+    assert vllm["summary"].startswith("vLLM: blocked (")
+    assert vllm["summary"].endswith(f"until {first['build']} ({first['released']}), runnable since")
+    text = cli("history", "--gpu", "rtx-pro-6000", *SEED_000, "--engine", "vllm")
+    assert vllm["summary"] in text.out and "model-image path: vllm-glm53-flash-image" in text.out
+    explained = cli("explain", "--gpu", "rtx-pro-6000", *SEED_000, "--engine", "vllm")
+    assert explained.out.rstrip().endswith(vllm["summary"])
+
+
+def test_history_of_a_kernel_that_landed_in_a_release(cli):
+    """GLM-5.2 on RTX PRO 6000: no sparse-MLA kernel for sm120 until a release added one."""
+    result = cli(
+        "history", "--gpu", "rtx-pro-6000", "--model", "glm-5.2", "--gpus", "8", "--engine", "vllm", "--format", "json"
+    )
+    (vllm,) = result.json()["engines"]
+    kernel_flips = [f for f in vllm["flips"] if f["change"].startswith("kernel now passes: sm120")]
+    assert kernel_flips, vllm["flips"]
+    assert vllm["summary"].startswith("vLLM: blocked (kernel: no attention.sparse_mla kernel for sm120) until")
+
+
+DEFECT = """\
+id: vllm-test-defect
+extends: vllm-0.33.0
+version: 0.33.1
+released: {date}
+defects:
+  add:
+  - id: test-gqa-crash
+    title: the FA3 backend crashes on Hopper for dense GQA models
+    symptom: crash
+    gate: kernel
+    sm: ['9.0']
+    ops: [attention.gqa]
+    log_line: 'CUDA error: an illegal memory access was encountered'
+{workaround}    sources:
+    - url: https://example.org/issue/1
+      date: 2026-12-02
+"""
+
+
+def user_build(tmp_path: Path, workaround: str | None) -> str:
+    date = dt.date(2026, 12, 1).isoformat()
+    extra = f"    workaround: {workaround}\n" if workaround else ""
+    path = tmp_path / "engines" / "vllm" / "vllm-test-defect.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(DEFECT.format(date=date, workaround=extra))
+    return str(tmp_path)
+
+
+def test_defect_without_workaround_blocks_the_build_at_its_gate(cli, tmp_path):
+    recipes = user_build(tmp_path, None)
+    args = ("explain", "--gpu", "h200", "--model", "llama-3.3-70b", "--gpus", "4", "--engine", "vllm")
+    result = cli(*args, "--recipes", recipes, "--format", "json")
+    document = result.json()
+    assert "vllm-test-defect" not in {p["build"] for p in document["plans"]}
+    mine = [r for r in document["rejected"] if r["build"] == "vllm-test-defect" and r["gate"] == "kernel"]
+    assert len(mine) == len({r["variant"] for r in document["rejected"] if r["build"] == "vllm-test-defect"}) >= 2
+    for gate in mine:
+        assert gate["reason"].startswith("known defect test-gqa-crash (crash)")
+        assert "illegal memory access" in gate["reason"] and gate["sources"][0]["url"] == "https://example.org/issue/1"
+    # a GPU outside the defect's capability set is not hit
+    a100 = cli(
+        "explain",
+        "--gpu",
+        "a100-80gb",
+        "--model",
+        "llama-3.3-70b",
+        "--gpus",
+        "4",
+        "--engine",
+        "vllm",
+        "--recipes",
+        recipes,
+        "--format",
+        "json",
+    )
+    assert a100.json()["plans"][0]["build"] == "vllm-test-defect"
+
+
+def test_defect_with_workaround_ranks_the_build_below_clean_ones(cli, tmp_path):
+    """Two model images alike but for a defect: without it the id order would put the defective one first."""
+    folder = tmp_path / "engines" / "vllm"
+    folder.mkdir(parents=True)
+    defect = DEFECT.format(date="2026-12-01", workaround="    workaround: pass --attention-backend TRITON_ATTN\n")
+    image = "provenance: model-image\nimages: {x86_64: example/vllm:img}\n"
+    (folder / "vllm-a-defect.yaml").write_text(
+        defect.replace("id: vllm-test-defect", "id: vllm-a-defect").replace("released:", image + "released:")
+    )
+    (folder / "vllm-b-clean.yaml").write_text(
+        f"id: vllm-b-clean\nextends: vllm-0.33.0\nversion: b\nreleased: 2026-12-01\n{image}"
+    )
+    args = ("explain", "--gpu", "h200", "--model", "llama-3.3-70b", "--gpus", "4", "--engine", "vllm")
+    plans = cli(*args, "--recipes", str(tmp_path), "--format", "json").json()["plans"]
+    order = [p["build"] for p in plans]
+    assert order.index("vllm-b-clean") < order.index("vllm-a-defect")
+    hit = next(p for p in plans if p["build"] == "vllm-a-defect")
+    assert [d["id"] for d in hit["build_defects"]] == ["test-gqa-crash"] and hit["build_defects"][0]["blocks"] is False
+    assert any(n.startswith("known defect: vllm-a-defect: test-gqa-crash (crash)") for n in hit["notes"])
+    clean = next(p for p in plans if p["build"] == "vllm-b-clean")
+    assert clean["build_defects"] == []
+
+
+def test_every_defect_and_community_build_has_a_dated_source(catalog):
+    checked = 0
+    for engine, build in catalog.builds():
+        dated = [s for s in build.sources if s.date and s.url.startswith("https://")]
+        if build.provenance in ("community", "fork"):
+            assert dated, f"{engine.id}/{build.id}"
+            checked += 1
+        for defect in build.defects:
+            assert [s for s in defect.sources if s.date and s.url.startswith("https://")], f"{build.id}/{defect.id}"
+            checked += 1
+    assert checked >= 2
+
+
+def test_generate_as_of_writes_the_date_into_the_rerun_command(cli, tmp_path):
+    out = tmp_path / "o"
+    args = ("--gpu", "h200", "--model", "llama-3.3-70b", "--gpus", "4", "--engine", "vllm", "--as-of", "2026-07-15")
+    result = cli(*args, "--out", str(out))
+    assert result.code == 0, result.err
+    plan = (out / "plan.json").read_text()
+    assert '"build": "vllm-0.24.0"' in plan  # the newest vLLM release on that day
+    assert "--as-of 2026-07-15" in (out / "README.md").read_text()
