@@ -167,10 +167,10 @@ def gguf_variants(checkpoint: Checkpoint, family: Model, note: str) -> tuple[lis
         while variant_id in taken:
             variant_id += "-" + slug(checkpoint.name.split("/")[0])
         taken.add(variant_id)
-        variants.append(
-            Variant(
+        try:  # a file name outside the repo-file grammar is left out, never passed on
+            variant = Variant(
                 id=variant_id,
-                repo=checkpoint.repo_id or checkpoint.name,
+                repo=checkpoint.repo,
                 revision=checkpoint.revision,
                 file=f.path,
                 quant="gguf",
@@ -179,7 +179,10 @@ def gguf_variants(checkpoint: Checkpoint, family: Model, note: str) -> tuple[lis
                 notes=[f"{note}; file {f.path}"],
                 sources=[Source(url=r.url, note=f"{r.what}, read by recipegen") for r in checkpoint.read],
             )
-        )
+        except ValueError:
+            split.append(f.path)
+            continue
+        variants.append(variant)
     return variants, split
 
 
@@ -193,7 +196,7 @@ def _gguf_choice(family: Model, checkpoint: Checkpoint, note: str, how: str) -> 
     listed = ", ".join(v.id for v in variants)
     how += f"; {len(variants)} GGUF quantizations, each a variant (pick one with --variant: {listed})"
     if split:
-        how += f"; split files left out: {', '.join(split[:4])}"
+        how += f"; left out (split into parts, or a file name recipegen does not pass on): {', '.join(split[:4])}"
     return ModelChoice(model, None, how, facts="files")
 
 

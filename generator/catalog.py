@@ -6,21 +6,23 @@ Every problem found in a run is collected and reported together, one line each, 
 
 from __future__ import annotations
 
-import hashlib
 import os
-import pickle
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
 from .errors import CatalogError, CatalogProblem
 from .kinds import KIND_NAMES
+from .recipe_files import RecipeFileError, check_numbers, compose, construct, decode, read_bytes, read_text
 from .schema import Build, Deployment, Engine, Fingerprint, Hardware, Model
+
+if TYPE_CHECKING:
+    from .parse_cache import ParseCache
 
 RECIPES_ENV = "RECIPEGEN_RECIPES"
 
@@ -30,8 +32,6 @@ KINDS: dict[str, type[BaseModel]] = dict(
 )
 
 M = TypeVar("M", bound=BaseModel)
-# libyaml's loader is ~10x faster than the pure-Python one; same results for the YAML we accept.
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,13 @@ def _locate(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
     return line
 
 
-def _duplicate_keys(node: yaml.Node, path: str, trail: tuple[str, ...] = ()) -> Iterator[CatalogProblem]:
+def _duplicate_keys(
+    node: yaml.Node, path: str, trail: tuple[str, ...] = (), seen_nodes: set[int] | None = None
+) -> Iterator[CatalogProblem]:
+    seen_nodes = set() if seen_nodes is None else seen_nodes
+    if id(node) in seen_nodes:  # an alias: its node was checked where it was anchored
+        return
+    seen_nodes.add(id(node))
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
         for key, value in node.value:
@@ -101,10 +107,10 @@ def _duplicate_keys(node: yaml.Node, path: str, trail: tuple[str, ...] = ()) -> 
             if name in seen:
                 yield CatalogProblem(path, key.start_mark.line + 1, ".".join((*trail, name)), "duplicate key")
             seen.add(name)
-            yield from _duplicate_keys(value, path, (*trail, name))
+            yield from _duplicate_keys(value, path, (*trail, name), seen_nodes)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            yield from _duplicate_keys(item, path, (*trail, str(index)))
+            yield from _duplicate_keys(item, path, (*trail, str(index)), seen_nodes)
 
 
 def _format_loc(loc: tuple[int | str, ...]) -> str:
@@ -126,26 +132,43 @@ def _message(error: Any) -> str:
     return msg.removeprefix("Value error, ")
 
 
-def parse_file(path: Path, display: str, model: type[M]) -> tuple[M | None, list[CatalogProblem]]:
+def parse_file(
+    path: Path, display: str, model: type[M], cache: ParseCache | None = None
+) -> tuple[M | None, list[CatalogProblem]]:
     """Parse and validate one YAML file; returns the entry or the list of its problems."""
+    from .parse_cache import MISS, digest
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, [CatalogProblem(display, None, "(file)", f"cannot read: {exc}")]
-    try:
-        node = yaml.compose(text, Loader=_LOADER)
-        data = yaml.load(text, Loader=_LOADER)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        return None, [CatalogProblem(display, line, "(yaml)", f"malformed YAML: {problem}")]
-    problems = list(_duplicate_keys(node, display)) if node is not None else []
+        content = read_bytes(path)
+        text = decode(content)
+    except RecipeFileError as exc:
+        return None, [CatalogProblem(display, exc.line, "(file)", exc.message)]
+    key = digest(content)
+    data = cache.get(key) if cache is not None else MISS
+    node: yaml.Node | None = None
+    problems: list[CatalogProblem] = []
+    if data is MISS:
+        try:
+            node = compose(text)
+            data = construct(node) if node is not None else None
+            check_numbers(data)
+        except RecipeFileError as exc:
+            return None, [CatalogProblem(display, exc.line, "(yaml)", exc.message)]
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = mark.line + 1 if mark is not None else None
+            problem = getattr(exc, "problem", None) or str(exc)
+            return None, [CatalogProblem(display, line, "(yaml)", f"malformed YAML: {problem}")]
+        problems = list(_duplicate_keys(node, display)) if node is not None else []
+        if cache is not None and not problems:
+            cache.put(key, data)
     if not isinstance(data, dict):
         return None, [*problems, CatalogProblem(display, 1, "(file)", "expected a mapping of fields at the top level")]
     try:
         entry = model.model_validate(data)
     except ValidationError as exc:
+        if node is None:  # cached data: the text composed cleanly when it was cached
+            node = compose(text)
         for error in exc.errors():
             loc = tuple(error["loc"])
             problems.append(CatalogProblem(display, _locate(node, loc), _format_loc(loc), _message(error)))
@@ -169,66 +192,37 @@ def user_roots(cli_dirs: Iterable[str] = ()) -> list[Path]:
 
 def _yaml_files(root: Path, kind: str) -> list[Path]:
     folder = root / kind
-    return sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")) if folder.is_dir() else []
+    return sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")) if _is_dir(folder) else []
 
 
-CACHE_ENV = "RECIPEGEN_NO_CACHE"
-
-
-def _cache_path(roots: list[tuple[str, Path]]) -> Path | None:
-    """A cache file keyed by the version and every recipe file's path, size and mtime."""
-    if os.environ.get(CACHE_ENV):
-        return None
-    from . import __version__
-
-    digest = hashlib.sha256(__version__.encode())
-    # the pickle holds schema objects: a changed model class must not meet an old pickle
-    here = Path(__file__).parent
-    for module in sorted([here / "capability.py", *(here / "schema").glob("*.py")]):
-        digest.update(module.read_bytes())
-    for label, root in roots:
-        digest.update(label.encode())
-        for kind in KINDS:
-            for path in _yaml_files(root, kind) + sorted((root / kind).glob("*/*.y*ml")):
-                stat = path.stat()
-                digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "recipegen" / f"catalog-{digest.hexdigest()[:24]}.pickle"
+def _is_dir(path: Path) -> bool:
+    try:  # Path.is_dir() raises on a name too long or a permission error; neither is a recipe folder
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def load(cli_dirs: Iterable[str] = ()) -> Catalog:
     """Load the built-in catalog overlaid by the user's directories. Raises CatalogError.
 
-    A validated catalog is cached (pickled) under the user's cache folder, keyed by every recipe
-    file's size and mtime, so unchanged recipes are not parsed and validated on every command.
+    Parsed YAML is cached as JSON per file content (parse_cache), never the validated objects:
+    validation runs on every load, so a stale or planted cache entry can only be refused data.
     """
-    roots = [("built-in", builtin_root())] + [(str(p), p) for p in user_roots(cli_dirs)]
-    cache = _cache_path(roots) if all(p.is_dir() for _, p in roots) else None
-    if cache is not None and cache.is_file():
-        try:
-            with cache.open("rb") as handle:
-                cached = pickle.load(handle)
-            if isinstance(cached, Catalog):
-                return cached
-        except Exception:  # a stale or foreign cache file is simply rebuilt
-            pass
-    catalog = _load(cli_dirs)
-    if cache is not None:
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            staging = cache.with_suffix(f".{os.getpid()}.tmp")
-            staging.write_bytes(pickle.dumps(catalog, protocol=pickle.HIGHEST_PROTOCOL))
-            staging.replace(cache)
-        except OSError:  # a read-only home is fine: the cache only saves time
-            pass
-    return catalog
+    from .parse_cache import ParseCache
+
+    cache = ParseCache.open()
+    try:
+        return _load(cli_dirs, cache)
+    finally:
+        if cache is not None:
+            cache.save()
 
 
-def _load(cli_dirs: Iterable[str]) -> Catalog:
+def _load(cli_dirs: Iterable[str], cache: ParseCache | None = None) -> Catalog:
     roots: list[tuple[str, Path]] = [("built-in", builtin_root())]
     problems: list[CatalogProblem] = []
     for user in user_roots(cli_dirs):
-        if not user.is_dir():
+        if not _is_dir(user):
             problems.append(
                 CatalogProblem(
                     str(user),
@@ -238,7 +232,7 @@ def _load(cli_dirs: Iterable[str]) -> Catalog:
                 )
             )
             continue
-        if not any((user / kind).is_dir() for kind in KINDS):
+        if not any(_is_dir(user / kind) for kind in KINDS):
             problems.append(
                 CatalogProblem(str(user), None, "(directory)", f"has none of the folders {', '.join(KINDS)}/")
             )
@@ -250,7 +244,7 @@ def _load(cli_dirs: Iterable[str]) -> Catalog:
         for kind, model in KINDS.items():
             for path in _yaml_files(root, kind):
                 display = f"{kind}/{path.name}" if label == "built-in" else str(path)
-                entry, found = parse_file(path, display, model)
+                entry, found = parse_file(path, display, model, cache)
                 problems.extend(found)
                 if entry is None:
                     continue
@@ -271,7 +265,7 @@ def _load(cli_dirs: Iterable[str]) -> Catalog:
                 catalog.origins[key] = origin
     from .releases import attach
 
-    problems.extend(attach(catalog, roots))
+    problems.extend(attach(catalog, roots, cache))
     problems.extend(cross_check(catalog))
     if problems:
         raise CatalogError(problems)
@@ -279,7 +273,11 @@ def _load(cli_dirs: Iterable[str]) -> Catalog:
 
 
 def _id_line(path: Path) -> int | None:
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = read_text(path)
+    except RecipeFileError:
+        return None
+    for number, line in enumerate(text.splitlines(), start=1):
         if line.startswith("id:"):
             return number
     return None
@@ -311,6 +309,7 @@ def cross_check(catalog: Catalog) -> list[CatalogProblem]:
                     problem(kind, entry_id, field_path, f"name {name!r} is already used by {other!r}")
                 owners.setdefault(folded, entry_id)
 
+    from .argcheck import deployment_arg_problems
     from .vocabulary import shipped
 
     vocabularies = shipped()
@@ -390,6 +389,10 @@ def cross_check(catalog: Catalog) -> list[CatalogProblem]:
             problem("deployments", dep_id, "engine", f"unknown engine {dep.engine!r}")
         elif build_owner.get(dep.build) != dep.engine:
             problem("deployments", dep_id, "build", f"engine {dep.engine!r} has no build {dep.build!r}")
+        else:
+            engine, build = catalog.build(dep.build)
+            for field_path, message in deployment_arg_problems(dep, engine, build):
+                problem("deployments", dep_id, field_path, message)
     _check_required_args(catalog, build_owner, problem)
 
     for fp_id, fp in catalog.fingerprints.items():
@@ -454,8 +457,8 @@ def _field_line(path: str, catalog: Catalog, kind: str, entry_id: str, field_pat
     origin = catalog.origins[(kind, entry_id)]
     real = builtin_root() / path if origin.root == "built-in" else Path(path)
     try:
-        node = yaml.compose(real.read_text(encoding="utf-8"), Loader=_LOADER)
-    except (OSError, yaml.YAMLError):
+        node = compose(read_text(real))
+    except (RecipeFileError, yaml.YAMLError):
         return None
     loc: list[int | str] = []
     for part in field_path.replace("]", "").replace("[", ".").split("."):

@@ -1,22 +1,28 @@
 """The command line. Thin: parse options, call the library, print. Heavy modules load per command.
 
-Exit codes: 0 ok · 2 bad input (unknown name, invalid catalog, bad value) · 3 blocked (no path
-runs the request) · 4 output folder exists with different content (use --force).
+Exit codes: 0 ok · 1 the output pipe closed early (`| head`) · 2 bad input (unknown name, invalid
+catalog, bad value, bad usage) · 3 blocked (no path runs the request) · 4 the output folder exists
+with different content or is not recipegen's (use --force / another --out) · 70 internal error (a
+bug: rerun with RECIPEGEN_DEBUG=1 for the traceback and report it) · 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
+import os
 import sys
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import typer.main
 
-from .errors import BlockedError, RecipegenError
+from . import cli_values
+from .errors import BlockedError, ExitCode, RecipegenError
 from .kinds import KIND_NAMES
 
 if TYPE_CHECKING:
@@ -49,32 +55,96 @@ Kind = Enum("Kind", {name: name for name in KIND_NAMES}, type=str)  # type: igno
 
 Recipes = Annotated[
     list[str],
-    typer.Option("--recipes", help="extra recipe directory (repeatable; also $RECIPEGEN_RECIPES)", show_default=False),
+    typer.Option(
+        "--recipes",
+        metavar="DIR",
+        callback=cli_values.path,
+        help="extra recipe directory (repeatable; also $RECIPEGEN_RECIPES)",
+        show_default=False,
+    ),
 ]
 Gpu = Annotated[
-    str | None, typer.Option("--gpu", help="GPU id, alias or compute capability (a100, rtx-4090, sm80, 12.1)")
+    str | None,
+    typer.Option(
+        "--gpu",
+        metavar="GPU",
+        callback=cli_values.name,
+        help="GPU id, alias or compute capability (a100, rtx-4090, sm80, 12.1)",
+    ),
 ]
 ModelOpt = Annotated[
-    str | None, typer.Option("--model", help="model id or alias, a Hugging Face repo id (ORG/NAME[@REV]) or a folder")
+    str | None,
+    typer.Option(
+        "--model",
+        metavar="MODEL",
+        callback=cli_values.name,
+        help="model id or alias, a Hugging Face repo id (ORG/NAME[@REV]) or a checkpoint folder",
+    ),
 ]
 Gpus = Annotated[
-    int | None, typer.Option("--gpus", min=1, help="GPUs per node (default: smallest of 1, 2, 4, 8 that runs)")
+    int | None,
+    typer.Option(
+        "--gpus",
+        metavar="N",
+        callback=cli_values.count,
+        help="GPUs per node, 1-1024 (default: smallest of 1, 2, 4, 8 that runs)",
+    ),
 ]
-Nodes = Annotated[int, typer.Option("--nodes", min=1, help="number of nodes")]
-GpuMemory = Annotated[float | None, typer.Option("--gpu-memory", help="GiB per GPU, to pick or override the part")]
-EngineOpt = Annotated[str | None, typer.Option("--engine", help="only this engine (vllm, sglang, llama.cpp …)")]
+Nodes = Annotated[int, typer.Option("--nodes", metavar="N", callback=cli_values.count, help="number of nodes, 1-1024")]
+GpuMemory = Annotated[
+    float | None,
+    typer.Option(
+        "--gpu-memory",
+        metavar="GIB",
+        callback=cli_values.gib,
+        help="GiB per GPU (1-4096), to pick or override the part",
+    ),
+]
+EngineOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--engine", metavar="ENGINE", callback=cli_values.name, help="only this engine (vllm, sglang, llama.cpp …)"
+    ),
+]
 BuildOpt = Annotated[
     str | None,
     typer.Option(
         "--build",
+        metavar="BUILD",
+        callback=cli_values.name,
         help="the build you run: a build id, ENGINE==VERSION (vllm==0.30.0) or an image (vllm/vllm-openai:v0.30.0)",
     ),
 ]
-AsOf = Annotated[str | None, typer.Option("--as-of", help="answer with the builds released by this date (YYYY-MM-DD)")]
-VariantOpt = Annotated[str | None, typer.Option("--variant", help="only this variant id or repo")]
-Context = Annotated[int | None, typer.Option("--context", min=1, help="context length to plan for")]
-Concurrency = Annotated[int | None, typer.Option("--concurrency", min=1, help="concurrent requests to plan for")]
-FormatOpt = Annotated[Format, typer.Option("--format", help="text or json")]
+VariantOpt = Annotated[
+    str | None,
+    typer.Option("--variant", metavar="VARIANT", callback=cli_values.name, help="only this variant id or repo"),
+]
+Context = Annotated[
+    int | None,
+    typer.Option(
+        "--context", metavar="TOKENS", callback=cli_values.count, help="context length to plan for, 1-100,000,000"
+    ),
+]
+Concurrency = Annotated[
+    int | None,
+    typer.Option(
+        "--concurrency", metavar="N", callback=cli_values.count, help="concurrent requests to plan for, 1-1,000,000"
+    ),
+]
+FormatOpt = Annotated[Format, typer.Option("--format", metavar="text|json", help="text or json")]
+Version = Annotated[
+    bool,
+    typer.Option("--version", callback=cli_values.version, is_eager=True, help="print the version and exit"),
+]
+AsOf = Annotated[
+    str | None,
+    typer.Option(
+        "--as-of",
+        metavar="DATE",
+        callback=cli_values.name,
+        help="answer with the builds released by this date (YYYY-MM-DD)",
+    ),
+]
 
 
 def _catalog(recipes: list[str]) -> Catalog:
@@ -191,20 +261,21 @@ def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
     return out
 
 
-def generate_command(sel: Selectors, out: Path | None, force: bool, fmt: Format, recipes: list[str]) -> None:
+def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, recipes: list[str]) -> None:
     from .contract import resolution_json
-    from .hub import looks_like_repo
-    from .render import folder_name, render, write
+    from .hub import is_local
+    from .output import write
+    from .render import folder_name, render
     from .report import candidate_title, target_line
     from .resolver import resolve
 
-    catalog = _catalog(recipes)
-    request = _request(catalog, sel)
-    if request.model_facts == "files" and not looks_like_repo(request.model.variants[0].repo):
+    if is_local(sel.model or ""):
         raise RecipegenError(
             f"{sel.model} is a local folder: the artifacts download a Hub repo and cannot name a folder",
             "run `recipegen explain` for the plan, or name the checkpoint's Hub repo id",
         )
+    catalog = _catalog(recipes)
+    request = _request(catalog, sel)
     resolution = resolve(catalog, request)
     if not resolution.plans:
         if fmt is Format.json:
@@ -213,7 +284,7 @@ def generate_command(sel: Selectors, out: Path | None, force: bool, fmt: Format,
             typer.echo(_explanation(catalog, resolution))
         raise BlockedError("blocked: no path runs this request; nothing written", "see the reasons above")
     files = render(resolution, sel.command_line())
-    target = out if out is not None else Path.cwd() / folder_name(resolution)
+    target = Path(out) if out is not None else Path(folder_name(resolution))
     changed = write(files, target, force)
     if fmt is Format.json:
         typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
@@ -234,7 +305,8 @@ def generate_command(sel: Selectors, out: Path | None, force: bool, fmt: Format,
         )
     lines.extend(closest_rejections(resolution))
     verb = "wrote" if changed else "unchanged"
-    lines.append(f"  {verb} {target}/: " + ", ".join(sorted(files)))
+    shown = cli_values.printable(str(target) if out is not None else f"./{target}", 2000)
+    lines.append(f"  {verb} {shown}/: " + ", ".join(sorted(files)))
     typer.echo("\n".join(lines))
 
 
@@ -251,19 +323,45 @@ def generate(
     context: Context = None,
     concurrency: Concurrency = None,
     as_of: AsOf = None,
-    out: Annotated[Path | None, typer.Option("--out", help="output folder (default: ./<model>-<count>x<gpu>)")] = None,
-    force: Annotated[bool, typer.Option("--force", help="replace an existing folder with different content")] = False,
+    out: Annotated[
+        str | None,
+        typer.Option(
+            "--out", metavar="DIR", callback=cli_values.path, help="output folder (default: ./<model>-<count>x<gpu>)"
+        ),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="replace the files recipegen wrote in --out earlier (other files are kept)"),
+    ] = False,
     fmt: FormatOpt = Format.text,
     recipes: Recipes = [],  # noqa: B006 - typer reads the default, never mutates it
+    version: Version = False,
 ) -> None:
     """Resolve a model on a GPU fleet and write launch.sh, docker-compose.yml, README.md, verify.sh and plan.json."""
     if ctx.invoked_subcommand is not None:  # as the root callback, before another command
+        _refuse_options_before(ctx)
         return
     if gpu is None and model is None:
         typer.echo(ctx.get_help())
         raise typer.Exit(0)
     sel = Selectors(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, context, concurrency, as_of)
     generate_command(sel, out, force, fmt, recipes)
+
+
+def _refuse_options_before(ctx: typer.Context) -> None:
+    """Options typed before a subcommand belong to the root command and would be ignored: refuse them."""
+    sources = {param.name: ctx.get_parameter_source(param.name) for param in ctx.command.params if param.name}
+    given = [
+        param.opts[0]
+        for param in ctx.command.params
+        if param.opts and getattr(sources.get(param.name), "name", None) == "COMMANDLINE"
+    ]
+    if given:
+        sub = ctx.invoked_subcommand
+        raise RecipegenError(
+            f"{', '.join(given)} given before `{sub}` would be ignored",
+            f"put options after the command: recipegen {sub} … {given[0]} …",
+        )
 
 
 # The root command and `generate` are one function: `recipegen --gpu … --model …` needs no subcommand.
@@ -306,12 +404,28 @@ def explain(
 @app.command("matrix")
 def matrix(
     model: Annotated[
-        list[str], typer.Option("--model", help="model (repeatable; default: every model)", show_default=False)
+        list[str],
+        typer.Option(
+            "--model",
+            metavar="MODEL",
+            callback=cli_values.name,
+            help="model (repeatable; default: every model)",
+            show_default=False,
+        ),
     ] = [],  # noqa: B006
     target: Annotated[
-        list[str], typer.Option("--target", help="COUNTxGPU, e.g. 8xa100-80gb (repeatable)", show_default=False)
+        list[str],
+        typer.Option(
+            "--target",
+            metavar="COUNTxGPU",
+            callback=cli_values.name,
+            help="COUNTxGPU, e.g. 8xa100-80gb (repeatable)",
+            show_default=False,
+        ),
     ] = [],  # noqa: B006
-    fmt: Annotated[MatrixFormat, typer.Option("--format", help="md, json or html")] = MatrixFormat.md,
+    fmt: Annotated[
+        MatrixFormat, typer.Option("--format", metavar="md|json|html", help="md, json or html")
+    ] = MatrixFormat.md,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
     """Verdict grid of models × targets: ✓ official, ◐ fallback/community/fork only, ✗ blocked, ? unknown."""
@@ -333,11 +447,11 @@ def matrix(
 
 @app.command("list")
 def list_(
-    kind: Annotated[Kind, typer.Argument(help="models, hardware, engines, deployments or fingerprints")],
-    fmt: Annotated[Format, typer.Option("--format", help="text table or json")] = Format.text,
+    kind: Annotated[Kind, typer.Argument(metavar="|".join(KIND_NAMES), hidden=True, show_default=False)],
+    fmt: Annotated[Format, typer.Option("--format", metavar="text|json", help="text table or json")] = Format.text,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
-    """List the catalog."""
+    """List the catalog: models, hardware, engines (one row per build), deployments or fingerprints."""
     from .listing import rows
 
     catalog = _catalog(recipes)
@@ -359,17 +473,17 @@ def list_(
 def validate(
     dirs: Annotated[
         list[str],
-        typer.Argument(help="user recipe directories to validate with the built-in catalog", show_default=False),
+        typer.Argument(metavar="DIR", callback=cli_values.path, hidden=True, show_default=False),
     ] = [],  # noqa: B006
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
-    """Validate the built-in catalog plus the given directories; every problem on its own line."""
+    """Validate the built-in catalog plus each recipe folder DIR given; every problem on its own line."""
     catalog = _catalog([*recipes, *dirs])
     counts = ", ".join(f"{len(catalog.kind(k))} {k}" for k in ("hardware", "engines", "models", "deployments"))
     builds = sum(1 for _ in catalog.builds())
     typer.echo(f"catalog ok: {counts}, {builds} engine builds")
     for kind, entry_id, origin in catalog.overridden:
-        typer.echo(f"  {kind}/{entry_id} overridden by {origin.path}")
+        typer.echo(f"  {kind}/{cli_values.printable(entry_id)} overridden by {cli_values.printable(origin.path, 2000)}")
 
 
 from .commands import diagnose as _diagnose  # noqa: E402, F401  (registers `diagnose`)
@@ -378,12 +492,47 @@ from .commands import inspect as _inspect  # noqa: E402,F401 - registers `inspec
 
 
 def main() -> None:
+    """Run the CLI: every outcome is an exit code and, on failure, one line per problem on stderr."""
+    # typer may bundle its own copy of click: take the exception classes from the one it uses
+    click = sys.modules[typer.BadParameter.__module__]
     try:
-        app()
+        code = _command()(prog_name="recipegen", standalone_mode=False)
     except RecipegenError as exc:
-        for line in exc.lines():
-            print(line, file=sys.stderr)
-        sys.exit(exc.exit_code)
+        _fail([cli_values.printable(line, 2000) for line in exc.lines()], exc.exit_code)
+    except typer.Abort:  # click's name for Ctrl-C (KeyboardInterrupt) and EOF at a prompt
+        sys.exit(ExitCode.INTERRUPTED)
+    except click.ClickException as exc:
+        where = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx else "recipegen"
+        message = " ".join(exc.format_message().split())
+        _fail([f"error: {cli_values.printable(message)} — see `{where} --help`"], exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(ExitCode.INTERRUPTED)
+    except BrokenPipeError:  # the reader went away (`recipegen list models | head -1`), as click reports it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(ExitCode.PIPE_CLOSED)
+    except Exception as exc:
+        if os.environ.get("RECIPEGEN_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        detail = cli_values.printable(f"{type(exc).__name__}: {exc}", 300)
+        _fail([f"internal error: {detail} — {INTERNAL_HINT}"], ExitCode.INTERNAL)
+    sys.exit(code if isinstance(code, int) else ExitCode.OK)
+
+
+@functools.cache
+def _command() -> Any:
+    """The click command of `app`, built once per process (building it takes milliseconds)."""
+    return typer.main.get_command(app)
+
+
+INTERNAL_HINT = "a bug in recipegen; please report it with the output of the same command run with RECIPEGEN_DEBUG=1"
+
+
+def _fail(lines: list[str], code: int) -> None:
+    for line in lines:
+        print(line, file=sys.stderr)
+    sys.exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

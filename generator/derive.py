@@ -336,50 +336,54 @@ def derive(ck: Checkpoint) -> Derivation:
         params_how = "counted in the safetensors headers"
         if moe is None:
             active = total
-    repo = ck.repo_id or str(ck.folder)
-    base = ck.repo_id.rsplit("/", 1)[-1] if ck.repo_id else (ck.folder.name if ck.folder else "model")
-    sources = [Source(url=r.url, note=f"{r.what}, read by recipegen") for r in ck.read] or [source]
-    variants: list[Variant] = []
-    if fmt.quant is not None:
-        variants.append(
-            Variant(
-                id=fmt.quant.replace("_", "-"),
-                repo=repo,
-                revision=ck.revision,
-                quant=fmt.quant,
-                publisher="community",
-                size_gb=size.bytes / 1e9 if size.bytes else None,
-                notes=[f"weight format from the files: {fmt.label}; size from {size.how}"],
+    try:  # every value is checked by the schema's grammars; one that fails is a plain problem
+        repo = ck.repo
+        base = ck.repo.rsplit("/", 1)[-1]
+        sources = [Source(url=r.url, note=f"{r.what}, read by recipegen") for r in ck.read] or [source]
+        variants: list[Variant] = []
+        if fmt.quant is not None:
+            variants.append(
+                Variant(
+                    id=fmt.quant.replace("_", "-"),
+                    repo=repo,
+                    revision=ck.revision,
+                    quant=fmt.quant,
+                    publisher="community",
+                    size_gb=size.bytes / 1e9 if size.bytes else None,
+                    notes=[f"weight format from the files: {fmt.label}; size from {size.how}"],
+                    sources=sources,
+                )
+            )
+        model: Model | None = None
+        why_not: str | None = fmt.why_none
+        if variants:
+            model = Model(
+                id=slug(base),
+                name=base,
+                aliases=[repo] if ck.repo_id else [],
+                org=ck.repo_id.split("/", 1)[0] if ck.repo_id else "local",
+                released="unknown",
+                architecture=arch or "",
+                model_type=model_type or "unknown",
+                gguf_arch=rule.gguf_arch,
+                params_total_b=round(total / 1e9, 3),
+                params_active_b=round(active / 1e9, 3) if moe is not None else None,
+                layers=layers,
+                hidden_size=_int(c.get("hidden_size")) or 0,
+                vocab_size=_int(c.get("vocab_size")),
+                attention=att,
+                moe=moe,
+                mtp_layers=_int(c.get("num_nextn_predict_layers"))
+                or (_int(c.get("num_mtp_modules")) or 0 if c.get("use_mtp") is True else 0),
+                max_context=_int(c.get("max_position_embeddings")) or 0,
+                multimodal=isinstance(config.get("text_config"), dict),
+                needs=_needs(rule, att),
+                variants=variants,
                 sources=sources,
             )
-        )
-    model: Model | None = None
-    why_not: str | None = fmt.why_none
-    if variants:
-        model = Model(
-            id=slug(base),
-            name=base,
-            aliases=[repo] if ck.repo_id else [],
-            org=ck.repo_id.split("/", 1)[0] if ck.repo_id else "local",
-            released="unknown",
-            architecture=arch or "",
-            model_type=model_type or "",
-            gguf_arch=rule.gguf_arch,
-            params_total_b=round(total / 1e9, 3),
-            params_active_b=round(active / 1e9, 3) if moe is not None else None,
-            layers=layers,
-            hidden_size=_int(c.get("hidden_size")) or 0,
-            vocab_size=_int(c.get("vocab_size")),
-            attention=att,
-            moe=moe,
-            mtp_layers=_int(c.get("num_nextn_predict_layers"))
-            or (_int(c.get("num_mtp_modules")) or 0 if c.get("use_mtp") is True else 0),
-            max_context=_int(c.get("max_position_embeddings")) or 0,
-            multimodal=isinstance(config.get("text_config"), dict),
-            needs=_needs(rule, att),
-            variants=variants,
-            sources=sources,
-        )
+    except ValueError as exc:
+        problem = f"a value read from {ck.name} is not accepted: {str(exc).splitlines()[0]}"
+        return Derivation(ck, arch, model_type, rule, problem, None, fmt, size, "", tuple(facts))
     return Derivation(ck, arch, model_type, rule, why_not, model, fmt, size, params_how, tuple(facts))
 
 

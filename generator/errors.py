@@ -11,10 +11,12 @@ from dataclasses import dataclass
 
 class ExitCode:
     OK = 0
+    PIPE_CLOSED = 1  # stdout's reader went away (`recipegen list models | head -1`); click's own code
     USAGE = 2  # bad input: unknown name, malformed catalog, bad option value
     BLOCKED = 3  # the request resolved, but no path can run it
-    CONFLICT = 4  # the output folder exists with different content (use --force)
-    INTERNAL = 70  # recipegen produced something it must not hand out (a bug; nothing was written)
+    CONFLICT = 4  # the output folder exists with different content (use --force) or is not recipegen's
+    INTERNAL = 70  # a bug: an unexpected exception, or a plan recipegen must not hand out (nothing written)
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 
 
 class RecipegenError(Exception):
@@ -57,14 +59,20 @@ class CatalogError(RecipegenError):
         return [p.render() for p in self.problems]
 
 
+# The `recipegen list` table that shows each kind of name (builds are rows of `list engines`,
+# variants a column of `list models`).
+LISTED_IN = {"builds": "engines", "variants": "models"}
+
+
 class UnknownNameError(RecipegenError):
     """A --model/--gpu/--engine/... value that names nothing in the catalog."""
 
     def __init__(self, kind: str, value: str, suggestions: list[str], option: str) -> None:
+        listing = LISTED_IN.get(kind, kind)
         hint = (
             f"did you mean {', '.join(suggestions)}?"
             if suggestions
-            else f"run `recipegen list {kind}` to see the known names"
+            else f"run `recipegen list {listing}` to see the known names"
         )
         super().__init__(f"unknown {kind[:-1] if kind.endswith('s') else kind} {value!r} for {option}", hint)
 

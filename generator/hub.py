@@ -78,6 +78,14 @@ class Checkpoint:
     def name(self) -> str:
         return self.repo_id if self.repo_id is not None else str(self.folder)
 
+    @property
+    def repo(self) -> str:
+        """The repo id a plan names: the Hub repo, or `local/<folder>` for a folder (not on the Hub)."""
+        if self.repo_id is not None:
+            return self.repo_id
+        name = re.sub(r"[^A-Za-z0-9._-]+", "-", self.folder.name if self.folder else "model").strip("-.") or "model"
+        return f"local/{name[:96]}"
+
     def file_size(self, suffix: str) -> int:
         return sum(f.size or 0 for f in self.files if f.path.endswith(suffix))
 

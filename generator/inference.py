@@ -117,17 +117,20 @@ def infer(catalog: Catalog, value: str) -> ModelChoice | None:
         if not org or _fold(org) == _fold(original.repo.split("/")[0]):
             if not revision:
                 return ModelChoice(family, original.id, f"model {family.name}, variant {original.id}", facts="catalog")
-            pinned = original.model_copy(update={"id": _unique(family, f"{original.id}-at"), "revision": revision})
+            pinned = _variant(original, id=_unique(family, f"{original.id}-at"), revision=revision)
+            if pinned is None:
+                return None
             how = f"model {family.name}, variant {original.id} at revision {revision}"
             return ModelChoice(_with(family, pinned), pinned.id, how, facts="catalog")
-        copy = original.model_copy(
-            update={
-                "id": _unique(family, f"{original.id}-{_fold(org)}"),
-                "repo": repo,
-                "revision": revision or None,
-                "notes": [*original.notes, f"{value}: same name as {original.repo}, taken as its mirror ({inferred})"],
-            }
+        copy = _variant(
+            original,
+            id=_unique(family, f"{original.id}-{_fold(org)}"),
+            repo=repo,
+            revision=revision or None,
+            notes=[*original.notes, f"{value}: same name as {original.repo}, taken as its mirror ({inferred})"],
         )
+        if copy is None:
+            return None
         how = f"model {family.name}, {value} taken as a mirror of {original.repo} ({inferred})"
         return ModelChoice(_with(family, copy), copy.id, how, facts="name")
     quant = _quant_of(words)
@@ -135,16 +138,27 @@ def infer(catalog: Catalog, value: str) -> ModelChoice | None:
         if words:
             return None
         return ModelChoice(family, None, f"model {family.name} ({inferred})", facts="name")
-    variant = Variant(
-        id=_unique(family, f"{quant.replace('_', '-')}-{_fold(org) or 'named'}"),
-        repo=repo,
-        revision=revision or None,
-        quant=quant,
-        publisher="community",
-        notes=[f"{value}: {family.name} as {quant} {inferred}; its size is not known"],
-    )
+    try:
+        variant = Variant(
+            id=_unique(family, f"{quant.replace('_', '-')}-{_fold(org) or 'named'}"),
+            repo=repo,
+            revision=revision or None,
+            quant=quant,
+            publisher="community",
+            notes=[f"{value}: {family.name} as {quant} {inferred}; its size is not known"],
+        )
+    except ValueError:  # a name outside the repo grammar: not inferred, the Hub edge says why
+        return None
     how = f"model {family.name}, weight format {quant} ({inferred})"
     return ModelChoice(_with(family, variant), variant.id, how, facts="name")
+
+
+def _variant(original: Variant, **update: object) -> Variant | None:
+    """A copy with changed fields, validated again (model_copy alone would not check them)."""
+    try:
+        return Variant.model_validate({**original.model_dump(), **update})
+    except ValueError:
+        return None
 
 
 def _unique(family: Model, wanted: str) -> str:

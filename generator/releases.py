@@ -8,13 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from .catalog import _LOADER, Catalog, Origin, _duplicate_keys, _format_loc, _locate, _message
+from .catalog import Catalog, Origin, _duplicate_keys, _format_loc, _is_dir, _locate, _message
 from .errors import CatalogProblem
+from .recipe_files import RecipeFileError, check_numbers, compose, construct, decode, read_bytes
+
+if TYPE_CHECKING:
+    from .parse_cache import ParseCache
 from .schema import Build
 from .schema.release import KEYS, BuildChange
 
@@ -24,48 +28,65 @@ class _Entry:
     engine: str
     display: str
     root: str
-    node: yaml.Node
+    text: str
     value: Build | BuildChange
+    node: yaml.Node | None = None  # composed only to locate a problem when the data came from the cache
 
     def line(self, *loc: int | str) -> int | None:
+        if self.node is None:
+            self.node = compose(self.text)
         return _locate(self.node, loc)
 
 
 def _files(root: Path) -> list[tuple[str, Path]]:
     folder = root / "engines"
-    if not folder.is_dir():
+    if not _is_dir(folder):
         return []
     out: list[tuple[str, Path]] = []
-    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+    for sub in sorted(p for p in folder.iterdir() if _is_dir(p) and not p.name.startswith((".", "_"))):
         out.extend((sub.name, f) for f in sorted([*sub.glob("*.yaml"), *sub.glob("*.yml")]))
     return out
 
 
-def _parse(path: Path, display: str) -> tuple[yaml.Node | None, Build | BuildChange | None, list[CatalogProblem]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-        node = yaml.compose(text, Loader=_LOADER)
-        data = yaml.load(text, Loader=_LOADER)
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, None, [CatalogProblem(display, None, "(file)", f"cannot read: {exc}")]
+def _parse(
+    path: Path, display: str, cache: ParseCache | None = None
+) -> tuple[str | None, Build | BuildChange | None, list[CatalogProblem]]:
+    """The file's text and its validated build (or change), or the problems; parsed YAML is cached."""
+    from .parse_cache import MISS, digest
+
+    node: yaml.Node | None = None
+    problems: list[CatalogProblem] = []
+    try:  # the same bounded reading as every other recipe file (plain file, size, nesting, aliases)
+        content = read_bytes(path)
+        text = decode(content)
+        data = cache.get(digest(content)) if cache is not None else MISS
+        if data is MISS:
+            node = compose(text)
+            data = construct(node) if node is not None else None
+            check_numbers(data)
+            problems = list(_duplicate_keys(node, display)) if node is not None else []
+            if cache is not None and not problems:
+                cache.put(digest(content), data)
+    except RecipeFileError as exc:
+        return None, None, [CatalogProblem(display, exc.line, "(file)", exc.message)]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
         return None, None, [CatalogProblem(display, line, "(yaml)", f"malformed YAML: {problem}")]
-    if node is None or not isinstance(data, dict):
+    if not isinstance(data, dict):
         return None, None, [CatalogProblem(display, 1, "(file)", "expected a mapping of build fields at the top level")]
-    problems = list(_duplicate_keys(node, display))
     model: type[BaseModel] = BuildChange if "extends" in data else Build
     try:
         value = model.model_validate(data)
     except ValidationError as exc:
+        node = node if node is not None else compose(text)
         for error in exc.errors():
             loc = tuple(error["loc"])
             problems.append(CatalogProblem(display, _locate(node, loc), _format_loc(loc), _message(error)))
-        return node, None, problems
+        return text, None, problems
     assert isinstance(value, (Build, BuildChange))
-    return node, (value if not problems else None), problems
+    return text, (value if not problems else None), problems
 
 
 def _edit_keyed(
@@ -183,7 +204,7 @@ def _plain(value: Any) -> Any:
     return value.isoformat() if hasattr(value, "isoformat") else value
 
 
-def attach(catalog: Catalog, roots: list[tuple[str, Path]]) -> list[CatalogProblem]:
+def attach(catalog: Catalog, roots: list[tuple[str, Path]], cache: ParseCache | None = None) -> list[CatalogProblem]:
     """Read every engines/<engine>/ build file of every root, merge changes, add them to their engines."""
     problems: list[CatalogProblem] = []
     entries: dict[str, _Entry] = {}
@@ -191,11 +212,11 @@ def attach(catalog: Catalog, roots: list[tuple[str, Path]]) -> list[CatalogProbl
         seen_here: dict[str, str] = {}
         for engine_id, path in _files(root):
             display = f"engines/{engine_id}/{path.name}" if label == "built-in" else str(path)
-            node, value, found = _parse(path, display)
+            text, value, found = _parse(path, display, cache)
             problems.extend(found)
-            if node is None or value is None:
+            if text is None or value is None:
                 continue
-            entry = _Entry(engine_id, display, label, node, value)
+            entry = _Entry(engine_id, display, label, text, value)
             if engine_id not in catalog.engines:
                 known = ", ".join(sorted(catalog.engines))
                 problems.append(
@@ -230,20 +251,23 @@ def attach(catalog: Catalog, roots: list[tuple[str, Path]]) -> list[CatalogProbl
             result = value
         else:
             parent_id = value.extends
-            where = (entry.display, entry.line("extends"), "extends")
+
+            def where(entry: _Entry = entry) -> tuple[str, int | None, str]:  # located only for a problem
+                return entry.display, entry.line("extends"), "extends"
+
             if parent_id in trail or parent_id == build_id:
                 chain = (
                     " → ".join([*trail[trail.index(parent_id) :], build_id, parent_id]) if parent_id in trail else ""
                 )
-                problems.append(CatalogProblem(*where, f"extends cycle: {chain or build_id + ' → ' + build_id}"))
+                problems.append(CatalogProblem(*where(), f"extends cycle: {chain or build_id + ' → ' + build_id}"))
             elif parent_id not in owner:
                 known = ", ".join(sorted(b for b, e in owner.items() if e == entry.engine))
                 problems.append(
-                    CatalogProblem(*where, f"no build {parent_id!r} to extend (builds of {entry.engine}: {known})")
+                    CatalogProblem(*where(), f"no build {parent_id!r} to extend (builds of {entry.engine}: {known})")
                 )
             elif owner[parent_id] != entry.engine:
                 message = f"{parent_id!r} is a build of {owner[parent_id]!r}, not of {entry.engine!r}"
-                problems.append(CatalogProblem(*where, message))
+                problems.append(CatalogProblem(*where(), message))
             else:
                 parent = build_of(parent_id, (*trail, build_id))
                 result = _merge(entry, parent, problems) if parent is not None else None

@@ -1,22 +1,18 @@
 """Render one resolved Plan into the artifact folder: launch.sh, docker-compose.yml, README.md,
 verify.sh, plan.json (and a Dockerfile for source builds).
 
-Everything a template prints is decided here; templates only lay values out. Values reach
-shell scripts through the `sh` filter (single-quoted) and YAML through `yq` (JSON-quoted, `$`
-escaped for Compose), so hostile text in a model name or path cannot break out.
+Everything a template prints is decided here; templates only lay values out, each through the
+filter of encode.py for the syntax it lands in (shell word, comment, YAML, Dockerfile exec form,
+Markdown), so hostile text in a recipe or on the command line cannot break out.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import posixpath
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from jinja2 import BaseLoader, StrictUndefined, TemplateNotFound
@@ -24,13 +20,12 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from . import __version__
 from .contract import resolution_json
-from .errors import InternalError, OutputConflictError, RecipegenError
+from .encode import FILTERS, shell_expand, shell_word, yaml_expand, yaml_value
+from .errors import InternalError, RecipegenError
 from .report import budget_table, candidate_title, target_line
 from .resolver.flags import container_model_path, model_dir
 from .resolver.types import Flag, Plan, Resolution
 from .vocabulary import command_problems
-
-_EXPAND = re.compile(r"^(?:[A-Za-z0-9_.:/-]|\$\{[A-Z_][A-Z0-9_]*(?::[-?][A-Za-z0-9_.:/ -]*)?\})*$")
 
 
 class _PackageLoader(BaseLoader):
@@ -45,35 +40,6 @@ class _PackageLoader(BaseLoader):
         return node.read_text(encoding="utf-8"), template, lambda: True
 
 
-def sh(value: object) -> str:
-    """Always single-quoted, so no value is ever word-split, globbed or expanded."""
-    return "'" + str(value).replace("'", "'\"'\"'") + "'"
-
-
-def sh_expand(value: str) -> str:
-    """Double-quote a value that must expand ${VARS}; anything but plain text and ${VARS} is refused."""
-    if not _EXPAND.match(value):
-        raise RecipegenError(
-            f"refusing to expand {value!r} in a shell script", "only ${VAR} references may be expanded"
-        )
-    return f'"{value}"'
-
-
-def yq(value: object) -> str:
-    """A YAML scalar: JSON-quoted (valid YAML), with `$` doubled so Compose does not interpolate it."""
-    return json.dumps(str(value), ensure_ascii=False).replace("$", "$$")
-
-
-def yq_expand(value: str) -> str:
-    sh_expand(value)  # same whitelist
-    return json.dumps(value)
-
-
-def md(value: object) -> str:
-    """Text for a Markdown table cell."""
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
 def environment() -> SandboxedEnvironment:
     env = SandboxedEnvironment(
         loader=_PackageLoader(),
@@ -83,7 +49,7 @@ def environment() -> SandboxedEnvironment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(sh=sh, sh_expand=sh_expand, yq=yq, yq_expand=yq_expand, md=md)
+    env.filters.update(FILTERS)
     return env
 
 
@@ -129,20 +95,35 @@ def _shell_lines(flags: tuple[Flag, ...]) -> list[ArgLine]:
     for flag in flags:
         tokens: list[str] = []
         if flag.flag:
-            tokens.append(sh(flag.flag))
+            tokens.append(shell_word(flag.flag))
         if flag.value is not None:
-            tokens.append(sh_expand(flag.value) if flag.expand else sh(flag.value))
+            tokens.append(shell_expand(flag.value) if flag.expand else shell_word(flag.value))
         lines.append(ArgLine(flag.reason, tuple(tokens)))
     return lines
 
 
+DIST_PORT = 20000  # launch.sh's and compose's default for DIST_PORT
+# Compose interpolates a command from the host's environment, not the service's `environment:`, so its
+# references carry the defaults launch.sh sets in the script (and fail clearly without HEAD_ADDR).
+_COMPOSE_REFERENCES = {
+    "${DIST_PORT}": f"${{DIST_PORT:-{DIST_PORT}}}",
+    "${HEAD_ADDR}": "${HEAD_ADDR:?set HEAD_ADDR to the head node address}",
+}
+
+
+def _compose_references(value: str) -> str:
+    for plain, with_default in _COMPOSE_REFERENCES.items():
+        value = value.replace(plain, with_default)
+    return value
+
+
 def _yaml_tokens(argv_prefix: list[str], flags: tuple[Flag, ...]) -> list[str]:
-    out = [yq(t) for t in argv_prefix]
+    out = [yaml_value(t) for t in argv_prefix]
     for flag in flags:
         if flag.flag:
-            out.append(yq(flag.flag))
+            out.append(yaml_value(flag.flag))
         if flag.value is not None:
-            out.append(yq_expand(flag.value) if flag.expand else yq(flag.value))
+            out.append(yaml_expand(_compose_references(flag.value)) if flag.expand else yaml_value(flag.value))
     return out
 
 
@@ -154,9 +135,11 @@ def folder_name(resolution: Resolution) -> str:
 
 
 def _local_image(plan: Plan) -> str:
+    """A name for the image built from source; the reference grammar allows fewer characters than ids."""
     build = plan.build
-    ref = re.sub(r"[^a-z0-9_.-]+", "-", (build.ref or build.version).lower())
-    return f"recipegen/{build.id.lower()}:{ref}"
+    name = re.sub(r"[^a-z0-9]+", "-", build.id.lower()).strip("-") or "build"
+    tag = re.sub(r"[^a-z0-9_.-]+", "-", (build.ref or build.version).lower()).lstrip(".-")[:128] or "latest"
+    return f"recipegen/{name}:{tag}"
 
 
 def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
@@ -175,15 +158,11 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
     prefix = [] if in_image else list(engine.command)
     source = build.source_build
     port = engine.default_port
+    health_url = f"http://localhost:{port}{engine.health_path}"
     if engine.health_probe == "curl":
-        health = ["CMD", "curl", "-fsS", f"http://localhost:{port}{engine.health_path}"]
+        health = ["CMD", "curl", "-fsS", health_url]
     else:
-        health = [
-            "CMD",
-            "python3",
-            "-c",
-            f"import urllib.request; urllib.request.urlopen('http://localhost:{port}{engine.health_path}')",
-        ]
+        health = ["CMD", "python3", "-c", f"import urllib.request; urllib.request.urlopen({health_url!r})"]
     budget = cand.budget
     tool, reasoning = plan.settings.tool_parser, plan.settings.reasoning_parser
     size = variant.size_bytes
@@ -217,16 +196,18 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         ],
         "name": re.sub(r"[^a-z0-9_.-]+", "-", f"recipegen-{model.id}".lower()),
         "ipc_host": cand.deployment.docker.ipc_host if cand.deployment else True,
+        "clone": ["git", "clone", source.repo, "/src"] if source else [],
+        "checkout": ["git", "checkout", source.ref] if source else [],
         "configure": [
-            sh(t.replace("{cuda_arch}", f"{hw.compute_capability.major}{hw.compute_capability.minor}"))
+            t.replace("{cuda_arch}", f"{hw.compute_capability.major}{hw.compute_capability.minor}")
             for t in source.configure
         ]
         if source
         else [],
-        "build_cmd": [sh(t) for t in source.build] if source else [],
-        "binary_name": posixpath.basename(source.binary) if source else "",
+        "build_cmd": list(source.build) if source else [],
+        "entrypoint": [posixpath.join("/opt/llama", posixpath.basename(source.binary))] if source else [],
         "multi_node": cand.layout.nodes > 1,
-        "command_prefix": [sh(t) for t in prefix],
+        "command_prefix": [shell_word(t) for t in prefix],
         "env": [{"name": n, "value": v, "reason": r} for n, v, r in plan.env],
         "port": port,
         "served_name": _served_name(plan),
@@ -239,7 +220,7 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         "disk_gb": f"{size * 1.05 / 1e9:.0f}" if size else "unknown",
         "shm_size": cand.deployment.docker.shm_size if cand.deployment and cand.deployment.docker.shm_size else "16g",
         "gpus_per_node": cand.layout.gpus_per_node,
-        "healthcheck": [yq(t) for t in health],
+        "healthcheck": [yaml_value(t) for t in health],
         "health_path": engine.health_path,
         "tool_parser": tool,
         "reasoning_parser": reasoning,
@@ -252,6 +233,7 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         "changes": resolution.changes,
         "driver_min": build.driver_min or "unknown",
         "start_period": "30m",
+        "dist_port": DIST_PORT,
     }
 
 
@@ -286,40 +268,3 @@ def render(resolution: Resolution, command_line: str) -> dict[str, str]:
     if ctx["source"] is not None:
         files["Dockerfile"] = env.get_template("Dockerfile.j2").render(ctx)
     return files
-
-
-EXECUTABLE = {"launch.sh", "verify.sh"}
-
-
-def write(files: dict[str, str], out: Path, force: bool) -> bool:
-    """Write atomically. Returns False when the folder already holds exactly these files."""
-    if out.exists():
-        if not out.is_dir():
-            raise OutputConflictError(f"{out} exists and is not a folder", "choose another --out")
-        current = {p.name: p.read_text(encoding="utf-8") for p in out.iterdir() if p.is_file()}
-        if current == files:
-            return False
-        if not force:
-            raise OutputConflictError(
-                f"{out} exists with different content", "pass --force to replace it, or choose another --out"
-            )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        for name, content in files.items():
-            path = staging / name
-            path.write_text(content, encoding="utf-8")
-            os.chmod(path, 0o755 if name in EXECUTABLE else 0o644)
-        if out.exists():
-            backup = out.with_name(f".{out.name}.old")
-            if backup.exists():
-                shutil.rmtree(backup)
-            out.rename(backup)
-            staging.rename(out)
-            shutil.rmtree(backup)
-        else:
-            staging.rename(out)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
-    return True

@@ -35,7 +35,7 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
 
     out, err = io.StringIO(), io.StringIO()
     old_argv, old_cwd = sys.argv, Path.cwd()
-    old_env = dict(os.environ)
+    old_env = dict(os.environ) if env else None  # recipegen never changes os.environ itself
     sys.argv = ["recipegen", *args]
     code = 0
     try:
@@ -51,8 +51,9 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
     finally:
         sys.argv = old_argv
         os.chdir(old_cwd)
-        os.environ.clear()
-        os.environ.update(old_env)
+        if old_env is not None:
+            os.environ.clear()
+            os.environ.update(old_env)
     return Result(code, out.getvalue(), err.getvalue())
 
 

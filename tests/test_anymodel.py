@@ -327,7 +327,7 @@ def test_gguf_only_folder_maps_through_the_card_base_model(tmp_path):
     data = result.json()
     assert data["request"]["model"] == "qwen3-32b" and data["request"]["model_facts"] == "files"
     top = data["plans"][0]
-    assert top["engine"] == "llama.cpp" and top["quant"] == "gguf" and top["repo"] == str(folder)
+    assert top["engine"] == "llama.cpp" and top["quant"] == "gguf" and top["repo"] == "local/my-gguf"
     assert top["variant"] == "gguf-q4-k-m"
     # several quantizations: each is a variant with its own file and size; --variant picks one
     with (folder / "Qwen3-32B-Q8_0.gguf").open("wb") as handle:

@@ -11,6 +11,7 @@ import json
 import shutil
 import socket
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
@@ -39,8 +40,10 @@ def argv_image(tmp_path_factory):
     context = tmp_path_factory.mktemp("image")
     shutil.copy(busybox, context / "busybox")
     (context / "Dockerfile").write_text(DOCKERFILE)
-    client.images.build(path=str(context), tag="recipegen-test/argv:latest", rm=True)
-    yield client, "recipegen-test/argv:latest"
+    tag = f"recipegen-test/argv:{uuid.uuid4().hex[:12]}"  # other test runs share this Docker engine
+    client.images.build(path=str(context), tag=tag, rm=True)
+    yield client, tag
+    client.images.remove(tag, force=True)
 
 
 def free_port() -> int:
@@ -109,3 +112,55 @@ def test_hostile_values_survive_bash_and_compose_quoting(cli, tmp_path):
     command = [t.replace("$$", "$") for t in compose["services"]["engine"]["command"]]
     assert value in command
     assert not Path(tmp_path / "pwned").exists()
+
+
+def test_hostile_recipe_text_reaches_the_container_verbatim_and_never_runs(cli, tmp_path, argv_image):
+    """Names, reasons, notes, env values and flag values of a shared recipe folder, all hostile at once."""
+    client, image = argv_image
+    pwn = tmp_path / "pwned"
+    hostile = HOSTILE.format(pwn=pwn) + " {{ 7 * 7 }} ${IFS}x \\ ; && |"
+    model_id = f"hostile-{uuid.uuid4().hex[:8]}"
+    model = yaml.safe_load((builtin_root() / "models" / "glm-5.2.yaml").read_text())
+    model.update(id=model_id, name=hostile, aliases=[])
+    model["pitfalls"] = [{"text": hostile}]
+    recipe = yaml.safe_load((builtin_root() / "deployments" / "glm-5.2-nvfp4-8xa100-vllm-sm80.yaml").read_text())
+    recipe.update(id=f"{model_id}-dep", model=model_id, title=hostile, notes=[hostile])
+    recipe["env"] = [{"name": "RECIPEGEN_HOSTILE", "value": hostile, "reason": hostile}]
+    for arg in recipe["args"]:
+        arg["reason"] = hostile
+    recipe["args"].insert(0, {"flag": "--served-model-name", "value": hostile, "reason": hostile})
+    user = tmp_path / "recipes"
+    for kind, document in (("models", model), ("deployments", recipe)):
+        (user / kind).mkdir(parents=True)
+        (user / kind / f"{document['id']}.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
+
+    out = tmp_path / "out"
+    result = cli("--gpu", "sm80", "--model", model_id, "--recipes", str(user), "--out", str(out))
+    assert result.code == 0, result.err
+    planned = json.loads((out / "plan.json").read_text())["plans"][0]["argv"][2:]
+    assert hostile in planned
+    models = tmp_path / "models"
+    (models / "GLM-5.2-NVFP4").mkdir(parents=True)
+    name = f"recipegen-{model_id}-0"
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "MODEL_DIR": str(models),
+        "IMAGE": image,
+        "DOCKER_GPUS": "",
+        "PORT": str(free_port()),
+    }
+    try:
+        proc = subprocess.run(["bash", str(out / "launch.sh")], capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        container = client.containers.get(name)
+        container.wait(timeout=60)
+        received = container.logs().decode().splitlines()
+        container_env = container.attrs["Config"]["Env"]
+    finally:
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+    assert received == [f"<{arg}>" for arg in planned]
+    assert f"RECIPEGEN_HOSTILE={hostile}" in container_env
+    compose = yaml.safe_load((out / "docker-compose.yml").read_text())
+    assert compose["services"]["engine"]["environment"]["RECIPEGEN_HOSTILE"].replace("$$", "$") == hostile
+    assert not pwn.exists(), "recipe text was executed by the shell"

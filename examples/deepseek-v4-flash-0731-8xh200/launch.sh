@@ -5,9 +5,11 @@
 # Verdict, memory budget and every flag's source: README.md next to this file.
 set -euo pipefail
 
-# Host folder holding the weights (downloaded into it on first run). Override with MODEL_DIR=...
+# Host folder holding the weights (downloaded into it on first run); docker-compose.yml mounts the
+# same default. Override with MODEL_DIR=...
 MODEL_DIR="${MODEL_DIR:-${HOME}/models}"
-PORT="${PORT:-8000}"
+CONTAINER_PORT='8000'
+PORT="${PORT:-${CONTAINER_PORT}}"
 DEFAULT_IMAGE='vllm/vllm-openai:v0.33.0-x86_64'
 IMAGE="${IMAGE:-${DEFAULT_IMAGE}}"
 # GPUs handed to the container (docker --gpus); set DOCKER_GPUS='"device=0,1"' to pick some.
@@ -64,7 +66,7 @@ run_node() {
     ${DOCKER_GPUS:+--gpus "${DOCKER_GPUS}"} \
     --ipc host \
     --shm-size '16g' \
-    --publish "${PORT}:8000" \
+    --publish "${PORT}:${CONTAINER_PORT}" \
     --volume "${MODEL_DIR}:/models:ro" \
     "${IMAGE}" "$@"
   echo "started ${NAME}-${rank}; follow the log with: docker logs -f ${NAME}-${rank}"

@@ -5,10 +5,12 @@
 # Verdict, memory budget and every flag's source: README.md next to this file.
 set -euo pipefail
 
-# Host folder holding the weights (downloaded into it on first run). Override with MODEL_DIR=...
+# Host folder holding the weights (downloaded into it on first run); docker-compose.yml mounts the
+# same default. Override with MODEL_DIR=...
 MODEL_DIR="${MODEL_DIR:-${HOME}/models}"
-PORT="${PORT:-8080}"
-DEFAULT_IMAGE='recipegen/llama.cpp-nisparks-dsv4:wip-deepseek-v4-support'
+CONTAINER_PORT='8080'
+PORT="${PORT:-${CONTAINER_PORT}}"
+DEFAULT_IMAGE='recipegen/llama-cpp-nisparks-dsv4:wip-deepseek-v4-support'
 IMAGE="${IMAGE:-${DEFAULT_IMAGE}}"
 # GPUs handed to the container (docker --gpus); set DOCKER_GPUS='"device=0,1"' to pick some.
 DOCKER_GPUS="${DOCKER_GPUS-all}"
@@ -53,7 +55,7 @@ run_node() {
     ${DOCKER_GPUS:+--gpus "${DOCKER_GPUS}"} \
     --ipc host \
     --shm-size '16g' \
-    --publish "${PORT}:8080" \
+    --publish "${PORT}:${CONTAINER_PORT}" \
     --volume "${MODEL_DIR}:/models:ro" \
     "${IMAGE}" "$@"
   echo "started ${NAME}-${rank}; follow the log with: docker logs -f ${NAME}-${rank}"

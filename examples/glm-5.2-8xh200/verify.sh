@@ -5,7 +5,9 @@
 # call coming back as `tool_calls: null` with empty content.
 set -uo pipefail
 
-BASE_URL="${BASE_URL:-http://localhost:8000}"
+DEFAULT_BASE_URL='http://localhost:8000'
+BASE_URL="${BASE_URL:-${DEFAULT_BASE_URL}}"
+HEALTH_PATH='/health'
 MODEL='GLM-5.2'
 TIMEOUT="${TIMEOUT:-600}"
 failures=0
@@ -68,10 +70,10 @@ run_check() {
   if [ -n "${problem}" ]; then fail "${name}" "${problem}"; else pass "${name}"; fi
 }
 
-if curl -fsS --max-time 10 "${BASE_URL}/health" >/dev/null; then
+if curl -fsS --max-time 10 "${BASE_URL}${HEALTH_PATH}" >/dev/null; then
   pass health
 else
-  fail health "no success from ${BASE_URL}/health (still loading? see docker logs)"
+  fail health "no success from ${BASE_URL}${HEALTH_PATH} (still loading? see docker logs)"
 fi
 
 if models="$(curl -fsS --max-time 10 "${BASE_URL}/v1/models")" \

@@ -5,9 +5,11 @@
 # Verdict, memory budget and every flag's source: README.md next to this file.
 set -euo pipefail
 
-# Host folder holding the weights (downloaded into it on first run). Override with MODEL_DIR=...
+# Host folder holding the weights (downloaded into it on first run); docker-compose.yml mounts the
+# same default. Override with MODEL_DIR=...
 MODEL_DIR="${MODEL_DIR:-${HOME}/models}"
-PORT="${PORT:-30000}"
+CONTAINER_PORT='30000'
+PORT="${PORT:-${CONTAINER_PORT}}"
 DEFAULT_IMAGE='lmsysorg/sglang:glm-5.3-flash-arm64'
 IMAGE="${IMAGE:-${DEFAULT_IMAGE}}"
 # GPUs handed to the container (docker --gpus); set DOCKER_GPUS='"device=0,1"' to pick some.

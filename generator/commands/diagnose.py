@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from .. import cli_values
 from ..cli import Format, FormatOpt, Recipes, _catalog, app
 from ..errors import RecipegenError
 
@@ -21,28 +22,45 @@ def read_log(source: str) -> str:
         data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
     else:
         path = Path(source)
-        if not path.is_file():
+        try:
+            regular = path.is_file()
+        except OSError:  # a name too long, a folder we may not read
+            regular = False
+        if not regular:
             raise RecipegenError(f"no log file {source!r}", "pass a file, or - to read the log from stdin")
-        with path.open("rb") as handle:
-            handle.seek(0, 2)
-            size = handle.tell()
-            handle.seek(max(0, size - MAX_CHARS))
-            data = handle.read()
+        try:
+            with path.open("rb") as handle:
+                handle.seek(0, 2)
+                size = handle.tell()
+                handle.seek(max(0, size - MAX_CHARS))
+                data = handle.read()
+        except OSError as exc:  # e.g. /proc/self/mem: a "regular" file that cannot be read
+            raise RecipegenError(f"cannot read log {source!r}: {exc.strerror or exc}", "pass a log file") from None
     return data[-MAX_CHARS:].decode("utf-8", errors="replace")
 
 
 @app.command("diagnose")
 def diagnose(
-    log: Annotated[
-        str, typer.Argument(help="engine log file, or - for stdin (docker logs … 2>&1 | recipegen diagnose -)")
-    ],
-    gpu: Annotated[str | None, typer.Option("--gpu", help="the GPU, when the log does not say it")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="the model, when the log does not say it")] = None,
-    gpus: Annotated[int | None, typer.Option("--gpus", min=1, help="GPUs per node for the plan that runs")] = None,
+    log: Annotated[str, typer.Argument(metavar="LOG", callback=cli_values.path, hidden=True, show_default=False)],
+    gpu: Annotated[
+        str | None,
+        typer.Option("--gpu", metavar="GPU", callback=cli_values.name, help="the GPU, when the log does not say it"),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model", metavar="MODEL", callback=cli_values.name, help="the model, when the log does not say it"
+        ),
+    ] = None,
+    gpus: Annotated[
+        int | None,
+        typer.Option("--gpus", metavar="N", callback=cli_values.count, help="GPUs per node for the plan that runs"),
+    ] = None,
     fmt: FormatOpt = Format.text,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
-    """Match a failed engine log against known failures: the stage, the gate, why, the fix, the plan that runs."""
+    """Match a failed engine LOG (a file, or - for stdin: docker logs … 2>&1 | recipegen diagnose -) against known
+    failures: the stage, the gate, why, the fix, the plan that runs."""
     from ..diagnose import Hints, diagnose_log, diagnosis_json, format_diagnosis
 
     text = read_log(log)

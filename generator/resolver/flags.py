@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import posixpath
 
+from .. import knobs
 from ..capability import Capability
 from ..schema import Deployment, Engine, Model, Source, Variant
 from ..schema.common import KvDtype
@@ -35,6 +36,14 @@ def kv_choices(engine: Engine, name: str) -> tuple[KvDtype, ...]:
     return tuple(engine.kv_dtype_aliases.get(name, ()))
 
 
+def _knob(knob: str, value: str | None) -> int | float | str | None:
+    """A knob's meaning, or None when the value does not fit it (validate refuses such recipes)."""
+    try:
+        return knobs.parse(knob, value)
+    except ValueError:
+        return None
+
+
 def settings_from_deployment(engine: Engine, dep: Deployment, layout: Layout) -> Settings:
     spelled = {
         getattr(engine.flags, name): name for name in type(engine.flags).model_fields if getattr(engine.flags, name)
@@ -44,19 +53,19 @@ def settings_from_deployment(engine: Engine, dep: Deployment, layout: Layout) ->
         knob = spelled.get(arg.flag)
         if knob is not None:
             values[knob] = arg.value
-    tp_text = values.get("tensor_parallel")
-    context = values.get("context_length")
-    concurrency = values.get("max_concurrency")
-    fraction = values.get("memory_fraction")
+    tp = _knob("tensor_parallel", values.get("tensor_parallel"))
+    context = _knob("context_length", values.get("context_length"))
+    concurrency = _knob("max_concurrency", values.get("max_concurrency"))
+    fraction = _knob("memory_fraction", values.get("memory_fraction"))
     kv_name = values.get("kv_cache_dtype")
     return Settings(
-        tp=int(tp_text) if tp_text else (layout.gpus if engine.parallelism == "tensor" else 1),
+        tp=tp if isinstance(tp, int) else (layout.gpus if engine.parallelism == "tensor" else 1),
         ep="expert_parallel" in values,
         kv_fixed=kv_choices(engine, kv_name) if kv_name else (),
-        context=int(context) if context and context.isdigit() else None,
-        context_auto=context == "auto",
-        concurrency=int(concurrency) if concurrency else None,
-        fraction=float(fraction) if fraction else None,
+        context=context if isinstance(context, int) else None,
+        context_auto=context == knobs.AUTO,
+        concurrency=concurrency if isinstance(concurrency, int) else None,
+        fraction=fraction if isinstance(fraction, float) else None,
         tool_parser=values.get("tool_call_parser"),
         reasoning_parser=values.get("reasoning_parser"),
         mtp=any("speculative" in a.flag and "mtp" in (a.value or "").lower() for a in dep.args),

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .text import Text
+
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True, defer_build=True)
@@ -15,9 +17,9 @@ class Strict(BaseModel):
 class Source(Strict):
     """Where a fact comes from. `url` may also be a seed reference such as `seed:001 §4`."""
 
-    url: str
+    url: Text
     date: dt.date | None = None
-    note: str | None = None
+    note: Text | None = None
     unverified: bool = Field(default=False, description="nobody re-checked the value against the source")
 
 

@@ -7,33 +7,34 @@ import datetime as dt
 from pydantic import Field
 
 from .common import Sourced, Status, Strict
+from .text import ArgWord, EngineFlag, EnvName, Id, Name, ShmSize, Text
 
 
 class Arg(Sourced):
-    flag: str
-    value: str | None = Field(default=None, description="None for a switch")
-    reason: str
+    flag: EngineFlag
+    value: ArgWord | None = Field(default=None, description="None for a switch")
+    reason: Text
 
 
 class EnvVar(Sourced):
-    name: str
-    value: str
-    reason: str
+    name: EnvName
+    value: ArgWord
+    reason: Text
 
 
 class DockerOptions(Strict):
-    shm_size: str | None = None
+    shm_size: ShmSize | None = None
     ipc_host: bool = True
 
 
 class Deployment(Sourced):
-    id: str
-    title: str
-    model: str
-    variant: str
-    hardware: list[str] = Field(min_length=1)
-    engine: str
-    build: str
+    id: Id
+    title: Name
+    model: Id
+    variant: Id
+    hardware: list[Id] = Field(min_length=1)
+    engine: Id
+    build: Id
     gpus_per_node: int = Field(ge=1)
     nodes: int = Field(default=1, ge=1)
     status: Status
@@ -41,4 +42,4 @@ class Deployment(Sourced):
     args: list[Arg] = Field(min_length=1)
     env: list[EnvVar] = Field(default_factory=list)
     docker: DockerOptions = Field(default_factory=DockerOptions)
-    notes: list[str] = Field(default_factory=list)
+    notes: list[Text] = Field(default_factory=list)

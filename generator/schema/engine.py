@@ -9,6 +9,22 @@ from pydantic import Field, model_validator
 
 from ..capability import CapabilitySet
 from .common import HostArch, KernelOp, KvDtype, Source, Sourced, Strict
+from .text import (
+    Alias,
+    ArgWord,
+    EngineFlag,
+    Expandable,
+    GitRef,
+    HttpsUrl,
+    Id,
+    ImageRef,
+    Name,
+    RepoFile,
+    Text,
+    UrlPath,
+    Version,
+    Word,
+)
 
 QuantMethod = Literal[
     "bf16",
@@ -31,29 +47,29 @@ Provenance = Literal["official", "model-image", "community", "fork"]
 class Flags(Strict):
     """How this engine spells each knob a plan sets. None: the engine has no such knob."""
 
-    model: str | None = Field(description="flag naming the weights; None when the model is positional")
-    served_model_name: str
-    host: str
-    port: str
-    tensor_parallel: str | None = None
-    expert_parallel: str | None = None
-    kv_cache_dtype: str | None = None
-    context_length: str
-    max_concurrency: str
-    memory_fraction: str | None = None
-    trust_remote_code: str | None = None
-    tool_call_parser: str | None = None
-    reasoning_parser: str | None = None
-    enable_auto_tool_choice: str | None = None
-    nnodes: str | None = None
-    node_rank: str | None = None
-    dist_init_addr: str | None = None
-    dist_init_value: str = Field(
+    model: EngineFlag | None = Field(description="flag naming the weights; None when the model is positional")
+    served_model_name: EngineFlag
+    host: EngineFlag
+    port: EngineFlag
+    tensor_parallel: EngineFlag | None = None
+    expert_parallel: EngineFlag | None = None
+    kv_cache_dtype: EngineFlag | None = None
+    context_length: EngineFlag
+    max_concurrency: EngineFlag
+    memory_fraction: EngineFlag | None = None
+    trust_remote_code: EngineFlag | None = None
+    tool_call_parser: EngineFlag | None = None
+    reasoning_parser: EngineFlag | None = None
+    enable_auto_tool_choice: EngineFlag | None = None
+    nnodes: EngineFlag | None = None
+    node_rank: EngineFlag | None = None
+    dist_init_addr: EngineFlag | None = None
+    dist_init_value: Expandable = Field(
         default="${HEAD_ADDR}", description="what the head address flag takes, in ${HEAD_ADDR}/${DIST_PORT} terms"
     )
-    headless_worker: str | None = Field(default=None, description="switch for non-head nodes that serve no API")
-    gpu_layers: str | None = None
-    tensor_split: str | None = None
+    headless_worker: EngineFlag | None = Field(default=None, description="switch for non-head nodes that serve no API")
+    gpu_layers: EngineFlag | None = None
+    tensor_split: EngineFlag | None = None
 
 
 class MemoryBehaviour(Sourced):
@@ -75,34 +91,34 @@ class MemoryBehaviour(Sourced):
 class RequiredArg(Sourced):
     """An engine argument a kernel, weight format or model needs on some GPUs: derived plans emit it."""
 
-    flag: str = Field(pattern=r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    value: str | None = None
-    reason: str
+    flag: EngineFlag
+    value: ArgWord | None = None
+    reason: Text
     capability: CapabilitySet | None = Field(default=None, description="only on these GPUs")
 
 
 class Kernel(Sourced):
     """One kernel (backend) of a build, and the shapes/dtypes/GPUs it accepts."""
 
-    name: str
+    name: Name
     provides: KernelOp
     sm: CapabilitySet
     head_sizes: list[int] | None = None
     qk_nope_head_dims: list[int] | None = None
     index_topks: list[int] | None = None
     kv_dtypes: list[KvDtype] | None = Field(default=None, description="accepted KV dtypes, preferred first")
-    architectures: list[str] | None = Field(default=None, description="only these model architectures")
+    architectures: list[Word] | None = Field(default=None, description="only these model architectures")
     smem_bytes: int | None = Field(default=None, gt=0, description="shared memory per block it needs")
     requires_args: list[RequiredArg] = Field(default_factory=list, description="emitted when this kernel is chosen")
-    note: str | None = None
+    note: Text | None = None
 
 
 class Fallback(Sourced):
-    kernel: str
+    kernel: Name
     sm: CapabilitySet
-    cost: str
+    cost: Text
     dense_only: bool = Field(default=False, description="covers dense layers but not MoE experts")
-    args: list[str] = Field(default_factory=list, description="engine arguments that select this fallback")
+    args: list[ArgWord] = Field(default_factory=list, description="engine arguments that select this fallback")
 
 
 class WeightFormat(Sourced):
@@ -110,19 +126,19 @@ class WeightFormat(Sourced):
     native: CapabilitySet | None = Field(default=None, description="compute capabilities with native kernels")
     fallbacks: list[Fallback] = Field(default_factory=list)
     requires_args: list[RequiredArg] = Field(default_factory=list, description="emitted for checkpoints in this format")
-    note: str | None = None
+    note: Text | None = None
 
 
 class SourceBuild(Strict):
     """A build made from source (forks): rendered into a Dockerfile."""
 
-    repo: str
-    ref: str
-    base_image: str
-    runtime_image: str
-    configure: list[str] = Field(min_length=1, description="argv of the configure step; {cuda_arch} is filled in")
-    build: list[str] = Field(min_length=1)
-    binary: str
+    repo: HttpsUrl
+    ref: GitRef
+    base_image: ImageRef
+    runtime_image: ImageRef
+    configure: list[ArgWord] = Field(min_length=1, description="argv of the configure step; {cuda_arch} is filled in")
+    build: list[ArgWord] = Field(min_length=1)
+    binary: RepoFile
 
 
 def _dated_url(sources: list[Source]) -> bool:
@@ -139,18 +155,18 @@ class Defect(Sourced):
     A defect hits a request when every selector given matches (within a selector, any value does).
     """
 
-    id: str
-    title: str = Field(description="what goes wrong, one line")
+    id: Id
+    title: Text = Field(description="what goes wrong, one line")
     symptom: Symptom
     gate: DefectGate = Field(description="the gate where it shows: kernel for an attention crash, memory for an OOM")
     sm: CapabilitySet | None = Field(default=None, description="GPUs it hits; None: every GPU")
-    models: list[str] | None = Field(default=None, description="model ids it hits")
-    architectures: list[str] | None = None
+    models: list[Id] | None = Field(default=None, description="model ids it hits")
+    architectures: list[Word] | None = None
     ops: list[KernelOp] | None = Field(default=None, description="kernel ops (features) it hits")
     quants: list[QuantMethod] | None = None
-    log_line: str | None = Field(default=None, description="what the engine prints when it hits")
-    fixed_in: str | None = Field(default=None, description="id of the first build without it")
-    workaround: str | None = None
+    log_line: Text | None = Field(default=None, description="what the engine prints when it hits")
+    fixed_in: Id | None = Field(default=None, description="id of the first build without it")
+    workaround: Text | None = None
 
     @model_validator(mode="after")
     def _dated_source(self) -> Defect:
@@ -165,27 +181,27 @@ class Defect(Sourced):
 
 
 class Build(Sourced):
-    id: str
-    extends: str | None = Field(default=None, description="the build this one was written as a change of")
-    version: str
-    ref: str | None = None
+    id: Id
+    extends: Id | None = Field(default=None, description="the build this one was written as a change of")
+    version: Name
+    ref: GitRef | None = None
     released: dt.date
     provenance: Provenance
-    origin: str
-    images: dict[HostArch, str] = Field(default_factory=dict)
+    origin: Name
+    images: dict[HostArch, ImageRef] = Field(default_factory=dict)
     source_build: SourceBuild | None = None
-    cuda: str
-    driver_min: str | None = None
+    cuda: Version
+    driver_min: Version | None = None
     cuda_archs: CapabilitySet
     verified_sm: CapabilitySet | None = Field(
         default=None, description="only reported working on these; elsewhere the verdict is 'unknown'"
     )
-    cli_reference: str | None = Field(default=None, description="engine-cli vocabulary the flags are checked against")
-    architectures: list[str] = Field(min_length=1)
+    cli_reference: Word | None = Field(default=None, description="engine-cli vocabulary the flags are checked against")
+    architectures: list[Word] = Field(min_length=1)
     kernels: list[Kernel] = Field(default_factory=list)
     weight_formats: list[WeightFormat] = Field(min_length=1)
     defects: list[Defect] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
+    notes: list[Text] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _community_sourced(self) -> Build:
@@ -195,24 +211,24 @@ class Build(Sourced):
 
 
 class Engine(Sourced):
-    id: str
-    name: str
-    aliases: list[str] = Field(default_factory=list)
-    homepage: str
+    id: Id
+    name: Name
+    aliases: list[Alias] = Field(default_factory=list)
+    homepage: HttpsUrl
     loads: Literal["hf", "gguf"]
     parallelism: Literal["tensor", "layers"] = Field(
         description="tensor: every layer sharded over all GPUs (TP/EP); layers: whole layers split over one node's GPUs"
     )
     default_kv_dtype: KvDtype = Field(description="the KV cache dtype when no kernel constrains it")
     health_probe: Literal["python3", "curl"] = Field(description="what the image has to probe its health endpoint")
-    command: list[str] = Field(min_length=1, description="the server command")
+    command: list[ArgWord] = Field(min_length=1, description="the server command")
     image_entrypoint: bool = Field(description="the image's ENTRYPOINT already runs `command`")
-    default_port: int
-    health_path: str
+    default_port: int = Field(ge=1, le=65535)
+    health_path: UrlPath
     multi_node: Literal["native", "ray", "none"]
     flags: Flags
-    kv_dtype_names: dict[KvDtype, str] = Field(default_factory=dict)
-    kv_dtype_aliases: dict[str, list[KvDtype]] = Field(
+    kv_dtype_names: dict[KvDtype, Word] = Field(default_factory=dict)
+    kv_dtype_aliases: dict[Word, list[KvDtype]] = Field(
         default_factory=dict, description="other spellings; a list when the backend picks among them"
     )
     memory: MemoryBehaviour

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from .common import Sourced
+from .text import Id, Name, Text
 
 Stage = Literal["weights-load", "gemm-kernel", "attention-backend", "kv-cache", "oom", "parser", "other"]
 GateName = Literal["architecture", "weight-format", "kernel", "platform", "memory", "topology"]
@@ -16,17 +17,17 @@ _VERSION_TERM = re.compile(r"^(>=|<=|==|>|<)\d+(\.\d+){0,2}$")
 
 
 class Fingerprint(Sourced):
-    id: str
-    title: str = Field(description="one line: what failed")
-    engines: list[str] | None = Field(default=None, description="engine ids that print it; None: any engine")
-    versions: str | None = Field(
+    id: Id
+    title: Name = Field(description="one line: what failed")
+    engines: list[Id] | None = Field(default=None, description="engine ids that print it; None: any engine")
+    versions: Name | None = Field(
         default=None, description="comma-separated bounds on the engine version, e.g. '>=0.10,<0.40'"
     )
-    pattern: str = Field(description="Python regex searched in the log (case-sensitive, per line)")
+    pattern: Text = Field(description="Python regex searched in the log (case-sensitive, per line)")
     stage: Stage
     gate: GateName | None = Field(description="the recipegen gate that predicts it; None: a flag choice, no gate")
-    explanation: str
-    fix: str
+    explanation: Text
+    fix: Text
     generic: bool = Field(
         default=False, description="a wrapper message that points elsewhere; more specific fingerprints rank first"
     )

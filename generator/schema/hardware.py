@@ -8,6 +8,7 @@ from pydantic import Field
 
 from ..capability import Capability
 from .common import HostArch, Sourced, Strict
+from .text import Alias, Id, Name, Text
 
 Family = Literal["volta", "turing", "ampere", "ada", "hopper", "blackwell", "blackwell-ultra"]
 MemoryKind = Literal["HBM", "GDDR", "unified"]
@@ -17,15 +18,15 @@ LinkKind = Literal["nvlink", "nvlink-bridge", "pcie", "nvlink-c2c", "none"]
 class Interconnect(Strict):
     kind: LinkKind
     bandwidth_gbs: float | None = Field(default=None, description="GPU-to-GPU GB/s inside a node")
-    between_nodes: str | None = Field(
+    between_nodes: Text | None = Field(
         default=None, description="how nodes usually connect, e.g. '2x ConnectX-7 200 GbE'"
     )
 
 
 class Hardware(Sourced):
-    id: str
-    name: str
-    aliases: list[str] = Field(default_factory=list)
+    id: Id
+    name: Name
+    aliases: list[Alias] = Field(default_factory=list)
     vendor: Literal["nvidia"]
     family: Family
     compute_capability: Capability
@@ -44,4 +45,4 @@ class Hardware(Sourced):
     max_memory_fraction: float | None = Field(
         default=None, gt=0, le=1, description="unified memory: the most an engine may claim before the OS starves"
     )
-    notes: list[str] = Field(default_factory=list)
+    notes: list[Text] = Field(default_factory=list)

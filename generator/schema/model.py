@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from ..capability import Capability, CapabilitySet
 from .common import KernelOp, KvDtype, Sourced, Strict
 from .engine import QuantMethod, RequiredArg
+from .text import Alias, ClassName, GitRef, Id, Name, RepoFile, RepoId, Text, Word
 
 AttentionKind = Literal["gqa", "mla", "dsa", "dsa_nope", "dsv4"]
 
@@ -81,63 +82,61 @@ class Need(Strict):
     head_size: int | None = None
     qk_nope_head_dim: int | None = None
     index_topk: int | None = None
-    why: str
+    why: Text
 
 
 class Parsers(Strict):
-    tool: str | None = None
-    reasoning: str | None = None
+    tool: Word | None = None
+    reasoning: Word | None = None
 
 
 class ParserOverride(Sourced):
-    engine: str
-    builds: list[str] | None = None
+    engine: Id
+    builds: list[Id] | None = None
     capability: CapabilitySet | None = None
-    tool: str | None = None
-    reasoning: str | None = None
-    reason: str
+    tool: Word | None = None
+    reasoning: Word | None = None
+    reason: Text
 
 
 class Pitfall(Sourced):
-    text: str
-    engines: list[str] | None = None
-    builds: list[str] | None = Field(default=None, description="only for plans on these engine builds")
+    text: Text
+    engines: list[Id] | None = None
+    builds: list[Id] | None = Field(default=None, description="only for plans on these engine builds")
     capability: CapabilitySet | None = Field(default=None, description="only on these GPUs")
 
 
 class ModelArg(RequiredArg):
     """A model × build rule: an argument this model needs on an engine (some builds, GPUs, KV dtypes, formats)."""
 
-    engine: str
-    builds: list[str] | None = None
+    engine: Id
+    builds: list[Id] | None = None
     kv_dtypes: list[KvDtype] | None = Field(default=None, description="only when the plan's KV cache is one of these")
     quants: list[QuantMethod] | None = Field(default=None, description="only for variants in these formats")
 
 
 class Variant(Sourced):
-    id: str
-    repo: str
+    id: Id
+    repo: RepoId
     quant: QuantMethod
     publisher: Literal["official", "partner", "community"]
     size_gb: float | None = Field(default=None, gt=0, description="on-disk size, 10^9 bytes")
     size_gib: float | None = Field(default=None, gt=0, description="on-disk size, 2^30 bytes")
     shards: int | None = None
-    file: str | None = Field(default=None, description="GGUF: the file to load inside the repo")
-    revision: str | None = Field(
-        default=None,
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$",
-        description="git revision (branch, tag or commit) to download; default: the repo's main branch",
+    file: RepoFile | None = Field(default=None, description="GGUF: the file to load inside the repo")
+    revision: GitRef | None = Field(
+        default=None, description="git revision (branch, tag or commit) to download; default: the repo's main branch"
     )
     min_capability: Capability | None = None
-    min_capability_reason: str | None = None
-    only_builds: list[str] | None = Field(
+    min_capability_reason: Text | None = None
+    only_builds: list[Id] | None = Field(
         default=None, description="the only engine builds known to load this checkpoint"
     )
-    only_builds_reason: str | None = None
+    only_builds_reason: Text | None = None
     defects: list[Pitfall] = Field(
         default_factory=list, description="known faults of this checkpoint (per engine): such plans rank last"
     )
-    notes: list[str] = Field(default_factory=list)
+    notes: list[Text] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_size(self) -> Variant:
@@ -159,14 +158,14 @@ class Variant(Sourced):
 
 
 class Model(Sourced):
-    id: str
-    name: str
-    aliases: list[str] = Field(default_factory=list)
-    org: str
-    released: str
-    architecture: str
-    model_type: str
-    gguf_arch: str | None = None
+    id: Id
+    name: Name
+    aliases: list[Alias] = Field(default_factory=list)
+    org: Name
+    released: Name
+    architecture: ClassName
+    model_type: Word
+    gguf_arch: Word | None = None
     params_total_b: float
     params_active_b: float | None = None
     layers: int
@@ -180,7 +179,7 @@ class Model(Sourced):
     multimodal: bool = False
     trust_remote_code: bool = False
     needs: list[Need] = Field(default_factory=list)
-    parsers: dict[str, Parsers] = Field(default_factory=dict)
+    parsers: dict[Id, Parsers] = Field(default_factory=dict)
     parser_overrides: list[ParserOverride] = Field(default_factory=list)
     variants: list[Variant] = Field(min_length=1)
     pitfalls: list[Pitfall] = Field(default_factory=list)

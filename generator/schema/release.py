@@ -10,6 +10,7 @@ from pydantic import Field
 from ..capability import CapabilitySet
 from .common import HostArch, Sources, Strict
 from .engine import Defect, Kernel, Provenance, SourceBuild, WeightFormat
+from .text import GitRef, Id, ImageRef, Name, Text, Version, Word
 
 T = TypeVar("T")
 
@@ -17,8 +18,8 @@ T = TypeVar("T")
 class NameEdit(Strict):
     """Changes to a list of names (architectures): names added, names removed."""
 
-    add: list[str] = Field(default_factory=list)
-    remove: list[str] = Field(default_factory=list)
+    add: list[Word] = Field(default_factory=list)
+    remove: list[Word] = Field(default_factory=list)
 
 
 class KeyedEdit(Strict, Generic[T]):
@@ -29,7 +30,7 @@ class KeyedEdit(Strict, Generic[T]):
     """
 
     add: list[T] = Field(default_factory=list)
-    remove: list[str] = Field(default_factory=list)
+    remove: list[Name] = Field(default_factory=list)
     replace: list[T] = Field(default_factory=list)
 
 
@@ -40,25 +41,25 @@ class BuildChange(Strict):
     (an explicit null clears an optional one); `images` replaces per host arch (null removes that arch).
     """
 
-    id: str
-    extends: str
-    version: str
+    id: Id
+    extends: Id
+    version: Name
     released: dt.date
-    ref: str | None = None
+    ref: GitRef | None = None
     provenance: Provenance | None = None
-    origin: str | None = None
-    images: dict[HostArch, str | None] | None = None
+    origin: Name | None = None
+    images: dict[HostArch, ImageRef | None] | None = None
     source_build: SourceBuild | None = None
-    cuda: str | None = None
-    driver_min: str | None = None
+    cuda: Version | None = None
+    driver_min: Version | None = None
     cuda_archs: CapabilitySet | None = None
     verified_sm: CapabilitySet | None = None
-    cli_reference: str | None = None
+    cli_reference: Word | None = None
     architectures: NameEdit | None = None
     kernels: KeyedEdit[Kernel] | None = None
     weight_formats: KeyedEdit[WeightFormat] | None = None
     defects: KeyedEdit[Defect] | None = None
-    notes: list[str] | None = None
+    notes: list[Text] | None = None
     sources: Sources | None = None
 
 

@@ -1,0 +1,157 @@
+"""A cache of parsed recipe YAML that cannot run code and cannot outlive the code that wrote it.
+
+Parsing the YAML is most of a cold start (validation is a few milliseconds), so the cache keeps
+only that: each recipe file's data as JSON, keyed by the SHA-256 of the file's bytes. The whole
+cache is keyed on the code too — the package version, the YAML library and every module's size
+and mtime — so an upgrade or an edited checkout starts afresh. Cached data is validated like
+freshly parsed data on every run; JSON holds no code, and a cache file that another user could
+have written (wrong owner, group- or world-writable, a symlink) is ignored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import math
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import __version__
+from .recipe_files import LOADER
+
+DISABLE_ENV = "RECIPEGEN_NO_CACHE"
+SCHEMA = "recipegen.parse-cache/1"
+MAX_CACHE_BYTES = 64 << 20
+MISS: Any = object()
+
+
+class _Uncacheable(Exception):
+    pass
+
+
+def _encode(value: Any) -> Any:
+    if value is None or isinstance(value, bool | str | int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _Uncacheable
+        return value
+    if isinstance(value, dt.datetime):  # before date: a datetime is a date
+        return {"$datetime": value.isoformat()}
+    if isinstance(value, dt.date):
+        return {"$date": value.isoformat()}
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) and not k.startswith("$") for k in value):
+            raise _Uncacheable
+        return {k: _encode(v) for k, v in value.items()}
+    raise _Uncacheable  # bytes, sets and other YAML types are simply parsed again
+
+
+def _decode(obj: dict[str, Any]) -> Any:
+    """json object_hook: a tagged date back to a date (called by the C decoder for every object)."""
+    if len(obj) == 1:
+        if "$date" in obj:
+            return dt.date.fromisoformat(obj["$date"])
+        if "$datetime" in obj:
+            return dt.datetime.fromisoformat(obj["$datetime"])
+    return obj
+
+
+def code_key() -> str:
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256(f"{SCHEMA}\0{__version__}\0{yaml.__version__}\0{LOADER.__name__}".encode())
+    for path in sorted(package.rglob("*.py")):
+        info = path.stat()
+        digest.update(f"{path.relative_to(package)}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
+
+
+def _private(info: os.stat_result) -> bool:
+    return info.st_uid == os.getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+class ParseCache:
+    """Parsed data by file digest; `save()` keeps exactly the entries this run used."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.path = folder / "parsed-recipes.json"
+        self.code = code_key()
+        self.entries: dict[str, Any] = {}
+        self.used: dict[str, Any] = {}
+        self.changed = False
+        self._read()
+
+    @classmethod
+    def open(cls) -> ParseCache | None:
+        if os.environ.get(DISABLE_ENV):
+            return None
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        return cls(Path(base) / "recipegen")
+
+    def _read(self) -> None:
+        try:
+            if not _private(os.lstat(self.folder)) or not stat.S_ISDIR(os.lstat(self.folder).st_mode):
+                return
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or not _private(info) or info.st_size > MAX_CACHE_BYTES:
+                return
+            raw = handle.read()
+        try:
+            data = json.loads(raw.decode("utf-8"), object_hook=_decode)
+        except (UnicodeDecodeError, ValueError, TypeError):  # damaged: parse the files again
+            return
+        if isinstance(data, dict) and data.get("code") == self.code and isinstance(data.get("files"), dict):
+            self.entries = data["files"]
+
+    def get(self, digest: str) -> Any:
+        """The parsed data of the file with this digest, or MISS."""
+        value = self.entries.get(digest, MISS)
+        if value is not MISS:
+            self.used[digest] = value
+        return value
+
+    def put(self, digest: str, data: Any) -> None:
+        try:
+            _encode(data)
+        except (_Uncacheable, RecursionError):
+            return
+        self.used[digest] = data
+        self.changed = True
+
+    def save(self) -> None:
+        if not self.changed and set(self.used) == set(self.entries):
+            return
+        try:
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not _private(os.lstat(self.folder)):
+                return
+            files = {key: _encode(value) for key, value in self.used.items()}
+            text = json.dumps({"code": self.code, "files": files}, allow_nan=False)
+            fd, tmp = tempfile.mkstemp(prefix=".parsed-recipes.", dir=self.folder)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+                os.replace(tmp, self.path)
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+        except OSError:  # a read-only home is fine: the cache only saves time
+            pass
+
+
+def digest(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
