@@ -76,14 +76,21 @@ class CapabilitySet:
     an inclusive range ("7.5-8.9") or an open bound (">=7.5", "<8.9").
     """
 
-    __slots__ = ("_matchers", "terms")
+    __slots__ = ("_known", "_matchers", "terms")
 
     def __init__(self, terms: tuple[str, ...]) -> None:
         self._matchers = tuple(_term_matcher(term) for term in terms)  # parsed once, validated eagerly
+        self._known: dict[tuple[int, int], bool] = {}  # answers by capability: the gates ask the same few often
         self.terms = terms
 
     def __contains__(self, cc: object) -> bool:
-        return isinstance(cc, Capability) and any(match(cc) for match in self._matchers)
+        if not isinstance(cc, Capability):
+            return False
+        key = (cc.major, cc.minor)
+        known = self._known.get(key)
+        if known is None:
+            known = self._known[key] = any(match(cc) for match in self._matchers)
+        return known
 
     def __reduce__(self) -> tuple[type[CapabilitySet], tuple[tuple[str, ...]]]:
         return (CapabilitySet, (self.terms,))

@@ -1,9 +1,10 @@
 """The command line. Thin: parse options, call the library, print. Heavy modules load per command.
 
-Exit codes: 0 ok · 1 the output pipe closed early (`| head`) · 2 bad input (unknown name, invalid
-catalog, bad value, bad usage) · 3 blocked (no path runs the request) · 4 the output folder exists
-with different content or is not recipegen's (use --force / another --out) · 70 internal error (a
-bug: rerun with RECIPEGEN_DEBUG=1 for the traceback and report it) · 130 interrupted (Ctrl-C).
+Exit codes: 0 ok · 1 a check failed (preflight, verify, up), or the output pipe closed early
+(`| head`) · 2 bad input (unknown name, invalid catalog, bad value, bad usage) · 3 blocked (no path
+runs the request) · 4 the output folder exists with different content or is not recipegen's (use
+--force / another --out) · 70 internal error (a bug: rerun with RECIPEGEN_DEBUG=1 for the traceback
+and report it) · 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import functools
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -195,13 +196,24 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
     from .names import resolve_engine, resolve_gpu, resolve_user_build, resolve_variant
     from .resolver import Request
 
-    if sel.gpu is None or sel.model is None:
-        missing = " and ".join(n for n, v in (("--gpu", sel.gpu), ("--model", sel.model)) if v is None)
+    detected = None
+    if sel.model is not None and (sel.gpu is None or sel.gpu.casefold() == "auto"):
+        from .detect import auto_gpu
+
+        detected = auto_gpu(catalog, required=sel.gpu is not None)
+    if (sel.gpu is None and detected is None) or sel.model is None:
+        missing = " and ".join(n for n, v in (("--gpu", sel.gpu or detected), ("--model", sel.model)) if v is None)
         raise RecipegenError(f"{missing} is required", "e.g. recipegen --gpu sm80 --model glm-5.2")
     choice = resolve_any(catalog, sel.model)
-    target = resolve_gpu(catalog, sel.gpu, sel.gpu_memory)
+    if detected is not None:  # the detected part's id, so --gpu-memory still applies
+        target = resolve_gpu(catalog, detected[0].id, sel.gpu_memory)
+        extra = f" ({target.how})" if sel.gpu_memory is not None else ""
+        target = replace(target, how=detected[1] + extra)
+    else:
+        assert sel.gpu is not None
+        target = resolve_gpu(catalog, sel.gpu, sel.gpu_memory)
     as_of = parse_date(sel.as_of, "--as-of") if sel.as_of else None
-    notes = [f"--model {sel.model} → {choice.how}", f"--gpu {sel.gpu} → {target.how}"]
+    notes = [f"--model {sel.model} → {choice.how}", f"--gpu {sel.gpu or 'auto'} → {target.how}"]
     build = resolve_user_build(catalog, sel.build, as_of) if sel.build else None
     if build is not None:
         released = catalog.build(build.build_id)[1].released
@@ -283,11 +295,13 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
         else:
             typer.echo(_explanation(catalog, resolution))
         raise BlockedError("blocked: no path runs this request; nothing written", "see the reasons above")
+    if sel.gpu is None or sel.gpu.casefold() == "auto":  # rerunning the artifacts' command needs no GPU here
+        sel = replace(sel, gpu=request.hardware.id)
     files = render(resolution, sel.command_line())
     target = Path(out) if out is not None else Path(folder_name(resolution))
     changed = write(files, target, force)
-    if fmt is Format.json:
-        typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
+    if fmt is Format.json:  # the same object as plan.json, container spec included
+        typer.echo(files["plan.json"], nl=False)
         return
     top = resolution.plans[0]
     lines = [
@@ -489,6 +503,7 @@ def validate(
 from .commands import diagnose as _diagnose  # noqa: E402, F401  (registers `diagnose`)
 from .commands import history as _history  # noqa: E402,F401  (registers `history`)
 from .commands import inspect as _inspect  # noqa: E402,F401 - registers `inspect`
+from .commands import onmachine  # noqa: E402,F401 - registers its commands
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 class ExitCode:
     OK = 0
     PIPE_CLOSED = 1  # stdout's reader went away (`recipegen list models | head -1`); click's own code
+    CHECKS_FAILED = 1  # preflight blocks, verify failed, or the engine did not come up healthy
     USAGE = 2  # bad input: unknown name, malformed catalog, bad option value
     BLOCKED = 3  # the request resolved, but no path can run it
     CONFLICT = 4  # the output folder exists with different content (use --force) or is not recipegen's
@@ -85,6 +86,12 @@ class BlockedError(RecipegenError):
 
 class OutputConflictError(RecipegenError):
     exit_code = ExitCode.CONFLICT
+
+
+class ChecksFailedError(RecipegenError):
+    """A preflight check blocks, a verify check failed, or the engine exited / never became healthy."""
+
+    exit_code = ExitCode.CHECKS_FAILED
 
 
 class InternalError(RecipegenError):

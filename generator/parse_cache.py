@@ -18,6 +18,7 @@ import math
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,14 @@ def code_key() -> str:
     return digest.hexdigest()
 
 
+def cache_folder() -> Path | None:
+    """Where recipegen keeps its caches; None when $RECIPEGEN_NO_CACHE is set."""
+    if os.environ.get(DISABLE_ENV):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "recipegen"
+
+
 def _private(info: os.stat_result) -> bool:
     return info.st_uid == os.getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
@@ -93,27 +102,11 @@ class ParseCache:
 
     @classmethod
     def open(cls) -> ParseCache | None:
-        if os.environ.get(DISABLE_ENV):
-            return None
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        return cls(Path(base) / "recipegen")
+        folder = cache_folder()
+        return cls(folder) if folder is not None else None
 
     def _read(self) -> None:
-        try:
-            if not _private(os.lstat(self.folder)) or not stat.S_ISDIR(os.lstat(self.folder).st_mode):
-                return
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            return
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode) or not _private(info) or info.st_size > MAX_CACHE_BYTES:
-                return
-            raw = handle.read()
-        try:
-            data = json.loads(raw.decode("utf-8"), object_hook=_decode)
-        except (UnicodeDecodeError, ValueError, TypeError):  # damaged: parse the files again
-            return
+        data = read_private_json(self.path, _decode)
         if isinstance(data, dict) and data.get("code") == self.code and isinstance(data.get("files"), dict):
             self.entries = data["files"]
 
@@ -136,21 +129,64 @@ class ParseCache:
         if not self.changed and set(self.used) == set(self.entries):
             return
         try:
-            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if not _private(os.lstat(self.folder)):
-                return
             files = {key: _encode(value) for key, value in self.used.items()}
-            text = json.dumps({"code": self.code, "files": files}, allow_nan=False)
-            fd, tmp = tempfile.mkstemp(prefix=".parsed-recipes.", dir=self.folder)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    handle.write(text)
-                os.replace(tmp, self.path)
-            finally:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-        except OSError:  # a read-only home is fine: the cache only saves time
-            pass
+        except (_Uncacheable, RecursionError):
+            return
+        write_private_json(self.folder, self.path.name, {"code": self.code, "files": files})
+
+
+def read_private_json(path: Path, object_hook: Callable[[dict[str, Any]], Any] | None = None) -> Any:
+    """JSON from a regular file in a folder that only this user can write, or None."""
+    raw = read_private_bytes(path)
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw.decode("utf-8"), object_hook=object_hook)
+    except (UnicodeDecodeError, ValueError, TypeError, RecursionError):  # damaged: load the files again
+        return None
+
+
+def read_private_bytes(path: Path) -> bytes | None:
+    """A regular file's bytes, if it and its folder are this user's and nobody else can write them."""
+    folder = path.parent
+    try:
+        if not _private(os.lstat(folder)) or not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or not _private(info) or info.st_size > MAX_CACHE_BYTES:
+            return None
+        return handle.read()
+
+
+def write_private_json(folder: Path, name: str, data: Any) -> None:
+    """Replace folder/name atomically with data as JSON; the folder is created owner-only."""
+    try:
+        text = json.dumps(data, allow_nan=False)
+    except ValueError:
+        return
+    write_private_text(folder, name, text)
+
+
+def write_private_text(folder: Path, name: str, text: str) -> None:
+    """Replace folder/name atomically with text; the folder is created owner-only."""
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _private(os.lstat(folder)):
+            return
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(tmp, folder / name)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    except OSError:  # a read-only home is fine: the cache only saves time
+        pass
 
 
 def digest(content: bytes) -> str:

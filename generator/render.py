@@ -19,6 +19,7 @@ from jinja2 import BaseLoader, StrictUndefined, TemplateNotFound
 from jinja2.sandbox import SandboxedEnvironment
 
 from . import __version__
+from .container import START_PERIOD_S, ContainerSpec, container_spec
 from .contract import resolution_json
 from .encode import FILTERS, shell_expand, shell_word, yaml_expand, yaml_value
 from .errors import InternalError, RecipegenError
@@ -117,16 +118,6 @@ def _compose_references(value: str) -> str:
     return value
 
 
-def _yaml_tokens(argv_prefix: list[str], flags: tuple[Flag, ...]) -> list[str]:
-    out = [yaml_value(t) for t in argv_prefix]
-    for flag in flags:
-        if flag.flag:
-            out.append(yaml_value(flag.flag))
-        if flag.value is not None:
-            out.append(yaml_expand(_compose_references(flag.value)) if flag.expand else yaml_value(flag.value))
-    return out
-
-
 def folder_name(resolution: Resolution) -> str:
     layout = resolution.layout
     count = layout.gpus if layout.nodes == 1 else layout.nodes
@@ -134,12 +125,9 @@ def folder_name(resolution: Resolution) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", raw)
 
 
-def _local_image(plan: Plan) -> str:
-    """A name for the image built from source; the reference grammar allows fewer characters than ids."""
-    build = plan.build
-    name = re.sub(r"[^a-z0-9]+", "-", build.id.lower()).strip("-") or "build"
-    tag = re.sub(r"[^a-z0-9_.-]+", "-", (build.ref or build.version).lower()).lstrip(".-")[:128] or "latest"
-    return f"recipegen/{name}:{tag}"
+def _yaml_args(spec: ContainerSpec, rank: int) -> list[str]:
+    node = next(n for n in spec.nodes if n.rank == rank)
+    return [yaml_expand(_compose_references(a.token)) if a.expand else yaml_value(a.token) for a in node.args]
 
 
 def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
@@ -152,17 +140,11 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         resolution.request.model,
         resolution.request.hardware,
     )
+    spec = container_spec(resolution)
     nodes = node_flags(plan)
-    image = plan.image or _local_image(plan)
-    in_image = engine.image_entrypoint
-    prefix = [] if in_image else list(engine.command)
+    prefix = [] if engine.image_entrypoint else list(engine.command)
     source = build.source_build
-    port = engine.default_port
-    health_url = f"http://localhost:{port}{engine.health_path}"
-    if engine.health_probe == "curl":
-        health = ["CMD", "curl", "-fsS", health_url]
-    else:
-        health = ["CMD", "python3", "-c", f"import urllib.request; urllib.request.urlopen({health_url!r})"]
+    port = spec.port
     budget = cand.budget
     tool, reasoning = plan.settings.tool_parser, plan.settings.reasoning_parser
     size = variant.size_bytes
@@ -180,8 +162,8 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         "model": model,
         "hardware": hw,
         "layout": cand.layout,
-        "image": image,
-        "built_locally": plan.image is None,
+        "image": spec.image,
+        "built_locally": spec.built_locally,
         "source": source,
         "cuda_arch": f"{hw.compute_capability.major}{hw.compute_capability.minor}",
         "nodes": [
@@ -190,12 +172,12 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
                 "rank": n.rank,
                 "service": "engine" if n.role == "single" else ("head" if n.rank == 0 else f"worker-{n.rank}"),
                 "shell": _shell_lines(n.flags),
-                "yaml": _yaml_tokens(prefix, n.flags),
+                "yaml": _yaml_args(spec, n.rank),
             }
             for n in nodes
         ],
-        "name": re.sub(r"[^a-z0-9_.-]+", "-", f"recipegen-{model.id}".lower()),
-        "ipc_host": cand.deployment.docker.ipc_host if cand.deployment else True,
+        "name": spec.name,
+        "ipc_host": spec.ipc_host,
         "clone": ["git", "clone", source.repo, "/src"] if source else [],
         "checkout": ["git", "checkout", source.ref] if source else [],
         "configure": [
@@ -210,7 +192,7 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         "command_prefix": [shell_word(t) for t in prefix],
         "env": [{"name": n, "value": v, "reason": r} for n, v, r in plan.env],
         "port": port,
-        "served_name": _served_name(plan),
+        "served_name": spec.served_name,
         "repo": variant.repo,
         "model_dir": model_dir(variant),
         "container_model_path": container_model_path(variant),
@@ -218,9 +200,9 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         "download_revision": variant.revision,
         "size_gb": f"{size / 1e9:.0f}" if size else "unknown",
         "disk_gb": f"{size * 1.05 / 1e9:.0f}" if size else "unknown",
-        "shm_size": cand.deployment.docker.shm_size if cand.deployment and cand.deployment.docker.shm_size else "16g",
+        "shm_size": spec.shm_size,
         "gpus_per_node": cand.layout.gpus_per_node,
-        "healthcheck": [yaml_value(t) for t in health],
+        "healthcheck": [yaml_value(t) for t in spec.healthcheck],
         "health_path": engine.health_path,
         "tool_parser": tool,
         "reasoning_parser": reasoning,
@@ -232,16 +214,10 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         "rejected": resolution.rejected(),
         "changes": resolution.changes,
         "driver_min": build.driver_min or "unknown",
-        "start_period": "30m",
+        "start_period": f"{START_PERIOD_S // 60}m",
         "dist_port": DIST_PORT,
+        "container": spec,
     }
-
-
-def _served_name(plan: Plan) -> str:
-    for f in plan.flags:
-        if f.flag == plan.engine.flags.served_model_name and f.value:
-            return f.value
-    return plan.candidate.variant.repo
 
 
 def render(resolution: Resolution, command_line: str) -> dict[str, str]:
@@ -263,7 +239,10 @@ def render(resolution: Resolution, command_line: str) -> dict[str, str]:
         "docker-compose.yml": env.get_template("docker-compose.yml.j2").render(ctx),
         "README.md": env.get_template("README.md.j2").render(ctx),
         "verify.sh": env.get_template("verify.sh.j2").render(ctx),
-        "plan.json": json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False) + "\n",
+        "plan.json": json.dumps(
+            resolution_json(resolution) | {"container": ctx["container"].to_json()}, indent=2, ensure_ascii=False
+        )
+        + "\n",
     }
     if ctx["source"] is not None:
         files["Dockerfile"] = env.get_template("Dockerfile.j2").render(ctx)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
@@ -106,9 +107,14 @@ def test_a_planted_pickle_never_runs(cli, tmp_path):
 
 
 def _plant(cli, tmp_path: Path, mode: int, code: str | None = None) -> Path:  # type: ignore[no-untyped-def]
-    """Run once to get a real cache, then rename every model in it to PLANTED."""
+    """Run once to get a real cache, then rename every model in it to PLANTED.
+
+    The validated-catalog cache is removed: it is what a run reads first, and these tests are about
+    the parse cache behind it (which a run reads whenever the validated one does not match)."""
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
     assert cli("list", "models", env=env).code == 0
+    for validated in cache_dir(tmp_path).glob("validated-catalog-*.json"):
+        validated.unlink()
     path = cache_dir(tmp_path) / "parsed-recipes.json"
     data = json.loads(path.read_text())
     for entry in data["files"].values():
@@ -168,3 +174,75 @@ def test_release_files_are_read_as_carefully(cli, tmp_path):
     lines = problems(result)
     assert any("fifo.yaml" in line and "not a regular file" in line for line in lines), lines
     assert any("bomb.yaml" in line and "aliases are expanded" in line for line in lines), lines
+
+
+# The validated-catalog cache (read before the parse cache; rebuilt without validation)
+
+
+def _validated(tmp_path: Path) -> Path:
+    (path,) = cache_dir(tmp_path).glob("validated-catalog-*.json")
+    return path
+
+
+def _replant(path: Path, edit, keep_check: bool) -> None:  # type: ignore[no-untyped-def]
+    head, _, body = path.read_text().partition("\n")
+    header = json.loads(head)
+    data = json.loads(body)
+    edit(data)
+    body = json.dumps(data)
+    if keep_check:  # what only someone who can write the owner's cache could do
+        header["check"] = hashlib.sha256(f"{header['key']}\0{body}".encode()).hexdigest()
+    path.write_text(json.dumps(header) + "\n" + body)
+
+
+def _rename_models(data: dict) -> None:  # type: ignore[type-arg]
+    for model in data["models"].values():
+        model["name"] = "PLANTED"
+
+
+def test_the_validated_cache_gives_what_a_full_load_gives(cli, tmp_path):
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    args = ("explain", "--gpu", "rtx-pro-6000", "--model", "glm-5.3-flash", "--format", "json")
+    first = cli(*args, env=env)
+    path = _validated(tmp_path)
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    cached = cli(*args, env=env)
+    fresh = cli(*args, env={**env, "RECIPEGEN_NO_CACHE": "1"})
+    assert first.code == cached.code == fresh.code and first.out == cached.out == fresh.out
+    assert json.loads(cached.out)["request"]["model"]
+
+
+def test_a_validated_cache_whose_data_does_not_match_its_key_is_ignored(cli, tmp_path):
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    assert cli("list", "models", env=env).code == 0
+    _replant(_validated(tmp_path), _rename_models, keep_check=False)
+    result = cli("list", "models", env=env)
+    assert result.code == 0 and "PLANTED" not in result.out and "glm-5.2" in result.out
+
+
+def test_a_validated_cache_others_could_write_is_ignored(cli, tmp_path):
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    assert cli("list", "models", env=env).code == 0
+    path = _validated(tmp_path)
+    _replant(path, _rename_models, keep_check=True)
+    path.chmod(0o620)
+    result = cli("list", "models", env=env)
+    assert result.code == 0 and "PLANTED" not in result.out
+
+
+def test_an_edited_recipe_file_is_never_answered_from_the_validated_cache(cli, tmp_path):
+    from recipegen.catalog import builtin_root
+
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    mine = tmp_path / "mine"
+    (mine / "hardware").mkdir(parents=True)
+    source = (builtin_root() / "hardware" / "a100-80gb.yaml").read_text()
+    target = mine / "hardware" / "a100-80gb.yaml"
+    target.write_text(source)
+    assert cli("list", "hardware", "--recipes", str(mine), env=env).code == 0
+    target.write_text(source.replace("name: ", "name: Edited ", 1))
+    result = cli("list", "hardware", "--recipes", str(mine), env=env)
+    assert result.code == 0 and "Edited" in result.out
+    target.write_text(source.replace("id: a100-80gb", "id: a100-80gb\nsurprise: 1", 1))
+    result = cli("list", "hardware", "--recipes", str(mine), env=env)
+    assert result.code == 2 and "surprise: unknown key" in result.err

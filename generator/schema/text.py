@@ -26,6 +26,10 @@ _CONTROL_NAMES = {"\n": "newline", "\r": "carriage return", "\t": "tab", "\x00":
 
 
 def _invisible(value: str) -> str | None:
+    # str.isprintable() is False for every forbidden category (and for spaces other than ' '), so
+    # the usual all-visible string skips the per-character loop, which was most of a catalog load.
+    if value.isprintable():
+        return None
     for index, char in enumerate(value):
         if unicodedata.category(char) in _FORBIDDEN_CATEGORIES:
             name = _CONTROL_NAMES.get(char, unicodedata.name(char, "control character"))

@@ -1,0 +1,165 @@
+"""The container a plan runs in, as one typed value: launch.sh, docker-compose.yml, plan.json and
+`recipegen up` all read it, so the three ways to start the engine cannot disagree.
+
+Pure: no Docker here. `dockerhost` turns a spec into docker SDK calls; the templates print it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .resolver.flags import CONTAINER_MODELS
+from .resolver.types import Plan, Resolution
+
+HEALTH_INTERVAL_S = 30
+HEALTH_TIMEOUT_S = 10
+HEALTH_RETRIES = 5
+START_PERIOD_S = 30 * 60  # loading hundreds of GB and compiling kernels takes minutes
+DEFAULT_SHM = "16g"
+LABEL = "io.recipegen.folder"  # every container recipegen starts carries it; `down` removes only those
+
+
+@dataclass(frozen=True)
+class Arg:
+    token: str
+    expand: bool = False  # holds ${VAR} references the shell / Compose fill in (multi-node addresses)
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    role: str  # single, head, worker
+    rank: int
+    service: str  # the compose service name
+    args: tuple[Arg, ...]  # after the image's entrypoint (engine command prefix included when needed)
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    name: str
+    image: str
+    built_locally: bool  # a fork: the folder's Dockerfile builds it
+    port: int  # the engine's port inside the container
+    health_path: str
+    healthcheck: tuple[str, ...]
+    ipc_host: bool
+    shm_size: str
+    env: tuple[tuple[str, str], ...]
+    host_network: bool  # multi-node: engines talk across machines on the host network
+    nodes: tuple[NodeSpec, ...] = field(default_factory=tuple)
+    served_name: str = ""
+    model_path: str = ""  # the weights folder inside the container
+    model_dir: str = ""  # the same folder under the host's MODEL_DIR
+    weights_file: str | None = None  # GGUF: the one file to load
+    weights_bytes: int | None = None
+    driver_min: str | None = None
+    reasoning_parser: str | None = None
+    tool_parser: str | None = None
+
+    def container_name(self, rank: int) -> str:
+        return f"{self.name}-{rank}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "image": self.image,
+            "built_locally": self.built_locally,
+            "port": self.port,
+            "health_path": self.health_path,
+            "healthcheck": {
+                "test": list(self.healthcheck),
+                "interval_s": HEALTH_INTERVAL_S,
+                "timeout_s": HEALTH_TIMEOUT_S,
+                "retries": HEALTH_RETRIES,
+                "start_period_s": START_PERIOD_S,
+            },
+            "ipc_host": self.ipc_host,
+            "shm_size": self.shm_size,
+            "gpus": "all",
+            "volumes": [{"host": "${MODEL_DIR}", "container": CONTAINER_MODELS, "read_only": True}],
+            "env": [{"name": n, "value": v} for n, v in self.env],
+            "host_network": self.host_network,
+            "served_name": self.served_name,
+            "model_path": self.model_path,
+            "model_dir": self.model_dir,
+            "weights_file": self.weights_file,
+            "weights_bytes": self.weights_bytes,
+            "driver_min": self.driver_min,
+            "reasoning_parser": self.reasoning_parser,
+            "tool_parser": self.tool_parser,
+            "nodes": [
+                {
+                    "role": n.role,
+                    "rank": n.rank,
+                    "service": n.service,
+                    "container": self.container_name(n.rank),
+                    "args": [a.token for a in n.args],
+                    "expand": [i for i, a in enumerate(n.args) if a.expand],
+                }
+                for n in self.nodes
+            ],
+        }
+
+
+def local_image(plan: Plan) -> str:
+    """A name for the image built from source; the reference grammar allows fewer characters than ids."""
+    build = plan.build
+    name = re.sub(r"[^a-z0-9]+", "-", build.id.lower()).strip("-") or "build"
+    tag = re.sub(r"[^a-z0-9_.-]+", "-", (build.ref or build.version).lower()).lstrip(".-")[:128] or "latest"
+    return f"recipegen/{name}:{tag}"
+
+
+def served_name(plan: Plan) -> str:
+    for f in plan.flags:
+        if f.flag == plan.engine.flags.served_model_name and f.value:
+            return f.value
+    return plan.candidate.variant.repo
+
+
+def container_spec(resolution: Resolution) -> ContainerSpec:
+    from .render import node_flags  # render imports this module at load time
+    from .resolver.flags import container_model_path, model_dir
+
+    plan = resolution.plans[0]
+    cand = plan.candidate
+    engine = cand.engine
+    port = engine.default_port
+    health_url = f"http://localhost:{port}{engine.health_path}"
+    if engine.health_probe == "curl":
+        health: tuple[str, ...] = ("CMD", "curl", "-fsS", health_url)
+    else:
+        health = ("CMD", "python3", "-c", f"import urllib.request; urllib.request.urlopen({health_url!r})")
+    prefix = () if engine.image_entrypoint else tuple(Arg(t) for t in engine.command)
+    nodes = []
+    for node in node_flags(plan):
+        args: list[Arg] = list(prefix)
+        for flag in node.flags:
+            if flag.flag:
+                args.append(Arg(flag.flag))
+            if flag.value is not None:
+                args.append(Arg(flag.value, flag.expand))
+        service = "engine" if node.role == "single" else ("head" if node.rank == 0 else f"worker-{node.rank}")
+        nodes.append(NodeSpec(node.role, node.rank, service, tuple(args)))
+    docker = cand.deployment.docker if cand.deployment else None
+    return ContainerSpec(
+        name=re.sub(r"[^a-z0-9_.-]+", "-", f"recipegen-{resolution.request.model.id}".lower()),
+        image=plan.image or local_image(plan),
+        built_locally=plan.image is None,
+        port=port,
+        health_path=engine.health_path,
+        healthcheck=health,
+        ipc_host=docker.ipc_host if docker else True,
+        shm_size=docker.shm_size if docker and docker.shm_size else DEFAULT_SHM,
+        env=tuple((n, v) for n, v, _ in plan.env),
+        host_network=cand.layout.nodes > 1,
+        nodes=tuple(nodes),
+        served_name=served_name(plan),
+        model_path=container_model_path(cand.variant),
+        model_dir=model_dir(cand.variant),
+        weights_file=cand.variant.file,
+        weights_bytes=int(cand.variant.size_bytes) if cand.variant.size_bytes else None,
+        driver_min=cand.build.driver_min,
+        reasoning_parser=plan.settings.reasoning_parser,
+        tool_parser=plan.settings.tool_parser,
+    )
