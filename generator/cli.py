@@ -80,7 +80,7 @@ ModelOpt = Annotated[
         "--model",
         metavar="MODEL",
         callback=cli_values.name,
-        help="model id, alias or Hugging Face repo id of a variant",
+        help="model id or alias, a Hugging Face repo id (ORG/NAME[@REV]) or a checkpoint folder",
     ),
 ]
 Gpus = Annotated[
@@ -215,7 +215,8 @@ class Selectors:
 
 
 def _request(catalog: Catalog, sel: Selectors) -> Request:
-    from .names import resolve_engine, resolve_gpu, resolve_model, resolve_user_build, resolve_variant
+    from .anymodel import resolve_any
+    from .names import resolve_engine, resolve_gpu, resolve_user_build, resolve_variant
     from .resolver import Request
 
     detected = None
@@ -226,7 +227,7 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
     if (sel.gpu is None and detected is None) or sel.model is None:
         missing = " and ".join(n for n, v in (("--gpu", sel.gpu or detected), ("--model", sel.model)) if v is None)
         raise RecipegenError(f"{missing} is required", "e.g. recipegen --gpu sm80 --model glm-5.2")
-    choice = resolve_model(catalog, sel.model)
+    choice = resolve_any(catalog, sel.model)
     if detected is not None:  # the detected part's id, so --gpu-memory still applies
         target = resolve_gpu(catalog, detected[0].id, sel.gpu_memory)
         extra = f" ({target.how})" if sel.gpu_memory is not None else ""
@@ -261,6 +262,7 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
         concurrency=sel.concurrency,
         target_note="; ".join(notes),
         as_of=as_of,
+        model_facts=choice.facts,
     )
 
 
@@ -310,11 +312,17 @@ def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
 
 def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, recipes: list[str]) -> None:
     from .contract import resolution_json
+    from .hub import is_local
     from .output import write
     from .render import folder_name, render
     from .report import candidate_title, target_line
     from .resolver import resolve
 
+    if is_local(sel.model or ""):
+        raise RecipegenError(
+            f"{sel.model} is a local folder: the artifacts download a Hub repo and cannot name a folder",
+            "run `recipegen explain` for the plan, or name the checkpoint's Hub repo id",
+        )
     catalog = _catalog(recipes)
     request = _request(catalog, sel)
     resolution = resolve(catalog, request)
@@ -514,12 +522,12 @@ def matrix(
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
     """Verdict grid of models × targets: ✓ official, ◐ fallback/community/fork only, ✗ blocked, ? unknown."""
+    from .anymodel import resolve_any
     from .matrix import build_matrix, to_html, to_json, to_markdown
-    from .names import resolve_model
     from .targets import DEFAULT_TARGETS, parse_target
 
     catalog = _catalog(recipes)
-    models = [resolve_model(catalog, m).model for m in model] or sorted(catalog.models.values(), key=lambda m: m.id)
+    models = [resolve_any(catalog, m).model for m in model] or sorted(catalog.models.values(), key=lambda m: m.id)
     targets = [parse_target(catalog, t) for t in (target or list(DEFAULT_TARGETS))]
     cells = build_matrix(catalog, models, targets)
     if fmt is MatrixFormat.json:
@@ -573,6 +581,7 @@ def validate(
 
 from .commands import diagnose as _diagnose  # noqa: E402, F401  (registers `diagnose`)
 from .commands import history as _history  # noqa: E402,F401  (registers `history`)
+from .commands import inspect as _inspect  # noqa: E402,F401 - registers `inspect`
 from .commands import lint as _lint  # noqa: E402, F401  (registers `lint`)
 from .commands import onmachine  # noqa: E402,F401 - registers its commands
 

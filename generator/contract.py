@@ -151,6 +151,7 @@ def resolution_json(r: Resolution) -> dict[str, Any]:
         "schema": SCHEMA,
         "request": {
             "model": req.model.id,
+            "model_facts": req.model_facts,
             "variant": req.variant,
             "hardware": req.hardware.id,
             "gpu_memory_gib": req.hardware.memory_gib,

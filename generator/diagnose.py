@@ -168,17 +168,26 @@ def _hardware_names(catalog: Catalog) -> dict[str, Hardware]:
 
 
 def _model_from(catalog: Catalog, value: str) -> Model | None:
+    from .inference import infer
     from .names import find_model
 
     choice = find_model(catalog, value)
     if choice is not None:
         return choice.model
+    tail = value.rstrip("/")
+    for candidate in ("/".join(tail.split("/")[-2:]), tail.rsplit("/", 1)[-1]):
+        try:  # a quant or mirror of a known family, from the name alone (a log is read offline)
+            named = infer(catalog, candidate)
+        except RecipegenError:
+            named = None
+        if named is not None:
+            return named.model
     found: Model | None = _names_in(value, _model_names(catalog))
     return found
 
 
 def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
-    from .names import resolve_gpu, resolve_model
+    from .names import resolve_gpu
 
     notes: list[str] = []
     engine = next((name for name, sign in _ENGINE_SIGNS if sign.search(text)), None)
@@ -201,7 +210,9 @@ def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
             notes.append(f"{exc.message.removeprefix(f'--build {engine}=={version}: ')}; plans use the builds it knows")
     model, model_text = None, None
     if hints.model:
-        model, model_text = resolve_model(catalog, hints.model).model, f"--model {hints.model}"
+        from .anymodel import resolve_any
+
+        model, model_text = resolve_any(catalog, hints.model).model, f"--model {hints.model}"
     else:
         for pattern in _MODEL_FIELDS:
             for m in pattern.finditer(text):

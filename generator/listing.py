@@ -5,10 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from .catalog import Catalog
+from .schema import Model
 
 
 def _size(value: float | None) -> str:
     return f"{value / 1e9:.0f} GB" if value else "?"
+
+
+def _source_urls(model: Model) -> list[str]:
+    """Every distinct source a model's facts cite (architecture, variants, pitfalls), in order."""
+    groups = [model.sources, model.attention.sources]
+    groups += [v.sources for v in model.variants] + [p.sources for p in model.pitfalls]
+    if model.linear_attention is not None:
+        groups.append(model.linear_attention.sources)
+    return list(dict.fromkeys(s.url for group in groups for s in group))
 
 
 def rows(catalog: Catalog, kind: str) -> list[dict[str, Any]]:
@@ -22,6 +32,7 @@ def rows(catalog: Catalog, kind: str) -> list[dict[str, Any]]:
                 "params_b": f"{m.params_total_b:g}" + (f"/{m.params_active_b:g}" if m.params_active_b else ""),
                 "context": m.max_context,
                 "variants": ", ".join(f"{v.id}({_size(v.size_bytes)})" for v in m.variants),
+                "sources": len(_source_urls(m)),
             }
             for m in sorted(catalog.models.values(), key=lambda m: m.id)
         ]

@@ -28,6 +28,7 @@ class ModelChoice:
     model: Model
     variant: str | None  # set when the user named a variant's repo id
     how: str  # one line: how the name was understood
+    facts: str = "catalog"  # where the model's facts come from: catalog, name (inferred) or files (derived)
 
 
 def resolve_model(catalog: Catalog, value: str) -> ModelChoice:

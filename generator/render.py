@@ -197,6 +197,7 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         "model_dir": model_dir(variant),
         "container_model_path": container_model_path(variant),
         "download_file": variant.file,
+        "download_revision": variant.revision,
         "size_gb": f"{size / 1e9:.0f}" if size else "unknown",
         "disk_gb": f"{size * 1.05 / 1e9:.0f}" if size else "unknown",
         "shm_size": spec.shm_size,

@@ -68,11 +68,28 @@ def test_detect_shows_mig_mode(cli, smi):
     assert d["gpus"][0]["mig"] == "Enabled"
 
 
-def test_unknown_gpu_is_shown_with_its_facts_and_a_hint(cli, smi):
+def unlisted(tmp_path: Path) -> Path:
+    """The RTX 4080 SUPER capture with its memory total edited to a size no sm89 part in the catalog
+    has (the catalog's RTX 4080 entry matches the real 16 GiB card by capability and memory)."""
+    folder = tmp_path / "unlisted-sm89"
+    folder.mkdir()
+    for name in ("query.csv", "smi.txt", "topo.txt"):
+        text = (SMI / "rtx-4080-super" / name).read_text(encoding="utf-8")
+        (folder / name).write_text(text.replace("16376MiB", "12282MiB").replace("16376 MiB", "12282 MiB"))
+    return folder
+
+
+def test_a_gpu_matched_by_capability_and_memory_says_which_part(cli, smi):
     r = cli("detect", env=smi("rtx-4080-super"))
     assert r.code == 0, r.err
+    assert "NVIDIA GeForce RTX 4080 SUPER → rtx-4080 (sm89 with 16.0 GiB is NVIDIA GeForce RTX 4080" in r.out
+
+
+def test_unknown_gpu_is_shown_with_its_facts_and_a_hint(cli, smi, tmp_path):
+    r = cli("detect", env={**smi("rtx-4080-super"), "FAKE_SMI_DIR": str(unlisted(tmp_path))})
+    assert r.code == 0, r.err
     assert "NVIDIA GeForce RTX 4080 SUPER → not in the catalog" in r.out
-    assert "sm 8.9, 16376 MiB" in r.out and "driver 595.71.05, CUDA 13.2" in r.out
+    assert "sm 8.9, 12282 MiB" in r.out and "driver 595.71.05, CUDA 13.2" in r.out
     assert "add it as a hardware/ recipe" in r.out
 
 
@@ -93,7 +110,8 @@ def test_gpu_auto_is_the_default_and_is_said(cli, smi, tmp_path):
 
 
 def test_gpu_auto_on_an_unknown_gpu_says_to_add_it(cli, smi, tmp_path):
-    r = cli("--gpu", "auto", "--model", "glm-5.2", "--out", str(tmp_path / "o"), env=smi("rtx-4080-super"))
+    env = {**smi("rtx-4080-super"), "FAKE_SMI_DIR": str(unlisted(tmp_path))}
+    r = cli("--gpu", "auto", "--model", "glm-5.2", "--out", str(tmp_path / "o"), env=env)
     assert r.code == 2
     assert "NVIDIA GeForce RTX 4080 SUPER is not in the catalog" in r.err
     assert not (tmp_path / "o").exists()

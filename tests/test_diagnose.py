@@ -70,6 +70,11 @@ def test_the_log_names_model_gpu_and_build_so_the_plan_that_runs_is_shown(catalo
 
 def test_hints_fill_in_what_the_log_does_not_say(catalog):
     _, _, body = fixture(LOGS / "context-l40-glm5.log")
+    # the log names an NVIDIA L40, which the catalog knows
+    named = diagnose_log(catalog, body)
+    assert named.facts.hardware is not None and named.facts.hardware.id == "l40"
+    # without the GPU's name the diagnosis asks for it
+    body = body.replace("NVIDIA L40", "a GPU")
     d = diagnose_log(catalog, body)
     assert d.facts.model is not None and d.facts.model.id == "glm-5" and d.facts.hardware is None
     assert "add --gpu" in format_diagnosis(d)

@@ -389,9 +389,9 @@ def attempt(scenario: str, kind: str, entry: str, path: tuple[Any, ...], value: 
 def test_hostile_value_in_any_field_is_refused_or_inert(server, field, payload, mode, filler):
     scenario, kind, entry, path = field
     base_url, seen = server
-    # the payload is a format template ({canary}); the original text and the filler are literal
-    literal = (str(get_at(original(kind, entry), path)) + filler).replace("{", "{{").replace("}", "}}")
-    value = payload if mode == "replace" else literal + payload
+    # the original value and the filler are literal text: braces in them are escaped for str.format
+    prefix = str(get_at(original(kind, entry), path)) + filler
+    value = payload if mode == "replace" else prefix.replace("{", "{{").replace("}", "}}") + payload
     attempt(scenario, kind, entry, path, value, base_url, seen)
 
 

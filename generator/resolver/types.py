@@ -32,6 +32,7 @@ class Request:
     concurrency: int | None = None
     target_note: str = ""  # how --gpu/--model were understood, shown to the user
     as_of: dt.date | None = None  # only builds released by then (what a user saw that day)
+    model_facts: str = "catalog"  # catalog · name (inferred from the repo name) · files (derived from its files)
     host: HostFacts = field(default_factory=HostFacts)  # host RAM and bandwidth (offload, speed)
 
 

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 from ..capability import Capability, CapabilitySet
 from .common import KernelOp, KvDtype, Sourced, Strict
 from .engine import QuantMethod, RequiredArg
-from .text import Alias, ClassName, Id, Name, RepoFile, RepoId, Text, Word
+from .text import Alias, ClassName, GitRef, Id, Name, RepoFile, RepoId, Text, Word
 
 AttentionKind = Literal["gqa", "mla", "dsa", "dsa_nope", "dsv4"]
 
@@ -127,6 +127,9 @@ class Variant(Sourced):
     size_gib: float | None = Field(default=None, gt=0, description="on-disk size, 2^30 bytes")
     shards: int | None = None
     file: RepoFile | None = Field(default=None, description="GGUF: the file to load inside the repo")
+    revision: GitRef | None = Field(
+        default=None, description="git revision (branch, tag or commit) to download; default: the repo's main branch"
+    )
     min_capability: Capability | None = None
     min_capability_reason: Text | None = None
     only_builds: list[Id] | None = Field(

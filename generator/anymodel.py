@@ -1,0 +1,266 @@
+"""--model for any model: a catalog entry wins; then a name inferred offline; then the repo's (or
+local folder's) own files through the Hub edge, giving a model with status `derived`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from .catalog import Catalog
+from .errors import RecipegenError, UnknownNameError
+from .names import ModelChoice, resolve_model
+from .schema import Model, Source, Variant
+
+if TYPE_CHECKING:
+    from .derive import Derivation
+    from .hub import Checkpoint
+
+
+def unknown_architecture(catalog: Catalog, arch: str | None) -> str:
+    if arch is None:
+        return "its config.json names no architecture class"
+    builds = [b.id for _, b in catalog.builds() if arch in b.architectures]
+    if not builds:
+        return f"no engine in the catalog registers {arch}"
+    return (
+        f"{arch} is loaded by {', '.join(builds)}, but recipegen has no rule to read its attention layout from "
+        "config.json (data/architectures.yaml)"
+    )
+
+
+def resolve_any(catalog: Catalog, value: str) -> ModelChoice:
+    from .inference import infer
+
+    try:
+        return resolve_model(catalog, value)
+    except UnknownNameError as unknown:
+        inferred = infer(catalog, value)
+        if inferred is not None:
+            return confirm(catalog, value, inferred)
+        from . import hub
+
+        if not (hub.is_local(value) or hub.looks_like_repo(value)):
+            families = sorted(m.id for m in catalog.models.values() if m.id.startswith(value.strip().casefold()))
+            if len(families) > 1:
+                raise RecipegenError(
+                    f"{value!r} names a family with several models in the catalog: {', '.join(families)}",
+                    "pick one with --model",
+                ) from None
+            raise unknown from None
+        return from_files(catalog, value)
+
+
+def from_files(catalog: Catalog, value: str) -> ModelChoice:
+    """Read the checkpoint's files and derive the model; an unknown class or format is said plainly."""
+    from . import hub
+    from .derive import derive
+
+    checkpoint = hub.read(value, headers=False)
+    derivation = derive(checkpoint)
+    if checkpoint.config is None and checkpoint.gguf_files:
+        choice = _gguf_of_base(catalog, checkpoint, derivation)
+        if choice is not None:
+            return choice
+    if derivation.model is None:
+        if derivation.rule is None:
+            reason = unknown_architecture(catalog, derivation.architecture)
+            if checkpoint.config is None:
+                reason = "it has no config.json (a GGUF-only repo)" + (
+                    f"; its card names base_model {', '.join(checkpoint.base_model)}" if checkpoint.base_model else ""
+                )
+        else:
+            reason = derivation.problem or "its files do not say enough"
+        raise RecipegenError(
+            f"cannot plan {value}: {reason}",
+            "`recipegen inspect` shows what its files say; a models/*.yaml in --recipes can state the rest",
+        )
+    variant = derivation.model.variants[0]
+    read = ", ".join(r.what for r in checkpoint.read) or "its files"
+    how = (
+        f"{derivation.architecture} derived from {read} of {checkpoint.name} "
+        f"(status derived; weights {variant.quant}, size from {derivation.size.how})"
+    )
+    return ModelChoice(derivation.model, variant.id, how, facts="files")
+
+
+def _shape(model: Model) -> tuple[object, ...]:
+    att, moe = model.attention, model.moe
+    return (
+        model.architecture,
+        model.layers,
+        model.hidden_size,
+        att.kind,
+        att.num_heads,
+        att.num_kv_heads,
+        att.head_dim if att.kind == "gqa" else None,
+        att.kv_lora_rank,
+        att.qk_rope_head_dim,
+        (moe.experts, moe.top_k) if moe else None,
+    )
+
+
+def family_of(catalog: Catalog, derivation: Derivation) -> tuple[Model | None, str, str]:
+    """The catalog family a checkpoint belongs to, how sure (certain/high/medium/low/none), and why."""
+    from .inference import infer
+
+    ck, derived = derivation.checkpoint, derivation.model
+    repo = (ck.repo_id or "").casefold()
+    for model in catalog.models.values():
+        for variant in model.variants:
+            if repo and variant.repo.casefold() == repo:
+                return model, "certain", f"the catalog lists {variant.repo} as {model.id} variant {variant.id}"
+    same = [m for m in catalog.models.values() if derived is not None and _shape(m) == _shape(derived)]
+    for base in ck.base_model:
+        try:
+            choice = resolve_model(catalog, base)
+        except UnknownNameError:
+            continue
+        sure = "high" if choice.model in same else "medium"
+        return choice.model, sure, f"its card names base_model {base} ({choice.how})"
+    try:
+        named = infer(catalog, ck.repo_id) if ck.repo_id else None
+    except RecipegenError:  # a format word no engine loads: the name maps to no plannable family
+        named = None
+    if named is not None:
+        if derived is not None and _shape(named.model) != _shape(derived):
+            return None, "none", f"the name suggests {named.model.id}, but the files show other dimensions"
+        sure = "high" if derived is not None else "medium"
+        return (
+            named.model,
+            sure,
+            f"the name suggests {named.model.id}"
+            + ("; the files confirm its dimensions" if derived is not None else ""),
+        )
+    if len(same) == 1:
+        return same[0], "medium", f"same architecture and dimensions as {same[0].id} (a fine-tune or copy?)"
+    if same:
+        return same[0], "low", f"same architecture and dimensions as {', '.join(m.id for m in same)}"
+    arch = derivation.architecture
+    archs = [m.id for m in catalog.models.values() if arch and m.architecture == arch]
+    if archs:
+        return None, "none", f"no catalog model has its dimensions; same class: {', '.join(sorted(archs))}"
+    return None, "none", "no catalog model of this class"
+
+
+_QUANT_TAG = re.compile(r"(?i)((?:UD-)?I?Q\d\w*|BF16|F16|F32|MXFP4\w*)$")
+
+
+def gguf_variants(checkpoint: Checkpoint, family: Model, note: str) -> tuple[list[Variant], list[str]]:
+    """One variant per single-file GGUF quantization in the repo (its file and size); the names of
+    split (multi-part) quantizations, which one `hf download FILE` cannot fetch, come back apart."""
+    from .derive import SPLIT_GGUF, slug
+
+    taken = {v.id for v in family.variants}
+    variants: list[Variant] = []
+    split: list[str] = []
+    for f in checkpoint.gguf_files:
+        name = f.path.rsplit("/", 1)[-1]
+        if "mmproj" in name.casefold():  # a vision projector, not the language model
+            continue
+        if SPLIT_GGUF.search(name):
+            split.append(f.path)
+            continue
+        stem = name[: -len(".gguf")]
+        tag = _QUANT_TAG.search(stem)
+        variant_id = "gguf-" + slug(tag.group(1) if tag else stem)
+        while variant_id in taken:
+            variant_id += "-" + slug(checkpoint.name.split("/")[0])
+        taken.add(variant_id)
+        try:  # a file name outside the repo-file grammar is left out, never passed on
+            variant = Variant(
+                id=variant_id,
+                repo=checkpoint.repo,
+                revision=checkpoint.revision,
+                file=f.path,
+                quant="gguf",
+                publisher="community",
+                size_gb=f.size / 1e9 if f.size else None,
+                notes=[f"{note}; file {f.path}"],
+                sources=[Source(url=r.url, note=f"{r.what}, read by recipegen") for r in checkpoint.read],
+            )
+        except ValueError:
+            split.append(f.path)
+            continue
+        variants.append(variant)
+    return variants, split
+
+
+def _gguf_choice(family: Model, checkpoint: Checkpoint, note: str, how: str) -> ModelChoice | None:
+    variants, split = gguf_variants(checkpoint, family, note)
+    if not variants:
+        return None
+    model = family.model_copy(update={"variants": [*family.variants, *variants]})
+    if len(variants) == 1:
+        return ModelChoice(model, variants[0].id, how, facts="files")
+    listed = ", ".join(v.id for v in variants)
+    how += f"; {len(variants)} GGUF quantizations, each a variant (pick one with --variant: {listed})"
+    if split:
+        how += f"; left out (split into parts, or a file name recipegen does not pass on): {', '.join(split[:4])}"
+    return ModelChoice(model, None, how, facts="files")
+
+
+def _gguf_of_base(catalog: Catalog, checkpoint: Checkpoint, derivation: Derivation) -> ModelChoice | None:
+    """A GGUF-only repo (no config.json) whose card names a base model the catalog knows."""
+    for base in checkpoint.base_model:
+        try:
+            family = resolve_model(catalog, base).model
+        except UnknownNameError:
+            continue
+        how = f"model {family.name} (base_model {base} in the card of {checkpoint.name}), GGUF files listed"
+        return _gguf_choice(family, checkpoint, f"GGUF repo whose card names base_model {base}", how)
+    return None
+
+
+def confirm(catalog: Catalog, value: str, inferred: ModelChoice) -> ModelChoice:
+    """Online, a repo's files confirm or correct what its name suggested; offline (or with the Hub
+    unreachable) the name stands, and the output says so."""
+    from . import hub
+    from .derive import derive
+
+    if inferred.facts != "name" or not hub.looks_like_repo(value):
+        return inferred
+    if hub.offline():
+        return replace(inferred, how=inferred.how + "; HF_HUB_OFFLINE is set")
+    try:
+        checkpoint = hub.read(value, headers=False)
+    except hub.HubError as exc:  # unreachable, gated, or not on this Hub (a ModelScope name): the name stands
+        return replace(inferred, how=f"{inferred.how}; its files were not read: {exc.message}")
+    derivation = derive(checkpoint)
+    named = inferred.model
+    variant = next(v for v in named.variants if v.id == inferred.variant) if inferred.variant else None
+    if checkpoint.config is None:
+        if variant is None or variant.quant != "gguf" or not checkpoint.gguf_files:
+            return from_files(catalog, value)
+        family = named.model_copy(update={"variants": [v for v in named.variants if v.id != variant.id]})
+        how = f"model {named.name}, GGUF files of {value} listed on the Hub"
+        choice = _gguf_choice(family, checkpoint, f"GGUF file of {value}", how)
+        return choice if choice is not None else replace(inferred, how=f"{inferred.how}; no single-file GGUF found")
+    derived = derivation.model
+    if derived is None or _shape(derived) != _shape(named):
+        choice = from_files(catalog, value)
+        return replace(choice, how=f"{choice.how}; its name suggested {named.name}, its files do not match it")
+    quant = derived.variants[0].quant
+    size = derivation.size.bytes
+    base = variant if variant is not None else derived.variants[0]
+    fixed = base.model_copy(
+        update={
+            "quant": quant,
+            "size_gb": size / 1e9 if size else base.size_gb,
+            "size_gib": None if size else base.size_gib,
+            "sources": [*base.sources, *derived.variants[0].sources],
+        }
+    )
+    if variant is None:
+        fixed = fixed.model_copy(update={"id": f"{quant.replace('_', '-')}-files"})
+    how = (
+        f"model {named.name}, {value}: its config.json confirms the architecture and dimensions; weights "
+        f"{quant} per its files"
+        + (f" (the name suggested {variant.quant})" if variant and variant.quant != quant else "")
+    )
+    return ModelChoice(_replace_variant(named, fixed), fixed.id, how, facts="files")
+
+
+def _replace_variant(model: Model, variant: Variant) -> Model:
+    others = [v for v in model.variants if v.id != variant.id]
+    return model.model_copy(update={"variants": [*others, variant]})

@@ -1,0 +1,58 @@
+"""Architecture rules (data/architectures.yaml): which config.json layout each model class uses.
+
+Data, not per-model code: a new checkpoint of a known class is read the day it appears, and a
+class without a rule is named plainly instead of guessed.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Literal
+
+import yaml
+from pydantic import Field, ValidationError
+
+from .errors import RecipegenError
+from .schema.common import KernelOp, Sources, Strict
+
+DerivableKind = Literal["gqa", "mla", "dsa"]
+
+
+class ExtraNeed(Strict):
+    op: KernelOp
+    why: str
+
+
+class Rule(Strict):
+    architecture: str
+    attention: DerivableKind
+    gguf_arch: str | None = None
+    extra_needs: list[ExtraNeed] = Field(default_factory=list)
+    nope_interval_default: int | None = Field(
+        default=None,
+        ge=1,
+        description="chunked attention: RoPE layers attend within attention_chunk_size, NoPE layers globally; "
+        "NoPE layers are the 0s of no_rope_layers, or every n-th layer when the config has no list",
+    )
+    shared_experts: int | None = Field(default=None, ge=0, description="shared experts the class always has")
+    moe_every_field: str | None = Field(default=None, description="config field: MoE on every k-th layer")
+    dense_mlp_field: str | None = Field(default=None, description="config field: MLP width of the dense layers")
+    sources: Sources = Field(min_length=1)
+
+
+class Rules(Strict):
+    aic: str = Field(description="YAML anchor holder: the config.json collection most rules cite")
+    rules: list[Rule] = Field(min_length=1)
+
+
+@lru_cache(maxsize=1)
+def rules() -> dict[str, Rule]:
+    text = resources.files("recipegen.data").joinpath("architectures.yaml").read_text(encoding="utf-8")
+    try:
+        parsed = Rules.model_validate(yaml.safe_load(text))
+    except ValidationError as exc:  # shipped data: a broken file is a packaging bug, said in one line
+        raise RecipegenError(
+            f"data/architectures.yaml is invalid: {exc.errors()[0]['msg']}", "reinstall recipegen"
+        ) from None
+    return {r.architecture: r for r in parsed.rules}
