@@ -195,7 +195,8 @@ def layer_split(kind: LinearKind, c: dict[str, Any], layers: int) -> tuple[int, 
     if isinstance(types, list) and types:
         main = [str(t) for t in types[:layers]]
         linear = sum(1 for t in main if t == "linear_attention")
-        return linear, len(main) - linear
+        if linear:
+            return linear, len(main) - linear
     if kind == "gdn":
         every = _int(c.get("full_attention_interval"))
         if not every:
@@ -623,6 +624,15 @@ def observed(config: dict[str, Any] | None) -> list[tuple[str, str]]:
     nope = c.get("no_rope_layers")
     if isinstance(nope, list) and nope:
         out.append(("NoPE layers", f"{sum(1 for v in nope if v == 0)} of {len(nope)} (no_rope_layers)"))
+    listed = c.get("attn_type_list")
+    if isinstance(listed, list) and listed:
+        out.append(("attn_type_list", f"{listed.count(0)}× linear (0), {listed.count(1)}× softmax (1)"))
+    ratios = c.get("compress_ratios")
+    if isinstance(ratios, list) and ratios:
+        counts = {str(r): ratios.count(r) for r in dict.fromkeys(ratios)}
+        out.append(("compress_ratios", ", ".join(f"{n}× {r}" for r, n in counts.items())))
+    if _int(c.get("index_kpool")):
+        out.append(("DSA indexer index_kpool", str(c["index_kpool"])))
     for key in ("linear_attn_config", "linear_conv_kernel_dim", "linear_num_value_heads", "full_attention_interval"):
         if key in c:
             out.append((key, str(c[key])[:120]))
