@@ -219,3 +219,35 @@ def test_a_hybrid_config_missing_its_state_fields_is_said_plainly(tmp_path):
     (folder / "config.json").write_text(json.dumps(config))
     shown = run_cli("inspect", str(folder), env=OFFLINE)
     assert shown.code == 0 and "gated DeltaNet" in shown.out and "not derivable" in shown.out
+
+
+@pytest.mark.parametrize("tp", [1, 2, 4, 8])
+def test_gdn_state_per_request_is_vllms_state_shape(catalog, tp):
+    """vLLM's gated_delta_net_state_shape, applied to config.json's fields: a bf16 conv state of
+    (kernel-1) x (2 x key heads x key dim + value heads x value dim) / TP and an fp32 temporal state of
+    value heads / TP x key dim x value dim, per gated DeltaNet layer."""
+    from recipegen.memory import footprint
+
+    config = json.loads((HUB_DATA / "Qwen" / "Qwen3-Next-80B-A3B-Thinking" / "config.json").read_text())
+    layers = config["num_hidden_layers"] - config["num_hidden_layers"] // config["full_attention_interval"]
+    kh, vh = config["linear_num_key_heads"], config["linear_num_value_heads"]
+    kd, vd = config["linear_key_head_dim"], config["linear_value_head_dim"]
+    conv = (config["linear_conv_kernel_dim"] - 1) * (kd * kh * 2 + vd * vh) // tp * 2
+    temporal = vh // tp * kd * vd * 4
+    fp = footprint(catalog.models["qwen3-next-80b-a3b-instruct"], "bf16", tp, 1, 1)
+    assert fp.state_per_request == layers * (conv + temporal)  # type: ignore[union-attr]
+
+
+def test_a_class_without_a_rule_still_shows_its_layout_fields(tmp_path):
+    folder = tmp_path / "next-gen"
+    folder.mkdir()
+    config = json.loads((HUB_DATA / "deepseek-ai" / "DeepSeek-V4-Flash" / "config.json").read_text())
+    config["architectures"] = ["DeepseekV5ForCausalLM"]  # a class recipegen has no rule for
+    (folder / "config.json").write_text(json.dumps(config))
+    shown = run_cli("inspect", str(folder), env=OFFLINE)
+    assert shown.code == 0
+    assert "status not derivable" in shown.out.splitlines()[0]
+    assert "no engine in the catalog registers DeepseekV5ForCausalLM" in shown.out
+    assert "compress_ratios: 3× 0, 21× 4, 20× 128" in shown.out
+    planned = run_cli("explain", "--gpu", "h200", "--model", str(folder), env=OFFLINE)
+    assert planned.code == 2 and "DeepseekV5ForCausalLM" in planned.err
