@@ -246,25 +246,29 @@ def solve(
 
     if mechanism == "weights-gb":
         per_gpu = size / shards
-        last: Budget | None = None
-        for gb in range(1, math.ceil(per_gpu / GIB) + 1):
-            budget = fit(max(per_gpu - gb * GIB, 0.0), 1.0)
-            last = budget
-            if budget.fits:
-                return host_check(OffloadPlan(mechanism, gb * GIB * (per_node or shards), 0, 0, gb, host, budget))
-        reason = last.reason if last is not None else "no weights to offload"
-        return Refusal(f"even with every weight in host RAM the GPUs do not fit: {reason}")
+        most = math.ceil(per_gpu / GIB)
+        if most < 1:
+            return Refusal("even with every weight in host RAM the GPUs do not fit: no weights to offload")
+        found = least(1, most, lambda gb: fit(max(per_gpu - gb * GIB, 0.0), 1.0))
+        if isinstance(found, Budget):
+            return Refusal(f"even with every weight in host RAM the GPUs do not fit: {found.reason}")
+        gb, budget = found
+        return host_check(OffloadPlan(mechanism, gb * GIB * (per_node or shards), 0, 0, gb, host, budget))
 
     if mechanism == "cpu-layers":
         layers = model.layers
-        for cpu_layers in range(1, layers + 1):
+
+        def on_gpus(cpu_layers: int) -> Budget:
             gpu_layers = layers - cpu_layers
-            budget = fit(size * gpu_layers / layers / shards, gpu_layers / layers)
-            if budget.fits and gpu_layers:
-                return host_check(
-                    OffloadPlan(mechanism, size * cpu_layers / layers, cpu_layers, layers, 0, host, budget)
-                )
-        return Refusal(f"even with {layers - 1} of {layers} layers in host RAM the GPUs do not fit: {budget.reason}")
+            return fit(size * gpu_layers / layers / shards, gpu_layers / layers)
+
+        # at least one layer stays on the GPUs; the refusal quotes the budget with none left there
+        found = least(1, layers - 1, on_gpus) if layers > 1 else on_gpus(layers)
+        if isinstance(found, Budget):
+            last = found if layers <= 1 else on_gpus(layers)
+            return Refusal(f"even with {layers - 1} of {layers} layers in host RAM the GPUs do not fit: {last.reason}")
+        cpu_layers, budget = found
+        return host_check(OffloadPlan(mechanism, size * cpu_layers / layers, cpu_layers, layers, 0, host, budget))
 
     assert split is not None
     if mechanism == "all-experts":
@@ -274,23 +278,47 @@ def solve(
         host_bytes = split.expert_layer_bytes * split.moe_layers
         return host_check(OffloadPlan(mechanism, host_bytes, split.moe_layers, split.moe_layers, 0, host, budget))
 
-    for cpu_layers in range(1, split.moe_layers + 1):
+    def experts_on_host(cpu_layers: int) -> Budget:
         on_gpu = split.resident_bytes + (split.moe_layers - cpu_layers) * split.expert_layer_bytes
-        budget = fit(on_gpu / shards, 1.0)
+        return fit(on_gpu / shards, 1.0)
+
+    found = least(1, split.moe_layers, experts_on_host)
+    if isinstance(found, Budget):
+        return Refusal(f"even with all {split.moe_layers} expert layers in host RAM: {found.reason}")
+    cpu_layers, budget = found
+    plan = OffloadPlan(
+        mechanism,
+        cpu_layers * split.expert_layer_bytes,
+        cpu_layers,
+        split.moe_layers,
+        0,
+        host,
+        budget,
+        tensor_split=balanced_split(split, model.layers, cpu_layers, shards, budget),
+        split=split,
+    )
+    return host_check(plan)
+
+
+def least(low: int, high: int, budget_with: Callable[[int], Budget]) -> tuple[int, Budget] | Budget:
+    """The fewest units in low..high (low <= high) whose budget fits, with that budget; else the budget at `high`.
+
+    Offloading one more unit never takes memory from the GPUs (weights and KV only shrink, and float
+    rounding keeps that order), so "fits" is monotone in the units and a bisection finds the same
+    answer as trying them one by one, in a logarithmic number of memory plans.
+    """
+    top = budget_with(high)
+    if not top.fits:
+        return top
+    best = (high, top)
+    while low < high:
+        middle = (low + high) // 2
+        budget = budget_with(middle)
         if budget.fits:
-            plan = OffloadPlan(
-                mechanism,
-                cpu_layers * split.expert_layer_bytes,
-                cpu_layers,
-                split.moe_layers,
-                0,
-                host,
-                budget,
-                tensor_split=balanced_split(split, model.layers, cpu_layers, shards, budget),
-                split=split,
-            )
-            return host_check(plan)
-    return Refusal(f"even with all {split.moe_layers} expert layers in host RAM: {budget.reason}")
+            best, high = (middle, budget), middle
+        else:
+            low = middle + 1
+    return best
 
 
 def balanced_split(split: WeightSplit, layers: int, cpu_layers: int, gpus: int, budget: Budget) -> tuple[int, ...]:
