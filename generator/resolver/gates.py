@@ -563,9 +563,11 @@ def run(
     subject: Subject,
     memo: dict[tuple[object, ...], object] | None = None,
     only: frozenset[GateId] | None = None,
+    until_not_pass: bool = False,
 ) -> tuple[GateResult, ...]:
     """Every gate on one path, in triage order (GATES). `memo`: results shared across the paths of one resolve.
-    `only`: just these gates (a prefix of the order, such as LAYOUT_FREE: a later gate reads earlier results)."""
+    `only`: just these gates (a prefix of the order, such as LAYOUT_FREE: a later gate reads earlier results);
+    `until_not_pass`: stop after the first gate that does not pass (the cheaper gates come first)."""
     done: dict[GateId, GateResult] = {}
     for gate_id in GATES if only is None else (g for g in GATES if g in only):
         key = _memo_key(gate_id, subject, done) if memo is not None else None
@@ -573,8 +575,10 @@ def run(
             cached = memo[key]
             assert isinstance(cached, GateResult)
             done[gate_id] = cached
-            continue
-        done[gate_id] = REGISTRY[gate_id].check(subject, done)
-        if memo is not None and key is not None:
-            memo[key] = done[gate_id]
+        else:
+            done[gate_id] = REGISTRY[gate_id].check(subject, done)
+            if memo is not None and key is not None:
+                memo[key] = done[gate_id]
+        if until_not_pass and done[gate_id].outcome != "pass":
+            break
     return tuple(done.values())

@@ -68,11 +68,11 @@ def layouts_to_try(request: Request) -> list[Layout]:
 
 
 def _matching_deployments(
-    catalog: Catalog, request: Request, engine: Engine, build: Build, variant: Variant, layout: Layout
+    deployments: Iterable[Deployment], request: Request, engine: Engine, build: Build, variant: Variant, layout: Layout
 ) -> list[Deployment]:
     return [
         d
-        for d in catalog.deployments.values()
+        for d in deployments
         if d.model == request.model.id
         and d.variant == variant.id
         and d.engine == engine.id
@@ -159,6 +159,12 @@ Path = tuple[Engine, Build, Variant, "Deployment | None"]
 def paths_for(catalog: Catalog, request: Request, layout: Layout, every_release: bool = False) -> list[Path]:
     """Every candidate path at this layout (engine × build × variant × matching recipe), in report order."""
     out: list[Path] = []
+    # the recipes of this model on this GPU and layout, read once rather than once per build and checkpoint
+    here = [
+        d
+        for d in catalog.deployments.values()
+        if d.model == request.model.id and request.hardware.id in d.hardware and d.gpus_per_node == layout.gpus_per_node
+    ]
     for engine in catalog.engines.values():
         if request.engine is not None and engine.id != request.engine:
             continue
@@ -167,7 +173,7 @@ def paths_for(catalog: Catalog, request: Request, layout: Layout, every_release:
                 if request.variant is not None and variant.id != request.variant:
                     continue
                 matches: list[Deployment | None] = list(
-                    _matching_deployments(catalog, request, engine, build, variant, layout)
+                    _matching_deployments(here, request, engine, build, variant, layout)
                 )
                 out.extend((engine, build, variant, dep) for dep in matches or [None])
     return out
@@ -188,12 +194,20 @@ def may_run(request: Request, path: Path, layout: Layout, memo: Memo) -> bool:
 
     A path that fails one can never be runnable, so the layout search plans memory only for the others."""
     engine, build, variant, dep = path
+    # a recipe belongs to one layout, and without one the cheap gates read no layout-dependent setting
+    key = ("may-run", engine.id, build.id, variant.id, dep.id if dep else None)
+    known = memo.get(key)
+    if isinstance(known, bool):
+        return known
     base = base_settings(engine, bool(request.model.moe), layout, dep)
     subject = gates.Subject(request, engine, build, variant, layout, dep, base)
-    if not all(g.outcome == "pass" for g in gates.run(subject, memo, gates.LAYOUT_FREE)):
-        return False
     found = gates.defects_hitting(request.model, variant, build, request.hardware)
-    return not any(d.blocks and d.gate in gates.LAYOUT_FREE for d in found)
+    cheap = gates.run(subject, memo, gates.LAYOUT_FREE, until_not_pass=True)
+    verdict = all(g.outcome == "pass" for g in cheap) and not any(
+        d.blocks and d.gate in gates.LAYOUT_FREE for d in found
+    )
+    memo[key] = verdict
+    return verdict
 
 
 @dataclass
@@ -203,12 +217,18 @@ class _Layouts:
     catalog: Catalog
     request: Request
     memo: Memo = field(default_factory=dict)
+    paths: dict[Layout, list[Path]] = field(default_factory=dict)
     gated: dict[Layout, dict[int, Candidate]] = field(default_factory=dict)
+
+    def _paths(self, layout: Layout) -> list[Path]:
+        if layout not in self.paths:
+            self.paths[layout] = paths_for(self.catalog, self.request, layout)
+        return self.paths[layout]
 
     def runnable(self, layout: Layout) -> list[Candidate]:
         """The runnable paths at this layout, ranked; only paths that pass the cheap gates are planned."""
         done = self.gated.setdefault(layout, {})
-        for index, path in enumerate(paths_for(self.catalog, self.request, layout)):
+        for index, path in enumerate(self._paths(layout)):
             if index not in done and may_run(self.request, path, layout, self.memo):
                 done[index] = evaluate(self.request, *path[:3], layout, path[3], memo=self.memo)
         return sorted((c for _, c in sorted(done.items()) if c.runnable), key=rank_key)
@@ -218,7 +238,7 @@ class _Layouts:
         done = self.gated.setdefault(layout, {})
         return [
             done[index] if index in done else evaluate(self.request, *path[:3], layout, path[3], memo=self.memo)
-            for index, path in enumerate(paths_for(self.catalog, self.request, layout))
+            for index, path in enumerate(self._paths(layout))
         ]
 
 
