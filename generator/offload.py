@@ -36,46 +36,52 @@ NON_EXPERT_MAX_BYTES = 2.0
 
 Mechanism = Literal["expert-layers", "all-experts", "cpu-layers", "weights-gb"]
 
+def _source(url: str, note: str) -> Source:
+    # built without validation: a validation at import would build Source's validator and scan the installed
+    # packages for pydantic plugins, a tenth of a start-up (tests/test_offload.py validates these)
+    return Source.model_construct(url=url, note=note)
+
+
 SOURCES: dict[Mechanism, tuple[Source, ...]] = {
     "expert-layers": (
-        Source(
+        _source(
             url="https://github.com/ggml-org/llama.cpp/pull/15077",
             note="--n-cpu-moe N keeps the MoE weights of the first N layers in the CPU (tensor overrides for "
             "blk.0 … blk.N-1 expert tensors); --cpu-moe keeps all of them",
         ),
-        Source(url="shared/engine-cli/llama-server-0c1e570.json", note="--n-cpu-moe, --tensor-split, --gpu-layers"),
+        _source(url="shared/engine-cli/llama-server-0c1e570.json", note="--n-cpu-moe, --tensor-split, --gpu-layers"),
     ),
     "all-experts": (
-        Source(
+        _source(
             url="https://github.com/kvcache-ai/ktransformers/blob/v0.7.0/doc/en/DeepSeek-V4-Flash.md",
             note="experts split between CPU (--kt-cpuinfer) and GPU (--kt-num-gpu-experts); --kt-method picks the "
             "CPU kernel",
         ),
-        Source(url="shared/engine-cli/sglang-0.5.23.json", note="--kt-method, --kt-weight-path, --kt-num-gpu-experts"),
+        _source(url="shared/engine-cli/sglang-0.5.23.json", note="--kt-method, --kt-weight-path, --kt-num-gpu-experts"),
     ),
     "cpu-layers": (
-        Source(
+        _source(
             url="shared/engine-cli/llama-server-0c1e570.json",
             note="--gpu-layers N: max. number of layers to store in VRAM; the others stay in host RAM on the CPU",
         ),
-        Source(
+        _source(
             url="https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference/blob/00dd2bdeb2404263f22bd6c1cd46ce397e341db5/README.md",
             note="'-ngl 0 to only use the CPU for inference, -ngl 10000 to make sure all layers are offloaded to GPU'",
         ),
     ),
     "weights-gb": (
-        Source(
+        _source(
             url="https://docs.vllm.ai/en/stable/api/vllm/config/offload/",
             note="OffloadConfig: with cpu_offload_gb > 0 the 'auto' backend picks UVA (Unified Virtual Addressing) "
             "zero-copy offloading: the GPU reads the offloaded weights from pinned host memory over PCIe when it "
             "uses them",
         ),
-        Source(
+        _source(
             url="https://github.com/vllm-project/vllm/issues/3563",
             note="cpu-offload design: the weights are pinned on the CPU and streamed into the GPU layer by layer "
             "during every forward pass",
         ),
-        Source(url="shared/engine-cli/vllm-0.33.0.json", note="--cpu-offload-gb (float); SGLang 0.5.23: int"),
+        _source(url="shared/engine-cli/vllm-0.33.0.json", note="--cpu-offload-gb (float); SGLang 0.5.23: int"),
     ),
 }
 
