@@ -465,7 +465,6 @@ def explain(
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
     """Decision trace: every candidate path with a ✓/✗ per gate, the memory budget, and advice when blocked."""
-    from .contract import resolution_json
     from .resolver import resolve
 
     catalog = _catalog(recipes)
@@ -486,6 +485,8 @@ def explain(
     )
     resolution = resolve(catalog, _request(catalog, sel))
     if fmt is Format.json:
+        from .contract import resolution_json
+
         typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
     else:
         from .history import explain_lines
