@@ -36,6 +36,7 @@ NON_EXPERT_MAX_BYTES = 2.0
 
 Mechanism = Literal["expert-layers", "all-experts", "cpu-layers", "weights-gb"]
 
+
 def _source(url: str, note: str) -> Source:
     # built without validation: a validation at import would build Source's validator and scan the installed
     # packages for pydantic plugins, a tenth of a start-up (tests/test_offload.py validates these)

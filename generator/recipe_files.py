@@ -25,7 +25,6 @@ MAX_NODES = 100_000  # after expanding every alias; the largest built-in recipe 
 MAX_MAGNITUDE = 10**18  # every number a recipe states (bytes of a checkpoint included) is far below
 
 
-
 @functools.cache
 def loader() -> Any:
     """libyaml's loader is ~10x faster than the pure-Python one; same results for the YAML we accept."""

@@ -18,6 +18,7 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -187,6 +188,31 @@ def candidates_for(
         evaluate(request, engine, build, variant, layout, dep, memo=memo)
         for engine, build, variant, dep in paths_for(catalog, request, layout, every_release)
     ]
+
+
+def verdict_paths(
+    catalog: Catalog, request: Request, layout: Layout, every_release: bool = False, memo: Memo | None = None
+) -> list[Candidate]:
+    """What a verdict per build reads (history): for a build with a runnable path, its paths that pass the
+    cheap gates (every runnable one among them); for any other build, every path. In report order."""
+    memo = {} if memo is None else memo
+    out: list[Candidate] = []
+    paths = paths_for(catalog, request, layout, every_release)
+    for _, group in itertools.groupby(paths, key=lambda path: path[1].id):  # a build's paths are adjacent
+        mine = list(group)
+        planned = {
+            i: evaluate(request, *p[:3], layout, p[3], memo=memo)
+            for i, p in enumerate(mine)
+            if may_run(request, p, layout, memo)
+        }
+        if any(c.runnable for c in planned.values()):
+            out.extend(planned.values())
+        else:
+            out.extend(
+                planned[i] if i in planned else evaluate(request, *p[:3], layout, p[3], memo=memo)
+                for i, p in enumerate(mine)
+            )
+    return out
 
 
 def may_run(request: Request, path: Path, layout: Layout, memo: Memo) -> bool:
