@@ -559,17 +559,24 @@ def _memo_key(gate_id: GateId, s: Subject, done: Mapping[GateId, GateResult]) ->
     return None
 
 
+# The layout-free gates by how many paths one result settles: a platform or kernel verdict holds for every
+# checkpoint of a build, an architecture verdict for one checkpoint format, a weight-format one for one
+# checkpoint. A layout search that only asks whether a path can run at all checks them in this order.
+FEWEST_FIRST: tuple[GateId, ...] = ("platform", "kernel", "architecture", "weight-format")
+assert frozenset(FEWEST_FIRST) == LAYOUT_FREE
+
+
 def run(
     subject: Subject,
     memo: dict[tuple[object, ...], object] | None = None,
-    only: frozenset[GateId] | None = None,
+    only: tuple[GateId, ...] | None = None,
     until_not_pass: bool = False,
 ) -> tuple[GateResult, ...]:
     """Every gate on one path, in triage order (GATES). `memo`: results shared across the paths of one resolve.
-    `only`: just these gates (a prefix of the order, such as LAYOUT_FREE: a later gate reads earlier results);
-    `until_not_pass`: stop after the first gate that does not pass (the cheaper gates come first)."""
+    `only`: just these gates, in this order (none may read a gate left out: memory reads kernel, architecture
+    and weight-format); `until_not_pass`: stop after the first gate that does not pass."""
     done: dict[GateId, GateResult] = {}
-    for gate_id in GATES if only is None else (g for g in GATES if g in only):
+    for gate_id in GATES if only is None else only:
         key = _memo_key(gate_id, subject, done) if memo is not None else None
         if memo is not None and key is not None and key in memo:
             cached = memo[key]

@@ -228,7 +228,7 @@ def may_run(request: Request, path: Path, layout: Layout, memo: Memo) -> bool:
     base = base_settings(engine, bool(request.model.moe), layout, dep)
     subject = gates.Subject(request, engine, build, variant, layout, dep, base)
     found = gates.defects_hitting(request.model, variant, build, request.hardware)
-    cheap = gates.run(subject, memo, gates.LAYOUT_FREE, until_not_pass=True)
+    cheap = gates.run(subject, memo, gates.FEWEST_FIRST, until_not_pass=True)
     verdict = all(g.outcome == "pass" for g in cheap) and not any(
         d.blocks and d.gate in gates.LAYOUT_FREE for d in found
     )
