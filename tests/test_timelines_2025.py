@@ -1,0 +1,193 @@
+"""The 2025 release lines as a user sees them: vLLM 0.11.0/0.11.1/0.12.0 and SGLang 0.4.8 in `history`,
+`explain --build` and `--as-of` (each build dated and sourced in recipes/engines/<engine>/)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.conftest import Result
+
+
+def engine_history(result: Result) -> dict[str, Any]:
+    assert result.code == 0, result.err
+    (engine,) = result.json()["engines"]
+    assert isinstance(engine, dict)
+    return engine
+
+
+def verdicts(engine: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {b["build"]: b for b in engine["builds"]}
+
+
+def test_vllm_loads_deepseek_v32_from_0_11_0(cli):
+    """DeepSeek-V3.2 (DSA) came out on 2025-09-29; 0.11.0 is the first vLLM release that registers it."""
+    vllm = engine_history(
+        cli(
+            "history",
+            "--gpu",
+            "h200",
+            "--model",
+            "deepseek-v3.2",
+            "--gpus",
+            "8",
+            "--engine",
+            "vllm",
+            "--format",
+            "json",
+        )
+    )
+    builds = verdicts(vllm)
+    assert builds["vllm-0.10.2"]["gate"] == "architecture"
+    assert builds["vllm-0.11.0"]["released"] == "2025-10-02"
+    assert builds["vllm-0.11.0"]["verdict"] == "runnable"
+    (flip,) = [f for f in vllm["flips"] if f["to"] == "vllm-0.11.0"]
+    assert flip["change"].startswith("architecture now passes")
+    assert "until vllm-0.11.0 (2025-10-02)" in vllm["summary"]
+
+
+def test_vllm_0_11_0_has_no_sparse_mla_kernel_off_hopper_and_blackwell(cli):
+    """In 0.11.x/0.12.0 the one sparse-MLA backend is FlashMLA (sm90/sm100): RTX PRO 6000 stops at the kernel."""
+    for build in ("vllm==0.11.0", "vllm==0.12.0"):
+        result = cli(
+            "explain",
+            "--gpu",
+            "rtx-pro-6000",
+            "--model",
+            "deepseek-v3.2",
+            "--gpus",
+            "8",
+            "--build",
+            build,
+            "--format",
+            "json",
+        )
+        document = result.json()
+        assert document["verdict"] == "blocked"
+        kernel = [r for r in document["rejected"] if r["gate"] == "kernel"]
+        assert kernel and all("attention.sparse_mla" in r["reason"] and "sm120" in r["reason"] for r in kernel)
+
+
+def test_minimax_m2_loads_from_vllm_0_11_1(cli):
+    """MiniMax-M2 (2025-10-27) is rejected by 0.11.0 and loads from the 0.11.1 release line."""
+    vllm = engine_history(
+        cli("history", "--gpu", "h200", "--model", "minimax-m2", "--gpus", "4", "--engine", "vllm", "--format", "json")
+    )
+    builds = verdicts(vllm)
+    assert builds["vllm-0.11.0"]["verdict"] == "blocked"
+    assert builds["vllm-0.11.0"]["gate"] == "architecture"
+    assert "MiniMaxM2ForCausalLM" in builds["vllm-0.11.0"]["reason"]
+    assert builds["vllm-0.11.1"]["verdict"] == "runnable"
+
+
+def test_explain_build_names_the_2025_release_and_its_cuda(cli):
+    result = cli("explain", "--gpu", "h200", "--model", "llama-3.3-70b", "--build", "vllm==0.11.0", "--format", "json")
+    assert result.code == 0, result.err
+    assert result.json()["request"]["build"] == "vllm-0.11.0"
+    assert {p["build"] for p in result.json()["plans"]} == {"vllm-0.11.0"}
+    text = cli("explain", "--gpu", "h200", "--model", "llama-3.3-70b", "--build", "vllm==0.11.0")
+    assert "CUDA 12.8" in text.out
+    # a patch release the catalog does not list answers for the one below it
+    between = cli("explain", "--gpu", "h200", "--model", "llama-3.3-70b", "--build", "vllm==0.11.2", "--format", "json")
+    assert between.json()["request"]["build"] == "vllm-0.11.1"
+    newer = cli("explain", "--gpu", "h200", "--model", "llama-3.3-70b", "--build", "vllm==0.12.0")
+    assert "CUDA 12.9" in newer.out
+
+
+def test_as_of_around_the_0_11_releases(cli):
+    """The day 0.11.0 is out DeepSeek-V3.2 runs on H200; MiniMax-M2 waits for 0.11.1 (2025-11-19)."""
+    before = cli(
+        "explain",
+        "--gpu",
+        "h200",
+        "--model",
+        "deepseek-v3.2",
+        "--gpus",
+        "8",
+        "--engine",
+        "vllm",
+        "--as-of",
+        "2025-10-01",
+        "--format",
+        "json",
+    )
+    assert before.json()["verdict"] == "blocked"
+    after = cli(
+        "explain",
+        "--gpu",
+        "h200",
+        "--model",
+        "deepseek-v3.2",
+        "--gpus",
+        "8",
+        "--engine",
+        "vllm",
+        "--as-of",
+        "2025-10-02",
+        "--format",
+        "json",
+    )
+    assert after.json()["verdict"] == "runnable"
+    assert after.json()["plans"][0]["build"] == "vllm-0.11.0"
+    m2 = cli(
+        "explain",
+        "--gpu",
+        "h200",
+        "--model",
+        "minimax-m2",
+        "--gpus",
+        "4",
+        "--engine",
+        "vllm",
+        "--as-of",
+        "2025-11-18",
+        "--format",
+        "json",
+    )
+    assert m2.json()["verdict"] == "blocked"
+    rejected = m2.json()["rejected"]
+    # every candidate build of that day fails the architecture gate (whatever else it also fails)
+    assert {r["build"] for r in rejected if r["gate"] == "architecture"} == {r["build"] for r in rejected}
+    m2_after = cli(
+        "explain",
+        "--gpu",
+        "h200",
+        "--model",
+        "minimax-m2",
+        "--gpus",
+        "4",
+        "--engine",
+        "vllm",
+        "--as-of",
+        "2025-11-19",
+        "--format",
+        "json",
+    )
+    assert m2_after.json()["verdict"] == "runnable"
+
+
+def test_sglang_0_4_8_predates_glm_4_5(cli):
+    """SGLang 0.4.8 (2025-06-26) came out a month before GLM-4.5: the architecture gate says so."""
+    sglang = engine_history(
+        cli("history", "--gpu", "h200", "--model", "glm-4.5", "--gpus", "8", "--engine", "sglang", "--format", "json")
+    )
+    builds = verdicts(sglang)
+    assert builds["sglang-0.4.8"]["released"] == "2025-06-26"
+    assert builds["sglang-0.4.8"]["gate"] == "architecture"
+    assert "Glm4MoeForCausalLM" in builds["sglang-0.4.8"]["reason"]
+    # DeepSeek-V3 (dense MLA) already loads there
+    dsv3 = engine_history(
+        cli(
+            "history",
+            "--gpu",
+            "h200",
+            "--model",
+            "deepseek-v3",
+            "--gpus",
+            "8",
+            "--engine",
+            "sglang",
+            "--format",
+            "json",
+        )
+    )
+    assert verdicts(dsv3)["sglang-0.4.8"]["verdict"] == "runnable"
