@@ -191,3 +191,32 @@ def test_sglang_0_4_8_predates_glm_4_5(cli):
         )
     )
     assert verdicts(dsv3)["sglang-0.4.8"]["verdict"] == "runnable"
+
+
+def test_glm53_flash_on_ampere_workstation_cards_has_a_fork_path(cli):
+    """sm86 (RTX A6000 / RTX 3090): every official build lacks a NoPE sparse-MLA kernel; ik_llama.cpp's glm5next
+    commit (#2376, reported on RTX 3090s) is the path, and only from the day that PR exists."""
+    result = cli("explain", "--gpu", "rtx-a6000", "--model", "glm-5.3-flash", "--gpus", "8", "--format", "json")
+    document = result.json()
+    assert document["verdict"] == "runnable"
+    plan = document["plans"][0]
+    assert (plan["engine"], plan["build"], plan["variant"]) == ("llama.cpp", "ik_llama.cpp-42a9a2fd", "gguf")
+    official = [r for r in document["rejected"] if r["build"] in ("vllm-0.33.0", "sglang-0.5.23")]
+    assert official and any(r["gate"] == "kernel" and "sparse_mla_nope" in r["reason"] for r in official)
+    before = cli(
+        "explain",
+        "--gpu",
+        "rtx-a6000",
+        "--model",
+        "glm-5.3-flash",
+        "--gpus",
+        "8",
+        "--as-of",
+        "2026-08-27",
+        "--format",
+        "json",
+    )
+    assert before.json()["verdict"] == "blocked"
+    history = cli("history", "--gpu", "rtx-a6000", "--model", "glm-5.3-flash", "--gpus", "8", "--engine", "llama.cpp")
+    assert "fork path: ik_llama.cpp-42a9a2fd (2026-08-28): runnable" in history.out
+    assert "fork path: ik_llama.cpp-8337e4c (2026-08-15): blocked (architecture" in history.out
