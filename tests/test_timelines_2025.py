@@ -220,3 +220,21 @@ def test_glm53_flash_on_ampere_workstation_cards_has_a_fork_path(cli):
     history = cli("history", "--gpu", "rtx-a6000", "--model", "glm-5.3-flash", "--gpus", "8", "--engine", "llama.cpp")
     assert "fork path: ik_llama.cpp-42a9a2fd (2026-08-28): runnable" in history.out
     assert "fork path: ik_llama.cpp-8337e4c (2026-08-15): blocked (architecture" in history.out
+
+
+def test_dsv4_b300_startup_crash_blocks_only_the_release_it_was_reported_on(cli):
+    """vllm#46796: DeepSeek-V4-Flash crashes at start on 8x B300 with 0.23.0 and serves on 0.20.1 (sm103 only)."""
+    vllm = engine_history(
+        cli("history", "--gpu", "b300", "--model", "deepseek-v4-flash", "--engine", "vllm", "--format", "json")
+    )
+    builds = verdicts(vllm)
+    assert builds["vllm-0.20.1"]["verdict"] == "runnable"
+    assert builds["vllm-0.23.0"]["verdict"] == "blocked" and builds["vllm-0.23.0"]["gate"] == "kernel"
+    assert "vllm-0.23-dsv4-b300-hc-prenorm-gemm" in builds["vllm-0.23.0"]["reason"]
+    # B200 (sm100) is not in the report
+    b200 = verdicts(
+        engine_history(
+            cli("history", "--gpu", "b200", "--model", "deepseek-v4-flash", "--engine", "vllm", "--format", "json")
+        )
+    )
+    assert b200["vllm-0.23.0"]["verdict"] == "runnable"
