@@ -238,3 +238,27 @@ def test_dsv4_b300_startup_crash_blocks_only_the_release_it_was_reported_on(cli)
         )
     )
     assert b200["vllm-0.23.0"]["verdict"] == "runnable"
+
+
+def test_gpt_oss_launch_image_runs_before_0_10_1_and_warns_on_ampere(cli):
+    """vllm/vllm-openai:gptoss (2025-08-05) ran gpt-oss before 0.10.1; on sm86 it needs the Triton backend."""
+    history = cli("history", "--gpu", "h200", "--model", "gpt-oss-120b", "--engine", "vllm")
+    assert "model-image path: vllm-gptoss-image (2025-08-05): runnable" in history.out
+    result = cli(
+        "explain",
+        "--gpu",
+        "rtx-3090",
+        "--model",
+        "gpt-oss-20b",
+        "--engine",
+        "vllm",
+        "--as-of",
+        "2025-08-12",
+        "--format",
+        "json",
+    )
+    document = result.json()
+    assert document["verdict"] == "runnable"
+    plan = document["plans"][0]
+    assert plan["build"] == "vllm-gptoss-image"
+    assert any("VLLM_ATTENTION_BACKEND=TRITON_ATTN_VLLM_V1" in note for note in plan["notes"])
