@@ -262,3 +262,36 @@ def test_gpt_oss_launch_image_runs_before_0_10_1_and_warns_on_ampere(cli):
     plan = document["plans"][0]
     assert plan["build"] == "vllm-gptoss-image"
     assert any("VLLM_ATTENTION_BACKEND=TRITON_ATTN_VLLM_V1" in note for note in plan["notes"])
+
+
+def test_dsv4_on_sm12x_is_blocked_in_the_releases_with_the_mhc_prenorm_regression(cli):
+    """vllm#51758 / vllm-gb10#106: DeepSeek-V4-Flash loads on GB10 with 0.24.0 but not with 0.27.x/0.28.0."""
+    builds = verdicts(
+        engine_history(
+            cli(
+                "history",
+                "--gpu",
+                "gb10",
+                "--model",
+                "deepseek-v4-flash",
+                "--gpus",
+                "2",
+                "--engine",
+                "vllm",
+                "--format",
+                "json",
+            )
+        )
+    )
+    for release in ("vllm-0.27.1", "vllm-0.28.0"):
+        assert builds[release]["verdict"] == "blocked" and builds[release]["gate"] == "kernel"
+        assert "vllm-dsv4-sm12x-mhc-prenorm-gemm" in builds[release]["reason"]
+    assert builds["vllm-0.24.0"]["verdict"] == "runnable"
+    # Hopper is not affected by this defect
+    hopper = verdicts(
+        engine_history(
+            cli("history", "--gpu", "h200", "--model", "deepseek-v4-flash", "--engine", "vllm", "--format", "json")
+        )
+    )
+    assert hopper["vllm-0.28.0"]["verdict"] == "runnable"
+    assert "vllm-dsv4-sm12x-mhc-prenorm-gemm" not in str(hopper["vllm-0.28.0"]["defects"])
