@@ -218,7 +218,7 @@ def test_glm53_flash_on_ampere_workstation_cards_has_a_fork_path(cli):
     )
     assert before.json()["verdict"] == "blocked"
     history = cli("history", "--gpu", "rtx-a6000", "--model", "glm-5.3-flash", "--gpus", "8", "--engine", "llama.cpp")
-    assert "fork path: ik_llama.cpp-42a9a2fd (2026-08-28): runnable" in history.out
+    assert "fork path: ik_llama.cpp-42a9a2fd (2026-08-31): runnable" in history.out
     assert "fork path: ik_llama.cpp-8337e4c (2026-08-15): blocked (architecture" in history.out
 
 
