@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .catalog import Catalog
@@ -30,16 +31,23 @@ def unknown_architecture(catalog: Catalog, arch: str | None) -> str:
 
 
 def resolve_any(catalog: Catalog, value: str) -> ModelChoice:
+    from . import hub
     from .inference import infer
 
     try:
         return resolve_model(catalog, value)
     except UnknownNameError as unknown:
+        if hub.is_local(value):  # a folder's own files, never a Hub repo its name resembles
+            return from_files(catalog, value)
+        if value.startswith(("/", "./", "../", "~")):  # written as a path: no catalog name or repo id
+            what = "is a file, not a folder" if Path(value).expanduser().exists() else "does not exist"
+            raise RecipegenError(
+                f"--model {value}: {what}",
+                "give the checkpoint folder (the one holding config.json or the .gguf files), or a model name",
+            ) from None
         inferred = infer(catalog, value)
         if inferred is not None:
             return confirm(catalog, value, inferred)
-        from . import hub
-
         if not (hub.is_local(value) or hub.looks_like_repo(value)):
             families = sorted(m.id for m in catalog.models.values() if m.id.startswith(value.strip().casefold()))
             if len(families) > 1:
@@ -52,11 +60,20 @@ def resolve_any(catalog: Catalog, value: str) -> ModelChoice:
 
 
 def from_files(catalog: Catalog, value: str) -> ModelChoice:
-    """Read the checkpoint's files and derive the model; an unknown class or format is said plainly."""
+    """Read the checkpoint's files and derive the model; an unknown class or format is said plainly.
+    A local folder's choice carries its absolute path: the artifacts mount it instead of downloading."""
     from . import hub
-    from .derive import derive
 
     checkpoint = hub.read(value, headers=False)
+    choice = _from_checkpoint(catalog, value, checkpoint)
+    if checkpoint.folder is None:
+        return choice
+    return replace(choice, folder=str(checkpoint.folder))
+
+
+def _from_checkpoint(catalog: Catalog, value: str, checkpoint: Checkpoint) -> ModelChoice:
+    from .derive import derive
+
     derivation = derive(checkpoint)
     if checkpoint.config is None and checkpoint.gguf_files:
         choice = _gguf_of_base(catalog, checkpoint, derivation)
@@ -190,7 +207,9 @@ def _gguf_choice(family: Model, checkpoint: Checkpoint, note: str, how: str) -> 
     variants, split = gguf_variants(checkpoint, family, note)
     if not variants:
         return None
-    model = family.model_copy(update={"variants": [*family.variants, *variants]})
+    # a local folder's plan runs the files in it, never a catalog variant downloaded from the Hub
+    kept = [] if checkpoint.folder is not None else list(family.variants)
+    model = family.model_copy(update={"variants": [*kept, *variants]})
     if len(variants) == 1:
         return ModelChoice(model, variants[0].id, how, facts="files")
     listed = ", ".join(v.id for v in variants)

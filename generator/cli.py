@@ -236,7 +236,8 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
         assert sel.gpu is not None
         target = resolve_gpu(catalog, sel.gpu, sel.gpu_memory)
     as_of = parse_date(sel.as_of, "--as-of") if sel.as_of else None
-    notes = [f"--model {sel.model} → {choice.how}", f"--gpu {sel.gpu or 'auto'} → {target.how}"]
+    # a folder is named by its absolute path, so the artifacts of `./x` and of `/abs/x` are the same bytes
+    notes = [f"--model {choice.folder or sel.model} → {choice.how}", f"--gpu {sel.gpu or 'auto'} → {target.how}"]
     build = resolve_user_build(catalog, sel.build, as_of) if sel.build else None
     if build is not None:
         released = catalog.build(build.build_id)[1].released
@@ -263,6 +264,7 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
         target_note="; ".join(notes),
         as_of=as_of,
         model_facts=choice.facts,
+        weights_folder=choice.folder,
     )
 
 
@@ -312,17 +314,11 @@ def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
 
 def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, recipes: list[str]) -> None:
     from .contract import resolution_json
-    from .hub import is_local
     from .output import write
     from .render import folder_name, render
     from .report import candidate_title, target_line
     from .resolver import resolve
 
-    if is_local(sel.model or ""):
-        raise RecipegenError(
-            f"{sel.model} is a local folder: the artifacts download a Hub repo and cannot name a folder",
-            "run `recipegen explain` for the plan, or name the checkpoint's Hub repo id",
-        )
     catalog = _catalog(recipes)
     request = _request(catalog, sel)
     resolution = resolve(catalog, request)
@@ -334,6 +330,9 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
         raise BlockedError("blocked: no path runs this request; nothing written", "see the reasons above")
     if sel.gpu is None or sel.gpu.casefold() == "auto":  # rerunning the artifacts' command needs no GPU here
         sel = replace(sel, gpu=request.hardware.id)
+    typed = sel.model
+    if request.weights_folder is not None:  # the artifacts name the absolute folder, so a rerun finds it anywhere
+        sel = replace(sel, model=request.weights_folder)
     files = render(resolution, sel.command_line())
     target = Path(out) if out is not None else Path(folder_name(resolution))
     changed = write(files, target, force)
@@ -344,6 +343,12 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
     lines = [
         f"{target_line(resolution)}: RUNNABLE",
         f"  understood: {request.target_note}",
+        *(
+            [f"  weights: the local folder {request.weights_folder}, mounted read-only; nothing is downloaded"]
+            + ([f"    (--model {typed} made absolute: the artifacts name this path)"] if typed != sel.model else [])
+            if request.weights_folder is not None
+            else []
+        ),
         f"  layout: {resolution.layout_note}",
         f"  plan #1: {candidate_title(top.candidate)}",
         f"  why: {top.why_first}",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .contract import SCHEMA
 from .errors import RecipegenError
@@ -66,12 +66,20 @@ class _Container(_Strict):
     served_name: str
     model_path: str
     model_dir: str = Field(pattern=r"^[^/\\]+$")
+    weights_folder: str | None = Field(default=None, pattern=r"^/[^\x00-\x1f\x7f]*$")  # a local checkpoint
     weights_file: str | None
     weights_bytes: int | None
     driver_min: str | None
     reasoning_parser: str | None
     tool_parser: str | None
     nodes: list[_Node] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _one_mount(self) -> _Container:
+        host = self.volumes[0].host
+        if host != (self.weights_folder or "${MODEL_DIR}"):
+            raise ValueError(f"volumes[0].host {host!r} is neither ${{MODEL_DIR}} nor the plan's weights_folder")
+        return self
 
     @field_validator("model_dir")
     @classmethod

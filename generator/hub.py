@@ -15,6 +15,7 @@ import json
 import os
 import re
 import struct
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,8 @@ class Checkpoint:
         """The repo id a plan names: the Hub repo, or `local/<folder>` for a folder (not on the Hub)."""
         if self.repo_id is not None:
             return self.repo_id
-        name = re.sub(r"[^A-Za-z0-9._-]+", "-", self.folder.name if self.folder else "model").strip("-.") or "model"
+        name = re.sub(r"[^A-Za-z0-9._-]+", "-", self.folder.name if self.folder else "model")
+        name = re.sub(r"[-.]{2,}", "-", name).strip("-.") or "model"  # repo ids allow no '--' or '..'
         return f"local/{name[:96]}"
 
     def file_size(self, suffix: str) -> int:
@@ -115,7 +117,13 @@ def parse_ref(value: str) -> tuple[str, str | None]:
 def read(value: str, *, headers: bool = True) -> Checkpoint:
     """Read the checkpoint named by `value` (local folder first, then the Hub). Raises HubError."""
     if is_local(value):
-        return _read_folder(Path(value).expanduser(), value, headers)
+        folder = Path(value).expanduser().resolve()
+        if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") for ch in str(folder)):
+            raise HubError(
+                f"the checkpoint folder {value!r} resolves to a path with a control character",
+                "move or rename the folder (or its link's target) to a name on one line",
+            )
+        return _read_folder(folder, value, headers)
     repo, revision = parse_ref(value)
     return _read_hub(value, repo, revision, headers)
 

@@ -57,8 +57,11 @@ def _size(text: str) -> int | None:
 def weights_state(folder: Folder, opts: Options) -> tuple[Status, str, int]:
     """(status, detail, bytes already there) of the weights folder under MODEL_DIR."""
     c = folder.container
-    where = opts.model_dir / c["model_dir"]
+    local = c.get("weights_folder")
+    where = Path(local) if local else opts.model_dir / c["model_dir"]
     if not where.is_dir():
+        if local:
+            return "fail", f"the checkpoint folder {where} does not exist (moved or deleted?)", 0
         return "fail", f"{where} does not exist: not downloaded yet", 0
     present = sum(p.stat().st_size for p in where.rglob("*") if p.is_file())
     if c.get("weights_file"):
@@ -66,6 +69,8 @@ def weights_state(folder: Folder, opts: Options) -> tuple[Status, str, int]:
         if target.is_file():
             return "ok", f"{target.name} is there ({present / 1e9:.1f} GB)", present
         return "fail", f"{target} is missing", present
+    if local and not (where / "config.json").is_file():
+        return "fail", f"{where} holds no config.json: not a Hugging Face checkpoint folder", present
     index = where / "model.safetensors.index.json"
     if index.is_file():
         try:
@@ -160,10 +165,17 @@ def run_checks(folder: Folder, opts: Options) -> list[Check]:
             )
     checks.append(_image_check(client, c, opts.image))
     state, detail, present = weights_state(folder, opts)
-    checks.append(
-        Check("weights", state, detail, "" if state == "ok" else "run `./launch.sh download` (needs the hf CLI)")
+    local = c.get("weights_folder")
+    fix = (
+        "regenerate with --model pointing at the checkpoint folder"
+        if local
+        else "run `./launch.sh download` (needs the hf CLI)"
     )
-    checks.append(_disk_check(folder, opts, state == "ok", present))
+    checks.append(Check("weights", state, detail, "" if state == "ok" else fix))
+    if local:
+        checks.append(Check("disk", "skip", "the weights are the local checkpoint folder; nothing is downloaded"))
+    else:
+        checks.append(_disk_check(folder, opts, state == "ok", present))
     checks.append(_shm_check(c))
     port = c["port"] if c["host_network"] else opts.port
     if folder.node(opts.rank)["role"] == "worker":
@@ -174,7 +186,9 @@ def run_checks(folder: Folder, opts: Options) -> list[Check]:
         checks.append(
             Check("port", "fail", f"port {port} is already in use", "stop what listens there, or pass --port")
         )
-    if state == "ok":
+    if local:
+        checks.append(Check("hf-token", "skip", "nothing is downloaded: the weights are a local folder"))
+    elif state == "ok":
         checks.append(Check("hf-token", "skip", "weights are already here"))
     elif _hf_token():
         checks.append(Check("hf-token", "ok", "a Hugging Face token is present (not shown)"))

@@ -258,13 +258,6 @@ def test_local_folder_inspect_and_explain(cogito_folder):
     assert abs(weights - COGITO_TOTAL) / COGITO_TOTAL < 0.03
 
 
-def test_local_folder_generate_refuses_without_writing(cogito_folder, tmp_path):
-    out = tmp_path / "out"
-    result = run_cli("--gpu", "a100-80gb", "--model", str(cogito_folder), "--out", str(out), env=OFFLINE)
-    assert result.code == 2 and "local folder" in result.err
-    assert not out.exists()
-
-
 def _tiny_shard(path: Path) -> None:
     """A real safetensors file: 8-byte header length, JSON header, tensor bytes."""
     header = {

@@ -114,7 +114,9 @@ def common_flags(engine: Engine, model: Model, variant: Variant, skip: set[str])
     out: list[Flag] = []
     path = container_model_path(variant)
     why_path = (
-        "weights downloaded beforehand to a local directory and mounted read-only "
+        "the local checkpoint folder, mounted read-only"
+        if variant.repo.startswith("local/")
+        else "weights downloaded beforehand to a local directory and mounted read-only "
         "(an engine pointed at a repo id may resolve files it cannot find, seed 003)"
     )
     if flags.model is None:

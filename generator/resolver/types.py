@@ -34,6 +34,7 @@ class Request:
     as_of: dt.date | None = None  # only builds released by then (what a user saw that day)
     model_facts: str = "catalog"  # catalog · name (inferred from the repo name) · files (derived from its files)
     host: HostFacts = field(default_factory=HostFacts)  # host RAM and bandwidth (offload, speed)
+    weights_folder: str | None = None  # a local checkpoint folder (absolute) the artifacts mount; not a gate input
 
 
 @dataclass(frozen=True)
