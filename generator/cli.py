@@ -327,6 +327,11 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
             typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
         else:
             typer.echo(_explanation(catalog, resolution))
+        if resolution.undecided:
+            raise BlockedError(
+                "unknown: no path is known to run this request (a fact is missing, none fails); nothing written",
+                "see the reasons above",
+            )
         raise BlockedError("blocked: no path runs this request; nothing written", "see the reasons above")
     if sel.gpu is None or sel.gpu.casefold() == "auto":  # rerunning the artifacts' command needs no GPU here
         sel = replace(sel, gpu=request.hardware.id)

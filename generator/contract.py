@@ -172,6 +172,7 @@ def resolution_json(r: Resolution) -> dict[str, Any]:
             "layout_note": r.layout_note,
         },
         "verdict": r.verdict,
+        "verdict_detail": r.verdict_detail,
         "plans": [plan_json(p) for p in r.plans],
         "rejected": [
             {

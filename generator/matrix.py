@@ -73,7 +73,8 @@ def _classify(r: Resolution, target: str) -> Cell:
         (symbol, why), best = next(((g, c) for g, c in graded if g[0] == "✓"), graded[0])
         summary = f"{best.engine.name} {best.build.id} · {best.variant.id} ({best.status}) on {best.layout.gpus} GPU(s)"
         return Cell(model, target, symbol, None, summary, tuple(why) or (summary,))
-    closest = sorted(r.candidates, key=lambda c: (len(c.failing()), rank_key(c)))
+    # a path nothing rules out decides the cell before one that fails a gate (explain says "unknown" too)
+    closest = sorted(r.undecided or r.candidates, key=lambda c: (len(c.failing()), rank_key(c)))
     if not closest:
         return Cell(model, target, "✗", None, "no engine build in the catalog", ())
     best = closest[0]

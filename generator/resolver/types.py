@@ -212,6 +212,19 @@ class Resolution:
     def verdict(self) -> Literal["runnable", "blocked"]:
         return "runnable" if self.plans else "blocked"
 
+    @property
+    def undecided(self) -> tuple[Candidate, ...]:
+        """Paths that fail no gate but that some gate cannot decide (a missing fact such as the
+        checkpoint's size, an unverified fact): with no plan, the honest answer is unknown."""
+        return tuple(c for c in self.candidates if c.failing() and all(g.outcome == "unknown" for g in c.failing()))
+
+    @property
+    def verdict_detail(self) -> Literal["runnable", "blocked", "unknown"]:
+        """`verdict`, with "unknown" told apart from "blocked": no plan, but a path that nothing rules out."""
+        if self.plans:
+            return "runnable"
+        return "unknown" if self.undecided else "blocked"
+
     def rejected(self) -> list[Rejection]:
         out: list[Rejection] = []
         for cand in self.candidates:
