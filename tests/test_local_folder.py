@@ -281,23 +281,3 @@ def test_a_gguf_folder_runs_the_file_the_plan_picks(cli, tmp_path):
     pf = cli("preflight", str(tmp_path / "q8"), "--no-gpu", "--format", "json", env=OFFLINE)
     weights = {c["check"]: c for c in pf.json()["checks"]}["weights"]
     assert weights["status"] == "ok" and "Qwen3-32B-Q8_0.gguf is there" in weights["detail"]
-
-
-def test_unknown_is_not_blocked_when_a_fact_is_missing(cli, tmp_path):
-    """Offline, a GGUF repo's size is not known: nothing rules the path out, so the answer is unknown."""
-    args = ("--gpu", "h100", "--model", "unsloth/GLM-4.6-GGUF")
-    text = cli("explain", *args, env=OFFLINE)
-    assert text.code == 0, text.err
-    verdict = next(line for line in text.out.splitlines() if line.startswith("VERDICT"))
-    assert verdict.startswith("VERDICT: unknown — no path is known to run, but ")
-    assert "the size of unsloth/GLM-4.6-GGUF is not in the catalog" in verdict
-    assert "online (HF_HUB_OFFLINE unset) recipegen reads the repo's files" in text.out
-    doc = cli("explain", *args, "--format", "json", env=OFFLINE).json()
-    assert (doc["verdict"], doc["verdict_detail"]) == ("blocked", "unknown")
-    out = tmp_path / "out"
-    written = cli(*args, "--out", str(out), env=OFFLINE)
-    assert written.code == 3 and written.err.startswith("error: unknown: no path is known to run")
-    assert not out.exists()
-    wall = ("--gpu", "rtx-4090", "--model", "glm-5.3-flash", "--engine", "vllm", "--build", "vllm==0.33.0")
-    blocked = cli("explain", *wall, "--gpus", "8", "--format", "json").json()
-    assert (blocked["verdict"], blocked["verdict_detail"]) == ("blocked", "blocked")
