@@ -123,14 +123,17 @@ def int4_estimate(model: Model) -> tuple[float, str] | None:
     )
 
 
-def checkpoint_bytes(model: Model, variant_size: float | None, quant: str) -> tuple[float, str | None] | None:
+def checkpoint_bytes(
+    model: Model, variant_size: float | None, quant: str, *, named: bool = False
+) -> tuple[float, str | None] | None:
     """The variant's size, or an estimate from the parameter count where the format fixes the bytes
-    per parameter (BF16/FP16: 2; FP8: 1, a lower bound since scales and unquantised layers add a few %;
-    INT4 weight-only: int4_estimate)."""
+    per parameter (BF16/FP16: 2; FP8: 1, a lower bound since scales and unquantised layers add a few %).
+    INT4 weight-only sizes rest on an assumed group size, so they are estimated only for a variant the
+    user `named` (--variant, or its repo id): a guess never outranks a checkpoint whose size is known."""
     if variant_size is not None:
         return variant_size, None
     if quant in INT4_QUANTS:
-        return int4_estimate(model)
+        return int4_estimate(model) if named else None
     per_param = BYTES_PER_PARAM.get(quant)
     if per_param is None:
         return None

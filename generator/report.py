@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .memory import Budget
+from .memory import INT4_QUANTS, Budget, int4_estimate
 from .resolver.types import GATES, Candidate, Resolution
 
 MARK = {"pass": "✓", "fail": "✗", "unknown": "?"}
@@ -242,6 +242,14 @@ def advice_lines(r: Resolution, alternatives: list[Alternative]) -> list[str]:
             f"  • the checkpoint size decides: {online}`recipegen inspect {unsized[0]}` shows the size its files "
             "give; state it as size_gb in a models/*.yaml passed with --recipes"
         )
+        named = sorted(
+            {c.variant.id for c in unknown if c.variant.quant in INT4_QUANTS and c.variant.size_bytes is None}
+        )
+        if named and r.request.variant is None and int4_estimate(r.request.model) is not None:
+            out.append(
+                f"  • or name the INT4 variant (--variant {named[0]}): its size is then estimated from the "
+                "parameter count, said as an estimate"
+            )
     # the kernel wall, where the kernel is what blocks (the build loads the model, its weights and image fit)
     walls = sorted(
         {

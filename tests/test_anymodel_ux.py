@@ -41,6 +41,12 @@ def test_an_awq_checkpoint_of_unknown_size_is_estimated_and_said_to_be(cli, cata
     expected = (model.params_total_b * 1e9 - 2 * embed) * INT4_BYTES_PER_WEIGHT + 4 * embed
     assert top["memory"]["weights_gib"] * top["gpus"] == pytest.approx(expected / 2**30, rel=0.01)
     assert any("estimated as" in n and "assumes group size 128" in n for n in top["notes"]), top["notes"]
+    # a variant nobody named keeps its unknown size: an estimate never outranks a known size
+    plain = cli("explain", "--gpu", "h100", "--model", "qwen3-32b", "--format", "json").json()
+    assert plain["plans"][0]["variant"] == "fp8"
+    assert any(r["variant"] == "awq" and r["outcome"] == "unknown" for r in plain["rejected"])
+    hint = cli("explain", "--gpu", "rtx-4090", "--gpus", "8", "--model", "llama-3.1-405b").out
+    assert "or name the INT4 variant (--variant awq): its size is then estimated" in hint
     out = tmp_path / "awq"
     written = cli("--gpu", "rtx-4090", "--model", "qwen3-32b", "--variant", "awq", "--out", str(out), env=OFFLINE)
     assert written.code == 0, written.err
