@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .catalog import Catalog
 from .report import Alternative
 from .resolver import Request, resolve
@@ -9,9 +11,30 @@ from .resolver.types import Resolution
 from .targets import DEFAULT_TARGETS, parse_target
 
 
+def other_variant(catalog: Catalog, blocked: Resolution) -> Alternative | None:
+    """With one variant asked for (--variant, or a repo id naming it), another variant of the same
+    model that runs on the very same GPUs."""
+    req = blocked.request
+    if req.variant is None or blocked.plans:
+        return None
+    result = resolve(catalog, replace(req, variant=None, weights_folder=None))
+    if not result.plans or result.plans[0].candidate.variant.id == req.variant:
+        return None
+    cand = result.plans[0].candidate
+    summary = (
+        f"another variant runs: {cand.variant.id} ({cand.variant.repo}) with {cand.engine.name} {cand.build.id} "
+        f"({cand.status}) on {cand.layout.gpus} GPU(s) — --variant {cand.variant.id}, or --model {cand.variant.repo}"
+    )
+    decode = cand.speed.decode_tps if cand.speed is not None else None
+    return Alternative(f"{cand.layout.gpus}×{req.hardware.id}", summary, decode, cand.offload is not None)
+
+
 def alternatives(catalog: Catalog, blocked: Resolution, limit: int = 4) -> list[Alternative]:
     out: list[Alternative] = []
     here = blocked.request.hardware.id
+    same = other_variant(catalog, blocked)
+    if same is not None:
+        out.append(same)
     for text in DEFAULT_TARGETS:
         target = parse_target(catalog, text)
         if target.hardware.id == here:

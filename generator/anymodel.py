@@ -243,7 +243,9 @@ def confirm(catalog: Catalog, value: str, inferred: ModelChoice) -> ModelChoice:
         return replace(inferred, how=inferred.how + "; HF_HUB_OFFLINE is set")
     try:
         checkpoint = hub.read(value, headers=False)
-    except hub.HubError as exc:  # unreachable, gated, or not on this Hub (a ModelScope name): the name stands
+    except hub.RepoNotFound as exc:
+        return _not_on_the_hub(value, inferred, exc)
+    except hub.HubError as exc:  # unreachable or gated: the name stands
         return replace(inferred, how=f"{inferred.how}; its files were not read: {exc.message}")
     derivation = derive(checkpoint)
     named = inferred.model
@@ -278,6 +280,41 @@ def confirm(catalog: Catalog, value: str, inferred: ModelChoice) -> ModelChoice:
         + (f" (the name suggested {variant.quant})" if variant and variant.quant != quant else "")
     )
     return ModelChoice(_replace_variant(named, fixed), fixed.id, how, facts="files")
+
+
+def _not_on_the_hub(value: str, inferred: ModelChoice, exc: RecipegenError) -> ModelChoice:
+    """The Hub says the named repo does not exist: a download of it would fail. A name that only
+    repeats a catalog repo under another organisation (a ModelScope name such as ZhipuAI/GLM-4.6) is
+    planned as that catalog repo, said so; any other name is an error naming it."""
+    named = inferred.model
+    variant = next((v for v in named.variants if v.id == inferred.variant), None)
+    basename = value.partition("@")[0].rsplit("/", 1)[-1].casefold()
+    original = next(
+        (
+            v
+            for v in named.variants
+            if variant is not None and v.id != variant.id and v.repo.rsplit("/", 1)[-1].casefold() == basename
+        ),
+        None,
+    )
+    if original is None:
+        raise RecipegenError(
+            exc.message,
+            f"check the spelling; it reads as {named.name}, whose Hub repos are "
+            + ", ".join(v.repo for v in named.variants if v is not variant)[:300],
+        )
+    family = named.model_copy(update={"variants": [v for v in named.variants if v is not variant]})
+    how = (
+        f"model {named.name}, variant {original.id}: {value} is not on {hub_endpoint()} (a ModelScope name?), "
+        f"so the plan downloads {original.repo}, the same name there"
+    )
+    return ModelChoice(family, original.id, how, facts="catalog")
+
+
+def hub_endpoint() -> str:
+    from .hub import endpoint
+
+    return endpoint()
 
 
 def _replace_variant(model: Model, variant: Variant) -> Model:

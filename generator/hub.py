@@ -42,6 +42,10 @@ class HubError(RecipegenError):
     """A Hub or local-folder problem: gated, missing, offline, unreadable. Exit code 2."""
 
 
+class RepoNotFound(HubError):
+    """The Hub answered that the repo does not exist (or is private to this token)."""
+
+
 @dataclass(frozen=True)
 class Read:
     """One thing read: where (a URL or a local path) and what it was."""
@@ -337,7 +341,7 @@ def _explain(exc: Exception, repo: str, revision: str | None, what: str) -> HubE
             "use a branch, tag or commit hash that exists (see the repo's Files and versions page)",
         )
     if isinstance(exc, errors.RepositoryNotFoundError):
-        return HubError(
+        return RepoNotFound(
             f"no model repo {repo} on {where} (or it is private and this token cannot see it)",
             "check the spelling (ORG/NAME); for a private repo log in or set HF_TOKEN",
         )

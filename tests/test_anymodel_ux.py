@@ -59,3 +59,11 @@ def test_the_int4_estimate_is_refused_where_the_layout_is_not_known(catalog):
     assert int4_estimate(catalog.models["llama-4-scout"]) is None
     size, how = int4_estimate(catalog.models["llama-3.1-8b"]) or (0.0, "")
     assert 5.5e9 < size < 6.0e9 and "16-bit" in how
+
+
+def test_a_blocked_variant_names_the_variant_that_runs_on_the_same_gpus(cli):
+    text = cli("explain", "--gpu", "h100", "--model", "ZhipuAI/GLM-4.6", env=OFFLINE).out
+    verdict = next(line for line in text.splitlines() if line.startswith("VERDICT"))
+    assert verdict.startswith("VERDICT: blocked")  # BF16 GLM-4.6 (355B) does not fit 8 × 80 GB
+    assert "another variant runs: fp8 (zai-org/GLM-4.6-FP8)" in text
+    assert "--variant fp8, or --model zai-org/GLM-4.6-FP8" in text
