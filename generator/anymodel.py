@@ -49,14 +49,23 @@ def resolve_any(catalog: Catalog, value: str) -> ModelChoice:
         if inferred is not None:
             return confirm(catalog, value, inferred)
         if not (hub.is_local(value) or hub.looks_like_repo(value)):
-            families = sorted(m.id for m in catalog.models.values() if m.id.startswith(value.strip().casefold()))
-            if len(families) > 1:
+            key = value.strip().casefold()
+            family = sorted(
+                (m for m in catalog.models.values() if m.id.startswith(key)), key=lambda m: (m.params_total_b, m.id)
+            )
+            if len(family) > 1:
+                listed = ", ".join(f"{m.id} ({_params(m)})" for m in family)
                 raise RecipegenError(
-                    f"{value!r} names a family with several models in the catalog: {', '.join(families)}",
-                    "pick one with --model",
+                    f"{value!r} names a family with several models in the catalog: {listed}",
+                    "pick one with --model ID (an id as listed; sizes are total parameters)",
                 ) from None
             raise unknown from None
         return from_files(catalog, value)
+
+
+def _params(model: Model) -> str:
+    total = f"{model.params_total_b:g}B"
+    return f"{total}, {model.params_active_b:g}B active" if model.params_active_b else total
 
 
 def from_files(catalog: Catalog, value: str) -> ModelChoice:

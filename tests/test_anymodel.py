@@ -423,7 +423,10 @@ def test_names_that_no_engine_can_load_or_that_name_a_family():
     mlx = run_cli("explain", "--gpu", "h200", "--model", "mlx-community/Qwen3-32B-4bit-MLX", env=OFFLINE)
     assert mlx.code == 2 and "MLX" in mlx.err and "Qwen/Qwen3-32B" in mlx.err
     family = run_cli("explain", "--gpu", "h200", "--model", "qwen3", env=OFFLINE)
-    assert family.code == 2 and "qwen3-32b" in family.err and "qwen3-14b" in family.err
+    assert family.code == 2 and "qwen3-32b (32B)" in family.err and "qwen3-14b" in family.err
+    assert "qwen3-30b-a3b (30.5B, 3.3B active)" in family.err and len(family.err.strip().splitlines()) == 1
+    # smallest first, so the list reads as a size ladder
+    assert family.err.index("qwen3-0.6b") < family.err.index("qwen3-8b") < family.err.index("qwen3-235b")
 
 
 def test_free_text_in_a_config_never_reaches_a_plan(tmp_path):
