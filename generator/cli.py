@@ -360,8 +360,13 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
     ]
     if top.candidate.budget is not None:
         b = top.candidate.budget
+        from .memory import ESTIMATED
+
+        estimated = " (checkpoint size estimated from the parameter count; README.md says how)" * any(
+            n.startswith(ESTIMATED) for n in b.notes
+        )
         lines.append(
-            f"  memory: {b.weights_gib:.1f} GiB weights/GPU, context {b.context}, "
+            f"  memory: {b.weights_gib:.1f} GiB weights/GPU{estimated}, context {b.context}, "
             f"concurrency {b.concurrency} ({b.limit})"
         )
     if top.candidate.offload is not None:

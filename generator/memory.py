@@ -98,6 +98,7 @@ BYTES_PER_PARAM = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp8_block": 1.0}
 # stay 16-bit. Sources: AutoAWQ's WQLinear_GEMM (w_bit=4, group_size=128, qweight/qzeros int32, scales
 # fp16); RedHatAI's W4A16 cards ("Only the weights of the linear operators within transformers blocks
 # are quantized", "a linear scaling per group of 128 parameters").
+ESTIMATED = "checkpoint size not in the catalog: estimated"  # how every size estimate's note begins
 INT4_QUANTS = frozenset({"awq", "gptq", "int4"})
 INT4_GROUP = 128
 INT4_BYTES_PER_WEIGHT = 0.5 + (2 + 0.5) / INT4_GROUP  # packed nibble + the group's scale and zero point
@@ -116,7 +117,7 @@ def int4_estimate(model: Model) -> tuple[float, str] | None:
         return None
     size = linear * INT4_BYTES_PER_WEIGHT + 2 * embed * 2
     return size, (
-        f"checkpoint size not in the catalog: estimated as {linear / 1e9:.1f}B linear-layer weights × "
+        f"{ESTIMATED} as {linear / 1e9:.1f}B linear-layer weights × "
         f"{INT4_BYTES_PER_WEIGHT:.3f} B (4-bit, a 16-bit scale and 4-bit zero per group of {INT4_GROUP}) + "
         f"embedding and lm_head {2 * embed / 1e9:.2f}B × 2 B (16-bit) = {size / 1e9:.1f} GB — assumes group size "
         f"{INT4_GROUP} and nothing else left unquantized (group 32 adds ~11 %)"
@@ -139,7 +140,7 @@ def checkpoint_bytes(
         return None
     size = model.params_total_b * 1e9 * per_param
     return size, (
-        f"checkpoint size not in the catalog: estimated as {model.params_total_b:g}B parameters × {per_param:g} B "
+        f"{ESTIMATED} as {model.params_total_b:g}B parameters × {per_param:g} B "
         f"= {size / 1e9:.0f} GB"
         + (" (a lower bound: FP8 scales and unquantised layers add a few %)" if per_param == 1 else "")
     )

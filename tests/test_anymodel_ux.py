@@ -50,7 +50,10 @@ def test_an_awq_checkpoint_of_unknown_size_is_estimated_and_said_to_be(cli, cata
     out = tmp_path / "awq"
     written = cli("--gpu", "rtx-4090", "--model", "qwen3-32b", "--variant", "awq", "--out", str(out), env=OFFLINE)
     assert written.code == 0, written.err
-    assert "checkpoint size not in the catalog: estimated as" in (out / "README.md").read_text()
+    assert "GiB weights/GPU (checkpoint size estimated from the parameter count; README.md says how)" in written.out
+    readme = (out / "README.md").read_text()
+    assert "checkpoint size not in the catalog: estimated as" in readme
+    assert "GB, estimated from the parameter count)" in readme
 
 
 def test_the_int4_estimate_is_refused_where_the_layout_is_not_known(catalog):
