@@ -321,6 +321,8 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
 
     catalog = _catalog(recipes)
     request = _request(catalog, sel)
+    if request.weights_folder is not None:
+        _mountable(request.weights_folder)
     resolution = resolve(catalog, request)
     if not resolution.plans:
         if fmt is Format.json:
@@ -384,6 +386,19 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
     shown = cli_values.printable(str(target) if out is not None else f"./{target}", 2000)
     lines.append(f"  {verb} {shown}/: " + ", ".join(sorted(files)))
     typer.echo("\n".join(lines))
+
+
+def _mountable(folder: str) -> None:
+    """A checkpoint folder the container can read whole: no links out of it (a Hugging Face cache snapshot)."""
+    from .hub import outside_links
+
+    links = outside_links(Path(folder))
+    if links:
+        raise RecipegenError(
+            f"{folder} holds links to files outside it ({', '.join(links)}; a Hugging Face cache snapshot?), "
+            "which a container that mounts the folder cannot follow",
+            "point --model at a plain copy: `hf download REPO --local-dir DIR`, or `cp -rL` the folder",
+        )
 
 
 def generate(

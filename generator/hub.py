@@ -108,6 +108,26 @@ def is_local(value: str) -> bool:
     return Path(value).expanduser().is_dir()
 
 
+def outside_links(folder: Path, limit: int = 3) -> list[str]:
+    """Files of the folder (and its direct subfolders) that are symbolic links to a place outside it,
+    as a Hugging Face cache snapshot's are (../../blobs/…): a container that mounts the folder cannot
+    follow them."""
+    root = folder.resolve()
+    found: list[str] = []
+    try:
+        entries = sorted(folder.iterdir())
+        for entry in entries:
+            children = sorted(entry.iterdir()) if entry.is_dir() and not entry.is_symlink() else [entry]
+            for path in children:
+                if path.is_symlink() and not path.resolve().is_relative_to(root):
+                    found.append(str(path.relative_to(folder)))
+                    if len(found) >= limit:
+                        return found
+    except OSError:
+        return found
+    return found
+
+
 def parse_ref(value: str) -> tuple[str, str | None]:
     repo, _, revision = value.partition("@")
     if not _REPO_ID.match(repo) or (revision and not _REVISION.match(revision)):

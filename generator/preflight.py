@@ -64,6 +64,12 @@ def weights_state(folder: Folder, opts: Options) -> tuple[Status, str, int]:
             return "fail", f"the checkpoint folder {where} does not exist (moved or deleted?)", 0
         return "fail", f"{where} does not exist: not downloaded yet", 0
     present = sum(p.stat().st_size for p in where.rglob("*") if p.is_file())
+    if local:
+        from .hub import outside_links
+
+        links = outside_links(where)
+        if links:
+            return "fail", f"{where} holds links out of it that the container cannot follow ({links[0]})", present
     if c.get("weights_file"):
         target = where / c["weights_file"]
         if target.is_file():

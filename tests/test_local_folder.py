@@ -281,3 +281,26 @@ def test_a_gguf_folder_runs_the_file_the_plan_picks(cli, tmp_path):
     pf = cli("preflight", str(tmp_path / "q8"), "--no-gpu", "--format", "json", env=OFFLINE)
     weights = {c["check"]: c for c in pf.json()["checks"]}["weights"]
     assert weights["status"] == "ok" and "Qwen3-32B-Q8_0.gguf is there" in weights["detail"]
+
+
+def test_a_cache_snapshot_with_links_out_of_the_folder_is_refused(cli, tmp_path):
+    """A Hugging Face cache snapshot links its files to ../../blobs: the container would see dangling links."""
+    repo = tmp_path / "models--Qwen--Qwen3-8B"
+    plain = checkpoint(repo / "blobs", "plain")
+    snapshot = repo / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    for f in plain.iterdir():
+        (snapshot / f.name).symlink_to(Path("../../blobs/plain") / f.name)
+    planned = cli("explain", "--gpu", "h100", "--model", str(snapshot), "--format", "json", env=OFFLINE)
+    assert planned.code == 0, planned.err  # reading follows the links; only mounting cannot
+    out = tmp_path / "out"
+    refused = generate(cli, snapshot, out)
+    assert refused.code == 2 and "holds links to files outside it" in refused.err
+    assert "hf download REPO --local-dir DIR" in refused.err and len(refused.err.strip().splitlines()) == 1
+    assert not out.exists()
+    # links inside the folder are fine
+    inside = tmp_path / "inside"
+    shutil.copytree(plain, inside)
+    (inside / "model.safetensors.index.json").rename(inside / "index.real")
+    (inside / "model.safetensors.index.json").symlink_to("index.real")
+    assert generate(cli, inside, tmp_path / "ok").code == 0
