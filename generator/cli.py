@@ -390,14 +390,20 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
 
 def _mountable(folder: str) -> None:
     """A checkpoint folder the container can read whole: no links out of it (a Hugging Face cache snapshot)."""
+    import re
+    import shlex
+
     from .hub import outside_links
 
     links = outside_links(Path(folder))
     if links:
+        cache = re.fullmatch(r"models--([\w.-]+?)--([\w.-]+)", Path(folder).parent.parent.name)
+        repo = f"{cache.group(1)}/{cache.group(2)}" if cache and Path(folder).parent.name == "snapshots" else "REPO"
+        copy = shlex.quote(f"{Path.home()}/models/{repo.rsplit('/', 1)[-1]}") if repo != "REPO" else "DIR"
         raise RecipegenError(
             f"{folder} holds links to files outside it ({', '.join(links)}; a Hugging Face cache snapshot?), "
             "which a container that mounts the folder cannot follow",
-            "point --model at a plain copy: `hf download REPO --local-dir DIR`, or `cp -rL` the folder",
+            f"point --model at a plain copy: `hf download {repo} --local-dir {copy}`, or `cp -rL` the folder",
         )
 
 
