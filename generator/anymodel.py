@@ -15,7 +15,7 @@ from .schema import Model, Source, Variant
 
 if TYPE_CHECKING:
     from .derive import Derivation
-    from .hub import Checkpoint
+    from .hub import Checkpoint, RepoFile
 
 
 def unknown_architecture(catalog: Catalog, arch: str | None) -> str:
@@ -180,13 +180,19 @@ def gguf_variants(checkpoint: Checkpoint, family: Model, note: str) -> tuple[lis
     taken = {v.id for v in family.variants}
     variants: list[Variant] = []
     split: list[str] = []
-    for f in checkpoint.gguf_files:
+    files = list(checkpoint.gguf_files)
+    parts_of: dict[str, int] = {}
+    if checkpoint.folder is not None:  # every part is already here: llama.cpp loads them from the first
+        files, parts_of = _whole_splits(files)
+    for f in files:
         name = f.path.rsplit("/", 1)[-1]
         if "mmproj" in name.casefold():  # a vision projector, not the language model
             continue
-        if SPLIT_GGUF.search(name):
+        if SPLIT_GGUF.search(name) and f.path not in parts_of:
             split.append(f.path)
             continue
+        if f.path in parts_of:
+            name = SPLIT_GGUF.sub(".gguf", name)
         stem = name[: -len(".gguf")]
         tag = _QUANT_TAG.search(stem)
         variant_id = "gguf-" + slug(tag.group(1) if tag else stem)
@@ -202,7 +208,14 @@ def gguf_variants(checkpoint: Checkpoint, family: Model, note: str) -> tuple[lis
                 quant="gguf",
                 publisher="community",
                 size_gb=f.size / 1e9 if f.size else None,
-                notes=[f"{note}; file {f.path}"],
+                notes=[
+                    f"{note}; file {f.path}"
+                    + (
+                        f" (part 1 of {parts_of[f.path]}; llama.cpp loads the others next to it)"
+                        if f.path in parts_of
+                        else ""
+                    )
+                ],
                 sources=[Source(url=r.url, note=f"{r.what}, read by recipegen") for r in checkpoint.read],
             )
         except ValueError:
@@ -212,6 +225,31 @@ def gguf_variants(checkpoint: Checkpoint, family: Model, note: str) -> tuple[lis
     return variants, split
 
 
+def _whole_splits(files: list[RepoFile]) -> tuple[list[RepoFile], dict[str, int]]:
+    """Split GGUF quantizations whose every part is present, each as its first part with the parts'
+    summed size; the count of parts per first part. Incomplete splits stay as they are."""
+    from .derive import SPLIT_GGUF
+    from .hub import RepoFile
+
+    groups: dict[str, list[RepoFile]] = {}
+    for f in files:
+        if SPLIT_GGUF.search(f.path):
+            groups.setdefault(SPLIT_GGUF.sub("", f.path), []).append(f)
+    out = [f for f in files if not SPLIT_GGUF.search(f.path)]
+    parts_of: dict[str, int] = {}
+    for parts in groups.values():
+        parts.sort(key=lambda f: f.path)
+        count = int(parts[0].path[-len("00000.gguf") : -len(".gguf")])
+        numbers = [int(f.path[-len("00000-of-00000.gguf") : -len("-of-00000.gguf")]) for f in parts]
+        if numbers == list(range(1, count + 1)) and all(f.size for f in parts):
+            first = RepoFile(parts[0].path, sum(f.size or 0 for f in parts))
+            out.append(first)
+            parts_of[first.path] = count
+        else:
+            out.extend(parts)
+    return sorted(out, key=lambda f: f.path), parts_of
+
+
 def _gguf_choice(family: Model, checkpoint: Checkpoint, note: str, how: str) -> ModelChoice | None:
     variants, split = gguf_variants(checkpoint, family, note)
     if not variants:
@@ -219,12 +257,12 @@ def _gguf_choice(family: Model, checkpoint: Checkpoint, note: str, how: str) -> 
     # a local folder's plan runs the files in it, never a catalog variant downloaded from the Hub
     kept = [] if checkpoint.folder is not None else list(family.variants)
     model = family.model_copy(update={"variants": [*kept, *variants]})
+    why = "some parts missing" if checkpoint.folder is not None else "split into parts"
+    left = f"; left out ({why}, or a file name recipegen does not pass on): {', '.join(split[:4])}" if split else ""
     if len(variants) == 1:
-        return ModelChoice(model, variants[0].id, how, facts="files")
+        return ModelChoice(model, variants[0].id, how + left, facts="files")
     listed = ", ".join(v.id for v in variants)
-    how += f"; {len(variants)} GGUF quantizations, each a variant (pick one with --variant: {listed})"
-    if split:
-        how += f"; left out (split into parts, or a file name recipegen does not pass on): {', '.join(split[:4])}"
+    how += f"; {len(variants)} GGUF quantizations, each a variant (pick one with --variant: {listed})" + left
     return ModelChoice(model, None, how, facts="files")
 
 

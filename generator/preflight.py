@@ -72,6 +72,17 @@ def weights_state(folder: Folder, opts: Options) -> tuple[Status, str, int]:
             return "fail", f"{where} holds links out of it that the container cannot follow ({links[0]})", present
     if c.get("weights_file"):
         target = where / c["weights_file"]
+        split = re.search(r"-00001-of-(\d{5})\.gguf$", target.name)
+        if split and target.is_file():  # llama.cpp opens the other parts next to the first
+            count = int(split.group(1))
+            missing = [
+                n
+                for n in range(2, count + 1)
+                if not (target.parent / target.name.replace("-00001-of-", f"-{n:05d}-of-")).is_file()
+            ]
+            if missing:
+                return "fail", f"{len(missing)} of the {count} parts of {target.name} are missing", present
+            return "ok", f"all {count} parts of {target.name} are there ({present / 1e9:.1f} GB)", present
         if target.is_file():
             return "ok", f"{target.name} is there ({present / 1e9:.1f} GB)", present
         return "fail", f"{target} is missing", present

@@ -305,3 +305,30 @@ def test_a_cache_snapshot_with_links_out_of_the_folder_is_refused(cli, tmp_path)
     (inside / "model.safetensors.index.json").rename(inside / "index.real")
     (inside / "model.safetensors.index.json").symlink_to("index.real")
     assert generate(cli, inside, tmp_path / "ok").code == 0
+
+
+def test_a_split_gguf_in_a_folder_is_one_variant_loaded_from_its_first_part(cli, tmp_path):
+    folder = tmp_path / "split-gguf"
+    folder.mkdir()
+    (folder / "README.md").write_text("---\nbase_model: Qwen/Qwen3-32B\n---\n")
+    for part in (1, 2):
+        with (folder / f"Qwen3-32B-Q8_0-{part:05d}-of-00002.gguf").open("wb") as handle:
+            handle.truncate(17 * 2**30)
+    with (folder / "Qwen3-32B-Q2_K-00001-of-00003.gguf").open("wb") as handle:  # parts 2 and 3 missing
+        handle.truncate(4 * 2**30)
+    out = tmp_path / "out"
+    result = cli("--gpu", "h100", "--model", str(folder), "--out", str(out), env=OFFLINE)
+    assert result.code == 0, result.err
+    plan = json.loads((out / "plan.json").read_text())
+    top, container = plan["plans"][0], plan["container"]
+    assert top["variant"] == "gguf-q8-0" and container["weights_file"] == "Qwen3-32B-Q8_0-00001-of-00002.gguf"
+    assert top["memory"]["weights_gib"] * top["gpus"] == pytest.approx(34, rel=0.01)  # both parts
+    assert "/models/split-gguf/Qwen3-32B-Q8_0-00001-of-00002.gguf" in top["argv"]
+    assert "Qwen3-32B-Q2_K-00001-of-00003.gguf" in plan["request"]["understood_as"]  # incomplete: left out
+    ready = cli("preflight", str(out), "--no-gpu", "--format", "json", env=OFFLINE).json()["checks"]
+    weights = next(c for c in ready if c["check"] == "weights")
+    assert weights["status"] == "ok" and "all 2 parts" in weights["detail"]
+    (folder / "Qwen3-32B-Q8_0-00002-of-00002.gguf").unlink()
+    broken = cli("preflight", str(out), "--no-gpu", "--format", "json", env=OFFLINE).json()["checks"]
+    weights = next(c for c in broken if c["check"] == "weights")
+    assert weights["status"] == "fail" and "1 of the 2 parts" in weights["detail"]
