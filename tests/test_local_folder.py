@@ -202,6 +202,7 @@ def test_preflight_and_launch_notice_a_folder_that_vanished(cli, tmp_path):
     out = tmp_path / "out"
     assert generate(cli, folder, out).code == 0
     ready = cli("preflight", str(out), "--no-gpu", "--format", "json", env=OFFLINE)
+    assert ready.out, ready.err
     found = {c["check"]: c for c in ready.json()["checks"]}
     assert found["weights"]["status"] == "ok" and "all 1 shards" in found["weights"]["detail"]
     assert found["disk"]["status"] == "skip" and found["hf-token"]["status"] == "skip"
