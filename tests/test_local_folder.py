@@ -90,8 +90,13 @@ def test_generate_mounts_the_folder_and_downloads_nothing(cli, tmp_path):
             "bind": {"create_host_path": False},
         }
     ]
-    lint = cli("lint", str(out / "launch.sh"), "--gpu", "h100", env=OFFLINE)
-    assert lint.code == 0, lint.out + lint.err
+    # lint follows the bind mount to the folder and plans from its files, for both files alike
+    for name in ("launch.sh", "docker-compose.yml"):
+        lint = cli("lint", str(out / name), "--gpu", "h100", "--format", "json", env=OFFLINE)
+        assert lint.code == 0, lint.out + lint.err
+        doc = lint.json()
+        assert (doc["model"], doc["variant"]) == ("my-qwen3-8b", "bf16")
+        assert any(f["code"] == "model-folder" and str(folder) in f["what"] for f in doc["findings"])
 
 
 def test_a_relative_folder_is_made_absolute_and_reruns_are_byte_identical(cli, tmp_path):
@@ -333,3 +338,40 @@ def test_a_split_gguf_in_a_folder_is_one_variant_loaded_from_its_first_part(cli,
     broken = cli("preflight", str(out), "--no-gpu", "--format", "json", env=OFFLINE).json()["checks"]
     weights = next(c for c in broken if c["check"] == "weights")
     assert weights["status"] == "fail" and "1 of the 2 parts" in weights["detail"]
+
+
+def test_lint_reads_the_checkpoint_a_docker_run_mounts(cli, tmp_path):
+    folder = checkpoint(tmp_path, "mine")
+    command = ["docker", "run", "--gpus", "all", "-v", f"{folder}:/model:ro", "vllm/vllm-openai:v0.33.0", "/model"]
+    too_long = cli("lint", "--gpu", "rtx-4090", "--", *command, "--max-model-len", "200000", env=OFFLINE)
+    assert too_long.code == 1, too_long.out + too_long.err
+    assert "✗ error  --max-model-len 200000" in too_long.out
+    assert f"the container reads the bind-mounted checkpoint {folder}" in too_long.out
+    assert f"write it: recipegen --gpu rtx-4090 --model {folder} --gpus 1" in too_long.out
+    gguf = tmp_path / "q8"
+    assert (
+        cli(
+            "--gpu",
+            "h100",
+            "--model",
+            str(_gguf_folder(tmp_path)),
+            "--variant",
+            "gguf-q8-0",
+            "--out",
+            str(gguf),
+            env=OFFLINE,
+        ).code
+        == 0
+    )
+    linted = cli("lint", str(gguf / "launch.sh"), "--gpu", "h100", "--format", "json", env=OFFLINE).json()
+    assert (linted["model"], linted["variant"]) == ("qwen3-32b", "gguf-q8-0")
+
+
+def _gguf_folder(parent: Path) -> Path:
+    folder = parent / "my-gguf"
+    folder.mkdir()
+    (folder / "README.md").write_text("---\nbase_model: Qwen/Qwen3-32B\n---\n")
+    for name, gib in (("Qwen3-32B-Q4_K_M.gguf", 19), ("Qwen3-32B-Q8_0.gguf", 33)):
+        with (folder / name).open("wb") as handle:
+            handle.truncate(gib * 2**30)
+    return folder
