@@ -209,8 +209,10 @@ def lint(
     model_arg = parsed.get(vocab, model_flag) if model_flag else (parsed.positionals[0] if parsed.positionals else None)
     if model_arg is None and engine.id == "vllm":
         model_arg = parsed.get(vocab, "--model")
-    host = invocation.host_path(model_arg) if model_arg else None
-    choice = _mounted_checkpoint(catalog, host) if host else None
+    # the catalog's facts first; a path it does not know is read through its bind mount, from the host folder
+    choice = find_model(catalog, model_arg) if model_arg else None
+    host = invocation.host_path(model_arg) if model_arg and choice is None else None
+    choice = choice or (_mounted_checkpoint(catalog, host) if host else None)
     if choice is not None and host is not None:
         findings.append(
             Finding(
@@ -223,7 +225,6 @@ def lint(
                 None,
             )
         )
-    choice = choice or (find_model(catalog, model_arg) if model_arg else None)
     model = choice.model if choice else None
     variant = None
     if model is not None:
