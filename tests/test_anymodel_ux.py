@@ -17,6 +17,8 @@ def test_unknown_is_not_blocked_when_a_fact_is_missing(cli, tmp_path):
     assert text.code == 0, text.err
     verdict = next(line for line in text.out.splitlines() if line.startswith("VERDICT"))
     assert verdict.startswith("VERDICT: unknown — no path is known to run, but ")
+    # the layout search shows the smallest layout where a path fails no gate, not the last one tried
+    assert "none is known to run — shown for 1 GPU(s), the smallest where a path fails no gate" in text.out
     assert "the size of unsloth/GLM-4.6-GGUF is not in the catalog" in verdict
     assert "online (HF_HUB_OFFLINE unset) recipegen reads the repo's files" in text.out
     doc = cli("explain", *args, "--format", "json", env=OFFLINE).json()

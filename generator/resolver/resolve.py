@@ -393,12 +393,15 @@ def resolve(catalog: Catalog, request: Request) -> Resolution:
     last: list[Candidate] = []
     first: list[Candidate] = []
     offloading: tuple[Layout, list[Candidate], list[Candidate], list[int]] | None = None
+    undecided: tuple[Layout, list[Candidate]] | None = None  # the smallest layout a path fails no gate on
     memo: Memo = {}
     for layout in layouts:
         tried.append(layout.gpus)
         cands = candidates_for(catalog, request, layout, memo=memo)
         last = cands
         first = first or cands
+        if undecided is None and any(c.failing() and all(g.outcome == "unknown" for g in c.failing()) for c in cands):
+            undecided = (layout, cands)
         runnable = sorted((c for c in cands if c.runnable), key=rank_key)
         if runnable and runnable[0].offload is None:
             return _resolution(request, layout, cands, runnable, tried, len(layouts) > 1)
@@ -411,6 +414,8 @@ def resolve(catalog: Catalog, request: Request) -> Resolution:
     if request.shrink:
         # nothing in the fleet runs: report the whole fleet (the most memory per shard), not its last half
         layout, last = layouts[0], first
+    elif undecided is not None:  # nothing is known to run, but here a path fails no gate: show that answer
+        layout, last = undecided
     else:
         layout = layouts[-1]
     return _resolution(request, layout, last, [], tried, len(layouts) > 1)
@@ -448,6 +453,11 @@ def _resolution(
         smaller = [n for n in tried if n != layout.gpus]
         note = f"--gpus not given: {shape} is the smallest usual size that runs" + (
             f" (tried {', '.join(map(str, smaller))} first)" if smaller else ""
+        )
+    elif searched and any(c.failing() and all(g.outcome == "unknown" for g in c.failing()) for c in cands):
+        note = (
+            f"--gpus not given: tried {', '.join(map(str, tried))} GPUs; none is known to run — shown for {shape}, "
+            "the smallest where a path fails no gate"
         )
     elif searched:
         note = f"--gpus not given: tried {', '.join(map(str, tried))} GPUs; none runs — rejections shown for {shape}"
