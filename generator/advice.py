@@ -21,9 +21,12 @@ def other_variant(catalog: Catalog, blocked: Resolution) -> Alternative | None:
     if not result.plans or result.plans[0].candidate.variant.id == req.variant:
         return None
     cand = result.plans[0].candidate
+    lay = cand.layout
+    shape = f"{lay.nodes} node(s) × {lay.gpus_per_node} GPU(s)" if lay.nodes > 1 else f"{lay.gpus} GPU(s)"
+    nodes = f" --nodes {lay.nodes}" if lay.nodes != req.nodes else ""
     summary = (
         f"another variant runs: {cand.variant.id} ({cand.variant.repo}) with {cand.engine.name} {cand.build.id} "
-        f"({cand.status}) on {cand.layout.gpus} GPU(s) — --variant {cand.variant.id}, or --model {cand.variant.repo}"
+        f"({cand.status}) on {shape} — --variant {cand.variant.id}{nodes}, or --model {cand.variant.repo}{nodes}"
     )
     decode = cand.speed.decode_tps if cand.speed is not None else None
     return Alternative(f"{cand.layout.gpus}×{req.hardware.id}", summary, decode, cand.offload is not None)
