@@ -278,6 +278,7 @@ def test_a_gguf_folder_runs_the_file_the_plan_picks(cli, tmp_path):
     assert container["weights_file"] == "Qwen3-32B-Q8_0.gguf"
     assert container["model_path"] == "/models/my-gguf/Qwen3-32B-Q8_0.gguf"
     assert container["volumes"][0] == {"host": str(folder), "container": "/models/my-gguf", "read_only": True}
+    assert container["served_name"] == "my-gguf"  # the folder's name, as for a safetensors folder
     launch = (tmp_path / "q8" / "launch.sh").read_text()
     assert "'/models/my-gguf/Qwen3-32B-Q8_0.gguf'" in launch and "'Qwen3-32B-Q8_0.gguf' ]" in launch
     shellcheck(tmp_path / "q8")
