@@ -322,7 +322,7 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
     catalog = _catalog(recipes)
     request = _request(catalog, sel)
     if request.weights_folder is not None:
-        _mountable(request.weights_folder)
+        request = replace(request, weights_blobs=_mountable(request.weights_folder))
     resolution = resolve(catalog, request)
     if not resolution.plans:
         if fmt is Format.json:
@@ -352,6 +352,11 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
         f"  understood: {request.target_note}",
         *(
             [f"  weights: the local folder {request.weights_folder}, mounted read-only; nothing is downloaded"]
+            + (
+                [f"    (a Hugging Face cache snapshot: its links point into {request.weights_blobs}, mounted too)"]
+                if request.weights_blobs
+                else []
+            )
             + ([f"    (--model {typed} made absolute: the artifacts name this path)"] if typed != sel.model else [])
             if request.weights_folder is not None
             else []
@@ -388,14 +393,18 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
     typer.echo("\n".join(lines))
 
 
-def _mountable(folder: str) -> None:
-    """A checkpoint folder the container can read whole: no links out of it (a Hugging Face cache snapshot)."""
+def _mountable(folder: str) -> str | None:
+    """A checkpoint folder the container can read whole: no links out of it, or a Hugging Face cache
+    snapshot whose links all point into its repo's blobs/ (returned: it is mounted beside the snapshot)."""
     import re
     import shlex
 
-    from .hub import outside_links
+    from .hub import cache_blobs, outside_links
 
     links = outside_links(Path(folder))
+    blobs = cache_blobs(Path(folder)) if links else None
+    if blobs is not None:
+        return str(blobs)
     if links:
         cache = re.fullmatch(r"models--([\w.-]+?)--([\w.-]+)", Path(folder).parent.parent.name)
         repo = f"{cache.group(1)}/{cache.group(2)}" if cache and Path(folder).parent.name == "snapshots" else "REPO"
@@ -405,6 +414,7 @@ def _mountable(folder: str) -> None:
             "which a container that mounts the folder cannot follow",
             f"point --model at a plain copy: `hf download {repo} --local-dir {copy}`, or `cp -rL` the folder",
         )
+    return None
 
 
 def generate(

@@ -185,7 +185,7 @@ def run(
     volume = container["volumes"][0]
     if container.get("weights_folder"):  # a local checkpoint: a bind mount takes any path (the SDK's
         # volumes= would join host:container:mode and split a path holding a colon)
-        kwargs["mounts"] = [Mount(volume["container"], container["weights_folder"], type="bind", read_only=True)]
+        kwargs["mounts"] = [Mount(v["container"], v["host"], type="bind", read_only=True) for v in container["volumes"]]
     else:
         kwargs["volumes"] = {str(model_dir): {"bind": volume["container"], "mode": "ro"}}
     if container["ipc_host"]:

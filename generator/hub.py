@@ -88,7 +88,11 @@ class Checkpoint:
         """The repo id a plan names: the Hub repo, or `local/<folder>` for a folder (not on the Hub)."""
         if self.repo_id is not None:
             return self.repo_id
-        name = re.sub(r"[^A-Za-z0-9._-]+", "-", self.folder.name if self.folder else "model")
+        base = self.folder.name if self.folder else "model"
+        cache = re.fullmatch(r"models--[^/]+?--(.+)", self.folder.parent.parent.name) if self.folder else None
+        if cache and self.folder is not None and self.folder.parent.name == "snapshots":
+            base = cache.group(1)  # a Hugging Face cache snapshot: the repo's name, not the revision hash
+        name = re.sub(r"[^A-Za-z0-9._-]+", "-", base)
         name = re.sub(r"[-.]{2,}", "-", name).strip("-.") or "model"  # repo ids allow no '--' or '..'
         return f"local/{name[:96]}"
 
@@ -126,6 +130,25 @@ def outside_links(folder: Path, limit: int = 3) -> list[str]:
     except OSError:
         return found
     return found
+
+
+def cache_blobs(folder: Path) -> Path | None:
+    """For a Hugging Face cache snapshot (…/models--ORG--NAME/snapshots/REV) whose files are relative
+    links into its repo's blobs/ folder: that folder, which a container mounts beside the snapshot so
+    the links resolve there too. None for any other folder, or links that go elsewhere."""
+    snapshots = folder.parent
+    blobs = snapshots.parent / "blobs"
+    if snapshots.name != "snapshots" or not snapshots.parent.name.startswith("models--") or not blobs.is_dir():
+        return None
+    links = outside_links(folder, limit=MAX_FOLDER_FILES)
+    if not links:
+        return None
+    root = blobs.resolve()
+    for link in links:
+        path = folder / link
+        if Path(os.readlink(path)).is_absolute() or not path.resolve().is_relative_to(root):
+            return None
+    return blobs
 
 
 def parse_ref(value: str) -> tuple[str, str | None]:

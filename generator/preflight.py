@@ -65,10 +65,11 @@ def weights_state(folder: Folder, opts: Options) -> tuple[Status, str, int]:
         return "fail", f"{where} does not exist: not downloaded yet", 0
     present = sum(p.stat().st_size for p in where.rglob("*") if p.is_file())
     if local:
-        from .hub import outside_links
+        from .hub import cache_blobs, outside_links
 
         links = outside_links(where)
-        if links:
+        blobs = cache_blobs(where) if links else None
+        if links and (blobs is None or str(blobs) != c.get("weights_blobs")):
             return "fail", f"{where} holds links out of it that the container cannot follow ({links[0]})", present
     if c.get("weights_file"):
         target = where / c["weights_file"]

@@ -19,7 +19,7 @@ from jinja2 import BaseLoader, StrictUndefined, TemplateNotFound
 from jinja2.sandbox import SandboxedEnvironment
 
 from . import __version__
-from .container import START_PERIOD_S, ContainerSpec, container_spec, docker_mount
+from .container import START_PERIOD_S, ContainerSpec, container_spec, docker_mounts
 from .contract import resolution_json
 from .encode import FILTERS, shell_expand, shell_word, yaml_expand, yaml_value
 from .errors import InternalError, RecipegenError
@@ -199,7 +199,9 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         "repo": variant.repo,
         "model_dir": model_dir(variant),
         "weights_folder": spec.weights_folder,
-        "weights_mount": docker_mount(spec) if spec.weights_folder else None,
+        "weights_mounts": docker_mounts(spec) if spec.weights_folder else [],
+        "weights_volumes": spec.volumes() if spec.weights_folder else [],
+        "weights_blobs": spec.weights_blobs,
         "weights_check": variant.file or "config.json",
         "container_model_folder": spec.model_folder,
         "container_model_path": container_model_path(variant),

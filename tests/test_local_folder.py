@@ -290,22 +290,63 @@ def test_a_gguf_folder_runs_the_file_the_plan_picks(cli, tmp_path):
     assert weights["status"] == "ok" and "Qwen3-32B-Q8_0.gguf is there" in weights["detail"]
 
 
-def test_a_cache_snapshot_with_links_out_of_the_folder_is_refused(cli, tmp_path):
-    """A Hugging Face cache snapshot links its files to ../../blobs: the container would see dangling links."""
-    repo = tmp_path / "models--Qwen--Qwen3-8B"
-    plain = checkpoint(repo / "blobs", "plain")
+def test_a_cache_snapshot_mounts_its_blobs_beside_it_and_other_outside_links_are_refused(cli, tmp_path, argv_image):  # noqa: F811
+    """A Hugging Face cache snapshot links its files to ../../blobs: the container gets blobs/ mounted where
+    those links land, so it reads the real files; links anywhere else are refused with the fix."""
+    client, _ = argv_image
+    repo = tmp_path / "hub" / "models--Qwen--Qwen3-8B"
+    plain = checkpoint(repo, "blobs")
     snapshot = repo / "snapshots" / "abc123"
     snapshot.mkdir(parents=True)
     for f in plain.iterdir():
-        (snapshot / f.name).symlink_to(Path("../../blobs/plain") / f.name)
-    planned = cli("explain", "--gpu", "h100", "--model", str(snapshot), "--format", "json", env=OFFLINE)
-    assert planned.code == 0, planned.err  # reading follows the links; only mounting cannot
+        (snapshot / f.name).symlink_to(Path("../../blobs") / f.name)
     out = tmp_path / "out"
-    refused = generate(cli, snapshot, out)
+    result = generate(cli, snapshot, out)
+    assert result.code == 0, result.err
+    assert f"its links point into {plain}" in result.out
+    container = json.loads((out / "plan.json").read_text())["container"]
+    assert container["served_name"] == "qwen3-8b" and container["model_path"] == "/models/Qwen3-8B"
+    assert container["volumes"] == [
+        {"host": str(snapshot), "container": "/models/Qwen3-8B", "read_only": True},
+        {"host": str(plain), "container": "/blobs", "read_only": True},
+    ]
+    shellcheck(out)
+    assert [v["target"] for v in compose_of(out)["services"]["engine"]["volumes"]] == ["/models/Qwen3-8B", "/blobs"]
+    ready = cli("preflight", str(out), "--no-gpu", "--format", "json", env=OFFLINE).json()["checks"]
+    assert next(c for c in ready if c["check"] == "weights")["status"] == "ok"
+    # inside the container the snapshot's links resolve: a reader image cats the config through them
+    context = tmp_path / "reader"
+    context.mkdir()
+    shutil.copy(shutil.which("busybox") or "", context / "busybox")
+    (context / "Dockerfile").write_text(
+        "FROM scratch\nCOPY busybox /bin/busybox\n"
+        'ENTRYPOINT ["/bin/busybox", "sh", "-c", "/bin/busybox cat /models/Qwen3-8B/config.json", "reader"]\n'
+    )
+    tag = f"recipegen-test/reader:{uuid.uuid4().hex[:12]}"
+    client.images.build(path=str(context), tag=tag, rm=True)
+    name = f"{container['name']}-0"
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path), "IMAGE": tag, "DOCKER_GPUS": ""}
+    env["PORT"] = str(free_port())
+    subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+    try:
+        proc = subprocess.run(["bash", str(out / "launch.sh")], capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        ran = client.containers.get(name)
+        ran.wait(timeout=60)
+        printed = ran.logs().decode()
+    finally:
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+        client.images.remove(tag, force=True)
+    assert json.loads(printed) == json.loads((plain / "config.json").read_text())
+    # a link anywhere else cannot be followed: refused, with the exact fix
+    odd = tmp_path / "models--Qwen--Qwen3-8B-odd" / "snapshots" / "def456"
+    odd.mkdir(parents=True)
+    for f in plain.iterdir():
+        (odd / f.name).symlink_to(f)  # absolute links
+    refused = generate(cli, odd, tmp_path / "out2")
     assert refused.code == 2 and "holds links to files outside it" in refused.err
-    assert f"hf download Qwen/Qwen3-8B --local-dir {Path.home()}/models/Qwen3-8B" in refused.err
-    assert len(refused.err.strip().splitlines()) == 1
-    assert not out.exists()
+    assert f"hf download Qwen/Qwen3-8B-odd --local-dir {Path.home()}/models/Qwen3-8B-odd" in refused.err
+    assert len(refused.err.strip().splitlines()) == 1 and not (tmp_path / "out2").exists()
     # links inside the folder are fine
     inside = tmp_path / "inside"
     shutil.copytree(plain, inside)

@@ -35,6 +35,7 @@ class Request:
     model_facts: str = "catalog"  # catalog · name (inferred from the repo name) · files (derived from its files)
     host: HostFacts = field(default_factory=HostFacts)  # host RAM and bandwidth (offload, speed)
     weights_folder: str | None = None  # a local checkpoint folder (absolute) the artifacts mount; not a gate input
+    weights_blobs: str | None = None  # a cache snapshot's blobs/ folder its links point into, mounted beside it
 
 
 @dataclass(frozen=True)
