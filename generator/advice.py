@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .catalog import Catalog
 from .report import Alternative
 from .resolver import Request
@@ -10,9 +12,33 @@ from .resolver.types import Resolution
 from .targets import DEFAULT_TARGETS, parse_target
 
 
+def other_variant(catalog: Catalog, blocked: Resolution) -> Alternative | None:
+    """With one variant asked for (--variant, or a repo id naming it), another variant of the same
+    model that runs on the very same GPUs."""
+    req = blocked.request
+    if req.variant is None or blocked.plans:
+        return None
+    runnable = rank(catalog, replace(req, variant=None, weights_folder=None), rejections="none").runnable
+    if not runnable or runnable[0].variant.id == req.variant:
+        return None
+    cand = runnable[0]
+    lay = cand.layout
+    shape = f"{lay.nodes} node(s) × {lay.gpus_per_node} GPU(s)" if lay.nodes > 1 else f"{lay.gpus} GPU(s)"
+    nodes = f" --nodes {lay.nodes}" if lay.nodes != req.nodes else ""
+    summary = (
+        f"another variant runs: {cand.variant.id} ({cand.variant.repo}) with {cand.engine.name} {cand.build.id} "
+        f"({cand.status}) on {shape} — --variant {cand.variant.id}{nodes}, or --model {cand.variant.repo}{nodes}"
+    )
+    decode = cand.speed.decode_tps if cand.speed is not None else None
+    return Alternative(f"{cand.layout.gpus}×{req.hardware.id}", summary, decode, cand.offload is not None)
+
+
 def alternatives(catalog: Catalog, blocked: Resolution, limit: int = 4) -> list[Alternative]:
     out: list[Alternative] = []
     here = blocked.request.hardware.id
+    same = other_variant(catalog, blocked)
+    if same is not None:
+        out.append(same)
     for text in DEFAULT_TARGETS:
         target = parse_target(catalog, text)
         if target.hardware.id == here:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .catalog import Catalog
@@ -14,7 +15,7 @@ from .schema import Model, Source, Variant
 
 if TYPE_CHECKING:
     from .derive import Derivation
-    from .hub import Checkpoint
+    from .hub import Checkpoint, RepoFile
 
 
 def unknown_architecture(catalog: Catalog, arch: str | None) -> str:
@@ -30,33 +31,58 @@ def unknown_architecture(catalog: Catalog, arch: str | None) -> str:
 
 
 def resolve_any(catalog: Catalog, value: str) -> ModelChoice:
+    from . import hub
     from .inference import infer
 
     try:
         return resolve_model(catalog, value)
     except UnknownNameError as unknown:
+        if hub.is_local(value):  # a folder's own files, never a Hub repo its name resembles
+            return from_files(catalog, value)
+        if value.startswith(("/", "./", "../", "~")):  # written as a path: no catalog name or repo id
+            what = "is a file, not a folder" if Path(value).expanduser().exists() else "does not exist"
+            raise RecipegenError(
+                f"--model {value}: {what}",
+                "give the checkpoint folder (the one holding config.json or the .gguf files), or a model name",
+            ) from None
         inferred = infer(catalog, value)
         if inferred is not None:
             return confirm(catalog, value, inferred)
-        from . import hub
-
         if not (hub.is_local(value) or hub.looks_like_repo(value)):
-            families = sorted(m.id for m in catalog.models.values() if m.id.startswith(value.strip().casefold()))
-            if len(families) > 1:
+            key = value.strip().casefold()
+            family = sorted(
+                (m for m in catalog.models.values() if m.id.startswith(key)), key=lambda m: (m.params_total_b, m.id)
+            )
+            if len(family) > 1:
+                listed = ", ".join(f"{m.id} ({_params(m)})" for m in family)
                 raise RecipegenError(
-                    f"{value!r} names a family with several models in the catalog: {', '.join(families)}",
-                    "pick one with --model",
+                    f"{value!r} names a family with several models in the catalog: {listed}",
+                    "pick one with --model ID (an id as listed; sizes are total parameters)",
                 ) from None
             raise unknown from None
         return from_files(catalog, value)
 
 
+def _params(model: Model) -> str:
+    total = f"{model.params_total_b:g}B"
+    return f"{total}, {model.params_active_b:g}B active" if model.params_active_b else total
+
+
 def from_files(catalog: Catalog, value: str) -> ModelChoice:
-    """Read the checkpoint's files and derive the model; an unknown class or format is said plainly."""
+    """Read the checkpoint's files and derive the model; an unknown class or format is said plainly.
+    A local folder's choice carries its absolute path: the artifacts mount it instead of downloading."""
     from . import hub
-    from .derive import derive
 
     checkpoint = hub.read(value, headers=False)
+    choice = _from_checkpoint(catalog, value, checkpoint)
+    if checkpoint.folder is None:
+        return choice
+    return replace(choice, folder=str(checkpoint.folder))
+
+
+def _from_checkpoint(catalog: Catalog, value: str, checkpoint: Checkpoint) -> ModelChoice:
+    from .derive import derive
+
     derivation = derive(checkpoint)
     if checkpoint.config is None and checkpoint.gguf_files:
         choice = _gguf_of_base(catalog, checkpoint, derivation)
@@ -154,13 +180,19 @@ def gguf_variants(checkpoint: Checkpoint, family: Model, note: str) -> tuple[lis
     taken = {v.id for v in family.variants}
     variants: list[Variant] = []
     split: list[str] = []
-    for f in checkpoint.gguf_files:
+    files = list(checkpoint.gguf_files)
+    parts_of: dict[str, int] = {}
+    if checkpoint.folder is not None:  # every part is already here: llama.cpp loads them from the first
+        files, parts_of = _whole_splits(files)
+    for f in files:
         name = f.path.rsplit("/", 1)[-1]
         if "mmproj" in name.casefold():  # a vision projector, not the language model
             continue
-        if SPLIT_GGUF.search(name):
+        if SPLIT_GGUF.search(name) and f.path not in parts_of:
             split.append(f.path)
             continue
+        if f.path in parts_of:
+            name = SPLIT_GGUF.sub(".gguf", name)
         stem = name[: -len(".gguf")]
         tag = _QUANT_TAG.search(stem)
         variant_id = "gguf-" + slug(tag.group(1) if tag else stem)
@@ -176,7 +208,14 @@ def gguf_variants(checkpoint: Checkpoint, family: Model, note: str) -> tuple[lis
                 quant="gguf",
                 publisher="community",
                 size_gb=f.size / 1e9 if f.size else None,
-                notes=[f"{note}; file {f.path}"],
+                notes=[
+                    f"{note}; file {f.path}"
+                    + (
+                        f" (part 1 of {parts_of[f.path]}; llama.cpp loads the others next to it)"
+                        if f.path in parts_of
+                        else ""
+                    )
+                ],
                 sources=[Source(url=r.url, note=f"{r.what}, read by recipegen") for r in checkpoint.read],
             )
         except ValueError:
@@ -186,17 +225,44 @@ def gguf_variants(checkpoint: Checkpoint, family: Model, note: str) -> tuple[lis
     return variants, split
 
 
+def _whole_splits(files: list[RepoFile]) -> tuple[list[RepoFile], dict[str, int]]:
+    """Split GGUF quantizations whose every part is present, each as its first part with the parts'
+    summed size; the count of parts per first part. Incomplete splits stay as they are."""
+    from .derive import SPLIT_GGUF
+    from .hub import RepoFile
+
+    groups: dict[str, list[RepoFile]] = {}
+    for f in files:
+        if SPLIT_GGUF.search(f.path):
+            groups.setdefault(SPLIT_GGUF.sub("", f.path), []).append(f)
+    out = [f for f in files if not SPLIT_GGUF.search(f.path)]
+    parts_of: dict[str, int] = {}
+    for parts in groups.values():
+        parts.sort(key=lambda f: f.path)
+        count = int(parts[0].path[-len("00000.gguf") : -len(".gguf")])
+        numbers = [int(f.path[-len("00000-of-00000.gguf") : -len("-of-00000.gguf")]) for f in parts]
+        if numbers == list(range(1, count + 1)) and all(f.size for f in parts):
+            first = RepoFile(parts[0].path, sum(f.size or 0 for f in parts))
+            out.append(first)
+            parts_of[first.path] = count
+        else:
+            out.extend(parts)
+    return sorted(out, key=lambda f: f.path), parts_of
+
+
 def _gguf_choice(family: Model, checkpoint: Checkpoint, note: str, how: str) -> ModelChoice | None:
     variants, split = gguf_variants(checkpoint, family, note)
     if not variants:
         return None
-    model = family.model_copy(update={"variants": [*family.variants, *variants]})
+    # a local folder's plan runs the files in it, never a catalog variant downloaded from the Hub
+    kept = [] if checkpoint.folder is not None else list(family.variants)
+    model = family.model_copy(update={"variants": [*kept, *variants]})
+    why = "some parts missing" if checkpoint.folder is not None else "split into parts"
+    left = f"; left out ({why}, or a file name recipegen does not pass on): {', '.join(split[:4])}" if split else ""
     if len(variants) == 1:
-        return ModelChoice(model, variants[0].id, how, facts="files")
+        return ModelChoice(model, variants[0].id, how + left, facts="files")
     listed = ", ".join(v.id for v in variants)
-    how += f"; {len(variants)} GGUF quantizations, each a variant (pick one with --variant: {listed})"
-    if split:
-        how += f"; left out (split into parts, or a file name recipegen does not pass on): {', '.join(split[:4])}"
+    how += f"; {len(variants)} GGUF quantizations, each a variant (pick one with --variant: {listed})" + left
     return ModelChoice(model, None, how, facts="files")
 
 
@@ -224,7 +290,9 @@ def confirm(catalog: Catalog, value: str, inferred: ModelChoice) -> ModelChoice:
         return replace(inferred, how=inferred.how + "; HF_HUB_OFFLINE is set")
     try:
         checkpoint = hub.read(value, headers=False)
-    except hub.HubError as exc:  # unreachable, gated, or not on this Hub (a ModelScope name): the name stands
+    except hub.RepoNotFound as exc:
+        return _not_on_the_hub(value, inferred, exc)
+    except hub.HubError as exc:  # unreachable or gated: the name stands
         return replace(inferred, how=f"{inferred.how}; its files were not read: {exc.message}")
     derivation = derive(checkpoint)
     named = inferred.model
@@ -259,6 +327,41 @@ def confirm(catalog: Catalog, value: str, inferred: ModelChoice) -> ModelChoice:
         + (f" (the name suggested {variant.quant})" if variant and variant.quant != quant else "")
     )
     return ModelChoice(_replace_variant(named, fixed), fixed.id, how, facts="files")
+
+
+def _not_on_the_hub(value: str, inferred: ModelChoice, exc: RecipegenError) -> ModelChoice:
+    """The Hub says the named repo does not exist: a download of it would fail. A name that only
+    repeats a catalog repo under another organisation (a ModelScope name such as ZhipuAI/GLM-4.6) is
+    planned as that catalog repo, said so; any other name is an error naming it."""
+    named = inferred.model
+    variant = next((v for v in named.variants if v.id == inferred.variant), None)
+    basename = value.partition("@")[0].rsplit("/", 1)[-1].casefold()
+    original = next(
+        (
+            v
+            for v in named.variants
+            if variant is not None and v.id != variant.id and v.repo.rsplit("/", 1)[-1].casefold() == basename
+        ),
+        None,
+    )
+    if original is None:
+        raise RecipegenError(
+            exc.message,
+            f"check the spelling; it reads as {named.name}, whose Hub repos are "
+            + ", ".join(v.repo for v in named.variants if v is not variant)[:300],
+        )
+    family = named.model_copy(update={"variants": [v for v in named.variants if v is not variant]})
+    how = (
+        f"model {named.name}, variant {original.id}: {value} is not on {hub_endpoint()} (a ModelScope name?), "
+        f"so the plan downloads {original.repo}, the same name there"
+    )
+    return ModelChoice(family, original.id, how, facts="catalog")
+
+
+def hub_endpoint() -> str:
+    from .hub import endpoint
+
+    return endpoint()
 
 
 def _replace_variant(model: Model, variant: Variant) -> Model:

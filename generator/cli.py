@@ -237,7 +237,8 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
         assert sel.gpu is not None
         target = resolve_gpu(catalog, sel.gpu, sel.gpu_memory)
     as_of = parse_date(sel.as_of, "--as-of") if sel.as_of else None
-    notes = [f"--model {sel.model} → {choice.how}", f"--gpu {sel.gpu or 'auto'} → {target.how}"]
+    # a folder is named by its absolute path, so the artifacts of `./x` and of `/abs/x` are the same bytes
+    notes = [f"--model {choice.folder or sel.model} → {choice.how}", f"--gpu {sel.gpu or 'auto'} → {target.how}"]
     build = resolve_user_build(catalog, sel.build, as_of) if sel.build else None
     if build is not None:
         released = catalog.build(build.build_id)[1].released
@@ -264,6 +265,7 @@ def _request(catalog: Catalog, sel: Selectors) -> Request:
         target_note="; ".join(notes),
         as_of=as_of,
         model_facts=choice.facts,
+        weights_folder=choice.folder,
     )
 
 
@@ -313,28 +315,32 @@ def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
 
 def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, recipes: list[str]) -> None:
     from .contract import resolution_json
-    from .hub import is_local
     from .output import write
     from .render import folder_name, render
     from .report import candidate_title, target_line
     from .resolver import resolve
 
-    if is_local(sel.model or ""):
-        raise RecipegenError(
-            f"{sel.model} is a local folder: the artifacts download a Hub repo and cannot name a folder",
-            "run `recipegen explain` for the plan, or name the checkpoint's Hub repo id",
-        )
     catalog = _catalog(recipes)
     request = _request(catalog, sel)
+    if request.weights_folder is not None:
+        request = replace(request, weights_blobs=_mountable(request.weights_folder))
     resolution = resolve(catalog, request)
     if not resolution.plans:
         if fmt is Format.json:
             typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
         else:
             typer.echo(_explanation(catalog, resolution))
+        if resolution.undecided:
+            raise BlockedError(
+                "unknown: no path is known to run this request (a fact is missing, none fails); nothing written",
+                "see the reasons above",
+            )
         raise BlockedError("blocked: no path runs this request; nothing written", "see the reasons above")
     if sel.gpu is None or sel.gpu.casefold() == "auto":  # rerunning the artifacts' command needs no GPU here
         sel = replace(sel, gpu=request.hardware.id)
+    typed = sel.model
+    if request.weights_folder is not None:  # the artifacts name the absolute folder, so a rerun finds it anywhere
+        sel = replace(sel, model=request.weights_folder)
     files = render(resolution, sel.command_line())
     target = Path(out) if out is not None else Path(folder_name(resolution))
     changed = write(files, target, force)
@@ -345,14 +351,30 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
     lines = [
         f"{target_line(resolution)}: RUNNABLE",
         f"  understood: {request.target_note}",
+        *(
+            [f"  weights: the local folder {request.weights_folder}, mounted read-only; nothing is downloaded"]
+            + (
+                [f"    (a Hugging Face cache snapshot: its links point into {request.weights_blobs}, mounted too)"]
+                if request.weights_blobs
+                else []
+            )
+            + ([f"    (--model {typed} made absolute: the artifacts name this path)"] if typed != sel.model else [])
+            if request.weights_folder is not None
+            else []
+        ),
         f"  layout: {resolution.layout_note}",
         f"  plan #1: {candidate_title(top.candidate)}",
         f"  why: {top.why_first}",
     ]
     if top.candidate.budget is not None:
         b = top.candidate.budget
+        from .memory import ESTIMATED
+
+        estimated = " (checkpoint size estimated from the parameter count; README.md says how)" * any(
+            n.startswith(ESTIMATED) for n in b.notes
+        )
         lines.append(
-            f"  memory: {b.weights_gib:.1f} GiB weights/GPU, context {b.context}, "
+            f"  memory: {b.weights_gib:.1f} GiB weights/GPU{estimated}, context {b.context}, "
             f"concurrency {b.concurrency} ({b.limit})"
         )
     if top.candidate.offload is not None:
@@ -370,6 +392,30 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
     shown = cli_values.printable(str(target) if out is not None else f"./{target}", 2000)
     lines.append(f"  {verb} {shown}/: " + ", ".join(sorted(files)))
     typer.echo("\n".join(lines))
+
+
+def _mountable(folder: str) -> str | None:
+    """A checkpoint folder the container can read whole: no links out of it, or a Hugging Face cache
+    snapshot whose links all point into its repo's blobs/ (returned: it is mounted beside the snapshot)."""
+    import re
+    import shlex
+
+    from .hub import cache_blobs, outside_links
+
+    links = outside_links(Path(folder))
+    blobs = cache_blobs(Path(folder)) if links else None
+    if blobs is not None:
+        return str(blobs)
+    if links:
+        cache = re.fullmatch(r"models--([\w.-]+?)--([\w.-]+)", Path(folder).parent.parent.name)
+        repo = f"{cache.group(1)}/{cache.group(2)}" if cache and Path(folder).parent.name == "snapshots" else "REPO"
+        copy = shlex.quote(f"{Path.home()}/models/{repo.rsplit('/', 1)[-1]}") if repo != "REPO" else "DIR"
+        raise RecipegenError(
+            f"{folder} holds links to files outside it ({', '.join(links)}; a Hugging Face cache snapshot?), "
+            "which a container that mounts the folder cannot follow",
+            f"point --model at a plain copy: `hf download {repo} --local-dir {copy}`, or `cp -rL` the folder",
+        )
+    return None
 
 
 def generate(

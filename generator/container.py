@@ -6,10 +6,12 @@ Pure: no Docker here. `dockerhost` turns a spec into docker SDK calls; the templ
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import InternalError
 from .resolver.flags import CONTAINER_MODELS, local_image
 from .resolver.types import Plan, Resolution
 
@@ -51,6 +53,8 @@ class ContainerSpec:
     served_name: str = ""
     model_path: str = ""  # the weights folder inside the container
     model_dir: str = ""  # the same folder under the host's MODEL_DIR
+    weights_folder: str | None = None  # a local checkpoint folder (absolute), mounted at model_folder instead
+    weights_blobs: str | None = None  # its cache blobs/ folder (a Hugging Face cache snapshot), mounted beside it
     weights_file: str | None = None  # GGUF: the one file to load
     weights_bytes: int | None = None
     driver_min: str | None = None
@@ -59,6 +63,28 @@ class ContainerSpec:
 
     def container_name(self, rank: int) -> str:
         return f"{self.name}-{rank}"
+
+    @property
+    def model_folder(self) -> str:
+        """The checkpoint folder inside the container (a GGUF plan loads one file in it)."""
+        return posixpath.join(CONTAINER_MODELS, self.model_dir)
+
+    def volumes(self) -> list[dict[str, Any]]:
+        """The bind mounts: MODEL_DIR at /models, or a local checkpoint folder at its own path there (and,
+        for a cache snapshot, its blobs/ where the snapshot's relative links land inside the container)."""
+        if self.weights_folder is None:
+            return [{"host": "${MODEL_DIR}", "container": CONTAINER_MODELS, "read_only": True}]
+        out = [{"host": self.weights_folder, "container": self.model_folder, "read_only": True}]
+        if self.weights_blobs is not None:
+            up = posixpath.relpath(self.weights_blobs, self.weights_folder)  # ../../blobs
+            out.append(
+                {
+                    "host": self.weights_blobs,
+                    "container": posixpath.normpath(posixpath.join(self.model_folder, up)),
+                    "read_only": True,
+                }
+            )
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -77,12 +103,14 @@ class ContainerSpec:
             "ipc_host": self.ipc_host,
             "shm_size": self.shm_size,
             "gpus": "all",
-            "volumes": [{"host": "${MODEL_DIR}", "container": CONTAINER_MODELS, "read_only": True}],
+            "volumes": self.volumes(),
             "env": [{"name": n, "value": v} for n, v in self.env],
             "host_network": self.host_network,
             "served_name": self.served_name,
             "model_path": self.model_path,
             "model_dir": self.model_dir,
+            "weights_folder": self.weights_folder,
+            "weights_blobs": self.weights_blobs,
             "weights_file": self.weights_file,
             "weights_bytes": self.weights_bytes,
             "driver_min": self.driver_min,
@@ -100,6 +128,16 @@ class ContainerSpec:
                 for n in self.nodes
             ],
         }
+
+
+def docker_mounts(spec: ContainerSpec) -> list[str]:
+    """`docker run --mount`'s values for a local checkpoint folder: CSV, the source field quoted (its
+    quotes doubled), so a path with commas, colons, quotes or spaces reaches Docker whole."""
+    out = []
+    for volume in spec.volumes():
+        source = '"source=' + volume["host"].replace('"', '""') + '"'
+        out.append(f"type=bind,{source},target={volume['container']},readonly")
+    return out
 
 
 def served_name(plan: Plan) -> str:
@@ -134,6 +172,12 @@ def container_spec(resolution: Resolution) -> ContainerSpec:
         service = "engine" if node.role == "single" else ("head" if node.rank == 0 else f"worker-{node.rank}")
         nodes.append(NodeSpec(node.role, node.rank, service, tuple(args)))
     docker = cand.deployment.docker if cand.deployment else None
+    folder = resolution.request.weights_folder
+    if folder is not None and not cand.variant.repo.startswith("local/"):
+        raise InternalError(
+            f"internal error: the plan for the local folder {folder} names the Hub repo {cand.variant.repo}",
+            "please report this with the command you ran",
+        )
     return ContainerSpec(
         name=re.sub(r"[^a-z0-9_.-]+", "-", f"recipegen-{resolution.request.model.id}".lower()),
         image=plan.image or local_image(plan.build),
@@ -149,6 +193,8 @@ def container_spec(resolution: Resolution) -> ContainerSpec:
         served_name=served_name(plan),
         model_path=container_model_path(cand.variant),
         model_dir=model_dir(cand.variant),
+        weights_folder=folder,
+        weights_blobs=resolution.request.weights_blobs if folder is not None else None,
         weights_file=cand.variant.file,
         weights_bytes=int(cand.variant.size_bytes) if cand.variant.size_bytes else None,
         driver_min=cand.build.driver_min,

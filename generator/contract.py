@@ -152,6 +152,7 @@ def resolution_json(r: Resolution) -> dict[str, Any]:
         "request": {
             "model": req.model.id,
             "model_facts": req.model_facts,
+            "weights_folder": req.weights_folder,
             "variant": req.variant,
             "hardware": req.hardware.id,
             "gpu_memory_gib": req.hardware.memory_gib,
@@ -171,6 +172,7 @@ def resolution_json(r: Resolution) -> dict[str, Any]:
             "layout_note": r.layout_note,
         },
         "verdict": r.verdict,
+        "verdict_detail": r.verdict_detail,
         "plans": [plan_json(p) for p in r.plans],
         "rejected": [
             {

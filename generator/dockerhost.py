@@ -162,7 +162,7 @@ def run(
     gpus: bool,
     values: dict[str, str],
 ) -> Any:
-    from docker.types import DeviceRequest
+    from docker.types import DeviceRequest, Mount
 
     hc = container["healthcheck"]
     env = {e["name"]: e["value"] for e in container["env"]}
@@ -173,7 +173,6 @@ def run(
         "detach": True,
         "labels": {LABEL: str(folder.resolve()), "io.recipegen.rank": str(node["rank"])},
         "shm_size": container["shm_size"],
-        "volumes": {str(model_dir): {"bind": container["volumes"][0]["container"], "mode": "ro"}},
         "environment": env,
         "healthcheck": {
             "test": hc["test"],
@@ -183,6 +182,12 @@ def run(
             "start_period": hc.get("start_period_s", START_PERIOD_S) * NS,
         },
     }
+    volume = container["volumes"][0]
+    if container.get("weights_folder"):  # a local checkpoint: a bind mount takes any path (the SDK's
+        # volumes= would join host:container:mode and split a path holding a colon)
+        kwargs["mounts"] = [Mount(v["container"], v["host"], type="bind", read_only=True) for v in container["volumes"]]
+    else:
+        kwargs["volumes"] = {str(model_dir): {"bind": volume["container"], "mode": "ro"}}
     if container["ipc_host"]:
         kwargs["ipc_mode"] = "host"
     if container["host_network"]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .contract import SCHEMA
 from .errors import RecipegenError
@@ -60,18 +60,30 @@ class _Container(_Strict):
     ipc_host: bool
     shm_size: str = Field(pattern=r"^[0-9]+[kmgKMG]?[bB]?$")
     gpus: str
-    volumes: list[_Volume] = Field(min_length=1, max_length=1)
+    volumes: list[_Volume] = Field(min_length=1, max_length=2)
     env: list[_Env]
     host_network: bool
     served_name: str
     model_path: str
     model_dir: str = Field(pattern=r"^[^/\\]+$")
+    weights_folder: str | None = Field(default=None, pattern=r"^/[^\x00-\x1f\x7f]*$")  # a local checkpoint
+    weights_blobs: str | None = Field(default=None, pattern=r"^/[^\x00-\x1f\x7f]*$")  # its cache blobs/
     weights_file: str | None
     weights_bytes: int | None
     driver_min: str | None
     reasoning_parser: str | None
     tool_parser: str | None
     nodes: list[_Node] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _one_mount(self) -> _Container:
+        host = self.volumes[0].host
+        if host != (self.weights_folder or "${MODEL_DIR}"):
+            raise ValueError(f"volumes[0].host {host!r} is neither ${{MODEL_DIR}} nor the plan's weights_folder")
+        extra = [v.host for v in self.volumes[1:]]
+        if extra != ([self.weights_blobs] if self.weights_folder and self.weights_blobs else []):
+            raise ValueError("a second volume is only the weights_blobs folder of a local cache snapshot")
+        return self
 
     @field_validator("model_dir")
     @classmethod

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import struct
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,10 @@ _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
 
 class HubError(RecipegenError):
     """A Hub or local-folder problem: gated, missing, offline, unreadable. Exit code 2."""
+
+
+class RepoNotFound(HubError):
+    """The Hub answered that the repo does not exist (or is private to this token)."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,12 @@ class Checkpoint:
         """The repo id a plan names: the Hub repo, or `local/<folder>` for a folder (not on the Hub)."""
         if self.repo_id is not None:
             return self.repo_id
-        name = re.sub(r"[^A-Za-z0-9._-]+", "-", self.folder.name if self.folder else "model").strip("-.") or "model"
+        base = self.folder.name if self.folder else "model"
+        cache = re.fullmatch(r"models--[^/]+?--(.+)", self.folder.parent.parent.name) if self.folder else None
+        if cache and self.folder is not None and self.folder.parent.name == "snapshots":
+            base = cache.group(1)  # a Hugging Face cache snapshot: the repo's name, not the revision hash
+        name = re.sub(r"[^A-Za-z0-9._-]+", "-", base)
+        name = re.sub(r"[-.]{2,}", "-", name).strip("-.") or "model"  # repo ids allow no '--' or '..'
         return f"local/{name[:96]}"
 
     def file_size(self, suffix: str) -> int:
@@ -102,6 +112,45 @@ def is_local(value: str) -> bool:
     return Path(value).expanduser().is_dir()
 
 
+def outside_links(folder: Path, limit: int = 3) -> list[str]:
+    """Files of the folder (and its direct subfolders) that are symbolic links to a place outside it,
+    as a Hugging Face cache snapshot's are (../../blobs/…): a container that mounts the folder cannot
+    follow them."""
+    root = folder.resolve()
+    found: list[str] = []
+    try:
+        entries = sorted(folder.iterdir())
+        for entry in entries:
+            children = sorted(entry.iterdir()) if entry.is_dir() and not entry.is_symlink() else [entry]
+            for path in children:
+                if path.is_symlink() and not path.resolve().is_relative_to(root):
+                    found.append(str(path.relative_to(folder)))
+                    if len(found) >= limit:
+                        return found
+    except OSError:
+        return found
+    return found
+
+
+def cache_blobs(folder: Path) -> Path | None:
+    """For a Hugging Face cache snapshot (…/models--ORG--NAME/snapshots/REV) whose files are relative
+    links into its repo's blobs/ folder: that folder, which a container mounts beside the snapshot so
+    the links resolve there too. None for any other folder, or links that go elsewhere."""
+    snapshots = folder.parent
+    blobs = snapshots.parent / "blobs"
+    if snapshots.name != "snapshots" or not snapshots.parent.name.startswith("models--") or not blobs.is_dir():
+        return None
+    links = outside_links(folder, limit=MAX_FOLDER_FILES)
+    if not links:
+        return None
+    root = blobs.resolve()
+    for link in links:
+        path = folder / link
+        if Path(os.readlink(path)).is_absolute() or not path.resolve().is_relative_to(root):
+            return None
+    return blobs
+
+
 def parse_ref(value: str) -> tuple[str, str | None]:
     repo, _, revision = value.partition("@")
     if not _REPO_ID.match(repo) or (revision and not _REVISION.match(revision)):
@@ -115,7 +164,13 @@ def parse_ref(value: str) -> tuple[str, str | None]:
 def read(value: str, *, headers: bool = True) -> Checkpoint:
     """Read the checkpoint named by `value` (local folder first, then the Hub). Raises HubError."""
     if is_local(value):
-        return _read_folder(Path(value).expanduser(), value, headers)
+        folder = Path(value).expanduser().resolve()
+        if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") for ch in str(folder)):
+            raise HubError(
+                f"the checkpoint folder {value!r} resolves to a path with a control character",
+                "move or rename the folder (or its link's target) to a name on one line",
+            )
+        return _read_folder(folder, value, headers)
     repo, revision = parse_ref(value)
     return _read_hub(value, repo, revision, headers)
 
@@ -329,7 +384,7 @@ def _explain(exc: Exception, repo: str, revision: str | None, what: str) -> HubE
             "use a branch, tag or commit hash that exists (see the repo's Files and versions page)",
         )
     if isinstance(exc, errors.RepositoryNotFoundError):
-        return HubError(
+        return RepoNotFound(
             f"no model repo {repo} on {where} (or it is private and this token cannot see it)",
             "check the spelling (ORG/NAME); for a private repo log in or set HF_TOKEN",
         )

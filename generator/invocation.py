@@ -9,6 +9,7 @@ and compose services; inside a shell function `"$@"` stands for the script's fir
 
 from __future__ import annotations
 
+import csv
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -53,6 +54,15 @@ class Invocation:
     build: Build | None = None  # the catalog build the image tag names
     where: str = ""  # line or service it came from
     build_how: str = ""  # how the image was understood as a build
+    mounts: tuple[tuple[str, str], ...] = ()  # bind mounts (host path, container path) of a docker run / service
+
+    def host_path(self, path: str) -> str | None:
+        """The host path a container path lies at through a bind mount, or None."""
+        for host, target in sorted(self.mounts, key=lambda m: -len(m[1])):  # the deepest mount wins
+            inside = target.rstrip("/")
+            if path == inside or path.startswith(inside + "/"):
+                return host.rstrip("/") + path[len(inside) :]
+        return None
 
     def command(self) -> str:
         return " ".join(shlex.quote(t) for t in (*self.engine.command, *self.args))
@@ -256,8 +266,42 @@ def _from_tokens(
     return Invocation(engine, tuple(tokens[after:]), env, where=where)
 
 
+def _bind(option: str, value: str) -> tuple[str, str] | None:
+    """A bind mount of `docker run -v HOST:CONTAINER[:MODE]` or `--mount type=bind,source=…,target=…`."""
+    if option in ("-v", "--volume"):
+        parts = value.split(":")
+        if len(parts) in (2, 3) and parts[0].startswith("/") and parts[1].startswith("/"):
+            return parts[0], parts[1]
+        return None
+    if option == "--mount":
+        fields = next(csv.reader([value]), [])
+        spec = {k.strip(): v for k, _, v in (f.partition("=") for f in fields)}
+        source = spec.get("source") or spec.get("src")
+        target = spec.get("target") or spec.get("destination") or spec.get("dst")
+        if spec.get("type") == "bind" and source and target and source.startswith("/"):
+            return source, target
+    return None
+
+
+def _compose_binds(volumes: object) -> tuple[tuple[str, str], ...]:
+    """A service's bind mounts whose host path Compose does not interpolate (`$$` is a literal `$`)."""
+    out: list[tuple[str, str]] = []
+    for item in volumes if isinstance(volumes, list) else []:
+        if isinstance(item, str):
+            found = _bind("--volume", item.replace("$$", "\0"))
+        elif isinstance(item, dict) and item.get("type") == "bind":
+            source, target = str(item.get("source") or ""), str(item.get("target") or "")
+            found = (source.replace("$$", "\0"), target) if source.startswith("/") else None
+        else:
+            found = None
+        if found is not None and "$" not in found[0]:  # a ${VAR} left for Compose: not a path here
+            out.append((found[0].replace("\0", "$"), found[1]))
+    return tuple(out)
+
+
 def _docker_run(catalog: Catalog, tokens: list[str], env: dict[str, str], where: str, depth: int) -> Invocation | None:
     entrypoint: list[str] = []
+    mounts: list[tuple[str, str]] = []
     index = 0
     while index < len(tokens) and tokens[index].startswith("-"):
         option, eq, inline = tokens[index].partition("=")
@@ -272,15 +316,17 @@ def _docker_run(catalog: Catalog, tokens: list[str], env: dict[str, str], where:
             env[name] = value
         elif option == "--entrypoint":
             entrypoint = [inline]
+        elif (bind := _bind(option, inline)) is not None:
+            mounts.append(bind)
     if index >= len(tokens):
         return None
     image, rest = tokens[index], [*entrypoint, *tokens[index + 1 :]]
     engine, build, how = _image_build(catalog, image)
     inner = _from_tokens(catalog, rest, env, where, depth, engine) if rest else None
     if inner is not None:
-        return Invocation(inner.engine, inner.args, inner.env, image, build, where, how)
+        return Invocation(inner.engine, inner.args, inner.env, image, build, where, how, tuple(mounts))
     if engine is not None and engine.image_entrypoint and not entrypoint:
-        return Invocation(engine, tuple(rest), env, image, build, where, how)
+        return Invocation(engine, tuple(rest), env, image, build, where, how, tuple(mounts))
     return None
 
 
@@ -322,10 +368,11 @@ def _from_compose(catalog: Catalog, document: dict[str, object], source: str) ->
         where = f"service {name}"
         engine, build, how = _image_build(catalog, image) if image else (None, None, "")
         inner = _from_tokens(catalog, [*entrypoint, *command], env, where, prefer=engine)
+        mounts = _compose_binds(service.get("volumes"))
         if inner is not None:
-            return Invocation(inner.engine, inner.args, inner.env, image or None, build, where, how)
+            return Invocation(inner.engine, inner.args, inner.env, image or None, build, where, how, mounts)
         if engine is not None and engine.image_entrypoint and not entrypoint:
-            return Invocation(engine, tuple(command), env, image, build, where, how)
+            return Invocation(engine, tuple(command), env, image, build, where, how, mounts)
     return None
 
 

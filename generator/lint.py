@@ -13,8 +13,10 @@ from typing import Any
 
 from .catalog import Catalog
 from .diagnose import printable
+from .errors import RecipegenError
 from .invocation import Invocation
 from .lint_findings import Finding, Severity, gate_findings
+from .names import ModelChoice
 from .resolver.types import Layout, Plan, Request, Settings
 from .schema import Engine, Hardware, Model, Source, Variant
 from .schema.engine import Build
@@ -156,6 +158,27 @@ def _settings(
     return replace(base, mtp=mtp, attention_backend=pinned), pinned_by, pinned
 
 
+def _mounted_checkpoint(catalog: Catalog, host: str) -> ModelChoice | None:
+    """The model a bind-mounted checkpoint folder (or a GGUF file in one) holds, from its own files;
+    None when the path is not here or its files do not say (lint then matches the path by name)."""
+    from pathlib import Path
+
+    from .anymodel import from_files
+
+    path = Path(host)
+    folder = path.parent if path.is_file() else path
+    if not folder.is_dir():
+        return None
+    try:
+        choice = from_files(catalog, str(folder))
+    except RecipegenError:
+        return None
+    if path.is_file():
+        named = next((v for v in choice.model.variants if v.file and folder / v.file == path), None)
+        return replace(choice, variant=named.id) if named is not None else None
+    return choice
+
+
 def lint(
     catalog: Catalog,
     invocation: Invocation,
@@ -186,7 +209,22 @@ def lint(
     model_arg = parsed.get(vocab, model_flag) if model_flag else (parsed.positionals[0] if parsed.positionals else None)
     if model_arg is None and engine.id == "vllm":
         model_arg = parsed.get(vocab, "--model")
+    # the catalog's facts first; a path it does not know is read through its bind mount, from the host folder
     choice = find_model(catalog, model_arg) if model_arg else None
+    host = invocation.host_path(model_arg) if model_arg and choice is None else None
+    choice = choice or (_mounted_checkpoint(catalog, host) if host else None)
+    if choice is not None and host is not None:
+        findings.append(
+            Finding(
+                "info",
+                "model-folder",
+                model_flag or "MODEL",
+                model_arg,
+                f"the container reads the bind-mounted checkpoint {host}",
+                f"its files were read: {choice.how}",
+                None,
+            )
+        )
     model = choice.model if choice else None
     variant = None
     if model is not None:
@@ -257,7 +295,7 @@ def lint(
         findings.extend(
             gate_findings(request, engine, build, variant, layout, settings, pinned_by, pinned, parsed, vocab)
         )
-        plan, plan_command = _plan_instead(catalog, model, hardware, layout)
+        plan, plan_command = _plan_instead(catalog, model, hardware, layout, choice.folder if choice else None)
     elif hardware is None and model is not None:
         findings.append(
             Finding(
@@ -411,20 +449,32 @@ def _parser_findings(
     return out
 
 
-def _plan_instead(catalog: Catalog, model: Model, hardware: Hardware, layout: Layout) -> tuple[Plan | None, str | None]:
-    """recipegen's own plan on the same GPUs (or, when nothing runs there, on the size it would pick)."""
+def _plan_instead(
+    catalog: Catalog, model: Model, hardware: Hardware, layout: Layout, folder: str | None = None
+) -> tuple[Plan | None, str | None]:
+    """recipegen's own plan on the same GPUs (or, when nothing runs there, on the size it would pick);
+    a bind-mounted checkpoint `folder` is named by its path, so the command writes a plan that mounts it."""
+    import shlex
+
     from .resolver import resolve
 
     resolution = resolve(
-        catalog, Request(model=model, hardware=hardware, gpus_per_node=layout.gpus_per_node, nodes=layout.nodes)
+        catalog,
+        Request(
+            model=model,
+            hardware=hardware,
+            gpus_per_node=layout.gpus_per_node,
+            nodes=layout.nodes,
+            weights_folder=folder,
+        ),
     )
     if not resolution.plans:
-        resolution = resolve(catalog, Request(model=model, hardware=hardware))
+        resolution = resolve(catalog, Request(model=model, hardware=hardware, weights_folder=folder))
     if not resolution.plans:
         return None, None
     top = resolution.plans[0]
     lay = top.candidate.layout
-    command = f"recipegen --gpu {hardware.id} --model {model.id} --gpus {lay.gpus_per_node}"
+    command = f"recipegen --gpu {hardware.id} --model {shlex.quote(folder or model.id)} --gpus {lay.gpus_per_node}"
     if lay.nodes > 1:
         command += f" --nodes {lay.nodes}"
     return top, command

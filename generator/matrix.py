@@ -9,7 +9,7 @@ from typing import Any, Literal
 from .catalog import Catalog
 from .resolver import Request
 from .resolver.resolve import Ranking, rank, rank_key
-from .resolver.types import Candidate
+from .resolver.types import Candidate, undecided
 from .schema import Model
 from .targets import Target
 
@@ -74,7 +74,10 @@ def _classify(r: Ranking, target: str) -> Cell:
         summary = f"{best.engine.name} {best.build.id} · {best.variant.id} ({best.status}) on {best.layout.gpus} GPU(s)"
         return Cell(model, target, symbol, None, summary, tuple(why) or (summary,))
     assert r.candidates is not None  # a blocked ranking gates every path (rejections="when-blocked")
-    closest = sorted(r.candidates, key=lambda c: (len(c.failing()), rank_key(c)))
+    # a path nothing rules out decides the cell before one that fails a gate (explain says "unknown" too)
+    closest = sorted(
+        [c for c in r.candidates if undecided(c)] or r.candidates, key=lambda c: (len(c.failing()), rank_key(c))
+    )
     if not closest:
         return Cell(model, target, "✗", None, "no engine build in the catalog", ())
     best = closest[0]

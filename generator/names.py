@@ -29,6 +29,7 @@ class ModelChoice:
     variant: str | None  # set when the user named a variant's repo id
     how: str  # one line: how the name was understood
     facts: str = "catalog"  # where the model's facts come from: catalog, name (inferred) or files (derived)
+    folder: str | None = None  # a local checkpoint folder (absolute): the artifacts mount it, download nothing
 
 
 def resolve_model(catalog: Catalog, value: str) -> ModelChoice:

@@ -57,15 +57,38 @@ def _size(text: str) -> int | None:
 def weights_state(folder: Folder, opts: Options) -> tuple[Status, str, int]:
     """(status, detail, bytes already there) of the weights folder under MODEL_DIR."""
     c = folder.container
-    where = opts.model_dir / c["model_dir"]
+    local = c.get("weights_folder")
+    where = Path(local) if local else opts.model_dir / c["model_dir"]
     if not where.is_dir():
+        if local:
+            return "fail", f"the checkpoint folder {where} does not exist (moved or deleted?)", 0
         return "fail", f"{where} does not exist: not downloaded yet", 0
     present = sum(p.stat().st_size for p in where.rglob("*") if p.is_file())
+    if local:
+        from .hub import cache_blobs, outside_links
+
+        links = outside_links(where)
+        blobs = cache_blobs(where) if links else None
+        if links and (blobs is None or str(blobs) != c.get("weights_blobs")):
+            return "fail", f"{where} holds links out of it that the container cannot follow ({links[0]})", present
     if c.get("weights_file"):
         target = where / c["weights_file"]
+        split = re.search(r"-00001-of-(\d{5})\.gguf$", target.name)
+        if split and target.is_file():  # llama.cpp opens the other parts next to the first
+            count = int(split.group(1))
+            missing = [
+                n
+                for n in range(2, count + 1)
+                if not (target.parent / target.name.replace("-00001-of-", f"-{n:05d}-of-")).is_file()
+            ]
+            if missing:
+                return "fail", f"{len(missing)} of the {count} parts of {target.name} are missing", present
+            return "ok", f"all {count} parts of {target.name} are there ({present / 1e9:.1f} GB)", present
         if target.is_file():
             return "ok", f"{target.name} is there ({present / 1e9:.1f} GB)", present
         return "fail", f"{target} is missing", present
+    if local and not (where / "config.json").is_file():
+        return "fail", f"{where} holds no config.json: not a Hugging Face checkpoint folder", present
     index = where / "model.safetensors.index.json"
     if index.is_file():
         try:
@@ -160,10 +183,17 @@ def run_checks(folder: Folder, opts: Options) -> list[Check]:
             )
     checks.append(_image_check(client, c, opts.image))
     state, detail, present = weights_state(folder, opts)
-    checks.append(
-        Check("weights", state, detail, "" if state == "ok" else "run `./launch.sh download` (needs the hf CLI)")
+    local = c.get("weights_folder")
+    fix = (
+        "regenerate with --model pointing at the checkpoint folder"
+        if local
+        else "run `./launch.sh download` (needs the hf CLI)"
     )
-    checks.append(_disk_check(folder, opts, state == "ok", present))
+    checks.append(Check("weights", state, detail, "" if state == "ok" else fix))
+    if local:
+        checks.append(Check("disk", "skip", "the weights are the local checkpoint folder; nothing is downloaded"))
+    else:
+        checks.append(_disk_check(folder, opts, state == "ok", present))
     checks.append(_shm_check(c))
     port = c["port"] if c["host_network"] else opts.port
     if folder.node(opts.rank)["role"] == "worker":
@@ -174,7 +204,9 @@ def run_checks(folder: Folder, opts: Options) -> list[Check]:
         checks.append(
             Check("port", "fail", f"port {port} is already in use", "stop what listens there, or pass --port")
         )
-    if state == "ok":
+    if local:
+        checks.append(Check("hf-token", "skip", "nothing is downloaded: the weights are a local folder"))
+    elif state == "ok":
         checks.append(Check("hf-token", "skip", "weights are already here"))
     elif _hf_token():
         checks.append(Check("hf-token", "ok", "a Hugging Face token is present (not shown)"))

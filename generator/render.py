@@ -19,10 +19,11 @@ from jinja2 import BaseLoader, StrictUndefined, TemplateNotFound
 from jinja2.sandbox import SandboxedEnvironment
 
 from . import __version__
-from .container import START_PERIOD_S, ContainerSpec, container_spec
+from .container import START_PERIOD_S, ContainerSpec, container_spec, docker_mounts
 from .contract import resolution_json
 from .encode import FILTERS, shell_expand, shell_word, yaml_expand, yaml_value
 from .errors import InternalError, RecipegenError
+from .memory import checkpoint_bytes
 from .report import budget_table, candidate_title, speed_lines, target_line
 from .resolver.flags import container_model_path, model_dir
 from .resolver.types import Flag, Plan, Resolution
@@ -148,6 +149,8 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
     budget = cand.budget
     tool, reasoning = plan.settings.tool_parser, plan.settings.reasoning_parser
     size = variant.size_bytes
+    sized = checkpoint_bytes(model, size, variant.quant, named=resolution.request.variant == variant.id)
+    estimate = sized[0] if sized is not None and size is None else None
     return {
         "version": __version__,
         "command_line": command_line,
@@ -195,11 +198,18 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         "served_name": spec.served_name,
         "repo": variant.repo,
         "model_dir": model_dir(variant),
+        "weights_folder": spec.weights_folder,
+        "weights_mounts": docker_mounts(spec) if spec.weights_folder else [],
+        "weights_volumes": spec.volumes() if spec.weights_folder else [],
+        "weights_blobs": spec.weights_blobs,
+        "weights_check": variant.file or "config.json",
+        "container_model_folder": spec.model_folder,
         "container_model_path": container_model_path(variant),
         "download_file": variant.file,
         "download_revision": variant.revision,
-        "size_gb": f"{size / 1e9:.0f}" if size else "unknown",
-        "disk_gb": f"{size * 1.05 / 1e9:.0f}" if size else "unknown",
+        "size_gb": f"{size / 1e9:.0f}" if size else (f"~{estimate / 1e9:.0f}" if estimate else "unknown"),
+        "size_estimated": estimate is not None,
+        "disk_gb": f"{size * 1.05 / 1e9:.0f}" if size else (f"~{estimate * 1.05 / 1e9:.0f}" if estimate else "unknown"),
         "shm_size": spec.shm_size,
         "gpus_per_node": cand.layout.gpus_per_node,
         "healthcheck": [yaml_value(t) for t in spec.healthcheck],

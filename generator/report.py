@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .memory import Budget
+from .memory import INT4_QUANTS, Budget, int4_estimate
 from .resolver.types import GATES, Candidate, Resolution
 
 MARK = {"pass": "✓", "fail": "✗", "unknown": "?"}
@@ -117,6 +117,8 @@ def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, v
                 if rest:
                     out.append(f"  … {rest} more runnable plan(s) (--format json lists them all)")
                 break
+    elif r.undecided:
+        out.append(unknown_verdict(r))
     else:
         out.append("VERDICT: blocked — no engine build runs this model on this target")
     out.append("")
@@ -196,6 +198,23 @@ def rejected_lines(r: Resolution) -> list[str]:
     return out
 
 
+def unknown_reasons(r: Resolution) -> list[str]:
+    """The distinct reasons the undecided paths cannot be decided, in rank order."""
+    reasons: list[str] = []
+    for cand in r.undecided:
+        for g in cand.failing():
+            if g.reason not in reasons:
+                reasons.append(g.reason)
+    return reasons
+
+
+def unknown_verdict(r: Resolution) -> str:
+    """The verdict line when no path is known to run but some path fails no gate: unknown, not blocked."""
+    reasons = unknown_reasons(r)
+    shown = "; ".join(reasons[:2]) + (f" (+{len(reasons) - 2} more)" if len(reasons) > 2 else "")
+    return f"VERDICT: unknown — no path is known to run, but {len(r.undecided)} path(s) fail no gate: {shown}"
+
+
 def advice_lines(r: Resolution, alternatives: list[Alternative]) -> list[str]:
     out = ["", "What would make it run:"]
 
@@ -214,6 +233,23 @@ def advice_lines(r: Resolution, alternatives: list[Alternative]) -> list[str]:
     for cand in unknown[:3]:
         reasons = "; ".join(g.reason for g in cand.failing())
         out.append(f"  • unknown, nothing rules it out: {candidate_title(cand)} — {reasons}")
+    unsized = sorted({c.variant.repo for c in unknown if c.gate("memory").outcome == "unknown" and c.budget is None})
+    if unsized:
+        online = "online (HF_HUB_OFFLINE unset) recipegen reads the repo's files, size included; " * (
+            r.request.model_facts == "name"
+        )
+        out.append(
+            f"  • the checkpoint size decides: {online}`recipegen inspect {unsized[0]}` shows the size its files "
+            "give; state it as size_gb in a models/*.yaml passed with --recipes"
+        )
+        named = sorted(
+            {c.variant.id for c in unknown if c.variant.quant in INT4_QUANTS and c.variant.size_bytes is None}
+        )
+        if named and r.request.variant is None and int4_estimate(r.request.model) is not None:
+            out.append(
+                f"  • or name the INT4 variant (--variant {named[0]}): its size is then estimated from the "
+                "parameter count, said as an estimate"
+            )
     # the kernel wall, where the kernel is what blocks (the build loads the model, its weights and image fit)
     walls = sorted(
         {

@@ -258,13 +258,6 @@ def test_local_folder_inspect_and_explain(cogito_folder):
     assert abs(weights - COGITO_TOTAL) / COGITO_TOTAL < 0.03
 
 
-def test_local_folder_generate_refuses_without_writing(cogito_folder, tmp_path):
-    out = tmp_path / "out"
-    result = run_cli("--gpu", "a100-80gb", "--model", str(cogito_folder), "--out", str(out), env=OFFLINE)
-    assert result.code == 2 and "local folder" in result.err
-    assert not out.exists()
-
-
 def _tiny_shard(path: Path) -> None:
     """A real safetensors file: 8-byte header length, JSON header, tensor bytes."""
     header = {
@@ -406,19 +399,34 @@ def test_online_the_files_confirm_or_correct_the_name(hf_env):
     request = corrected.json()["request"]
     assert request["model"] != "qwen3-32b" and request["model_facts"] == "files"
     assert "its name suggested Qwen3-32B, its files do not match it" in request["understood_as"]
-    # not on this Hub (a ModelScope name, say) or no network: the name stands, and the output says so
-    for env in (hf_env, {**hf_env, "HF_ENDPOINT": "http://127.0.0.1:9"}):
-        named = run_cli("explain", "--gpu", "h200", "--model", "ZhipuAI/GLM-4.6", "--format", "json", env=env)
-        assert named.code in (0, 3), named.err
-        assert named.json()["request"]["model"] == "glm-4.6"
-        assert "its files were not read" in named.json()["request"]["understood_as"]
+    # no network: the name stands, and the output says so
+    offline_env = {**hf_env, "HF_ENDPOINT": "http://127.0.0.1:9"}
+    named = run_cli("explain", "--gpu", "h200", "--model", "ZhipuAI/GLM-4.6", "--format", "json", env=offline_env)
+    assert named.code in (0, 3), named.err
+    assert named.json()["request"]["model"] == "glm-4.6"
+    assert "its files were not read" in named.json()["request"]["understood_as"]
+    # the Hub says it has no such repo (a ModelScope name): a download of it would fail, so the plan
+    # downloads the catalog repo of the same name, and says so
+    moved = run_cli("explain", "--gpu", "h200", "--model", "ZhipuAI/GLM-4.6", "--format", "json", env=hf_env)
+    assert moved.code == 0, moved.err
+    doc = moved.json()
+    assert "ZhipuAI/GLM-4.6 is not on" in doc["request"]["understood_as"]
+    assert "the plan downloads zai-org/GLM-4.6" in doc["request"]["understood_as"]
+    assert {p["repo"] for p in doc["plans"]} == {"zai-org/GLM-4.6"}
+    # any other name the Hub does not have is an error naming it, never a download that will fail
+    missing = run_cli("explain", "--gpu", "h200", "--model", "unsloth/GLM-4.6-GGUF", env=hf_env)
+    assert missing.code == 2 and "no model repo unsloth/GLM-4.6-GGUF" in missing.err
+    assert "zai-org/GLM-4.6-FP8" in missing.err and len(missing.err.strip().splitlines()) == 1
 
 
 def test_names_that_no_engine_can_load_or_that_name_a_family():
     mlx = run_cli("explain", "--gpu", "h200", "--model", "mlx-community/Qwen3-32B-4bit-MLX", env=OFFLINE)
     assert mlx.code == 2 and "MLX" in mlx.err and "Qwen/Qwen3-32B" in mlx.err
     family = run_cli("explain", "--gpu", "h200", "--model", "qwen3", env=OFFLINE)
-    assert family.code == 2 and "qwen3-32b" in family.err and "qwen3-14b" in family.err
+    assert family.code == 2 and "qwen3-32b (32B)" in family.err and "qwen3-14b" in family.err
+    assert "qwen3-30b-a3b (30.5B, 3.3B active)" in family.err and len(family.err.strip().splitlines()) == 1
+    # smallest first, so the list reads as a size ladder
+    assert family.err.index("qwen3-0.6b") < family.err.index("qwen3-8b") < family.err.index("qwen3-235b")
 
 
 def test_free_text_in_a_config_never_reaches_a_plan(tmp_path):

@@ -89,11 +89,15 @@ def test_required_flags_stay_off_other_gpus(cli):
 
 
 def test_matrix_memory_reason_gives_the_per_gpu_figure_of_the_fleet(cli):
-    cell = cli("matrix", "--format", "json", "--model", "deepseek-r1", "--target", "8xa100-80gb").json()["cells"][0]
+    cell = cli("matrix", "--format", "json", "--model", "minimax-m1", "--target", "8xa100-80gb").json()["cells"][0]
     assert (cell["symbol"], cell["gate"]) == ("✗", "memory")
-    memory = cell["reasons"][0]
-    assert memory.startswith("on 8 GPU(s): weights need 78.1 GiB per GPU")
+    assert cell["reasons"][0].startswith("on 8 GPU(s): weights need 106.2 GiB per GPU")
+    # FP8 and BF16 do not fit; the NVFP4 checkpoint's size is not known, so the cell is unknown, not blocked
+    cell = cli("matrix", "--format", "json", "--model", "deepseek-r1", "--target", "8xa100-80gb").json()["cells"][0]
+    assert (cell["symbol"], cell["gate"]) == ("?", "memory")
+    assert cell["reasons"][0] == "the size of nvidia/DeepSeek-R1-0528-NVFP4-v2 is not in the catalog"
     explain = cli("explain", "--format", "json", "--gpu", "a100-80gb", "--gpus", "8", "--model", "deepseek-r1").json()
+    assert (explain["verdict"], explain["verdict_detail"]) == ("blocked", "unknown")
     reasons = [r["reason"] for r in explain["rejected"] if r["gate"] == "memory" and r["variant"] == "fp8"]
     assert any("78.1 GiB per GPU" in r for r in reasons)
 

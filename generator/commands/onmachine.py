@@ -80,6 +80,12 @@ def _options(
     from ..preflight import Options
 
     folder.node(node)  # a rank the plan does not have is bad input
+    local = folder.container.get("weights_folder")
+    if local and model_dir is not None:
+        raise RecipegenError(
+            f"--model-dir {model_dir} does not apply: this plan mounts the local checkpoint folder {local}",
+            "leave --model-dir out, or regenerate the folder with --model pointing at another checkpoint folder",
+        )
     image = image or os.environ.get("IMAGE") or None
     head_addr = head_addr or os.environ.get("HEAD_ADDR") or None
     if image is not None and not re.fullmatch(IMAGE_REF, image):

@@ -9,7 +9,8 @@ from .types import Candidate, Request
 
 def scenario_of(cand: Candidate, request: Request) -> Scenario | None:
     budget = cand.budget
-    sized = checkpoint_bytes(request.model, cand.variant.size_bytes, cand.variant.quant)
+    variant = cand.variant
+    sized = checkpoint_bytes(request.model, variant.size_bytes, variant.quant, named=request.variant == variant.id)
     if budget is None or sized is None:
         return None
     off = cand.offload

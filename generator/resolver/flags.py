@@ -114,7 +114,9 @@ def common_flags(engine: Engine, model: Model, variant: Variant, skip: set[str])
     out: list[Flag] = []
     path = container_model_path(variant)
     why_path = (
-        "weights downloaded beforehand to a local directory and mounted read-only "
+        "the local checkpoint folder, mounted read-only"
+        if variant.repo.startswith("local/")
+        else "weights downloaded beforehand to a local directory and mounted read-only "
         "(an engine pointed at a repo id may resolve files it cannot find, seed 003)"
     )
     if flags.model is None:
@@ -126,7 +128,15 @@ def common_flags(engine: Engine, model: Model, variant: Variant, skip: set[str])
             )
         )
     if flags.served_model_name not in skip:
-        out.append(Flag(flags.served_model_name, model.id, "the name clients send in the `model` field"))
+        local = variant.repo.startswith("local/")  # a checkpoint folder: served under the folder's name
+        served = re.sub(r"[^a-z0-9.]+", "-", variant.repo[len("local/") :].casefold()).strip("-.") if local else ""
+        out.append(
+            Flag(
+                flags.served_model_name,
+                served or model.id,
+                "the name clients send in the `model` field" + (" (the checkpoint folder's name)" if served else ""),
+            )
+        )
     if flags.host not in skip:
         out.append(Flag(flags.host, "0.0.0.0", "listen on all interfaces inside the container"))
     if flags.port not in skip:

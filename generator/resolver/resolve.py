@@ -39,7 +39,7 @@ from .flags import (
     settings_from_deployment,
 )
 from .hostflags import offload_flags
-from .types import Candidate, Change, Flag, GateId, GateResult, Layout, Plan, Request, Resolution, Settings
+from .types import Candidate, Change, Flag, GateId, GateResult, Layout, Plan, Request, Resolution, Settings, undecided
 
 NODE_SIZES = (1, 2, 4, 8)
 
@@ -236,6 +236,25 @@ def may_run(request: Request, path: Path, layout: Layout, memo: Memo) -> bool:
     return verdict
 
 
+def fails_no_cheap_gate(request: Request, path: Path, layout: Layout, memo: Memo) -> bool:
+    """Whether no gate that does not read the layout fails the path (pass or unknown): only such a path can
+    be undecided, so the search for an "unknown" answer plans memory only for these."""
+    engine, build, variant, dep = path
+    key = ("fails-no-cheap-gate", engine.id, build.id, variant.id, dep.id if dep else None)
+    known = memo.get(key)
+    if isinstance(known, bool):
+        return known
+    base = base_settings(engine, bool(request.model.moe), layout, dep)
+    subject = gates.Subject(request, engine, build, variant, layout, dep, base)
+    found = gates.defects_hitting(request.model, variant, build, request.hardware)
+    cheap = gates.run(subject, memo, gates.FEWEST_FIRST)
+    verdict = all(g.outcome != "fail" for g in cheap) and not any(
+        d.blocks and d.gate in gates.LAYOUT_FREE for d in found
+    )
+    memo[key] = verdict
+    return verdict
+
+
 @dataclass
 class _Layouts:
     """The paths gated at each layout tried, shared by the layout search and the full report of one layout."""
@@ -259,13 +278,23 @@ class _Layouts:
                 done[index] = evaluate(self.request, *path[:3], layout, path[3], memo=self.memo)
         return sorted((c for _, c in sorted(done.items()) if c.runnable), key=rank_key)
 
+    def _gate(self, layout: Layout, index: int, path: Path) -> Candidate:
+        done = self.gated.setdefault(layout, {})
+        if index not in done:
+            done[index] = evaluate(self.request, *path[:3], layout, path[3], memo=self.memo)
+        return done[index]
+
     def every(self, layout: Layout) -> list[Candidate]:
         """Every path at this layout, in report order (the ones the search planned are reused)."""
-        done = self.gated.setdefault(layout, {})
-        return [
-            done[index] if index in done else evaluate(self.request, *path[:3], layout, path[3], memo=self.memo)
+        return [self._gate(layout, index, path) for index, path in enumerate(self._paths(layout))]
+
+    def any_undecided(self, layout: Layout) -> bool:
+        """Whether a path here fails no gate (only those that fail no cheap gate are planned)."""
+        return any(
+            undecided(self._gate(layout, index, path))
             for index, path in enumerate(self._paths(layout))
-        ]
+            if fails_no_cheap_gate(self.request, path, layout, self.memo)
+        )
 
 
 Rejections = Literal["all", "when-blocked", "none"]
@@ -311,8 +340,12 @@ def rank(catalog: Catalog, request: Request, rejections: Rejections = "all") -> 
         # no layout runs from GPU memory alone: the smallest one that runs with host offload
         layout, runnable, tried_then = offloading
         return ranking(layout, runnable, tried_then)
-    # nothing runs: with a fleet, report the whole fleet (the most memory per shard), not its last half
-    return ranking(layouts[0] if request.shrink else layouts[-1], [], None)
+    if request.shrink:  # nothing runs: with a fleet, report the whole fleet (the most memory per shard)
+        return ranking(layouts[0], [], None)
+    # nothing is known to run: the smallest layout where a path fails no gate (there the answer is
+    # "unknown", not "blocked"), else the largest size tried
+    shown = next((layout for layout in layouts if gated.any_undecided(layout)), layouts[-1])
+    return ranking(shown, [], None)
 
 
 def defects(c: Candidate) -> list[str]:
@@ -563,6 +596,11 @@ def resolution_of(ranking: Ranking) -> Resolution:
         smaller = [n for n in tried if n != layout.gpus]
         note = f"--gpus not given: {shape} is the smallest usual size that runs" + (
             f" (tried {', '.join(map(str, smaller))} first)" if smaller else ""
+        )
+    elif searched and any(map(undecided, cands)):
+        note = (
+            f"--gpus not given: tried {', '.join(map(str, tried))} GPUs; none is known to run — shown for {shape}, "
+            "the smallest where a path fails no gate"
         )
     elif searched:
         note = f"--gpus not given: tried {', '.join(map(str, tried))} GPUs; none runs — rejections shown for {shape}"

@@ -34,6 +34,8 @@ class Request:
     as_of: dt.date | None = None  # only builds released by then (what a user saw that day)
     model_facts: str = "catalog"  # catalog · name (inferred from the repo name) · files (derived from its files)
     host: HostFacts = field(default_factory=HostFacts)  # host RAM and bandwidth (offload, speed)
+    weights_folder: str | None = None  # a local checkpoint folder (absolute) the artifacts mount; not a gate input
+    weights_blobs: str | None = None  # a cache snapshot's blobs/ folder its links point into, mounted beside it
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,13 @@ class Candidate:
         return [g for g in self.gates if g.outcome != "pass"]
 
 
+def undecided(c: Candidate) -> bool:
+    """A path that fails no gate but that some gate cannot decide (a missing fact such as the checkpoint's
+    size, an unverified fact): with no plan, the honest answer is unknown."""
+    failing = c.failing()
+    return bool(failing) and all(g.outcome == "unknown" for g in failing)
+
+
 @dataclass(frozen=True)
 class Plan:
     rank: int
@@ -210,6 +219,19 @@ class Resolution:
     @property
     def verdict(self) -> Literal["runnable", "blocked"]:
         return "runnable" if self.plans else "blocked"
+
+    @property
+    def undecided(self) -> tuple[Candidate, ...]:
+        """Paths that fail no gate but that some gate cannot decide (a missing fact such as the
+        checkpoint's size, an unverified fact): with no plan, the honest answer is unknown."""
+        return tuple(filter(undecided, self.candidates))
+
+    @property
+    def verdict_detail(self) -> Literal["runnable", "blocked", "unknown"]:
+        """`verdict`, with "unknown" told apart from "blocked": no plan, but a path that nothing rules out."""
+        if self.plans:
+            return "runnable"
+        return "unknown" if self.undecided else "blocked"
 
     def rejected(self) -> list[Rejection]:
         out: list[Rejection] = []
