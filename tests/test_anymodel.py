@@ -565,8 +565,8 @@ def test_gemma3_27b_on_one_rtx_4090_runs_the_qat_gguf():
     assert qat[0]["memory"]["weights_gib"] == pytest.approx(17.2e9 / 2**30, rel=0.01)
     assert "gemma-3-27b-it-q4_0.gguf" in " ".join(qat[0]["argv"])
     # bf16 (about 54 GB) does not fit one 24 GiB card: forced, it runs only with weights offloaded to host RAM
-    args = ("explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "gemma-3-27b", "--variant", "bf16", "--engine", "vllm")
-    bf16 = run_cli(*args, "--build", "vllm-0.33.0")
+    args = ("explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "gemma-3-27b", "--variant", "bf16")
+    bf16 = run_cli(*args, "--engine", "vllm", "--build", "vllm-0.33.0")
     assert bf16.code == 0, bf16.err
     assert "the GPUs alone are too small" in bf16.out and "in host RAM" in bf16.out
     assert "sliding window: 52 layers × 1024 tokens" in bf16.out  # 10 of the 62 layers keep the full context
@@ -579,7 +579,8 @@ def test_phi4_runs_on_two_rtx_4090_and_on_one_only_by_offloading():
     assert plan["gpus"] == 2 and plan["repo"] == "microsoft/phi-4"
     assert "--cpu-offload-gb" not in plan["argv"] and "--max-model-len" in plan["argv"]
     # ~29 GB of bf16 weights on one 24 GiB card: the plan says it offloads, and how much
-    one = run_cli("explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "phi-4", "--engine", "vllm", "--format", "json")
+    args = ("explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "phi-4", "--engine", "vllm")
+    one = run_cli(*args, "--format", "json")
     assert one.code == 0, one.err
     argv = one.json()["plans"][0]["argv"]
     assert float(argv[argv.index("--cpu-offload-gb") + 1]) > 0
