@@ -420,6 +420,9 @@ def observed(config: dict[str, Any] | None) -> list[tuple[str, str]]:
             out.append(("linear-attention layers", f"{linear} of {len(types)}"))
     if _int(c.get("sliding_window")) and c.get("use_sliding_window", True) is not False:
         out.append(("sliding window", f"{c['sliding_window']} tokens"))
+    pattern = _int(c.get("sliding_window_pattern") or c.get("_sliding_window_pattern"))
+    if pattern and not types:
+        out.append(("sliding_window_pattern", f"{pattern} (every {pattern}th layer attends globally)"))
     if _int(c.get("attention_chunk_size")):
         out.append(("chunked attention", f"{c['attention_chunk_size']} tokens"))
     nope = c.get("no_rope_layers")
