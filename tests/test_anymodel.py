@@ -512,6 +512,7 @@ def test_list_models_shows_the_new_families_with_their_sources():
     families = ("qwen3-8b", "qwen3-30b-a3b", "qwen3-coder-480b-a35b", "llama-3.1-8b", "kimi-k2.5", "minimax-m2.7")
     families += ("gemma-3-4b", "gemma-3-12b", "gemma-3-27b", "phi-4", "devstral-small-2507")
     families += ("qwen3-vl-8b", "qwen3-vl-30b-a3b", "qwen3-vl-235b-a22b")
+    families += ("qwen3-235b-a22b-instruct-2507", "qwen3-235b-a22b-thinking-2507")
     for family in families:
         assert table[family]["sources"] >= 2, family
     assert all(row["sources"] >= 1 for row in table.values())
@@ -547,6 +548,8 @@ def test_the_core_never_imports_huggingface_hub_for_catalog_names_or_folders(cog
         ("microsoft/phi-4", "phi-4"),
         ("mistralai/Devstral-Small-2507", "devstral-small-2507"),
         ("Qwen/Qwen3-VL-30B-A3B-Instruct", "qwen3-vl-30b-a3b"),
+        ("Qwen/Qwen3-235B-A22B-Instruct-2507", "qwen3-235b-a22b-instruct-2507"),
+        ("Qwen/Qwen3-235B-A22B-Thinking-2507-FP8", "qwen3-235b-a22b-thinking-2507"),
     ],
 )
 def test_official_repo_ids_are_catalog_names_offline(name, model):
@@ -607,3 +610,14 @@ def test_qwen3_vl_needs_vllm_0_11_or_later():
     assert ("vllm-0.10.2", "architecture") in gates
     newer = run_cli("explain", "--gpu", "h200", "--model", "qwen3-vl-8b", "--engine", "vllm", "--format", "json")
     assert newer.code == 0 and newer.json()["plans"][0]["engine"] == "vllm"
+
+
+def test_thinking_2507_uses_the_thinking_reasoning_parser_in_sglang():
+    args = ("explain", "--gpu", "h200", "--model", "Qwen/Qwen3-235B-A22B-Thinking-2507", "--engine", "sglang")
+    result = run_cli(*args, "--format", "json")
+    assert result.code == 0, result.err
+    argv = result.json()["plans"][0]["argv"]
+    assert argv[argv.index("--reasoning-parser") + 1] == "qwen3-thinking"
+    instruct = run_cli("explain", "--gpu", "h200", "--model", "qwen3-235b-a22b-instruct-2507", "--format", "json")
+    assert instruct.code == 0 and "--reasoning-parser" not in instruct.json()["plans"][0]["argv"]
+    assert instruct.json()["plans"][0]["memory"]["context"] <= 262144
