@@ -168,6 +168,8 @@ KINDS = [
     ("unsloth/gemma-3-12b-it-qat", "gemma-3-12b"),
     ("microsoft/phi-4", "phi-4"),  # Phi3ForCausalLM whose sliding_window equals its context: no window
     ("Qwen/Qwen3-VL-8B-Instruct", "qwen3-vl-8b"),  # dense Qwen3 decoder under a vision-language text_config
+    ("Qwen/Qwen3-VL-4B-Instruct", "qwen3-vl-4b"),  # tied embeddings
+    ("Qwen/Qwen3-VL-32B-Instruct", "qwen3-vl-32b"),
     ("Qwen/Qwen3-VL-30B-A3B-Instruct", "qwen3-vl-30b-a3b"),  # MoE under text_config
     ("Qwen/Qwen3-VL-235B-A22B-Instruct", "qwen3-vl-235b-a22b"),
 ]
@@ -219,6 +221,11 @@ def test_a_gemma3_config_that_leaves_fields_out_gets_the_class_defaults(tmp_path
     derived = result.json()["derived"]
     assert derived["attention"]["sliding_window"] == 1024 and derived["attention"]["sliding_window_layers"] == 40
     assert derived["max_context"] == 131072 and derived["layers"] == 48
+    # a text-only export (Gemma3ForCausalLM, the text fields at the top level) derives the same decoder
+    text_only = {**config["text_config"], "architectures": ["Gemma3ForCausalLM"], "torch_dtype": "bfloat16"}
+    (folder / "config.json").write_text(json.dumps(text_only))
+    flat = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE).json()
+    assert flat["derived"]["attention"] == derived["attention"] and flat["derived"]["layers"] == 48
     # the same layout spelled as layer_types (newer transformers) reads the same
     config["text_config"]["layer_types"] = (["sliding_attention"] * 5 + ["full_attention"]) * 8
     (folder / "config.json").write_text(json.dumps(config))
@@ -510,8 +517,8 @@ def test_list_models_shows_the_new_families_with_their_sources():
     assert result.code == 0
     table = {row["id"]: row for row in result.json()}
     families = ("qwen3-8b", "qwen3-30b-a3b", "qwen3-coder-480b-a35b", "llama-3.1-8b", "kimi-k2.5", "minimax-m2.7")
-    families += ("gemma-3-4b", "gemma-3-12b", "gemma-3-27b", "phi-4", "devstral-small-2507")
-    families += ("qwen3-vl-8b", "qwen3-vl-30b-a3b", "qwen3-vl-235b-a22b")
+    families += ("gemma-3-1b", "gemma-3-4b", "gemma-3-12b", "gemma-3-27b", "phi-4", "devstral-small-2507")
+    families += ("qwen3-vl-4b", "qwen3-vl-8b", "qwen3-vl-32b", "qwen3-vl-30b-a3b", "qwen3-vl-235b-a22b")
     families += ("qwen3-235b-a22b-instruct-2507", "qwen3-235b-a22b-thinking-2507")
     for family in families:
         assert table[family]["sources"] >= 2, family
