@@ -582,14 +582,18 @@ def test_gemma3_27b_on_one_rtx_4090_runs_the_qat_gguf():
     assert "sliding window: 52 layers × 1024 tokens" in bf16.out  # 10 of the 62 layers keep the full context
 
 
-def test_phi4_runs_on_two_rtx_4090_and_on_one_only_by_offloading():
-    two = run_cli("explain", "--gpu", "rtx-4090", "--model", "phi-4", "--format", "json")
-    assert two.code == 0, two.err
-    plan = two.json()["plans"][0]
-    assert plan["gpus"] == 2 and plan["repo"] == "microsoft/phi-4"
-    assert "--cpu-offload-gb" not in plan["argv"] and "--max-model-len" in plan["argv"]
+def test_phi4_on_rtx_4090_gguf_on_one_card_bf16_on_two_or_offloaded():
+    best = run_cli("explain", "--gpu", "rtx-4090", "--model", "phi-4", "--format", "json")
+    assert best.code == 0, best.err
+    top = best.json()["plans"][0]
+    assert (top["gpus"], top["engine"], top["variant"]) == (1, "llama.cpp", "gguf-q4-k-m")
+    assert top["memory"]["weights_gib"] == pytest.approx(9.05e9 / 2**30, rel=0.01)
+    bf16 = run_cli("explain", "--gpu", "rtx-4090", "--model", "phi-4", "--variant", "bf16", "--format", "json")
+    assert bf16.code == 0, bf16.err
+    plan = bf16.json()["plans"][0]
+    assert plan["gpus"] == 2 and plan["repo"] == "microsoft/phi-4" and "--cpu-offload-gb" not in plan["argv"]
     # ~29 GB of bf16 weights on one 24 GiB card: the plan says it offloads, and how much
-    args = ("explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "phi-4", "--engine", "vllm")
+    args = ("explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "phi-4", "--variant", "bf16", "--engine", "vllm")
     one = run_cli(*args, "--format", "json")
     assert one.code == 0, one.err
     argv = one.json()["plans"][0]["argv"]
