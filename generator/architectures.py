@@ -16,7 +16,8 @@ from pydantic import Field, ValidationError
 from .errors import RecipegenError
 from .schema.common import KernelOp, Sources, Strict
 
-DerivableKind = Literal["gqa", "mla", "dsa"]
+DerivableKind = Literal["gqa", "mla", "dsa", "dsa_nope", "dsv4"]
+LinearKind = Literal["kda", "gdn", "lightning"]
 
 
 class ExtraNeed(Strict):
@@ -28,6 +29,11 @@ class Rule(Strict):
     architecture: str
     attention: DerivableKind
     gguf_arch: str | None = None
+    linear_attention: LinearKind | None = Field(
+        default=None,
+        description="hybrid classes: the recurrent-state layers beside the attention layers (kda: Kimi delta "
+        "attention, gdn: gated DeltaNet, lightning: MiniMax lightning attention); their fields are fixed per kind",
+    )
     extra_needs: list[ExtraNeed] = Field(default_factory=list)
     nope_interval_default: int | None = Field(
         default=None,

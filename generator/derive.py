@@ -10,11 +10,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .architectures import Rule, rules
+from .architectures import LinearKind, Rule, rules
 from .hub import Checkpoint
 from .schema import Model, Source, Variant
+from .schema.common import KernelOp
 from .schema.engine import QuantMethod
-from .schema.model import Attention, Indexer, Moe, Need
+from .schema.model import Attention, CompressedLayers, Indexer, LinearAttention, Moe, Need
 
 FLOAT_DTYPES = {"BF16", "F16", "F32", "F64"}
 _WORD = re.compile(r"^[A-Za-z0-9][\w.+-]{0,63}$")
@@ -79,6 +80,9 @@ def _compressed_tensors(qc: dict[str, Any]) -> WeightFormat:
             kinds.add((str(weights.get("type")), _int(weights.get("num_bits")) or 0))
             block = block or weights.get("strategy") == "block" or bool(weights.get("block_structure"))
     label = f"compressed-tensors {word(qc.get('format')) or ''}".strip()
+    formats = {str(g.get("format", "")) for g in groups.values() if isinstance(g, dict)} | {str(qc.get("format"))}
+    if ("float", 4) in kinds and any("mxfp4" in f for f in formats):
+        return WeightFormat("mxfp4", label)
     if ("float", 4) in kinds:
         return WeightFormat("nvfp4", label)
     if ("float", 8) in kinds:
@@ -109,7 +113,10 @@ def weight_format(ck: Checkpoint) -> WeightFormat:
         method = str(qc.get("quant_method", "")).lower()
         if method == "fp8":
             block = qc.get("weight_block_size")
-            return WeightFormat("fp8_block" if block else "fp8", f"fp8 {word(qc.get('fmt')) or ''}".strip())
+            label = f"fp8 {word(qc.get('fmt')) or ''}".strip()
+            if str(text_config(config).get("expert_dtype", "")).lower() == "fp4":  # DeepSeek-V4: FP4 routed experts
+                return WeightFormat("mixed_fp4_fp8", f"{label}, routed experts fp4 (expert_dtype)")
+            return WeightFormat("fp8_block" if block else "fp8", label)
         if method in ("mxfp4", "awq", "gptq"):
             quant: QuantMethod = method  # type: ignore[assignment]
             bits = _int(qc.get("bits"))
@@ -129,6 +136,12 @@ def weight_format(ck: Checkpoint) -> WeightFormat:
         return WeightFormat("fp16", "float16 (no quantization_config)")
     if ck.gguf_files and not any(f.path.endswith(".safetensors") for f in ck.files):
         return WeightFormat("gguf", f"GGUF ({len(ck.gguf_files)} file(s))")
+    if not dtype and ck.dtype_elements:  # config.json names no dtype: the safetensors headers do
+        stored = set(ck.dtype_elements)
+        if stored <= {"BF16", "F32"} and "BF16" in stored:
+            return WeightFormat("bf16", "BF16 tensors (safetensors headers; config.json names no dtype)")
+        if stored <= {"F16", "F32"} and "F16" in stored:
+            return WeightFormat("fp16", "F16 tensors (safetensors headers; config.json names no dtype)")
     return WeightFormat(None, dtype or "unknown", f"weights in {dtype or 'an unstated dtype'}: no format to plan with")
 
 
@@ -156,10 +169,132 @@ def checkpoint_size(ck: Checkpoint, quant: QuantMethod | None) -> Size:
 # architecture facts
 
 
-def _attention(rule: Rule, c: dict[str, Any], layers: int, source: Source) -> Attention:
+LINEAR_OPS: dict[LinearKind, KernelOp] = {
+    "kda": "linear_attention.kda",
+    "gdn": "linear_attention.gdn",
+    "lightning": "attention.lightning",
+}
+LINEAR_NAMES: dict[LinearKind, str] = {
+    "kda": "KDA (Kimi delta attention)",
+    "gdn": "gated DeltaNet",
+    "lightning": "lightning (linear) attention",
+}
+
+
+def layer_split(kind: LinearKind, c: dict[str, Any], layers: int) -> tuple[int, int]:
+    """(recurrent-state layers, attention layers) of a hybrid class, from the fields its kind uses:
+    lightning: attn_type_list (0 linear, 1 softmax); gdn: layer_types, else every full_attention_interval-th
+    layer is full attention; kda: layer_types, else linear_attn_config.kda_layers / full_attn_layers."""
+    types = c.get("layer_types")
+    if kind == "lightning":
+        listed = c.get("attn_type_list")
+        if not isinstance(listed, list) or not listed:
+            raise ValueError("attn_type_list missing (which layers are lightning attention)")
+        main = listed[:layers]
+        return sum(1 for t in main if t == 0), sum(1 for t in main if t == 1)
+    if isinstance(types, list) and types:
+        main = [str(t) for t in types[:layers]]
+        linear = sum(1 for t in main if t == "linear_attention")
+        if linear:
+            return linear, len(main) - linear
+    if kind == "gdn":
+        every = _int(c.get("full_attention_interval"))
+        if not every:
+            raise ValueError("neither layer_types nor full_attention_interval says which layers are gated DeltaNet")
+        full = sum(1 for i in range(layers) if (i + 1) % every == 0)
+        return layers - full, full
+    la = c.get("linear_attn_config")
+    kda = la.get("kda_layers") if isinstance(la, dict) else None
+    listed = la.get("full_attn_layers") if isinstance(la, dict) else None
+    if not isinstance(kda, list) or not kda:
+        raise ValueError("neither layer_types nor linear_attn_config.kda_layers says which layers are KDA")
+    return len(kda), len(listed) if isinstance(listed, list) else layers - len(kda)
+
+
+def _need_int(c: dict[str, Any], key: str, where: str = "") -> int:
+    value = _int(c.get(key))
+    if value is None:
+        raise ValueError(f"{where}{key} missing")
+    return value
+
+
+def _linear(kind: LinearKind, c: dict[str, Any], layers: int, source: Source) -> LinearAttention:
+    """The recurrent-state layers' shape, from the fields the kind uses (fixed per kind)."""
+    if kind == "lightning":  # MiniMax: every head keeps a head_dim x head_dim fp32 state
+        heads = _need_int(c, "num_attention_heads")
+        dim = _int(c.get("head_dim")) or _need_int(c, "hidden_size") // heads
+        return LinearAttention(
+            kind=kind, layers=layers, num_heads=heads, head_k_dim=dim, head_v_dim=dim, sources=[source]
+        )
+    if kind == "gdn":  # a state per value head; the short convolution spans q, k (key heads) and v
+        dtype = str(c.get("mamba_ssm_dtype", "float32")).lower()
+        return LinearAttention(
+            kind=kind,
+            layers=layers,
+            num_heads=_need_int(c, "linear_num_value_heads"),
+            num_k_heads=_need_int(c, "linear_num_key_heads"),
+            head_k_dim=_need_int(c, "linear_key_head_dim"),
+            head_v_dim=_need_int(c, "linear_value_head_dim"),
+            conv_kernel=_int(c.get("linear_conv_kernel_dim")),
+            state_bytes=2 if dtype in ("bfloat16", "float16") else 4,
+            sources=[source],
+        )
+    la = c.get("linear_attn_config")
+    if not isinstance(la, dict):
+        raise ValueError("linear_attn_config missing (the KDA layers' heads and width)")
+    dim = _need_int(la, "head_dim", "linear_attn_config.")
+    return LinearAttention(
+        kind=kind,
+        layers=layers,
+        num_heads=_need_int(la, "num_heads", "linear_attn_config."),
+        head_k_dim=dim,
+        head_v_dim=dim,
+        conv_kernel=_int(la.get("short_conv_kernel_size")),
+        sources=[source],
+    )
+
+
+def _dsv4(c: dict[str, Any], heads: int, layers: int, source: Source) -> Attention:
+    """DeepSeek-V4: per layer a compress ratio (0: only the sliding window; the smallest ratio, CSA, also
+    carries the lightning indexer), one KV head of head_dim, a sliding window on every layer."""
+    ratios = c.get("compress_ratios")
+    if not isinstance(ratios, list) or len(ratios) < layers:
+        raise ValueError("compress_ratios missing or shorter than num_hidden_layers")
+    main = [_int(r) or 0 for r in ratios[:layers]]  # later entries belong to the MTP layers
+    groups: dict[int, int] = {}
+    for r in main:
+        if r > 0:
+            groups[r] = groups.get(r, 0) + 1
+    if not groups:
+        raise ValueError("compress_ratios names no compressed layer")
+    plain = sum(1 for r in main if r == 0)
+    return Attention(
+        kind="dsv4",
+        num_heads=heads,
+        num_kv_heads=_need_int(c, "num_key_value_heads"),
+        head_dim=_need_int(c, "head_dim"),
+        qk_rope_head_dim=_int(c.get("qk_rope_head_dim")),
+        sliding_window=_need_int(c, "sliding_window"),
+        sliding_window_layers=plain or None,
+        compressed=[CompressedLayers(ratio=r, layers=n) for r, n in sorted(groups.items())],
+        indexer=Indexer(
+            heads=_need_int(c, "index_n_heads"),
+            head_dim=_need_int(c, "index_head_dim"),
+            topk=_need_int(c, "index_topk"),
+            layers=groups[min(groups)],
+        ),
+        sources=[source],
+    )
+
+
+def _attention(
+    rule: Rule, c: dict[str, Any], layers: int, source: Source, attention_layers: int | None = None
+) -> Attention:
     heads = _int(c.get("num_attention_heads"))
     if heads is None:
         raise ValueError("num_attention_heads missing")
+    if rule.attention == "dsv4":
+        return _dsv4(c, heads, layers, source)
     if rule.attention == "gqa":
         kv = _int(c.get("num_key_value_heads")) or heads
         hidden = _int(c.get("hidden_size")) or 0
@@ -187,12 +322,13 @@ def _attention(rule: Rule, c: dict[str, Any], layers: int, source: Source) -> At
             num_heads=heads,
             num_kv_heads=kv,
             head_dim=head_dim,
+            layers=attention_layers,
             sliding_window=window,
             sliding_window_layers=window_layers,
             sources=[source],
         )
     indexer = None
-    if rule.attention == "dsa":
+    if rule.attention in ("dsa", "dsa_nope"):
         types = c.get("indexer_types")
         full = sum(1 for t in types if t == "full") if isinstance(types, list) and types else None
         indexer = Indexer(
@@ -200,6 +336,7 @@ def _attention(rule: Rule, c: dict[str, Any], layers: int, source: Source) -> At
             head_dim=_int(c.get("index_head_dim")) or 0,
             topk=_int(c.get("index_topk")) or 0,
             layers=full,
+            kpool=_int(c.get("index_kpool")) or 1,  # keys pooled n:1 before they are cached (GLM-5.3-Flash)
         )
     return Attention(
         kind=rule.attention,
@@ -208,6 +345,7 @@ def _attention(rule: Rule, c: dict[str, Any], layers: int, source: Source) -> At
         qk_rope_head_dim=_int(c.get("qk_rope_head_dim")),
         qk_nope_head_dim=_int(c.get("qk_nope_head_dim")),
         v_head_dim=_int(c.get("v_head_dim")),
+        layers=attention_layers,
         indexer=indexer,
         sources=[source],
     )
@@ -228,6 +366,8 @@ def _moe(rule: Rule, c: dict[str, Any], layers: int) -> Moe | None:
         return None
     shared = _int(c.get("n_shared_experts"))
     if shared is None:
+        shared = _int(c.get("num_shared_experts"))
+    if shared is None:
         shared = 1 if (_int(c.get("shared_expert_intermediate_size")) or 0) > 0 else 0
     if rule.shared_experts is not None:
         shared = rule.shared_experts
@@ -238,14 +378,47 @@ def _moe(rule: Rule, c: dict[str, Any], layers: int) -> Moe | None:
         dense = layers - layers // step
     return Moe(
         experts=experts,
-        top_k=_int(c.get("num_experts_per_tok")) or _int(c.get("experts_per_token")) or 1,
+        top_k=_int(c.get("num_experts_per_tok"))
+        or _int(c.get("experts_per_token"))
+        or _int(c.get("num_experts_per_token"))
+        or 1,
         shared_experts=shared,
         moe_intermediate=_int(c.get("moe_intermediate_size")) or _int(c.get("intermediate_size")),
         dense_layers=dense,
     )
 
 
-def _needs(rule: Rule, att: Attention) -> list[Need]:
+def _needs(rule: Rule, att: Attention, linear: LinearAttention | None = None) -> list[Need]:
+    needs = _attention_needs(att)
+    if linear is not None:
+        needs.append(
+            Need(
+                op=LINEAR_OPS[linear.kind],
+                why=f"{linear.layers} {LINEAR_NAMES[linear.kind]} layers keep a recurrent state per request "
+                f"({linear.num_heads} heads of {linear.head_k_dim}×{linear.head_v_dim}, config.json) "
+                "instead of a KV cache",
+            )
+        )
+    return needs + [Need(op=e.op, why=e.why) for e in rule.extra_needs]
+
+
+def _attention_needs(att: Attention) -> list[Need]:
+    if att.kind == "dsv4":
+        assert att.indexer is not None and att.compressed is not None
+        ratios = "/".join(str(g.ratio) for g in att.compressed)
+        return [
+            Need(
+                op="attention.dsv4",
+                head_size=att.head_dim,
+                why=f"DeepSeek-V4 compressed attention (ratios {ratios} plus a {att.sliding_window}-token window) "
+                f"on {att.num_kv_heads} KV head(s) of width {att.head_dim} (config.json)",
+            ),
+            Need(
+                op="indexer.dsa",
+                index_topk=att.indexer.topk,
+                why=f"the lightning indexer picks the top {att.indexer.topk} compressed entries",
+            ),
+        ]
     if att.kind == "gqa":
         needs = [
             Need(
@@ -257,7 +430,8 @@ def _needs(rule: Rule, att: Attention) -> list[Need]:
         ]
     else:
         width = (att.kv_lora_rank or 0) + (att.qk_rope_head_dim or 0)
-        op = "attention.mla" if att.kind == "mla" else "attention.sparse_mla"
+        ops: dict[str, KernelOp] = {"mla": "attention.mla", "dsa": "attention.sparse_mla"}
+        op = ops.get(att.kind, "attention.sparse_mla_nope")
         topk = att.indexer.topk if att.indexer else None
         needs = [
             Need(
@@ -266,40 +440,64 @@ def _needs(rule: Rule, att: Attention) -> list[Need]:
                 qk_nope_head_dim=att.qk_nope_head_dim,
                 index_topk=topk,
                 why=f"{'DSA sparse ' if topk else ''}multi-head latent attention over a {width}-wide latent cache "
-                f"(kv_lora_rank {att.kv_lora_rank} + qk_rope_head_dim {att.qk_rope_head_dim}, config.json)",
+                f"(kv_lora_rank {att.kv_lora_rank} + qk_rope_head_dim {att.qk_rope_head_dim}, config.json)"
+                + (", without RoPE" if att.kind == "dsa_nope" else ""),
             )
         ]
         if topk:
+            pooled = f" of the {att.indexer.kpool}:1-pooled keys" if att.indexer and att.indexer.kpool > 1 else ""
             needs.append(
-                Need(op="indexer.dsa", index_topk=topk, why=f"the DSA lightning indexer picks the top {topk} tokens")
+                Need(
+                    op="indexer.dsa",
+                    index_topk=topk,
+                    why=f"the DSA lightning indexer picks the top {topk}{pooled} tokens",
+                )
             )
-    return needs + [Need(op=e.op, why=e.why) for e in rule.extra_needs]
+    return needs
 
 
 def estimate_params(
-    c: dict[str, Any], att: Attention, moe: Moe | None, layers: int, dense_mlp_field: str | None = None
+    c: dict[str, Any],
+    att: Attention,
+    moe: Moe | None,
+    layers: int,
+    dense_mlp_field: str | None = None,
+    linear: LinearAttention | None = None,
 ) -> tuple[float, float]:
-    """Total and active parameters from config.json's shapes (embeddings, attention, MLP/experts)."""
+    """Total and active parameters from config.json's shapes (embeddings, attention or recurrent-state
+    mixer per layer, MLP/experts)."""
     hidden = _int(c.get("hidden_size")) or 0
     vocab = _int(c.get("vocab_size")) or 0
     embed = vocab * hidden * (1 if c.get("tie_word_embeddings") else 2)
     heads = att.num_heads
+    q_lora = _int(c.get("q_lora_rank"))
+    attn: float
     if att.kind == "gqa":
         hd = att.head_dim or 0
         attn = hidden * heads * hd * 2 + 2 * hidden * (att.num_kv_heads or heads) * hd
+    elif att.kind == "dsv4":
+        hd = att.head_dim or 0
+        q = hidden * q_lora + q_lora * heads * hd if q_lora else hidden * heads * hd
+        attn = q + hidden * (att.num_kv_heads or 1) * hd + heads * hd * hidden
     else:
         nope, rope = att.qk_nope_head_dim or 0, att.qk_rope_head_dim or 0
-        v, lora, q_lora = att.v_head_dim or 0, att.kv_lora_rank or 0, _int(c.get("q_lora_rank"))
+        v, lora = att.v_head_dim or 0, att.kv_lora_rank or 0
         q = hidden * q_lora + q_lora * heads * (nope + rope) if q_lora else hidden * heads * (nope + rope)
         attn = q + hidden * (lora + rope) + lora * heads * (nope + v) + heads * v * hidden
+    if linear is not None:  # mixer per layer: the attention layers' projections, or q/k/v, gate and output
+        kh = linear.num_k_heads or linear.num_heads
+        state = hidden * (2 * kh * linear.head_k_dim + 3 * linear.num_heads * linear.head_v_dim)
+        attn = ((att.layers or 0) * attn + linear.layers * state) / layers if layers else 0
     dense_width = _int(c.get(dense_mlp_field)) if dense_mlp_field else None
     dense_mlp = 3 * hidden * (dense_width or _int(c.get("intermediate_size")) or 0)
     if moe is None:
         total = embed + layers * (attn + dense_mlp)
         return total, total
-    expert = 3 * hidden * (moe.moe_intermediate or 0)
+    # latent MoE (Kimi-K3): the routed experts work at routed_expert_hidden_size, not hidden_size
+    expert = 3 * (_int(c.get("routed_expert_hidden_size")) or hidden) * (moe.moe_intermediate or 0)
+    shared_expert = 3 * hidden * (moe.moe_intermediate or 0)
     moe_layers = layers - moe.dense_layers
-    dense_part = moe.dense_layers * (attn + dense_mlp) + moe_layers * (attn + moe.shared_experts * expert)
+    dense_part = moe.dense_layers * (attn + dense_mlp) + moe_layers * (attn + moe.shared_experts * shared_expert)
     total = embed + dense_part + moe_layers * moe.experts * expert
     active = embed + dense_part + moe_layers * moe.top_k * expert
     return total, active
@@ -331,11 +529,17 @@ def derive(ck: Checkpoint) -> Derivation:
     config_url = next((r.url for r in ck.read if r.what == "config.json"), ck.name)
     source = Source(url=config_url, note="config.json, read by recipegen")
     try:
-        att = _attention(rule, c, layers, source)
+        linear: LinearAttention | None = None
+        attention_layers: int | None = None
+        if rule.linear_attention is not None:
+            linear_layers, attention_layers = layer_split(rule.linear_attention, c, layers)
+            linear = _linear(rule.linear_attention, c, linear_layers, source)
+        att = _attention(rule, c, layers, source, attention_layers)
     except ValueError as exc:
-        return Derivation(ck, arch, model_type, rule, f"config.json: {exc}", None, fmt, size, "", tuple(facts))
+        problem = f"config.json: {str(exc).splitlines()[0]}"
+        return Derivation(ck, arch, model_type, rule, problem, None, fmt, size, "", tuple(facts))
     moe = _moe(rule, c, layers)
-    total, active = estimate_params(c, att, moe, layers, rule.dense_mlp_field)
+    total, active = estimate_params(c, att, moe, layers, rule.dense_mlp_field, linear)
     params_how = "computed from config.json shapes"
     if ck.dtype_elements and set(ck.dtype_elements) <= FLOAT_DTYPES:
         total = float(sum(ck.dtype_elements.values()))
@@ -378,12 +582,13 @@ def derive(ck: Checkpoint) -> Derivation:
                 hidden_size=_int(c.get("hidden_size")) or 0,
                 vocab_size=_int(c.get("vocab_size")),
                 attention=att,
+                linear_attention=linear,
                 moe=moe,
                 mtp_layers=_int(c.get("num_nextn_predict_layers"))
                 or (_int(c.get("num_mtp_modules")) or 0 if c.get("use_mtp") is True else 0),
                 max_context=_int(c.get("max_position_embeddings")) or 0,
                 multimodal=isinstance(config.get("text_config"), dict),
-                needs=_needs(rule, att),
+                needs=_needs(rule, att, linear),
                 variants=variants,
                 sources=sources,
             )
@@ -428,6 +633,15 @@ def observed(config: dict[str, Any] | None) -> list[tuple[str, str]]:
     nope = c.get("no_rope_layers")
     if isinstance(nope, list) and nope:
         out.append(("NoPE layers", f"{sum(1 for v in nope if v == 0)} of {len(nope)} (no_rope_layers)"))
+    listed = c.get("attn_type_list")
+    if isinstance(listed, list) and listed:
+        out.append(("attn_type_list", f"{listed.count(0)}× linear (0), {listed.count(1)}× softmax (1)"))
+    ratios = c.get("compress_ratios")
+    if isinstance(ratios, list) and ratios:
+        counts = {str(r): ratios.count(r) for r in dict.fromkeys(ratios)}
+        out.append(("compress_ratios", ", ".join(f"{n}× {r}" for r, n in counts.items())))
+    if _int(c.get("index_kpool")):
+        out.append(("DSA indexer index_kpool", str(c["index_kpool"])))
     for key in ("linear_attn_config", "linear_conv_kernel_dim", "linear_num_value_heads", "full_attention_interval"):
         if key in c:
             out.append((key, str(c[key])[:120]))

@@ -191,10 +191,13 @@ def footprint(
     linear = model.linear_attention
     if linear is not None:
         heads = _heads_per_rank(linear.num_heads, tp)
+        k_heads = _heads_per_rank(linear.num_k_heads, tp) if linear.num_k_heads else heads
         recurrent = linear.layers * heads * linear.head_k_dim * linear.head_v_dim * linear.state_bytes
         conv = 0.0
         if linear.conv_kernel:
-            conv = linear.layers * (linear.conv_kernel - 1) * heads * (2 * linear.head_k_dim + linear.head_v_dim) * 2
+            # the short convolution keeps its last kernel-1 inputs of q, k (key heads) and v (value heads), in bf16
+            width = 2 * k_heads * linear.head_k_dim + heads * linear.head_v_dim
+            conv = linear.layers * (linear.conv_kernel - 1) * width * 2
         state = (recurrent + conv) * state_slots
         slots = f" × {state_slots} slots" if state_slots > 1 else ""
         lines.append(

@@ -64,6 +64,11 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
         out["derived"] = {
             "nope_layers": nope,
             "attention": att.model_dump(mode="json", exclude_none=True, exclude={"sources"}),
+            "linear_attention": (
+                model.linear_attention.model_dump(mode="json", exclude_none=True, exclude={"sources"})
+                if model.linear_attention
+                else None
+            ),
             "moe": model.moe.model_dump(mode="json") if model.moe else None,
             "layers": model.layers,
             "hidden_size": model.hidden_size,
@@ -79,14 +84,27 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
 
 def _attention_line(att: dict[str, Any]) -> str:
     kind = att["kind"]
+    layers = f" on {att['layers']} layers" if att.get("layers") else ""
     if kind == "gqa":
         label = "MHA" if att.get("num_kv_heads") == att["num_heads"] else "GQA"
-        line = f"{label}, {att['num_heads']} query heads / {att['num_kv_heads']} KV heads × {att['head_dim']}"
+        line = f"{label}, {att['num_heads']} query heads / {att['num_kv_heads']} KV heads × {att['head_dim']}{layers}"
         if att.get("sliding_window"):
             line += f"; sliding window {att['sliding_window']} on {att['sliding_window_layers']} layers"
         return line
+    if kind == "dsv4":
+        groups = ", ".join(f"{g['layers']} layers at {g['ratio']}:1" for g in att["compressed"])
+        plain = att.get("sliding_window_layers")
+        line = (
+            f"DeepSeek-V4 compressed attention, {att['num_heads']} heads over {att['num_kv_heads']} KV head(s) × "
+            f"{att['head_dim']}; {groups}"
+            + (f", {plain} window-only layers" if plain else "")
+            + f"; sliding window {att['sliding_window']}"
+        )
+        indexer = att["indexer"]
+        return line + f"; indexer {indexer['heads']} heads × {indexer['head_dim']}, top-{indexer['topk']}"
+    names = {"dsa": "DSA sparse ", "dsa_nope": "NoPE DSA sparse "}
     line = (
-        f"{'DSA sparse ' if kind == 'dsa' else ''}MLA, {att['num_heads']} heads, kv_lora_rank {att['kv_lora_rank']}, "
+        f"{names.get(kind, '')}MLA{layers}, {att['num_heads']} heads, kv_lora_rank {att['kv_lora_rank']}, "
         f"qk_rope_head_dim {att['qk_rope_head_dim']}, qk_nope_head_dim {att.get('qk_nope_head_dim')}, "
         f"v_head_dim {att.get('v_head_dim')}"
     )
@@ -95,7 +113,21 @@ def _attention_line(att: dict[str, Any]) -> str:
         line += f"; indexer {indexer['heads']} heads × {indexer['head_dim']}, top-{indexer['topk']}" + (
             f", {indexer['layers']} indexer layers" if indexer.get("layers") else ""
         )
+        if indexer.get("kpool", 1) > 1:
+            line += f", keys pooled {indexer['kpool']}:1"
     return line
+
+
+def _linear_line(la: dict[str, Any]) -> str:
+    names = {"kda": "KDA (Kimi delta attention)", "gdn": "gated DeltaNet", "lightning": "lightning attention"}
+    heads = f"{la['num_heads']} heads"
+    if la.get("num_k_heads"):
+        heads = f"{la['num_heads']} value / {la['num_k_heads']} key heads"
+    conv = f", short conv {la['conv_kernel']}" if la.get("conv_kernel") else ""
+    return (
+        f"{names[la['kind']]} on {la['layers']} layers, {heads} × {la['head_k_dim']}×{la['head_v_dim']} state "
+        f"({la['state_bytes']} B per element){conv}; a fixed state per request, no KV cache"
+    )
 
 
 def text(r: dict[str, Any]) -> str:
@@ -110,6 +142,8 @@ def text(r: dict[str, Any]) -> str:
     derived = r.get("derived")
     if derived:
         lines.append(f"  attention: {_attention_line(derived['attention'])}")
+        if derived["linear_attention"]:
+            lines.append(f"  linear attention: {_linear_line(derived['linear_attention'])}")
         if derived["nope_layers"]:
             lines.append(f"  NoPE layers: {derived['nope_layers']} (global, without RoPE; the others are chunked)")
         moe = derived["moe"]

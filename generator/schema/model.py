@@ -62,7 +62,10 @@ class Attention(Sourced):
 class LinearAttention(Sourced):
     kind: Literal["kda", "gdn", "lightning"]
     layers: int
-    num_heads: int
+    num_heads: int = Field(description="heads that each keep a head_k_dim x head_v_dim state (GDN: the value heads)")
+    num_k_heads: int | None = Field(
+        default=None, description="key heads when fewer than num_heads (GDN); default: num_heads"
+    )
     head_k_dim: int
     head_v_dim: int
     conv_kernel: int | None = None
