@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from .catalog import Catalog
 from .report import Alternative
-from .resolver import Request, resolve
+from .resolver import Request
+from .resolver.resolve import rank
 from .resolver.types import Resolution
 from .targets import DEFAULT_TARGETS, parse_target
 
@@ -25,10 +26,9 @@ def alternatives(catalog: Catalog, blocked: Resolution, limit: int = 4) -> list[
             variant=blocked.request.variant,
             host=blocked.request.host,
         )
-        result = resolve(catalog, request)
-        if result.plans:
-            top = result.plans[0]
-            cand = top.candidate
+        runnable = rank(catalog, request, rejections="none").runnable  # only the best plan is named
+        if runnable:
+            cand = runnable[0]
             summary = f"runs with {cand.engine.name} {cand.build.id}, variant {cand.variant.id} ({cand.status})"
             if cand.offload is not None:
                 summary += ", with host offload"

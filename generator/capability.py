@@ -123,12 +123,13 @@ def _coerce_set(value: Any) -> CapabilitySet:
         value = [value]
     if not isinstance(value, list) or not value:
         raise ValueError("expected a non-empty list of capability terms such as ['9.0', '10.x', '>=7.5']")
-    return _capability_set(tuple(str(v) for v in value))
+    return capability_set(tuple(str(v) for v in value))
 
 
 @lru_cache(maxsize=4096)
-def _capability_set(terms: tuple[str, ...]) -> CapabilitySet:
-    # every release file re-validates its parent's sets when the loader merges it: parse each list once
+def capability_set(terms: tuple[str, ...]) -> CapabilitySet:
+    # every release file re-validates its parent's sets when the loader merges it (and the validated-catalog
+    # cache rebuilds them all): parse each list once
     return CapabilitySet(terms)
 
 

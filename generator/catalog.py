@@ -14,7 +14,6 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from .errors import CatalogError, CatalogProblem
@@ -22,7 +21,9 @@ from .kinds import KIND_NAMES
 from .recipe_files import RecipeFileError, check_numbers, compose, construct, decode, read_bytes, read_text
 from .schema import Build, Deployment, Engine, Fingerprint, Hardware, Model
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # yaml is imported where recipes are parsed: a run from the validated-catalog cache parses none
+    import yaml
+
     from .parse_cache import ParseCache
 
 RECIPES_ENV = "RECIPEGEN_RECIPES"
@@ -76,6 +77,8 @@ class Catalog:
 
 def _locate(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
     """Line (1-based) of the YAML node at a pydantic error location, or of its nearest parent."""
+    import yaml
+
     line = node.start_mark.line + 1 if node is not None else None
     for part in loc:
         if isinstance(node, yaml.MappingNode):
@@ -97,6 +100,8 @@ def _locate(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
 def _duplicate_keys(
     node: yaml.Node, path: str, trail: tuple[str, ...] = (), seen_nodes: set[int] | None = None
 ) -> Iterator[CatalogProblem]:
+    import yaml
+
     seen_nodes = set() if seen_nodes is None else seen_nodes
     if id(node) in seen_nodes:  # an alias: its node was checked where it was anchored
         return
@@ -137,6 +142,8 @@ def parse_file(
     path: Path, display: str, model: type[M], cache: ParseCache | None = None
 ) -> tuple[M | None, list[CatalogProblem]]:
     """Parse and validate one YAML file; returns the entry or the list of its problems."""
+    import yaml
+
     from .parse_cache import MISS, digest
 
     try:
@@ -491,6 +498,8 @@ def _check_required_args(
 
 
 def _field_line(path: str, catalog: Catalog, kind: str, entry_id: str, field_path: str) -> int | None:
+    import yaml
+
     origin = catalog.origins[(kind, entry_id)]
     real = builtin_root() / path if origin.root == "built-in" else Path(path)
     try:

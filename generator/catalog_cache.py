@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from .capability import Capability, CapabilitySet
+from .capability import Capability, CapabilitySet, capability_set
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -160,22 +160,20 @@ def _make(annotation: Any) -> Builder:
 
 def _model_builder(model: type[BaseModel]) -> Builder:
     fields: dict[str, Builder] = {}
+    new, set_attribute = model.__new__, object.__setattr__
 
     def build(value: Any) -> Any:
         if not fields:  # filled on first use: a model's fields may refer back to the model itself
             fields.update({name: _builder(info.annotation) for name, info in model.model_fields.items()})
-        if not isinstance(value, dict) or value.keys() != fields.keys():  # a dump holds every field
+        if type(value) is not dict or value.keys() != fields.keys():  # a dump holds every field
             _fail()
-        entry = model.__new__(model)
-        # what unpickling does: model_construct's handling of defaults and aliases is not needed here
-        entry.__setstate__(
-            {
-                "__dict__": {name: fields[name](v) for name, v in value.items()},
-                "__pydantic_fields_set__": set(value),
-                "__pydantic_extra__": None,
-                "__pydantic_private__": None,
-            }
-        )
+        entry = new(model)
+        # what unpickling does (BaseModel.__setstate__, inlined: a load builds ~7k entries); model_construct's
+        # handling of defaults and aliases is not needed here
+        set_attribute(entry, "__pydantic_fields_set__", set(value))
+        set_attribute(entry, "__pydantic_extra__", None)
+        set_attribute(entry, "__pydantic_private__", None)
+        set_attribute(entry, "__dict__", {name: fields[name](v) for name, v in value.items()})
         return entry
 
     return build
@@ -191,8 +189,8 @@ _SIMPLE: dict[Any, Builder] = {
     int: _exact(int),
     float: lambda value: float(value) if type(value) in (int, float) else _fail(),
     dt.date: lambda value: dt.date.fromisoformat(value) if type(value) is str else _fail(),
-    CapabilitySet: lambda value: (
-        CapabilitySet(tuple(value)) if type(value) is list and all(type(v) is str for v in value) else _fail()
+    CapabilitySet: lambda value: (  # shared per list of terms, as a validated load shares them
+        capability_set(tuple(value)) if type(value) is list and all(type(v) is str for v in value) else _fail()
     ),
     Capability: lambda value: Capability.parse(value) if type(value) in (str, int, float) else _fail(),
 }

@@ -9,6 +9,7 @@ and report it) · 130 interrupted (Ctrl-C).
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import functools
 import json
@@ -465,7 +466,6 @@ def explain(
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
     """Decision trace: every candidate path with a ✓/✗ per gate, the memory budget, and advice when blocked."""
-    from .contract import resolution_json
     from .resolver import resolve
 
     catalog = _catalog(recipes)
@@ -486,6 +486,8 @@ def explain(
     )
     resolution = resolve(catalog, _request(catalog, sel))
     if fmt is Format.json:
+        from .contract import resolution_json
+
         typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
     else:
         from .history import explain_lines
@@ -590,8 +592,9 @@ def main() -> None:
     """Run the CLI: every outcome is an exit code and, on failure, one line per problem on stderr."""
     # typer may bundle its own copy of click: take the exception classes from the one it uses
     click = sys.modules[typer.BadParameter.__module__]
+    args = sys.argv[1:]
     try:
-        code = _command()(prog_name="recipegen", standalone_mode=False)
+        code = _command(args[0] if args else None)(args=args, prog_name="recipegen", standalone_mode=False)
     except RecipegenError as exc:
         _fail([cli_values.printable(line, 2000) for line in exc.lines()], exc.exit_code)
     except typer.Abort:  # click's name for Ctrl-C (KeyboardInterrupt) and EOF at a prompt
@@ -616,9 +619,18 @@ def main() -> None:
 
 
 @functools.cache
-def _command() -> Any:
-    """The click command of `app`, built once per process (building it takes milliseconds)."""
-    return typer.main.get_command(app)
+def _command(first_arg: str | None = None) -> Any:
+    """The click command of `app`, built once per process. When the command line starts with a subcommand's
+    name, the group is built with that subcommand alone: building all of them is a tenth of a start-up, and
+    nothing but the named one can run (usage errors and --help read only the group and that command)."""
+    names = {
+        typer.main.get_command_name(c.name or c.callback.__name__): c for c in app.registered_commands if c.callback
+    }
+    if first_arg not in names:
+        return typer.main.get_command(app)
+    only = copy.copy(app)
+    only.registered_commands = [names[first_arg]]
+    return typer.main.get_command(only)
 
 
 INTERNAL_HINT = "a bug in recipegen; please report it with the output of the same command run with RECIPEGEN_DEBUG=1"

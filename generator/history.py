@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .catalog import Catalog
-from .resolver.resolve import candidates_for, layouts_to_try, rank_key
+from .resolver.resolve import Memo, layouts_to_try, rank_key, verdict_paths
 from .resolver.types import Candidate, GateResult, Layout, Request, Resolution
 from .schema import Build, Engine
 
@@ -151,7 +151,10 @@ def history(catalog: Catalog, request: Request, layouts: Iterable[Layout] | None
         if request.engine is not None and engine.id != request.engine:
             continue
         scoped = replace(base, engine=engine.id)
-        by_layout = [(layout, candidates_for(catalog, scoped, layout, every_release=True)) for layout in tried]
+        memo: Memo = {}
+        by_layout = [
+            (layout, verdict_paths(catalog, scoped, layout, every_release=True, memo=memo)) for layout in tried
+        ]
         if any(cands for _, cands in by_layout):
             out.append(engine_history(engine, by_layout))
     return out
@@ -166,7 +169,7 @@ def explain_lines(catalog: Catalog, resolution: Resolution) -> list[str]:
         if request.engine is not None and engine.id != request.engine:
             continue
         scoped = replace(request, build=None, engine=engine.id)
-        found = engine_history(engine, [(layout, candidates_for(catalog, scoped, layout, every_release=True))])
+        found = engine_history(engine, [(layout, verdict_paths(catalog, scoped, layout, every_release=True))])
         if found.line:
             out.append(f"  {found.summary()}")
     if not out:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .catalog import Catalog
-from .resolver import Request, resolve
-from .resolver.resolve import rank_key
-from .resolver.types import Candidate, Resolution
+from .resolver import Request
+from .resolver.resolve import Ranking, rank, rank_key
+from .resolver.types import Candidate
 from .schema import Model
 from .targets import Target
 
@@ -50,7 +50,7 @@ def _grade(c: Candidate) -> tuple[Symbol, list[str]]:
     return ("◐" if why else "✓"), why
 
 
-def _annotations(r: Resolution) -> tuple[str, ...]:
+def _annotations(r: Ranking) -> tuple[str, ...]:
     """Notes the catalog keeps for this model on this GPU (e.g. where a later source disagrees with a seed)."""
     cc = r.request.hardware.compute_capability
     return tuple(
@@ -60,19 +60,20 @@ def _annotations(r: Resolution) -> tuple[str, ...]:
     )
 
 
-def classify(r: Resolution, target: str) -> Cell:
+def classify(r: Ranking, target: str) -> Cell:
     cell = _classify(r, target)
     notes = _annotations(r)
     return Cell(cell.model, cell.target, cell.symbol, cell.gate, cell.summary, cell.reasons + notes) if notes else cell
 
 
-def _classify(r: Resolution, target: str) -> Cell:
+def _classify(r: Ranking, target: str) -> Cell:
     model = r.request.model.id
-    if r.plans:
-        graded = [(_grade(p.candidate), p.candidate) for p in r.plans]
+    if r.runnable:  # the plans, in rank order
+        graded = [(_grade(c), c) for c in r.runnable]
         (symbol, why), best = next(((g, c) for g, c in graded if g[0] == "✓"), graded[0])
         summary = f"{best.engine.name} {best.build.id} · {best.variant.id} ({best.status}) on {best.layout.gpus} GPU(s)"
         return Cell(model, target, symbol, None, summary, tuple(why) or (summary,))
+    assert r.candidates is not None  # a blocked ranking gates every path (rejections="when-blocked")
     closest = sorted(r.candidates, key=lambda c: (len(c.failing()), rank_key(c)))
     if not closest:
         return Cell(model, target, "✗", None, "no engine build in the catalog", ())
@@ -103,7 +104,8 @@ def build_matrix(catalog: Catalog, models: list[Model], targets: list[Target]) -
                 nodes=target.nodes,
                 shrink=True,
             )
-            cells.append(classify(resolve(catalog, request), target.label))
+            # a cell names the best plan, or the closest rejection when nothing runs: only then is every path gated
+            cells.append(classify(rank(catalog, request, rejections="when-blocked"), target.label))
     return cells
 
 

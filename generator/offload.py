@@ -36,46 +36,53 @@ NON_EXPERT_MAX_BYTES = 2.0
 
 Mechanism = Literal["expert-layers", "all-experts", "cpu-layers", "weights-gb"]
 
+
+def _source(url: str, note: str) -> Source:
+    # built without validation: a validation at import would build Source's validator and scan the installed
+    # packages for pydantic plugins, a tenth of a start-up (tests/test_offload.py validates these)
+    return Source.model_construct(url=url, note=note)
+
+
 SOURCES: dict[Mechanism, tuple[Source, ...]] = {
     "expert-layers": (
-        Source(
+        _source(
             url="https://github.com/ggml-org/llama.cpp/pull/15077",
             note="--n-cpu-moe N keeps the MoE weights of the first N layers in the CPU (tensor overrides for "
             "blk.0 … blk.N-1 expert tensors); --cpu-moe keeps all of them",
         ),
-        Source(url="shared/engine-cli/llama-server-0c1e570.json", note="--n-cpu-moe, --tensor-split, --gpu-layers"),
+        _source(url="shared/engine-cli/llama-server-0c1e570.json", note="--n-cpu-moe, --tensor-split, --gpu-layers"),
     ),
     "all-experts": (
-        Source(
+        _source(
             url="https://github.com/kvcache-ai/ktransformers/blob/v0.7.0/doc/en/DeepSeek-V4-Flash.md",
             note="experts split between CPU (--kt-cpuinfer) and GPU (--kt-num-gpu-experts); --kt-method picks the "
             "CPU kernel",
         ),
-        Source(url="shared/engine-cli/sglang-0.5.23.json", note="--kt-method, --kt-weight-path, --kt-num-gpu-experts"),
+        _source(url="shared/engine-cli/sglang-0.5.23.json", note="--kt-method, --kt-weight-path, --kt-num-gpu-experts"),
     ),
     "cpu-layers": (
-        Source(
+        _source(
             url="shared/engine-cli/llama-server-0c1e570.json",
             note="--gpu-layers N: max. number of layers to store in VRAM; the others stay in host RAM on the CPU",
         ),
-        Source(
+        _source(
             url="https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference/blob/00dd2bdeb2404263f22bd6c1cd46ce397e341db5/README.md",
             note="'-ngl 0 to only use the CPU for inference, -ngl 10000 to make sure all layers are offloaded to GPU'",
         ),
     ),
     "weights-gb": (
-        Source(
+        _source(
             url="https://docs.vllm.ai/en/stable/api/vllm/config/offload/",
             note="OffloadConfig: with cpu_offload_gb > 0 the 'auto' backend picks UVA (Unified Virtual Addressing) "
             "zero-copy offloading: the GPU reads the offloaded weights from pinned host memory over PCIe when it "
             "uses them",
         ),
-        Source(
+        _source(
             url="https://github.com/vllm-project/vllm/issues/3563",
             note="cpu-offload design: the weights are pinned on the CPU and streamed into the GPU layer by layer "
             "during every forward pass",
         ),
-        Source(url="shared/engine-cli/vllm-0.33.0.json", note="--cpu-offload-gb (float); SGLang 0.5.23: int"),
+        _source(url="shared/engine-cli/vllm-0.33.0.json", note="--cpu-offload-gb (float); SGLang 0.5.23: int"),
     ),
 }
 
@@ -246,25 +253,29 @@ def solve(
 
     if mechanism == "weights-gb":
         per_gpu = size / shards
-        last: Budget | None = None
-        for gb in range(1, math.ceil(per_gpu / GIB) + 1):
-            budget = fit(max(per_gpu - gb * GIB, 0.0), 1.0)
-            last = budget
-            if budget.fits:
-                return host_check(OffloadPlan(mechanism, gb * GIB * (per_node or shards), 0, 0, gb, host, budget))
-        reason = last.reason if last is not None else "no weights to offload"
-        return Refusal(f"even with every weight in host RAM the GPUs do not fit: {reason}")
+        most = math.ceil(per_gpu / GIB)
+        if most < 1:
+            return Refusal("even with every weight in host RAM the GPUs do not fit: no weights to offload")
+        found = least(1, most, lambda gb: fit(max(per_gpu - gb * GIB, 0.0), 1.0))
+        if isinstance(found, Budget):
+            return Refusal(f"even with every weight in host RAM the GPUs do not fit: {found.reason}")
+        gb, budget = found
+        return host_check(OffloadPlan(mechanism, gb * GIB * (per_node or shards), 0, 0, gb, host, budget))
 
     if mechanism == "cpu-layers":
         layers = model.layers
-        for cpu_layers in range(1, layers + 1):
+
+        def on_gpus(cpu_layers: int) -> Budget:
             gpu_layers = layers - cpu_layers
-            budget = fit(size * gpu_layers / layers / shards, gpu_layers / layers)
-            if budget.fits and gpu_layers:
-                return host_check(
-                    OffloadPlan(mechanism, size * cpu_layers / layers, cpu_layers, layers, 0, host, budget)
-                )
-        return Refusal(f"even with {layers - 1} of {layers} layers in host RAM the GPUs do not fit: {budget.reason}")
+            return fit(size * gpu_layers / layers / shards, gpu_layers / layers)
+
+        # at least one layer stays on the GPUs; the refusal quotes the budget with none left there
+        found = least(1, layers - 1, on_gpus) if layers > 1 else on_gpus(layers)
+        if isinstance(found, Budget):
+            last = found if layers <= 1 else on_gpus(layers)
+            return Refusal(f"even with {layers - 1} of {layers} layers in host RAM the GPUs do not fit: {last.reason}")
+        cpu_layers, budget = found
+        return host_check(OffloadPlan(mechanism, size * cpu_layers / layers, cpu_layers, layers, 0, host, budget))
 
     assert split is not None
     if mechanism == "all-experts":
@@ -274,23 +285,47 @@ def solve(
         host_bytes = split.expert_layer_bytes * split.moe_layers
         return host_check(OffloadPlan(mechanism, host_bytes, split.moe_layers, split.moe_layers, 0, host, budget))
 
-    for cpu_layers in range(1, split.moe_layers + 1):
+    def experts_on_host(cpu_layers: int) -> Budget:
         on_gpu = split.resident_bytes + (split.moe_layers - cpu_layers) * split.expert_layer_bytes
-        budget = fit(on_gpu / shards, 1.0)
+        return fit(on_gpu / shards, 1.0)
+
+    found = least(1, split.moe_layers, experts_on_host)
+    if isinstance(found, Budget):
+        return Refusal(f"even with all {split.moe_layers} expert layers in host RAM: {found.reason}")
+    cpu_layers, budget = found
+    plan = OffloadPlan(
+        mechanism,
+        cpu_layers * split.expert_layer_bytes,
+        cpu_layers,
+        split.moe_layers,
+        0,
+        host,
+        budget,
+        tensor_split=balanced_split(split, model.layers, cpu_layers, shards, budget),
+        split=split,
+    )
+    return host_check(plan)
+
+
+def least(low: int, high: int, budget_with: Callable[[int], Budget]) -> tuple[int, Budget] | Budget:
+    """The fewest units in low..high (low <= high) whose budget fits, with that budget; else the budget at `high`.
+
+    Offloading one more unit never takes memory from the GPUs (weights and KV only shrink, and float
+    rounding keeps that order), so "fits" is monotone in the units and a bisection finds the same
+    answer as trying them one by one, in a logarithmic number of memory plans.
+    """
+    top = budget_with(high)
+    if not top.fits:
+        return top
+    best = (high, top)
+    while low < high:
+        middle = (low + high) // 2
+        budget = budget_with(middle)
         if budget.fits:
-            plan = OffloadPlan(
-                mechanism,
-                cpu_layers * split.expert_layer_bytes,
-                cpu_layers,
-                split.moe_layers,
-                0,
-                host,
-                budget,
-                tensor_split=balanced_split(split, model.layers, cpu_layers, shards, budget),
-                split=split,
-            )
-            return host_check(plan)
-    return Refusal(f"even with all {split.moe_layers} expert layers in host RAM: {budget.reason}")
+            best, high = (middle, budget), middle
+        else:
+            low = middle + 1
+    return best
 
 
 def balanced_split(split: WeightSplit, layers: int, cpu_layers: int, gpus: int, budget: Budget) -> tuple[int, ...]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import importlib.util
 import json
 import math
 import os
@@ -22,10 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from . import __version__
-from .recipe_files import LOADER
 
 DISABLE_ENV = "RECIPEGEN_NO_CACHE"
 SCHEMA = "recipegen.parse-cache/1"
@@ -69,10 +67,18 @@ def _decode(obj: dict[str, Any]) -> Any:
 
 def code_key() -> str:
     package = Path(__file__).resolve().parent
-    digest = hashlib.sha256(f"{SCHEMA}\0{__version__}\0{yaml.__version__}\0{LOADER.__name__}".encode())
+    digest = hashlib.sha256(f"{SCHEMA}\0{__version__}\0".encode())
     for path in sorted(package.rglob("*.py")):
         info = path.stat()
         digest.update(f"{path.relative_to(package)}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    # the YAML library by its files (its version and whether the C loader is there), found without importing
+    # it: a run from the validated-catalog cache parses no YAML
+    spec = importlib.util.find_spec("yaml")
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        for path in sorted(Path(folder).iterdir()):
+            if path.is_file():
+                info = path.stat()
+                digest.update(f"yaml\0{path.name}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
     return digest.hexdigest()
 
 

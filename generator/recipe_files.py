@@ -9,21 +9,28 @@ interpreter) and a sub-1 KB "billion laughs" document expands to 10^9 nodes in a
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:  # imported where a document is parsed: a run from the validated-catalog cache parses none
+    import yaml
 
 MAX_BYTES = 1 << 20  # 1 MiB; the largest built-in recipe is under 100 KB
 MAX_DEPTH = 64
 MAX_NODES = 100_000  # after expanding every alias; the largest built-in recipe has about 12,000
 MAX_MAGNITUDE = 10**18  # every number a recipe states (bytes of a checkpoint included) is far below
 
-# libyaml's loader is ~10x faster than the pure-Python one; same results for the YAML we accept.
-LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+@functools.cache
+def loader() -> Any:
+    """libyaml's loader is ~10x faster than the pure-Python one; same results for the YAML we accept."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class RecipeFileError(Exception):
@@ -72,8 +79,10 @@ def _check_shape(text: str) -> None:
     """Refuse deep nesting, recursive aliases and alias bombs by streaming parser events (no tree yet)."""
     sizes: dict[str, int] = {}  # anchor -> values it expands to
     open_: list[tuple[str | None, int]] = []  # (anchor, count when the collection started)
+    import yaml
+
     count = 0  # values so far, every alias expanded
-    for event in yaml.parse(text, Loader=LOADER):
+    for event in yaml.parse(text, Loader=loader()):
         if isinstance(event, yaml.CollectionStartEvent):
             if len(open_) >= MAX_DEPTH:
                 raise RecipeFileError(f"nested deeper than {MAX_DEPTH} levels", _line(event))
@@ -101,20 +110,22 @@ def _line(event: yaml.Event) -> int | None:
 
 def compose(text: str) -> yaml.Node | None:
     """The YAML node tree of a bounded document. Raises RecipeFileError or yaml.YAMLError."""
+    import yaml
+
     _check_shape(text)
-    node: yaml.Node | None = yaml.compose(text, Loader=LOADER)
+    node: yaml.Node | None = yaml.compose(text, Loader=loader())
     return node
 
 
 def construct(node: yaml.Node) -> Any:
     """Plain data (dicts, lists, scalars) from a composed node tree, without parsing the text again."""
-    loader = LOADER("")
+    constructor = loader()("")
     try:
-        return loader.construct_document(node)
+        return constructor.construct_document(node)
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits (Python's int-from-text limit)
         raise RecipeFileError(f"cannot read a value: {exc}") from None
     finally:
-        loader.dispose()
+        constructor.dispose()
 
 
 def check_numbers(data: Any, trail: str = "") -> None:

@@ -249,3 +249,13 @@ def test_a_dense_gguf_model_keeps_its_first_layers_on_the_cpu(tmp_path):
     assert two["offload"] is None
     assert plan["speed"]["decode_tokens_per_s"] < two["speed"]["decode_tokens_per_s"]
     assert plan["speed"]["bound_by"] == "host RAM bandwidth"
+
+
+def test_offload_sources_are_valid_sources():
+    """SOURCES is built without validation at import (start-up time); it must still be what validation gives."""
+    from recipegen.offload import SOURCES
+    from recipegen.schema import Source
+
+    for sources in SOURCES.values():
+        for source in sources:
+            assert Source.model_validate(source.model_dump()) == source

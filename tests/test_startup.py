@@ -26,3 +26,16 @@ def test_generate_imports_no_edge_libraries(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert "HEAVY=\n" in proc.stderr
+
+
+def test_a_cached_explain_imports_no_yaml_and_no_templates(tmp_path):
+    """From the validated-catalog cache nothing is parsed or rendered: no YAML library, no Jinja."""
+    probe = PROBE.replace('("huggingface_hub", "docker", "jsonschema", "hypothesis")', '("yaml", "jinja2")')
+    args = [sys.executable, "-c", probe, "explain", "--gpu", "sm80", "--model", "glm-5.2"]
+    env = {"XDG_CACHE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    first = subprocess.run(args, capture_output=True, text=True, env=env)  # validates and writes the cache
+    assert first.returncode == 0, first.stderr
+    again = subprocess.run(args, capture_output=True, text=True, env=env)
+    assert again.returncode == 0, again.stderr
+    assert "HEAVY=\n" in again.stderr
+    assert again.stdout == first.stdout

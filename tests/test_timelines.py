@@ -244,7 +244,7 @@ def test_gpt_oss_loads_from_the_release_after_its_launch(cli):
 
 
 def test_as_of_before_deepseek_v32_has_no_dsa_release(cli):
-    """In October 2025 the newest vLLM release here is 0.10.2, which loads no DSA model."""
+    """On 2025-10-01, the day before 0.11.0, the newest vLLM release is 0.10.2, which loads no DSA model."""
     result = cli("explain", "--gpu", "h200", "--model", "deepseek-v3.2", "--engine", "vllm", "--as-of", "2025-10-01")
     assert "vllm-0.10.2" in result.out
     assert "DeepseekV32ForCausalLM" in result.out

@@ -519,8 +519,10 @@ assert tuple(REGISTRY) == GATES
 
 
 # Gates whose result reads only the build, the checkpoint, the GPU and the fixed settings — never the
-# layout — so one resolve() computes them once per path and reuses them for every layout it tries.
+# layout — so one resolve() computes them once per path and reuses them for every layout it tries. They
+# come first in GATES: the layout search runs only these on a path before planning its memory.
 LAYOUT_FREE: frozenset[GateId] = frozenset({"architecture", "weight-format", "kernel", "platform"})
+assert all(g in LAYOUT_FREE for g in GATES[: len(LAYOUT_FREE)])
 
 
 def _loads(done: Mapping[GateId, GateResult]) -> bool:
@@ -529,9 +531,17 @@ def _loads(done: Mapping[GateId, GateResult]) -> bool:
 
 
 def _memo_key(gate_id: GateId, s: Subject, done: Mapping[GateId, GateResult]) -> tuple[object, ...] | None:
+    """What the gate's result reads besides the request (the model and the GPU are fixed within a resolve)."""
     dep = s.deployment.id if s.deployment else None
-    if gate_id in LAYOUT_FREE:
-        return (gate_id, s.engine.id, s.build.id, s.variant.id, dep, s.settings.kv_fixed, s.settings.attention_backend)
+    if gate_id == "architecture":
+        return (gate_id, s.engine.id, s.build.id, s.variant.id)
+    if gate_id == "weight-format":
+        return (gate_id, s.engine.id, s.build.id, s.variant.id)
+    if gate_id == "kernel":
+        # not the checkpoint: the needs are the model's; a recipe of the path may vouch for kernel facts
+        return (gate_id, s.engine.id, s.build.id, dep, s.settings.kv_fixed, s.settings.attention_backend)
+    if gate_id == "platform":
+        return (gate_id, s.engine.id, s.build.id)
     if gate_id == "memory":
         # the budget reads the engine's memory behaviour, the checkpoint, the layout and the KV dtype — not the
         # build — so builds of one engine share it (a footprint per checkpoint × layout, not per build)
@@ -549,17 +559,33 @@ def _memo_key(gate_id: GateId, s: Subject, done: Mapping[GateId, GateResult]) ->
     return None
 
 
-def run(subject: Subject, memo: dict[tuple[object, ...], object] | None = None) -> tuple[GateResult, ...]:
-    """Every gate on one path, in triage order (GATES). `memo`: results shared across the paths of one resolve."""
+# The layout-free gates by how many paths one result settles: a platform or kernel verdict holds for every
+# checkpoint of a build, an architecture verdict for one checkpoint format, a weight-format one for one
+# checkpoint. A layout search that only asks whether a path can run at all checks them in this order.
+FEWEST_FIRST: tuple[GateId, ...] = ("platform", "kernel", "architecture", "weight-format")
+assert frozenset(FEWEST_FIRST) == LAYOUT_FREE
+
+
+def run(
+    subject: Subject,
+    memo: dict[tuple[object, ...], object] | None = None,
+    only: tuple[GateId, ...] | None = None,
+    until_not_pass: bool = False,
+) -> tuple[GateResult, ...]:
+    """Every gate on one path, in triage order (GATES). `memo`: results shared across the paths of one resolve.
+    `only`: just these gates, in this order (none may read a gate left out: memory reads kernel, architecture
+    and weight-format); `until_not_pass`: stop after the first gate that does not pass."""
     done: dict[GateId, GateResult] = {}
-    for gate_id in GATES:
+    for gate_id in GATES if only is None else only:
         key = _memo_key(gate_id, subject, done) if memo is not None else None
         if memo is not None and key is not None and key in memo:
             cached = memo[key]
             assert isinstance(cached, GateResult)
             done[gate_id] = cached
-            continue
-        done[gate_id] = REGISTRY[gate_id].check(subject, done)
-        if memo is not None and key is not None:
-            memo[key] = done[gate_id]
-    return tuple(done[g] for g in GATES)
+        else:
+            done[gate_id] = REGISTRY[gate_id].check(subject, done)
+            if memo is not None and key is not None:
+                memo[key] = done[gate_id]
+        if until_not_pass and done[gate_id].outcome != "pass":
+            break
+    return tuple(done.values())

@@ -18,8 +18,10 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from ..catalog import Catalog
 from ..schema import Deployment, Engine, Hardware, Source, Variant
@@ -67,11 +69,11 @@ def layouts_to_try(request: Request) -> list[Layout]:
 
 
 def _matching_deployments(
-    catalog: Catalog, request: Request, engine: Engine, build: Build, variant: Variant, layout: Layout
+    deployments: Iterable[Deployment], request: Request, engine: Engine, build: Build, variant: Variant, layout: Layout
 ) -> list[Deployment]:
     return [
         d
-        for d in catalog.deployments.values()
+        for d in deployments
         if d.model == request.model.id
         and d.variant == variant.id
         and d.engine == engine.id
@@ -152,11 +154,18 @@ def builds_to_try(engine: Engine, request: Request, every_release: bool = False)
     return [b for b in dated if b.provenance != "official" or b is newest]
 
 
-def candidates_for(
-    catalog: Catalog, request: Request, layout: Layout, every_release: bool = False, memo: Memo | None = None
-) -> list[Candidate]:
-    memo = {} if memo is None else memo
-    out: list[Candidate] = []
+Path = tuple[Engine, Build, Variant, "Deployment | None"]
+
+
+def paths_for(catalog: Catalog, request: Request, layout: Layout, every_release: bool = False) -> list[Path]:
+    """Every candidate path at this layout (engine × build × variant × matching recipe), in report order."""
+    out: list[Path] = []
+    # the recipes of this model on this GPU and layout, read once rather than once per build and checkpoint
+    here = [
+        d
+        for d in catalog.deployments.values()
+        if d.model == request.model.id and request.hardware.id in d.hardware and d.gpus_per_node == layout.gpus_per_node
+    ]
     for engine in catalog.engines.values():
         if request.engine is not None and engine.id != request.engine:
             continue
@@ -165,11 +174,145 @@ def candidates_for(
                 if request.variant is not None and variant.id != request.variant:
                     continue
                 matches: list[Deployment | None] = list(
-                    _matching_deployments(catalog, request, engine, build, variant, layout)
+                    _matching_deployments(here, request, engine, build, variant, layout)
                 )
-                for dep in matches or [None]:
-                    out.append(evaluate(request, engine, build, variant, layout, dep, memo=memo))
+                out.extend((engine, build, variant, dep) for dep in matches or [None])
     return out
+
+
+def candidates_for(
+    catalog: Catalog, request: Request, layout: Layout, every_release: bool = False, memo: Memo | None = None
+) -> list[Candidate]:
+    memo = {} if memo is None else memo
+    return [
+        evaluate(request, engine, build, variant, layout, dep, memo=memo)
+        for engine, build, variant, dep in paths_for(catalog, request, layout, every_release)
+    ]
+
+
+def verdict_paths(
+    catalog: Catalog, request: Request, layout: Layout, every_release: bool = False, memo: Memo | None = None
+) -> list[Candidate]:
+    """What a verdict per build reads (history): for a build with a runnable path, its paths that pass the
+    cheap gates (every runnable one among them); for any other build, every path. In report order."""
+    memo = {} if memo is None else memo
+    out: list[Candidate] = []
+    paths = paths_for(catalog, request, layout, every_release)
+    for _, group in itertools.groupby(paths, key=lambda path: path[1].id):  # a build's paths are adjacent
+        mine = list(group)
+        planned = {
+            i: evaluate(request, *p[:3], layout, p[3], memo=memo)
+            for i, p in enumerate(mine)
+            if may_run(request, p, layout, memo)
+        }
+        if any(c.runnable for c in planned.values()):
+            out.extend(planned.values())
+        else:
+            out.extend(
+                planned[i] if i in planned else evaluate(request, *p[:3], layout, p[3], memo=memo)
+                for i, p in enumerate(mine)
+            )
+    return out
+
+
+def may_run(request: Request, path: Path, layout: Layout, memo: Memo) -> bool:
+    """Whether the path passes every gate that does not read the layout (the cheap ones, memoised per path).
+
+    A path that fails one can never be runnable, so the layout search plans memory only for the others."""
+    engine, build, variant, dep = path
+    # a recipe belongs to one layout, and without one the cheap gates read no layout-dependent setting
+    key = ("may-run", engine.id, build.id, variant.id, dep.id if dep else None)
+    known = memo.get(key)
+    if isinstance(known, bool):
+        return known
+    base = base_settings(engine, bool(request.model.moe), layout, dep)
+    subject = gates.Subject(request, engine, build, variant, layout, dep, base)
+    found = gates.defects_hitting(request.model, variant, build, request.hardware)
+    cheap = gates.run(subject, memo, gates.FEWEST_FIRST, until_not_pass=True)
+    verdict = all(g.outcome == "pass" for g in cheap) and not any(
+        d.blocks and d.gate in gates.LAYOUT_FREE for d in found
+    )
+    memo[key] = verdict
+    return verdict
+
+
+@dataclass
+class _Layouts:
+    """The paths gated at each layout tried, shared by the layout search and the full report of one layout."""
+
+    catalog: Catalog
+    request: Request
+    memo: Memo = field(default_factory=dict)
+    paths: dict[Layout, list[Path]] = field(default_factory=dict)
+    gated: dict[Layout, dict[int, Candidate]] = field(default_factory=dict)
+
+    def _paths(self, layout: Layout) -> list[Path]:
+        if layout not in self.paths:
+            self.paths[layout] = paths_for(self.catalog, self.request, layout)
+        return self.paths[layout]
+
+    def runnable(self, layout: Layout) -> list[Candidate]:
+        """The runnable paths at this layout, ranked; only paths that pass the cheap gates are planned."""
+        done = self.gated.setdefault(layout, {})
+        for index, path in enumerate(self._paths(layout)):
+            if index not in done and may_run(self.request, path, layout, self.memo):
+                done[index] = evaluate(self.request, *path[:3], layout, path[3], memo=self.memo)
+        return sorted((c for _, c in sorted(done.items()) if c.runnable), key=rank_key)
+
+    def every(self, layout: Layout) -> list[Candidate]:
+        """Every path at this layout, in report order (the ones the search planned are reused)."""
+        done = self.gated.setdefault(layout, {})
+        return [
+            done[index] if index in done else evaluate(self.request, *path[:3], layout, path[3], memo=self.memo)
+            for index, path in enumerate(self._paths(layout))
+        ]
+
+
+Rejections = Literal["all", "when-blocked", "none"]
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The layout search's answer before plans are made: the layout reported, its runnable paths ranked,
+    and (when asked for) every path gated there."""
+
+    request: Request
+    layout: Layout
+    runnable: tuple[Candidate, ...]
+    candidates: tuple[Candidate, ...] | None  # every path at the layout in report order; None: not gated
+    tried: tuple[int, ...]
+    searched: bool
+    offload_first_at: tuple[int, ...] | None = None
+
+
+def rank(catalog: Catalog, request: Request, rejections: Rejections = "all") -> Ranking:
+    """The layout search: the first layout tried that runs without host offload, else the first that runs
+    with it, else the whole fleet (shrink) or the largest size tried. `rejections`: whether every path of
+    that layout is gated too ("all"), only when nothing runs ("when-blocked": the matrix), or never ("none")."""
+    layouts = layouts_to_try(request)
+    gated = _Layouts(catalog, request)
+    tried: list[int] = []
+    searched = len(layouts) > 1
+    offloading: tuple[Layout, list[Candidate], tuple[int, ...]] | None = None
+
+    def ranking(layout: Layout, runnable: list[Candidate], offload_first_at: tuple[int, ...] | None) -> Ranking:
+        every = rejections == "all" or (rejections == "when-blocked" and not runnable)
+        candidates = tuple(gated.every(layout)) if every else None
+        return Ranking(request, layout, tuple(runnable), candidates, tuple(tried), searched, offload_first_at)
+
+    for layout in layouts:
+        tried.append(layout.gpus)
+        runnable = gated.runnable(layout)
+        if runnable and runnable[0].offload is None:
+            return ranking(layout, runnable, None)
+        if runnable and offloading is None:
+            offloading = (layout, runnable, tuple(tried))
+    if offloading is not None:
+        # no layout runs from GPU memory alone: the smallest one that runs with host offload
+        layout, runnable, tried_then = offloading
+        return ranking(layout, runnable, tried_then)
+    # nothing runs: with a fleet, report the whole fleet (the most memory per shard), not its last half
+    return ranking(layouts[0] if request.shrink else layouts[-1], [], None)
 
 
 def defects(c: Candidate) -> list[str]:
@@ -388,43 +531,14 @@ def find_changes(candidates: list[Candidate]) -> list[Change]:
 
 
 def resolve(catalog: Catalog, request: Request) -> Resolution:
-    layouts = layouts_to_try(request)
-    tried: list[int] = []
-    last: list[Candidate] = []
-    first: list[Candidate] = []
-    offloading: tuple[Layout, list[Candidate], list[Candidate], list[int]] | None = None
-    memo: Memo = {}
-    for layout in layouts:
-        tried.append(layout.gpus)
-        cands = candidates_for(catalog, request, layout, memo=memo)
-        last = cands
-        first = first or cands
-        runnable = sorted((c for c in cands if c.runnable), key=rank_key)
-        if runnable and runnable[0].offload is None:
-            return _resolution(request, layout, cands, runnable, tried, len(layouts) > 1)
-        if runnable and offloading is None:
-            offloading = (layout, cands, runnable, list(tried))
-    if offloading is not None:
-        # no layout runs from GPU memory alone: the smallest one that runs with host offload
-        layout, cands, runnable, tried_then = offloading
-        return _resolution(request, layout, cands, runnable, tried, len(layouts) > 1, tried_then)
-    if request.shrink:
-        # nothing in the fleet runs: report the whole fleet (the most memory per shard), not its last half
-        layout, last = layouts[0], first
-    else:
-        layout = layouts[-1]
-    return _resolution(request, layout, last, [], tried, len(layouts) > 1)
+    return resolution_of(rank(catalog, request))
 
 
-def _resolution(
-    request: Request,
-    layout: Layout,
-    cands: list[Candidate],
-    runnable: list[Candidate],
-    tried: list[int],
-    searched: bool,
-    offload_first_at: list[int] | None = None,
-) -> Resolution:
+def resolution_of(ranking: Ranking) -> Resolution:
+    """The plans of a ranking that gated every path of its layout."""
+    request, layout, runnable, tried = ranking.request, ranking.layout, ranking.runnable, ranking.tried
+    assert ranking.candidates is not None, "a resolution reports every path: rank() with rejections='all'"
+    cands = list(ranking.candidates)
     plans = tuple(
         make_plan(i + 1, c, request, runnable[1] if len(runnable) > 1 else None) for i, c in enumerate(runnable)
     )
@@ -433,6 +547,7 @@ def _resolution(
         if layout.nodes > 1
         else f"{layout.gpus_per_node} GPU(s)"
     )
+    searched, offload_first_at = ranking.searched, ranking.offload_first_at
     if request.shrink:
         note = (
             f"{shape} of the {(request.gpus_per_node or 1) * request.nodes}-GPU fleet"
@@ -454,4 +569,4 @@ def _resolution(
     else:
         note = f"{shape}, as requested"
     ordered = sorted(cands, key=rank_key)
-    return Resolution(request, layout, note, plans, tuple(ordered), tuple(find_changes(cands)), tuple(tried))
+    return Resolution(request, layout, note, plans, tuple(ordered), tuple(find_changes(cands)), tried)
