@@ -44,6 +44,11 @@ class Rule(Strict):
     shared_experts: int | None = Field(default=None, ge=0, description="shared experts the class always has")
     moe_every_field: str | None = Field(default=None, description="config field: MoE on every k-th layer")
     dense_mlp_field: str | None = Field(default=None, description="config field: MLP width of the dense layers")
+    defaults: dict[str, int | bool] = Field(
+        default_factory=dict,
+        description="the class's own defaults (its transformers config class) for fields a config.json may omit; "
+        "a value the file states always wins",
+    )
     sources: Sources = Field(min_length=1)
 
 

@@ -307,12 +307,16 @@ def _attention(
             window_layers = layers - len(nope_layers(c, layers, rule.nope_interval_default))
         elif isinstance(layer_types, list) and layer_types:
             window_layers = sum(1 for t in layer_types if t == "sliding_attention") or None
+        elif window and (pattern := _int(c.get("sliding_window_pattern") or c.get("_sliding_window_pattern"))):
+            # Gemma-style: every pattern-th layer attends globally, the others within the window
+            window_layers = layers - layers // pattern
         elif window and c.get("use_sliding_window", True):
             # Qwen2-style configs window only the layers from max_window_layers on
             first = _int(c.get("max_window_layers")) if c.get("use_sliding_window") else None
             window_layers = layers - first if first is not None and first < layers else layers
-        if window_layers is None or window is None:
-            window, window_layers = None, None
+        context = _int(c.get("max_position_embeddings"))
+        if window_layers is None or window is None or (context is not None and window >= context):
+            window, window_layers = None, None  # a window as long as the context bounds nothing
         return Attention(
             kind="gqa",
             num_heads=heads,
@@ -514,9 +518,11 @@ def derive(ck: Checkpoint) -> Derivation:
     arch = word(arch_list[0]) if isinstance(arch_list, list) and arch_list else None
     c = text_config(config)
     model_type = word(config.get("model_type") or c.get("model_type"))
-    layers = _int(c.get("num_hidden_layers")) or 0
     facts: list[tuple[str, str]] = [("architecture", arch or "not stated"), ("model_type", model_type or "?")]
     rule = rules().get(arch or "")
+    if rule is not None:
+        c = {**rule.defaults, **c}
+    layers = _int(c.get("num_hidden_layers")) or 0
     if rule is None or not layers:
         problem = "config.json names no architecture" if arch is None else f"recipegen has no rule for {arch}"
         return Derivation(ck, arch, model_type, None, problem, None, fmt, size, "", tuple(facts))
@@ -619,6 +625,9 @@ def observed(config: dict[str, Any] | None) -> list[tuple[str, str]]:
             out.append(("linear-attention layers", f"{linear} of {len(types)}"))
     if _int(c.get("sliding_window")) and c.get("use_sliding_window", True) is not False:
         out.append(("sliding window", f"{c['sliding_window']} tokens"))
+    pattern = _int(c.get("sliding_window_pattern") or c.get("_sliding_window_pattern"))
+    if pattern and not types:
+        out.append(("sliding_window_pattern", f"{pattern} (every {pattern}th layer attends globally)"))
     if _int(c.get("attention_chunk_size")):
         out.append(("chunked attention", f"{c['attention_chunk_size']} tokens"))
     nope = c.get("no_rope_layers")

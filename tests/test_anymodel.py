@@ -164,6 +164,14 @@ KINDS = [
     # chunked attention with NoPE layers, MoE on every k-th layer, a shared expert the config does not name
     ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama-4-scout"),
     ("meta-llama/Llama-4-Maverick-17B-128E-Instruct", "llama-4-maverick"),
+    # Gemma 3: five 1024-token sliding-window layers per global one (sliding_window_pattern), under text_config
+    ("unsloth/gemma-3-12b-it-qat", "gemma-3-12b"),
+    ("microsoft/phi-4", "phi-4"),  # Phi3ForCausalLM whose sliding_window equals its context: no window
+    ("Qwen/Qwen3-VL-8B-Instruct", "qwen3-vl-8b"),  # dense Qwen3 decoder under a vision-language text_config
+    ("Qwen/Qwen3-VL-4B-Instruct", "qwen3-vl-4b"),  # tied embeddings
+    ("Qwen/Qwen3-VL-32B-Instruct", "qwen3-vl-32b"),
+    ("Qwen/Qwen3-VL-30B-A3B-Instruct", "qwen3-vl-30b-a3b"),  # MoE under text_config
+    ("Qwen/Qwen3-VL-235B-A22B-Instruct", "qwen3-vl-235b-a22b"),
 ]
 
 
@@ -198,6 +206,31 @@ def test_derived_facts_equal_curated(hub, tmp_path, monkeypatch, catalog, repo, 
         assert shown["nope_layers"] == 12
     for kv, tp in (("bf16", 1), ("fp8_e4m3", 8)):
         assert footprint(derived, kv, tp, 1, 1) == footprint(curated, kv, tp, 1, 1)  # type: ignore[arg-type]
+
+
+def test_a_gemma3_config_that_leaves_fields_out_gets_the_class_defaults(tmp_path):
+    # google/gemma-3-*-it configs state only part of text_config; Gemma3TextConfig's defaults fill the rest
+    folder = tmp_path / "gemma-3-12b-it"
+    folder.mkdir()
+    config = json.loads((HUB_DATA / "unsloth" / "gemma-3-12b-it-qat" / "config.json").read_text())
+    for key in ("vocab_size", "max_position_embeddings", "sliding_window_pattern"):
+        del config["text_config"][key]
+    (folder / "config.json").write_text(json.dumps(config))
+    result = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE)
+    assert result.code == 0, result.err
+    derived = result.json()["derived"]
+    assert derived["attention"]["sliding_window"] == 1024 and derived["attention"]["sliding_window_layers"] == 40
+    assert derived["max_context"] == 131072 and derived["layers"] == 48
+    # a text-only export (Gemma3ForCausalLM, the text fields at the top level) derives the same decoder
+    text_only = {**config["text_config"], "architectures": ["Gemma3ForCausalLM"], "torch_dtype": "bfloat16"}
+    (folder / "config.json").write_text(json.dumps(text_only))
+    flat = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE).json()
+    assert flat["derived"]["attention"] == derived["attention"] and flat["derived"]["layers"] == 48
+    # the same layout spelled as layer_types (newer transformers) reads the same
+    config["text_config"]["layer_types"] = (["sliding_attention"] * 5 + ["full_attention"]) * 8
+    (folder / "config.json").write_text(json.dumps(config))
+    again = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE).json()["derived"]
+    assert again["attention"] == derived["attention"]
 
 
 def test_quant_configs_map_to_catalog_formats(hf_env):
@@ -365,6 +398,11 @@ def test_yaml_draft_validates_in_a_user_folder(cogito_folder, tmp_path):
         ("RedHatAI/Llama-3.1-8B-Instruct-quantized.w4a16", "llama-3.1-8b", "int4"),
         ("someone/Qwen3-32B-GPTQ-Int4", "qwen3-32b", "gptq"),
         ("bartowski/Qwen_Qwen3-32B-GGUF", "qwen3-32b", "gguf"),  # re-upload with the original org as prefix
+        ("unsloth/gemma-3-27b-it-GGUF", "gemma-3-27b", "gguf"),
+        ("bartowski/google_gemma-3-27b-it-GGUF", "gemma-3-27b", "gguf"),
+        ("RedHatAI/gemma-3-12b-it-FP8-dynamic", "gemma-3-12b", "fp8"),
+        ("unsloth/phi-4-GGUF", "phi-4", "gguf"),
+        ("Qwen/Qwen3-VL-8B-Instruct-FP8", "qwen3-vl-8b", "fp8"),
     ],
 )
 def test_names_resolve_offline(name, model, quant):
@@ -468,6 +506,10 @@ def test_free_text_in_a_config_never_reaches_a_plan(tmp_path):
         ("dgx station", "dgx-station-gb300", "sm103"),
         ("dell pro max gb10", "gb10", "sm121"),
         ("thinkstation-pgx", "gb10", "sm121"),
+        ("a5000", "rtx-a5000", "sm86"),
+        ("NVIDIA RTX A5000", "rtx-a5000", "sm86"),  # nvidia-smi's name
+        ("3080 ti", "rtx-3080-ti", "sm86"),
+        ("NVIDIA GeForce RTX 3080 Ti", "rtx-3080-ti", "sm86"),
     ],
 )
 def test_gpus_people_serve_on_resolve(name, hardware, sm):
@@ -482,7 +524,11 @@ def test_list_models_shows_the_new_families_with_their_sources():
     result = run_cli("list", "models", "--format", "json")
     assert result.code == 0
     table = {row["id"]: row for row in result.json()}
-    for family in ("qwen3-8b", "qwen3-30b-a3b", "qwen3-coder-480b-a35b", "llama-3.1-8b", "kimi-k2.5", "minimax-m2.7"):
+    families = ("qwen3-8b", "qwen3-30b-a3b", "qwen3-coder-480b-a35b", "llama-3.1-8b", "kimi-k2.5", "minimax-m2.7")
+    families += ("gemma-3-1b", "gemma-3-4b", "gemma-3-12b", "gemma-3-27b", "phi-4", "devstral-small-2507")
+    families += ("qwen3-vl-4b", "qwen3-vl-8b", "qwen3-vl-32b", "qwen3-vl-30b-a3b", "qwen3-vl-235b-a22b")
+    families += ("qwen3-235b-a22b-instruct-2507", "qwen3-235b-a22b-thinking-2507")
+    for family in families:
         assert table[family]["sources"] >= 2, family
     assert all(row["sources"] >= 1 for row in table.values())
 
@@ -505,3 +551,92 @@ def test_the_core_never_imports_huggingface_hub_for_catalog_names_or_folders(cog
         )
         assert run.returncode == 0, run.stderr[-500:]
         assert "huggingface_hub" not in run.stderr, args
+
+
+# -- the families added for issue 12: Gemma 3, Phi-4, Devstral, Qwen3-VL --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "model"),
+    [
+        ("google/gemma-3-27b-it", "gemma-3-27b"),
+        ("microsoft/phi-4", "phi-4"),
+        ("mistralai/Devstral-Small-2507", "devstral-small-2507"),
+        ("Qwen/Qwen3-VL-30B-A3B-Instruct", "qwen3-vl-30b-a3b"),
+        ("Qwen/Qwen3-235B-A22B-Instruct-2507", "qwen3-235b-a22b-instruct-2507"),
+        ("Qwen/Qwen3-235B-A22B-Thinking-2507-FP8", "qwen3-235b-a22b-thinking-2507"),
+    ],
+)
+def test_official_repo_ids_are_catalog_names_offline(name, model):
+    result = run_cli("explain", "--gpu", "h100", "--model", name, "--format", "json", env=OFFLINE)
+    assert result.code == 0, result.err
+    assert result.json()["request"]["model"] == model and result.json()["request"]["model_facts"] == "catalog"
+
+
+def test_gemma3_27b_on_one_rtx_4090_runs_the_qat_gguf():
+    result = run_cli("explain", "--gpu", "rtx-4090", "--model", "google/gemma-3-27b-it", "--format", "json")
+    assert result.code == 0, result.err
+    data = result.json()
+    assert data["verdict"] == "runnable" and data["request"]["gpus_per_node"] == 1
+    qat = [p for p in data["plans"] if p["variant"] == "gguf-qat-q4-0"]
+    assert qat and qat[0]["engine"] == "llama.cpp"
+    assert qat[0]["memory"]["weights_gib"] == pytest.approx(17.2e9 / 2**30, rel=0.01)
+    assert "gemma-3-27b-it-q4_0.gguf" in " ".join(qat[0]["argv"])
+    # bf16 (about 54 GB) does not fit one 24 GiB card: forced, it runs only with weights offloaded to host RAM
+    args = ("explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "gemma-3-27b", "--variant", "bf16")
+    bf16 = run_cli(*args, "--engine", "vllm", "--build", "vllm-0.33.0")
+    assert bf16.code == 0, bf16.err
+    assert "the GPUs alone are too small" in bf16.out and "in host RAM" in bf16.out
+    assert "sliding window: 52 layers × 1024 tokens" in bf16.out  # 10 of the 62 layers keep the full context
+
+
+def test_phi4_on_rtx_4090_gguf_on_one_card_bf16_on_two_or_offloaded():
+    best = run_cli("explain", "--gpu", "rtx-4090", "--model", "phi-4", "--format", "json")
+    assert best.code == 0, best.err
+    top = best.json()["plans"][0]
+    assert (top["gpus"], top["engine"], top["variant"]) == (1, "llama.cpp", "gguf-q4-k-m")
+    assert top["memory"]["weights_gib"] == pytest.approx(9.05e9 / 2**30, rel=0.01)
+    bf16 = run_cli("explain", "--gpu", "rtx-4090", "--model", "phi-4", "--variant", "bf16", "--format", "json")
+    assert bf16.code == 0, bf16.err
+    plan = bf16.json()["plans"][0]
+    assert plan["gpus"] == 2 and plan["repo"] == "microsoft/phi-4" and "--cpu-offload-gb" not in plan["argv"]
+    # ~29 GB of bf16 weights on one 24 GiB card: the plan says it offloads, and how much
+    args = ("explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "phi-4", "--variant", "bf16", "--engine", "vllm")
+    one = run_cli(*args, "--format", "json")
+    assert one.code == 0, one.err
+    argv = one.json()["plans"][0]["argv"]
+    assert float(argv[argv.index("--cpu-offload-gb") + 1]) > 0
+
+
+def test_devstral_vllm_plan_carries_the_mistral_format_flags(tmp_path):
+    out = tmp_path / "devstral"
+    args = ("--gpu", "rtx-4090", "--model", "mistralai/Devstral-Small-2507", "--engine", "vllm", "--out", str(out))
+    result = run_cli(*args)
+    assert result.code == 0, result.err
+    plan = json.loads((out / "plan.json").read_text())["plans"][0]
+    argv = plan["argv"]
+    for flag in ("--tokenizer-mode", "--config-format", "--load-format"):
+        assert argv[argv.index(flag) + 1] == "mistral", flag
+    assert argv[argv.index("--tool-call-parser") + 1] == "mistral"
+    assert "--tokenizer-mode" in (out / "README.md").read_text()
+
+
+def test_qwen3_vl_needs_vllm_0_11_or_later():
+    args = ("explain", "--gpu", "h200", "--model", "qwen3-vl-8b", "--engine", "vllm", "--build", "vllm==0.10.2")
+    result = run_cli(*args, "--format", "json")
+    assert result.code in (0, 3) and result.json()["verdict"] == "blocked"
+    gates = {(r["build"], r["gate"]) for r in result.json()["rejected"]}
+    assert ("vllm-0.10.2", "architecture") in gates
+    newer = run_cli("explain", "--gpu", "h200", "--model", "qwen3-vl-8b", "--engine", "vllm", "--format", "json")
+    assert newer.code == 0 and newer.json()["plans"][0]["engine"] == "vllm"
+
+
+def test_thinking_2507_uses_the_thinking_reasoning_parser_in_sglang():
+    args = ("explain", "--gpu", "h200", "--model", "Qwen/Qwen3-235B-A22B-Thinking-2507", "--engine", "sglang")
+    result = run_cli(*args, "--format", "json")
+    assert result.code == 0, result.err
+    argv = result.json()["plans"][0]["argv"]
+    assert argv[argv.index("--reasoning-parser") + 1] == "qwen3-thinking"
+    instruct = run_cli("explain", "--gpu", "h200", "--model", "qwen3-235b-a22b-instruct-2507", "--format", "json")
+    assert instruct.code == 0 and "--reasoning-parser" not in instruct.json()["plans"][0]["argv"]
+    assert instruct.json()["plans"][0]["memory"]["context"] <= 262144
