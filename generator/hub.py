@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .errors import RecipegenError
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -232,6 +230,8 @@ def _card_base_models(text: str) -> tuple[str, ...]:
     end = text.find("\n---", 3)
     if end < 0:
         return ()
+    import yaml  # only a model card's front matter needs it: explain of a catalog model never does
+
     try:
         meta = yaml.safe_load(text[3:end])
     except yaml.YAMLError:
