@@ -12,13 +12,15 @@ and it is read only from an owner-only folder and file (as parse_cache).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
+import gc
 import hashlib
 import json
 import types
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -224,9 +226,27 @@ def read(folder: Path, cache_key: str) -> Catalog | None:
             return None
         if header.get("check") != _check(cache_key, body):  # the data is not what was written under this key
             return None
-        return rebuild(json.loads(body))
+        with _collector_paused():
+            return rebuild(json.loads(body))
     except (_NoFastPath, UnicodeDecodeError, ValueError, TypeError, KeyError, RecursionError):
         return None
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Build the catalog without the cyclic garbage collector, then exempt what exists from its later passes.
+
+    A rebuild allocates ~100k containers and frees none, so each collection the allocations trigger scans
+    them all for nothing: half of a rebuild's time. The catalog lives as long as the process, and its
+    entries hold no reference cycles (reference counting still frees them)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 def write(folder: Path, cache_key: str, catalog: Catalog) -> None:
