@@ -556,6 +556,8 @@ def _memo_key(gate_id: GateId, s: Subject, done: Mapping[GateId, GateResult]) ->
             kv_dtype(s, done["kernel"]),
             _loads(done),
         )
+    if gate_id == "topology":  # the model and the GPU are the request's; only a recipe-less path needs multi-node flags
+        return (gate_id, s.engine.id, s.layout, s.settings.tp, s.deployment is None)
     return None
 
 
