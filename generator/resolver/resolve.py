@@ -39,7 +39,7 @@ from .flags import (
     settings_from_deployment,
 )
 from .hostflags import offload_flags
-from .types import Candidate, Change, Flag, GateId, GateResult, Layout, Plan, Request, Resolution, Settings
+from .types import GATES, Candidate, Change, Flag, GateId, GateResult, Layout, Plan, Request, Resolution, Settings
 
 NODE_SIZES = (1, 2, 4, 8)
 
@@ -273,19 +273,49 @@ class _Layouts:
             for index, path in enumerate(self._paths(layout))
         ]
 
+    def closest(self, layout: Layout) -> list[Candidate]:
+        """The paths at this layout that fail the fewest gates, gated in full, in report order.
 
-Rejections = Literal["all", "when-blocked", "none"]
+        A path fails at least the layout-free gates that do not pass (or that a blocking defect fails), so a
+        path failing more of those than a path already gated fails in all is never planned: most blocked paths
+        fail their platform or architecture and are settled by memoised verdicts alone."""
+        done = self.gated.setdefault(layout, {})
+        paths = self._paths(layout)
+        bounds = sorted((self._layout_free_failures(path, layout), index) for index, path in enumerate(paths))
+        fewest = min((len(c.failing()) for c in done.values()), default=len(GATES))
+        for bound, index in bounds:
+            if bound > fewest:
+                break
+            if index not in done:
+                done[index] = evaluate(self.request, *paths[index][:3], layout, paths[index][3], memo=self.memo)
+            fewest = min(fewest, len(done[index].failing()))
+        return [c for _, c in sorted(done.items()) if len(c.failing()) == fewest]
+
+    def _layout_free_failures(self, path: Path, layout: Layout) -> int:
+        engine, build, variant, dep = path
+        request = self.request
+        base = base_settings(engine, bool(request.model.moe), layout, dep)
+        subject = gates.Subject(request, engine, build, variant, layout, dep, base)
+        found = gates.defects_hitting(request.model, variant, build, request.hardware)
+        blocking_here = tuple(d for d in found if d.gate in gates.LAYOUT_FREE)
+        cheap = gates.with_defects(gates.run(subject, self.memo, gates.FEWEST_FIRST), blocking_here)
+        return sum(1 for g in cheap if g.outcome != "pass")
+
+
+Rejections = Literal["all", "closest-when-blocked", "none"]
 
 
 @dataclass(frozen=True)
 class Ranking:
     """The layout search's answer before plans are made: the layout reported, its runnable paths ranked,
-    and (when asked for) every path gated there."""
+    and (when asked for) the paths gated there."""
 
     request: Request
     layout: Layout
     runnable: tuple[Candidate, ...]
-    candidates: tuple[Candidate, ...] | None  # every path at the layout in report order; None: not gated
+    # every path at the layout in report order ("all"), or those failing the fewest gates ("closest-when-blocked");
+    # None: not gated
+    candidates: tuple[Candidate, ...] | None
     tried: tuple[int, ...]
     searched: bool
     offload_first_at: tuple[int, ...] | None = None
@@ -294,7 +324,8 @@ class Ranking:
 def rank(catalog: Catalog, request: Request, rejections: Rejections = "all") -> Ranking:
     """The layout search: the first layout tried that runs without host offload, else the first that runs
     with it, else the whole fleet (shrink) or the largest size tried. `rejections`: whether every path of
-    that layout is gated too ("all"), only when nothing runs ("when-blocked": the matrix), or never ("none")."""
+    that layout is gated too ("all"), only when nothing runs and only the paths that fail the fewest gates
+    ("closest-when-blocked": the matrix names the closest rejection), or never ("none")."""
     layouts = layouts_to_try(request)
     gated = _Layouts(catalog, request)
     tried: list[int] = []
@@ -302,8 +333,11 @@ def rank(catalog: Catalog, request: Request, rejections: Rejections = "all") -> 
     offloading: tuple[Layout, list[Candidate], tuple[int, ...]] | None = None
 
     def ranking(layout: Layout, runnable: list[Candidate], offload_first_at: tuple[int, ...] | None) -> Ranking:
-        every = rejections == "all" or (rejections == "when-blocked" and not runnable)
-        candidates = tuple(gated.every(layout)) if every else None
+        candidates: tuple[Candidate, ...] | None = None
+        if rejections == "all":
+            candidates = tuple(gated.every(layout))
+        elif rejections == "closest-when-blocked" and not runnable:
+            candidates = tuple(gated.closest(layout))
         return Ranking(request, layout, tuple(runnable), candidates, tuple(tried), searched, offload_first_at)
 
     for layout in layouts:
