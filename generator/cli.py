@@ -639,8 +639,12 @@ def main() -> None:
     # typer may bundle its own copy of click: take the exception classes from the one it uses
     click = sys.modules[typer.BadParameter.__module__]
     args = sys.argv[1:]
+    sub = args[0] if args and args[0] in _subcommands() else None
     try:
-        code = _command(args[0] if args else None)(args=args, prog_name="recipegen", standalone_mode=False)
+        if sub is None:
+            code = _command(None)(args=args, prog_name="recipegen", standalone_mode=False)
+        else:  # the subcommand alone (see _command)
+            code = _command(sub)(args=args[1:], prog_name=f"recipegen {sub}", standalone_mode=False)
     except RecipegenError as exc:
         _fail([cli_values.printable(line, 2000) for line in exc.lines()], exc.exit_code)
     except typer.Abort:  # click's name for Ctrl-C (KeyboardInterrupt) and EOF at a prompt
@@ -665,17 +669,25 @@ def main() -> None:
 
 
 @functools.cache
-def _command(first_arg: str | None = None) -> Any:
-    """The click command of `app`, built once per process. When the command line starts with a subcommand's
-    name, the group is built with that subcommand alone: building all of them is a tenth of a start-up, and
-    nothing but the named one can run (usage errors and --help read only the group and that command)."""
-    names = {
+def _subcommands() -> dict[str, Any]:
+    return {
         typer.main.get_command_name(c.name or c.callback.__name__): c for c in app.registered_commands if c.callback
     }
-    if first_arg not in names:
+
+
+@functools.cache
+def _command(subcommand: str | None) -> Any:
+    """The click command of `app` (None), or of one subcommand alone, built once per process.
+
+    A command line that starts with a subcommand's name runs that command without the group: the group
+    would build all the subcommands (a tenth of a start-up) and coerce each of the root's own options
+    through a pydantic TypeAdapter only to find them unset, and nothing but the named command can run.
+    Its name is `recipegen SUBCOMMAND` either way, so usage errors and --help read the same."""
+    if subcommand is None:
         return typer.main.get_command(app)
     only = copy.copy(app)
-    only.registered_commands = [names[first_arg]]
+    only.registered_callback = None
+    only.registered_commands = [_subcommands()[subcommand]]
     return typer.main.get_command(only)
 
 

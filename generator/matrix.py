@@ -9,7 +9,7 @@ from typing import Any, Literal
 from .catalog import Catalog
 from .resolver import Request
 from .resolver.resolve import Ranking, rank, rank_key
-from .resolver.types import Candidate, undecided
+from .resolver.types import Candidate
 from .schema import Model
 from .targets import Target
 
@@ -73,11 +73,8 @@ def _classify(r: Ranking, target: str) -> Cell:
         (symbol, why), best = next(((g, c) for g, c in graded if g[0] == "✓"), graded[0])
         summary = f"{best.engine.name} {best.build.id} · {best.variant.id} ({best.status}) on {best.layout.gpus} GPU(s)"
         return Cell(model, target, symbol, None, summary, tuple(why) or (summary,))
-    assert r.candidates is not None  # a blocked ranking gates every path (rejections="when-blocked")
-    # a path nothing rules out decides the cell before one that fails a gate (explain says "unknown" too)
-    closest = sorted(
-        [c for c in r.candidates if undecided(c)] or r.candidates, key=lambda c: (len(c.failing()), rank_key(c))
-    )
+    assert r.candidates is not None  # a blocked ranking gates the closest paths (rejections="closest-when-blocked")
+    closest = sorted(r.candidates, key=lambda c: (len(c.failing()), rank_key(c)))
     if not closest:
         return Cell(model, target, "✗", None, "no engine build in the catalog", ())
     best = closest[0]
@@ -107,8 +104,8 @@ def build_matrix(catalog: Catalog, models: list[Model], targets: list[Target]) -
                 nodes=target.nodes,
                 shrink=True,
             )
-            # a cell names the best plan, or the closest rejection when nothing runs: only then is every path gated
-            cells.append(classify(rank(catalog, request, rejections="when-blocked"), target.label))
+            # a cell names the best plan, or the closest rejection when nothing runs: only then are paths gated in full
+            cells.append(classify(rank(catalog, request, rejections="closest-when-blocked"), target.label))
     return cells
 
 

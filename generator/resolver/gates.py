@@ -541,7 +541,7 @@ def _memo_key(gate_id: GateId, s: Subject, done: Mapping[GateId, GateResult]) ->
         # not the checkpoint: the needs are the model's; a recipe of the path may vouch for kernel facts
         return (gate_id, s.engine.id, s.build.id, dep, s.settings.kv_fixed, s.settings.attention_backend)
     if gate_id == "platform":
-        return (gate_id, s.engine.id, s.build.id)
+        return _platform_key(s.engine, s.build)
     if gate_id == "memory":
         # the budget reads the engine's memory behaviour, the checkpoint, the layout and the KV dtype — not the
         # build — so builds of one engine share it (a footprint per checkpoint × layout, not per build)
@@ -556,7 +556,23 @@ def _memo_key(gate_id: GateId, s: Subject, done: Mapping[GateId, GateResult]) ->
             kv_dtype(s, done["kernel"]),
             _loads(done),
         )
+    if gate_id == "topology":  # the model and the GPU are the request's; only a recipe-less path needs multi-node flags
+        return (gate_id, s.engine.id, s.layout, s.settings.tp, s.deployment is None)
     return None
+
+
+def _platform_key(engine: Engine, build: Build) -> tuple[object, ...]:
+    return ("platform", engine.id, build.id)
+
+
+def platform_memoised(engine: Engine, build: Build, hw: Hardware, memo: dict[tuple[object, ...], object]) -> GateResult:
+    """The platform gate of a build on this GPU, shared with `run` through the memo (it reads nothing else)."""
+    key = _platform_key(engine, build)
+    known = memo.get(key)
+    if isinstance(known, GateResult):
+        return known
+    memo[key] = result = platform(build, hw)
+    return result
 
 
 # The layout-free gates by how many paths one result settles: a platform or kernel verdict holds for every
