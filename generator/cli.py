@@ -323,7 +323,9 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
     catalog = _catalog(recipes)
     request = _request(catalog, sel)
     if request.weights_folder is not None:
-        request = replace(request, weights_blobs=_mountable(request.weights_folder))
+        from .hub import mountable_blobs
+
+        request = replace(request, weights_blobs=mountable_blobs(Path(request.weights_folder)))
     resolution = resolve(catalog, request)
     if not resolution.plans:
         if fmt is Format.json:
@@ -392,30 +394,6 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
     shown = cli_values.printable(str(target) if out is not None else f"./{target}", 2000)
     lines.append(f"  {verb} {shown}/: " + ", ".join(sorted(files)))
     typer.echo("\n".join(lines))
-
-
-def _mountable(folder: str) -> str | None:
-    """A checkpoint folder the container can read whole: no links out of it, or a Hugging Face cache
-    snapshot whose links all point into its repo's blobs/ (returned: it is mounted beside the snapshot)."""
-    import re
-    import shlex
-
-    from .hub import cache_blobs, outside_links
-
-    links = outside_links(Path(folder))
-    blobs = cache_blobs(Path(folder)) if links else None
-    if blobs is not None:
-        return str(blobs)
-    if links:
-        cache = re.fullmatch(r"models--([\w.-]+?)--([\w.-]+)", Path(folder).parent.parent.name)
-        repo = f"{cache.group(1)}/{cache.group(2)}" if cache and Path(folder).parent.name == "snapshots" else "REPO"
-        copy = shlex.quote(f"{Path.home()}/models/{repo.rsplit('/', 1)[-1]}") if repo != "REPO" else "DIR"
-        raise RecipegenError(
-            f"{folder} holds links to files outside it ({', '.join(links)}; a Hugging Face cache snapshot?), "
-            "which a container that mounts the folder cannot follow",
-            f"point --model at a plain copy: `hf download {repo} --local-dir {copy}`, or `cp -rL` the folder",
-        )
-    return None
 
 
 def generate(

@@ -149,6 +149,27 @@ def cache_blobs(folder: Path) -> Path | None:
     return blobs
 
 
+def mountable_blobs(folder: Path) -> str | None:
+    """Check that a container can read the checkpoint folder whole: no links out of it, or a Hugging Face
+    cache snapshot whose links all point into its repo's blobs/ (returned: it is mounted beside the snapshot)."""
+    import shlex
+
+    links = outside_links(folder)
+    blobs = cache_blobs(folder) if links else None
+    if blobs is not None:
+        return str(blobs)
+    if links:
+        cache = re.fullmatch(r"models--([\w.-]+?)--([\w.-]+)", folder.parent.parent.name)
+        repo = f"{cache.group(1)}/{cache.group(2)}" if cache and folder.parent.name == "snapshots" else "REPO"
+        copy = shlex.quote(f"{Path.home()}/models/{repo.rsplit('/', 1)[-1]}") if repo != "REPO" else "DIR"
+        raise RecipegenError(
+            f"{folder} holds links to files outside it ({', '.join(links)}; a Hugging Face cache snapshot?), "
+            "which a container that mounts the folder cannot follow",
+            f"point --model at a plain copy: `hf download {repo} --local-dir {copy}`, or `cp -rL` the folder",
+        )
+    return None
+
+
 def parse_ref(value: str) -> tuple[str, str | None]:
     repo, _, revision = value.partition("@")
     if not _REPO_ID.match(repo) or (revision and not _REVISION.match(revision)):
