@@ -151,7 +151,7 @@ def evaluate(
         build_defects=found,
         offload=by_id["memory"].details.offload,
     )
-    return replace(cand, speed=speed_of(cand, request)) if cand.runnable else cand
+    return replace(cand, speed=speed_of(cand, request, memo)) if cand.runnable else cand
 
 
 def builds_to_try(engine: Engine, request: Request, every_release: bool = False) -> list[Build]:
