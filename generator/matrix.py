@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from .catalog import Catalog
 from .resolver import Request
+from .resolver.gates import PlatformVerdicts
 from .resolver.resolve import Ranking, rank, rank_key
 from .resolver.types import Candidate
 from .schema import Model
@@ -95,6 +96,7 @@ def _classify(r: Ranking, target: str) -> Cell:
 
 def build_matrix(catalog: Catalog, models: list[Model], targets: list[Target]) -> list[Cell]:
     cells: list[Cell] = []
+    platforms = PlatformVerdicts()  # a build's platform verdict on a GPU holds for every model
     for model in models:
         for target in targets:
             request = Request(
@@ -105,7 +107,7 @@ def build_matrix(catalog: Catalog, models: list[Model], targets: list[Target]) -
                 shrink=True,
             )
             # a cell names the best plan, or the closest rejection when nothing runs: only then are paths gated in full
-            cells.append(classify(rank(catalog, request, rejections="closest-when-blocked"), target.label))
+            cells.append(classify(rank(catalog, request, "closest-when-blocked", platforms), target.label))
     return cells
 
 

@@ -78,3 +78,48 @@ def test_matrix_formats(cli):
     assert md.startswith("| model | 2×gb10 |") and "- ✓ official path" in md
     html = cli("matrix", "--model", "glm-5.2", "--format", "html").out
     assert html.startswith("<!doctype html>") and "<th>8×a100-80gb</th>" in html
+
+
+def test_shared_platform_verdicts_change_no_cell(catalog):
+    """The matrix shares platform verdicts across its cells; each cell must read as if resolved alone —
+    also for a GPU copied under the same id with other facts (a `--gpu-memory` part, say)."""
+    from dataclasses import replace
+
+    from recipegen.matrix import build_matrix, classify
+    from recipegen.resolver import Request
+    from recipegen.resolver.gates import PlatformVerdicts, platform
+    from recipegen.resolver.resolve import rank
+    from recipegen.targets import parse_target
+
+    a100 = parse_target(catalog, "8xa100-80gb")
+    spark = parse_target(catalog, "2xgb10")
+    # the A100's id with the GB10's compute capability and host: a platform keyed by id alone would answer
+    # with the A100's verdicts
+    disguised = replace(
+        a100,
+        label="8xdisguised",
+        hardware=a100.hardware.model_copy(
+            update={"compute_capability": spark.hardware.compute_capability, "host_arch": spark.hardware.host_arch}
+        ),
+    )
+    targets = [a100, disguised, parse_target(catalog, "4xa100-80gb")]
+    models = [catalog.models[m] for m in ("glm-5.2", "qwen3-32b", "deepseek-v3")]
+    alone = [
+        classify(
+            rank(
+                catalog,
+                Request(model=m, hardware=t.hardware, gpus_per_node=t.gpus_per_node, nodes=t.nodes, shrink=True),
+                "closest-when-blocked",
+            ),
+            t.label,
+        )
+        for m in models
+        for t in targets
+    ]
+    assert build_matrix(catalog, models, targets) == alone
+    assert alone[0] != alone[1]  # the disguised GPU does answer differently
+
+    shared = PlatformVerdicts()
+    builds = [b for e in catalog.engines.values() for b in e.builds]
+    for hw in (a100.hardware, disguised.hardware):
+        assert [shared.of(b, hw) for b in builds] == [platform(b, hw) for b in builds]

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from ..memory import checkpoint_bytes
 from ..speed import Estimate, Scenario, estimate
 from .types import Candidate, Request
+
+# builds of one engine share their memory plan, so their scenarios repeat (475 distinct of the default matrix's
+# 1,459): every fact but the model and the GPU, which key by identity
+_FACTS = tuple(f.name for f in fields(Scenario) if f.name not in ("model", "hardware"))
 
 
 def scenario_of(cand: Candidate, request: Request) -> Scenario | None:
@@ -34,6 +40,18 @@ def scenario_of(cand: Candidate, request: Request) -> Scenario | None:
     )
 
 
-def speed_of(cand: Candidate, request: Request) -> Estimate | None:
+def speed_of(
+    cand: Candidate, request: Request, memo: dict[tuple[object, ...], object] | None = None
+) -> Estimate | None:
+    """`memo`: estimates shared by the paths of one resolve (its model and GPU outlive it)."""
     scenario = scenario_of(cand, request)
-    return estimate(scenario) if scenario is not None else None
+    if scenario is None:
+        return None
+    if memo is None:
+        return estimate(scenario)
+    key = ("speed", id(scenario.model), id(scenario.hardware), *(getattr(scenario, f) for f in _FACTS))
+    known = memo.get(key)
+    if isinstance(known, Estimate):
+        return known
+    memo[key] = result = estimate(scenario)
+    return result

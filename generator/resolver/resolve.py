@@ -151,7 +151,7 @@ def evaluate(
         build_defects=found,
         offload=by_id["memory"].details.offload,
     )
-    return replace(cand, speed=speed_of(cand, request)) if cand.runnable else cand
+    return replace(cand, speed=speed_of(cand, request, memo)) if cand.runnable else cand
 
 
 def builds_to_try(engine: Engine, request: Request, every_release: bool = False) -> list[Build]:
@@ -228,10 +228,13 @@ def verdict_paths(
     return out
 
 
-def may_run(request: Request, path: Path, layout: Layout, memo: Memo) -> bool:
+def may_run(
+    request: Request, path: Path, layout: Layout, memo: Memo, platforms: gates.PlatformVerdicts | None = None
+) -> bool:
     """Whether the path passes every gate that does not read the layout (the cheap ones, memoised per path).
 
-    A path that fails one can never be runnable, so the layout search plans memory only for the others."""
+    A path that fails one can never be runnable, so the layout search plans memory only for the others.
+    `platforms`: verdicts shared with other resolves (the matrix's cells)."""
     engine, build, variant, dep = path
     # a recipe belongs to one layout, and without one the cheap gates read no layout-dependent setting
     key = ("may-run", engine.id, build.id, variant.id, dep.id if dep else None)
@@ -241,7 +244,7 @@ def may_run(request: Request, path: Path, layout: Layout, memo: Memo) -> bool:
     # most paths a layout search rules out, it rules out by their build's image or CUDA alone (6,696 of the
     # 10,260 paths the default matrix asks about): that verdict is the build's, so it is read before the
     # path's own subject is made
-    if gates.platform_memoised(engine, build, request.hardware, memo).outcome != "pass":
+    if gates.platform_memoised(engine, build, request.hardware, memo, platforms).outcome != "pass":
         memo[key] = False
         return False
     base = base_settings(engine, bool(request.model.moe), layout, dep)
@@ -262,6 +265,7 @@ class _Layouts:
     catalog: Catalog
     request: Request
     memo: Memo = field(default_factory=dict)
+    platforms: gates.PlatformVerdicts | None = None
     paths: dict[Layout, list[Path]] = field(default_factory=dict)
     gated: dict[Layout, dict[int, Candidate]] = field(default_factory=dict)
 
@@ -274,7 +278,7 @@ class _Layouts:
         """The runnable paths at this layout, ranked; only paths that pass the cheap gates are planned."""
         done = self.gated.setdefault(layout, {})
         for index, path in enumerate(self._paths(layout)):
-            if index not in done and may_run(self.request, path, layout, self.memo):
+            if index not in done and may_run(self.request, path, layout, self.memo, self.platforms):
                 done[index] = evaluate(self.request, *path[:3], layout, path[3], memo=self.memo)
         return sorted((c for _, c in sorted(done.items()) if c.runnable), key=rank_key)
 
@@ -358,13 +362,19 @@ class Ranking:
     offload_first_at: tuple[int, ...] | None = None
 
 
-def rank(catalog: Catalog, request: Request, rejections: Rejections = "all") -> Ranking:
+def rank(
+    catalog: Catalog,
+    request: Request,
+    rejections: Rejections = "all",
+    platforms: gates.PlatformVerdicts | None = None,
+) -> Ranking:
     """The layout search: the first layout tried that runs without host offload, else the first that runs
     with it, else the whole fleet (shrink) or the largest size tried. `rejections`: whether every path of
     that layout is gated too ("all"), only when nothing runs and only the paths that fail the fewest gates
-    ("closest-when-blocked": the matrix names the closest rejection), or never ("none")."""
+    ("closest-when-blocked": the matrix names the closest rejection), or never ("none"). `platforms`: platform
+    verdicts shared with other resolves."""
     layouts = layouts_to_try(request)
-    gated = _Layouts(catalog, request)
+    gated = _Layouts(catalog, request, platforms=platforms)
     tried: list[int] = []
     searched = len(layouts) > 1
     offloading: tuple[Layout, list[Candidate], tuple[int, ...]] | None = None
