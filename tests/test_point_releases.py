@@ -58,7 +58,8 @@ def test_quantized_repo_ids_resolve_offline(name, model, variant, quant):
     chosen = data["request"]["variant"]
     if variant is not None:
         assert chosen == variant and data["request"]["model_facts"] == "catalog"
-    rows = [p for p in data["plans"] if p["variant"] == chosen] or [r for r in data["rejected"] if r["variant"] == chosen]
+    rows = [p for p in data["plans"] if p["variant"] == chosen]
+    rows += [r for r in data["rejected"] if r["variant"] == chosen]
     assert rows, chosen
     if data["plans"] and data["plans"][0]["variant"] == chosen:
         assert data["plans"][0]["quant"] == quant and data["plans"][0]["repo"] == name
