@@ -121,3 +121,41 @@ def test_llama_32_small_models_fit_one_consumer_card(model, layers, head):
     assert plan["argv"][plan["argv"].index("--tool-call-parser") + 1] == "llama3_json"
     text = run_cli("explain", "--gpu", "rtx-4090", "--model", model, "--engine", "vllm").out
     assert f"K+V: {layers} layers × 8 KV head(s) × {head} × 2 B" in text  # the KV budget uses the config's shape
+
+
+@pytest.mark.parametrize(
+    ("name", "model", "variant"),
+    [
+        ("deepseek-ai/DeepSeek-V3-0324", "deepseek-v3", "fp8-0324"),
+        ("deepseek-ai/DeepSeek-V3.2-Exp", "deepseek-v3.2", "fp8-exp"),
+        ("moonshotai/Kimi-K2-Instruct-0905", "kimi-k2", "fp8-0905"),
+        ("moonshotai/Kimi-K2-Thinking", "kimi-k2", "int4"),  # the INT4 QAT release, not the FP8 Instruct weights
+    ],
+)
+def test_a_point_release_plans_its_own_repo_not_the_family_default(name, model, variant):
+    result = run_cli("explain", "--gpu", "h200", "--model", name, "--format", "json", env=OFFLINE)
+    assert result.code in (0, 3), result.err
+    data = result.json()
+    assert (data["request"]["model"], data["request"]["variant"]) == (model, variant)
+    assert data["plans"] or data["rejected"]
+    assert {p["repo"] for p in data["plans"]} <= {name}
+    assert all(r["variant"] == variant for r in data["rejected"])
+
+
+def test_kimi_k2_thinking_says_its_size_is_unknown_rather_than_planning_the_instruct_weights():
+    result = run_cli("explain", "--gpu", "h200", "--model", "moonshotai/Kimi-K2-Thinking", env=OFFLINE)
+    assert result.code in (0, 3), result.err
+    assert "the size of moonshotai/Kimi-K2-Thinking is not in the catalog" in result.out
+    # the FP8 Instruct weights are offered as another variant by name, never planned in its place
+    offered = [line for line in result.out.splitlines() if "moonshotai/Kimi-K2-Instruct" in line]
+    assert offered and all("another variant runs" in line for line in offered)
+
+
+def test_deepseek_v32_exp_carries_the_v32_tokenizer_mode_and_parsers():
+    args = ("explain", "--gpu", "h200", "--model", "deepseek-ai/DeepSeek-V3.2-Exp", "--engine", "vllm")
+    result = run_cli(*args, "--format", "json", env=OFFLINE)
+    assert result.code == 0, result.err
+    argv = result.json()["plans"][0]["argv"]
+    assert argv[argv.index("--tokenizer-mode") + 1] == "deepseek_v32"
+    assert argv[argv.index("--tool-call-parser") + 1] == "deepseek_v32"
+    assert argv[argv.index("--reasoning-parser") + 1] == "deepseek_v3"
