@@ -15,6 +15,7 @@ NEW = (
     "llama-3.2-1b",
     "llama-3.2-3b",
     "minimax-m2.1",
+    "glm-4.7",
 )
 
 
@@ -27,6 +28,8 @@ NEW = (
         ("meta-llama/Llama-3.2-1B-Instruct", "llama-3.2-1b"),
         ("meta-llama/Llama-3.2-3B-Instruct", "llama-3.2-3b"),
         ("MiniMaxAI/MiniMax-M2.1", "minimax-m2.1"),
+        ("zai-org/GLM-4.7", "glm-4.7"),
+        ("zai-org/GLM-4.7-FP8", "glm-4.7"),
     ],
 )
 def test_official_repo_ids_are_catalog_names_offline(name, model):
@@ -159,3 +162,18 @@ def test_deepseek_v32_exp_carries_the_v32_tokenizer_mode_and_parsers():
     assert argv[argv.index("--tokenizer-mode") + 1] == "deepseek_v32"
     assert argv[argv.index("--tool-call-parser") + 1] == "deepseek_v32"
     assert argv[argv.index("--reasoning-parser") + 1] == "deepseek_v3"
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_glm47_plans_carry_the_glm47_tool_parser_not_the_glm45_one(engine):
+    args = ("explain", "--gpu", "h200", "--model", "zai-org/GLM-4.7", "--engine", engine, "--format", "json")
+    result = run_cli(*args, env=OFFLINE)
+    assert result.code == 0, result.err
+    argv = result.json()["plans"][0]["argv"]
+    assert argv[argv.index("--tool-call-parser") + 1] == "glm47"
+    assert argv[argv.index("--reasoning-parser") + 1] == "glm45"
+    # GLM-4.6 keeps its own parser
+    older = run_cli("explain", "--gpu", "h200", "--model", "zai-org/GLM-4.6", "--engine", engine, "--format", "json")
+    assert older.code == 0, older.err
+    argv46 = older.json()["plans"][0]["argv"]
+    assert argv46[argv46.index("--tool-call-parser") + 1] == "glm45"
