@@ -157,6 +157,7 @@ KINDS = [
     ("Qwen/Qwen3-8B", "qwen3-8b"),
     ("Qwen/Qwen3-30B-A3B", "qwen3-30b-a3b"),
     ("Qwen/Qwen3-Coder-480B-A35B-Instruct", "qwen3-coder-480b-a35b"),
+    ("Qwen/Qwen3-Coder-30B-A3B-Instruct", "qwen3-coder-30b-a3b"),  # 262,144-token native context
     ("meta-llama/Meta-Llama-3.1-70B", "llama-3.1-70b"),
     ("moonshotai/Kimi-K2.5", "kimi-k2.5"),  # MLA under a multimodal text_config
     ("MiniMaxAI/MiniMax-M2.5", "minimax-m2.5"),  # GQA + MoE + 3 MTP modules
