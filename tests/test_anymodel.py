@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import run_cli
 from tests.hubserver import HUB_DATA, serve
+from tests.same_facts import assert_same_facts
 
 COGITO = "deepcogito/cogito-v1-preview-qwen-14B"
 COGITO_TOTAL = json.loads((HUB_DATA / COGITO / "model.safetensors.index.json").read_text())["metadata"]["total_size"]
@@ -189,18 +190,7 @@ def test_derived_facts_equal_curated(hub, tmp_path, monkeypatch, catalog, repo, 
     derived = derive(hub_edge.read(repo, headers=False)).model
     curated = catalog.models[model_id]
     assert derived is not None
-    skip = {"sources"}
-    assert derived.attention.model_dump(exclude=skip) == curated.attention.model_dump(exclude=skip)
-    assert derived.moe == curated.moe
-    assert (derived.layers, derived.hidden_size, derived.max_context, derived.mtp_layers) == (
-        curated.layers,
-        curated.hidden_size,
-        curated.max_context,
-        curated.mtp_layers,
-    )
-    assert derived.architecture == curated.architecture and derived.gguf_arch == curated.gguf_arch
-    key = [(n.op, n.head_size, n.qk_nope_head_dim, n.index_topk) for n in derived.needs]
-    assert key == [(n.op, n.head_size, n.qk_nope_head_dim, n.index_topk) for n in curated.needs]
+    assert_same_facts(derived, curated)
     assert abs(derived.params_total_b - curated.params_total_b) / curated.params_total_b < 0.03
     if curated.architecture == "Llama4ForConditionalGeneration":  # every 4th of 48 layers is a global NoPE layer
         shown = run_cli("inspect", repo, "--format", "json", "--no-headers").json()["derived"]

@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import run_cli
 from tests.hubserver import HUB_DATA, serve
+from tests.same_facts import assert_same_facts
 
 DATA = Path(__file__).resolve().parent / "data"
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
@@ -78,22 +79,7 @@ def test_derived_layout_and_memory_equal_curated(hub, tmp_path, monkeypatch, cat
     derivation = _read(where, tmp_path, monkeypatch, hub[0])
     derived, curated = derivation.model, catalog.models[model_id]
     assert derived is not None, derivation.problem
-    skip = {"sources"}
-    assert derived.attention.model_dump(exclude=skip) == curated.attention.model_dump(exclude=skip)
-    assert curated.linear_attention is None or derived.linear_attention is not None
-    if curated.linear_attention is not None:
-        assert derived.linear_attention is not None
-        assert derived.linear_attention.model_dump(exclude=skip) == curated.linear_attention.model_dump(exclude=skip)
-    assert derived.moe == curated.moe
-    assert (derived.layers, derived.hidden_size, derived.max_context, derived.mtp_layers) == (
-        curated.layers,
-        curated.hidden_size,
-        curated.max_context,
-        curated.mtp_layers,
-    )
-    assert derived.architecture == curated.architecture and derived.gguf_arch == curated.gguf_arch
-    key = [(n.op, n.head_size, n.qk_nope_head_dim, n.index_topk) for n in derived.needs]
-    assert key == [(n.op, n.head_size, n.qk_nope_head_dim, n.index_topk) for n in curated.needs]
+    assert_same_facts(derived, curated)
     total = derived.params_total_b * 1e9
     if derivation.params_how != "computed from config.json shapes":  # the test's tiny shard was counted instead
         from recipegen.derive import estimate_params, text_config
