@@ -20,7 +20,7 @@ from .recipe_files import RecipeFileError, check_numbers, compose, construct, de
 if TYPE_CHECKING:
     from .parse_cache import ParseCache
 from .schema import Build
-from .schema.release import KEYS, BuildChange
+from .schema.release import KEYS, PARSER_LISTS, BuildChange
 
 
 @dataclass
@@ -152,7 +152,7 @@ def _merge(entry: _Entry, parent: Build, problems: list[CatalogProblem]) -> Buil
     merged: dict[str, Any] = parent.model_dump(mode="json")
     merged.update(id=change.id, extends=change.extends)
     before = len(problems)
-    for name in change.model_fields_set - {"id", "extends", *KEYS, "architectures", "images"}:
+    for name in change.model_fields_set - {"id", "extends", *KEYS, *PARSER_LISTS, "architectures", "images"}:
         value = getattr(change, name)
         merged[name] = value.model_dump(mode="json") if isinstance(value, BaseModel) else _plain(value)
     if change.images is not None:
@@ -182,6 +182,7 @@ def _merge(entry: _Entry, parent: Build, problems: list[CatalogProblem]) -> Buil
         edit = getattr(change, field)
         if edit is not None:
             merged[field] = _edit_keyed(entry, field, merged[field], edit, problems)
+    _merge_parsers(entry, parent, merged, problems)
     if len(problems) > before:
         return None
     try:
@@ -192,6 +193,46 @@ def _merge(entry: _Entry, parent: Build, problems: list[CatalogProblem]) -> Buil
             line = entry.line(*loc) if loc and loc[0] in change.model_fields_set else entry.line("id")
             problems.append(CatalogProblem(entry.display, line, _format_loc(loc), _message(error)))
         return None
+
+
+def _merge_parsers(entry: _Entry, parent: Build, merged: dict[str, Any], problems: list[CatalogProblem]) -> None:
+    """A stated parser list (or an edit of the parent's) is this build's; an unstated one is inherited, marked so."""
+    change = entry.value
+    assert isinstance(change, BuildChange)
+    inherited = dict(parent.parsers_inherited)
+    for field, kind in PARSER_LISTS.items():
+        stated = getattr(change, field)
+        have: list[str] | None = getattr(parent, field)
+        if stated is None:
+            if field in change.model_fields_set:  # an explicit null: not known for this build
+                merged[field] = None
+                inherited.pop(kind, None)
+            elif have is not None:
+                inherited.setdefault(kind, parent.id)
+            continue
+        inherited.pop(kind, None)
+        if stated.replace is not None:
+            have = list(stated.replace)
+        if have is None:
+            line = entry.line(field)
+            message = f"{change.extends!r} has no {field} to edit: give the whole list as replace"
+            problems.append(CatalogProblem(entry.display, line, field, message))
+            continue
+        names = list(have)
+        for index, name in enumerate(stated.remove):
+            if name not in names:
+                problems.append(_missing(entry, field, "remove", index, name, names))
+            else:
+                names.remove(name)
+        for index, name in enumerate(stated.add):
+            if name in names:
+                line = entry.line(field, "add", index)
+                message = f"{name!r} is already in {change.extends!r}"
+                problems.append(CatalogProblem(entry.display, line, f"{field}.add[{index}]", message))
+            else:
+                names.append(name)
+        merged[field] = names
+    merged["parsers_inherited"] = inherited
 
 
 def _plain(value: Any) -> Any:

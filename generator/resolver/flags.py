@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from typing import Literal
 
 from .. import knobs
 from ..capability import Capability
@@ -107,6 +108,41 @@ def parsers_for(
         notes.append(override.reason)
         sources.extend(override.sources)
     return tool, reasoning, notes, sources
+
+
+def parser_gaps(model: Model, engine: Engine, build: Build, cc: object) -> tuple[list[str], list[str]]:
+    """The parsers a derived plan sets that the build's sourced list lacks (reasons), and those it cannot vouch for.
+
+    A list the build's own file states (from its flag vocabulary or a sourced release) decides; one inherited
+    from another build, or none at all, leaves the parser unknown for this build.
+    """
+    tool, reasoning, _, _ = parsers_for(model, engine, build, cc)
+    missing: list[str] = []
+    unknown: list[str] = []
+    kinds: tuple[tuple[Literal["tool", "reasoning"], str | None, str | None, str], ...] = (
+        ("tool", engine.flags.tool_call_parser, tool, "tool_parsers"),
+        ("reasoning", engine.flags.reasoning_parser, reasoning, "reasoning_parsers"),
+    )
+    for kind, flag, wanted, field in kinds:
+        if wanted is None or flag is None:
+            continue
+        names: list[str] | None = getattr(build, field)
+        ancestor = build.parsers_inherited.get(kind)
+        if names is None or ancestor is not None:
+            where = f"only {ancestor}'s list is sourced" if ancestor else "no sourced list of its parsers"
+            unknown.append(
+                f"{flag} {wanted}: not known to exist in {build.id} ({where}); check it before relying on it"
+            )
+            continue
+        if wanted in names:
+            continue
+        having = sorted(
+            (b for b in engine.builds if wanted in (getattr(b, field) or ()) and kind not in b.parsers_inherited),
+            key=lambda b: b.released,
+        )
+        later = f"; first sourced build with it: {having[0].id} ({having[0].released})" if having else ""
+        missing.append(f"{build.id} has no {flag} {wanted} ({model.name} needs it){later}")
+    return missing, unknown
 
 
 def common_flags(engine: Engine, model: Model, variant: Variant, skip: set[str]) -> list[Flag]:

@@ -13,6 +13,7 @@ from ..schema import Deployment, Engine, Hardware, Kernel, Model, Source, Varian
 from ..schema.common import KvDtype
 from ..schema.engine import Build, Defect
 from ..schema.model import Need
+from .flags import parser_gaps
 from .types import GATES, Details, GateId, GateResult, KernelMiss, Layout, Request, Settings
 
 ATTENTION_OPS = (
@@ -478,10 +479,21 @@ def _topology(s: Subject, done: Mapping[GateId, GateResult]) -> GateResult:
     return result
 
 
+def _architecture(s: Subject) -> GateResult:
+    """The build loads the architecture, and a derived plan's parsers exist in it (else the server dies at start)."""
+    result = architecture(s.request.model, s.variant, s.engine, s.build)
+    if result.outcome != "pass" or s.deployment is not None:
+        return result
+    missing, _ = parser_gaps(s.request.model, s.engine, s.build, s.request.hardware.compute_capability)
+    if not missing:
+        return result
+    return GateResult("architecture", "fail", "; ".join(missing), _srcs(s.build.sources), result.details)
+
+
 REGISTRY: dict[GateId, Gate] = {
     gate.id: gate
     for gate in (
-        Gate("architecture", "arch", lambda s, _: architecture(s.request.model, s.variant, s.engine, s.build)),
+        Gate("architecture", "arch", lambda s, _: _architecture(s)),
         Gate(
             "weight-format",
             "format",
@@ -536,7 +548,8 @@ def _memo_key(gate_id: GateId, s: Subject, done: Mapping[GateId, GateResult]) ->
     """What the gate's result reads besides the request (the model and the GPU are fixed within a resolve)."""
     dep = s.deployment.id if s.deployment else None
     if gate_id == "architecture":
-        return (gate_id, s.engine.id, s.build.id, s.variant.id)
+        # a derived plan's parsers are checked too; a curated recipe vouches for its own
+        return (gate_id, s.engine.id, s.build.id, s.variant.id, s.deployment is None)
     if gate_id == "weight-format":
         return (gate_id, s.engine.id, s.build.id, s.variant.id)
     if gate_id == "kernel":

@@ -34,6 +34,7 @@ from .flags import (
     common_flags,
     derived_flags,
     fallback_flags,
+    parser_gaps,
     parsers_for,
     required_flags,
     settings_from_deployment,
@@ -528,6 +529,7 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         flags.extend(required_flags(cand, model, request.hardware.compute_capability, {f.flag for f in flags}))
         flags = with_offload(flags, offload_flags(cand))
         notes.extend(parser_notes)
+        notes.extend(parser_gaps(model, engine, build, request.hardware.compute_capability)[1])
         notes.append(
             "derived plan: no curated recipe covers this exact path; "
             "every flag comes from catalog facts and the memory plan"

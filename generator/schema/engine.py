@@ -213,6 +213,16 @@ class Build(Sourced):
     )
     cli_reference: Word | None = Field(default=None, description="engine-cli vocabulary the flags are checked against")
     architectures: list[Word] = Field(min_length=1)
+    tool_parsers: list[Word] | None = Field(
+        default=None, description="the --tool-call-parser choices this build accepts (sourced); unset: not known"
+    )
+    reasoning_parsers: list[Word] | None = Field(
+        default=None, description="the --reasoning-parser choices this build accepts (sourced); unset: not known"
+    )
+    parsers_inherited: dict[Literal["tool", "reasoning"], Id] = Field(
+        default_factory=dict,
+        description="set by the loader: a parser list a release file did not state is this ancestor's (not re-checked)",
+    )
     kernels: list[Kernel] = Field(default_factory=list)
     weight_formats: list[WeightFormat] = Field(min_length=1)
     defects: list[Defect] = Field(default_factory=list)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Generic, TypeVar
+from typing import Generic, Literal, TypeVar
 
 from pydantic import Field
 
@@ -20,6 +20,12 @@ class NameEdit(Strict):
 
     add: list[Word] = Field(default_factory=list)
     remove: list[Word] = Field(default_factory=list)
+
+
+class ParserEdit(NameEdit):
+    """Changes to a build's parser list: `replace` gives the whole list (then `add` / `remove` apply to it)."""
+
+    replace: list[Word] | None = None
 
 
 class KeyedEdit(Strict, Generic[T]):
@@ -56,6 +62,8 @@ class BuildChange(Strict):
     verified_sm: CapabilitySet | None = None
     cli_reference: Word | None = None
     architectures: NameEdit | None = None
+    tool_parsers: ParserEdit | None = None
+    reasoning_parsers: ParserEdit | None = None
     kernels: KeyedEdit[Kernel] | None = None
     weight_formats: KeyedEdit[WeightFormat] | None = None
     defects: KeyedEdit[Defect] | None = None
@@ -63,5 +71,7 @@ class BuildChange(Strict):
     sources: Sources | None = None
 
 
+# the parser lists a release may state (unstated ones are inherited but marked as not re-checked)
+PARSER_LISTS: dict[str, Literal["tool", "reasoning"]] = {"tool_parsers": "tool", "reasoning_parsers": "reasoning"}
 # the key each keyed list is edited by
 KEYS = {"kernels": "name", "weight_formats": "quant", "defects": "id"}
