@@ -556,6 +556,15 @@ def test_the_core_never_imports_huggingface_hub_for_catalog_names_or_folders(cog
         ("Qwen/Qwen3-VL-30B-A3B-Instruct", "qwen3-vl-30b-a3b"),
         ("Qwen/Qwen3-235B-A22B-Instruct-2507", "qwen3-235b-a22b-instruct-2507"),
         ("Qwen/Qwen3-235B-A22B-Thinking-2507-FP8", "qwen3-235b-a22b-thinking-2507"),
+        # point releases (issue 12)
+        ("Qwen/Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b-instruct-2507"),
+        ("Qwen/Qwen3-4B-Instruct-2507", "qwen3-4b-instruct-2507"),
+        ("Qwen/Qwen3-Coder-30B-A3B-Instruct", "qwen3-coder-30b-a3b"),
+        ("meta-llama/Llama-3.2-1B-Instruct", "llama-3.2-1b"),
+        ("meta-llama/Llama-3.2-3B-Instruct", "llama-3.2-3b"),
+        ("MiniMaxAI/MiniMax-M2.1", "minimax-m2.1"),
+        ("zai-org/GLM-4.7", "glm-4.7"),
+        ("zai-org/GLM-4.7-FP8", "glm-4.7"),
     ],
 )
 def test_official_repo_ids_are_catalog_names_offline(name, model):

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -52,6 +53,21 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def run_launch(client: Any, out: Path, name: str, env: dict[str, str]) -> tuple[str, dict[str, Any]]:
+    """Run the folder's launch.sh (no GPUs, a free port) against the real Docker engine; the container
+    named `name` is waited for and removed. Returns what it printed and its `docker inspect` attributes."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "DOCKER_GPUS": "", "PORT": str(free_port()), **env}
+    subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+    try:
+        proc = subprocess.run(["bash", str(out / "launch.sh")], capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        container = client.containers.get(name)
+        container.wait(timeout=60)
+        return container.logs().decode(), container.attrs
+    finally:
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+
+
 def test_container_receives_exactly_the_planned_argv(cli, tmp_path, argv_image):
     client, image = argv_image
     pwn = tmp_path / "pwned"
@@ -71,24 +87,9 @@ def test_container_receives_exactly_the_planned_argv(cli, tmp_path, argv_image):
 
     models = tmp_path / "models"
     (models / "GLM-5.2-NVFP4").mkdir(parents=True)  # already downloaded: launch.sh skips `hf download`
-    name = "recipegen-glm-5.2-0"
-    subprocess.run(["docker", "rm", "-f", name], capture_output=True)
-    env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "MODEL_DIR": str(models),
-        "IMAGE": image,
-        "DOCKER_GPUS": "",
-        "PORT": str(free_port()),
-    }
-    try:
-        proc = subprocess.run(["bash", str(out / "launch.sh")], capture_output=True, text=True, env=env, timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        container = client.containers.get(name)
-        container.wait(timeout=60)
-        received = container.logs().decode().splitlines()
-    finally:
-        subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+    env = {"HOME": str(tmp_path), "MODEL_DIR": str(models), "IMAGE": image}
+    printed, _ = run_launch(client, out, "recipegen-glm-5.2-0", env)
+    received = printed.splitlines()
     assert received == [f"<{arg}>" for arg in planned]
     assert not pwn.exists(), "a value was executed by the shell"
 
@@ -141,24 +142,9 @@ def test_hostile_recipe_text_reaches_the_container_verbatim_and_never_runs(cli, 
     assert hostile in planned
     models = tmp_path / "models"
     (models / "GLM-5.2-NVFP4").mkdir(parents=True)
-    name = f"recipegen-{model_id}-0"
-    env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "MODEL_DIR": str(models),
-        "IMAGE": image,
-        "DOCKER_GPUS": "",
-        "PORT": str(free_port()),
-    }
-    try:
-        proc = subprocess.run(["bash", str(out / "launch.sh")], capture_output=True, text=True, env=env, timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        container = client.containers.get(name)
-        container.wait(timeout=60)
-        received = container.logs().decode().splitlines()
-        container_env = container.attrs["Config"]["Env"]
-    finally:
-        subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+    env = {"HOME": str(tmp_path), "MODEL_DIR": str(models), "IMAGE": image}
+    printed, attrs = run_launch(client, out, f"recipegen-{model_id}-0", env)
+    received, container_env = printed.splitlines(), attrs["Config"]["Env"]
     assert received == [f"<{arg}>" for arg in planned]
     assert f"RECIPEGEN_HOSTILE={hostile}" in container_env
     compose = yaml.safe_load((out / "docker-compose.yml").read_text())

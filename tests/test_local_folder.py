@@ -17,7 +17,7 @@ import yaml
 
 from tests.conftest import COMPOSE_SPEC
 from tests.hubserver import HUB_DATA
-from tests.test_docker_launch import argv_image, free_port  # noqa: F401 - argv_image is a fixture
+from tests.test_docker_launch import argv_image, free_port, run_launch  # noqa: F401 - argv_image is a fixture
 from tests.test_onmachine import images  # noqa: F401 - a fixture
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
@@ -155,24 +155,10 @@ def test_hostile_folder_names_are_encoded_and_never_run(cli, tmp_path, argv_imag
     assert compose["services"]["engine"]["volumes"][0]["source"].replace("$$", "$") == str(folder)
     plan = json.loads((out / "plan.json").read_text())
     planned, target = plan["plans"][0]["argv"][2:], plan["container"]["volumes"][0]["container"]
-    container_name = f"{plan['container']['name']}-0"
-    env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "IMAGE": image,
-        "DOCKER_GPUS": "",
-        "PORT": str(free_port()),
-    }
-    subprocess.run(["docker", "rm", "-f", container_name], capture_output=True)
-    try:
-        proc = subprocess.run(["bash", str(out / "launch.sh")], capture_output=True, text=True, env=env, timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        container = client.containers.get(container_name)
-        container.wait(timeout=60)
-        received = container.logs().decode().splitlines()
-        mounts = container.attrs["Mounts"]
-    finally:
-        subprocess.run(["docker", "rm", "-f", container_name], capture_output=True)
+    printed, attrs = run_launch(
+        client, out, f"{plan['container']['name']}-0", {"HOME": str(tmp_path), "IMAGE": image}
+    )
+    received, mounts = printed.splitlines(), attrs["Mounts"]
     assert received == [f"<{arg}>" for arg in planned]
     assert [(m["Type"], m["Source"], m["Destination"], m["RW"]) for m in mounts] == [
         ("bind", str(folder), target, False)
@@ -324,18 +310,9 @@ def test_a_cache_snapshot_mounts_its_blobs_beside_it_and_other_outside_links_are
     )
     tag = f"recipegen-test/reader:{uuid.uuid4().hex[:12]}"
     client.images.build(path=str(context), tag=tag, rm=True)
-    name = f"{container['name']}-0"
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path), "IMAGE": tag, "DOCKER_GPUS": ""}
-    env["PORT"] = str(free_port())
-    subprocess.run(["docker", "rm", "-f", name], capture_output=True)
     try:
-        proc = subprocess.run(["bash", str(out / "launch.sh")], capture_output=True, text=True, env=env, timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        ran = client.containers.get(name)
-        ran.wait(timeout=60)
-        printed = ran.logs().decode()
+        printed, _ = run_launch(client, out, f"{container['name']}-0", {"HOME": str(tmp_path), "IMAGE": tag})
     finally:
-        subprocess.run(["docker", "rm", "-f", name], capture_output=True)
         client.images.remove(tag, force=True)
     assert json.loads(printed) == json.loads((plain / "config.json").read_text())
     # a link anywhere else cannot be followed: refused, with the exact fix

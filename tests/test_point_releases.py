@@ -20,26 +20,6 @@ NEW = (
 
 
 @pytest.mark.parametrize(
-    ("name", "model"),
-    [
-        ("Qwen/Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b-instruct-2507"),
-        ("Qwen/Qwen3-4B-Instruct-2507", "qwen3-4b-instruct-2507"),
-        ("Qwen/Qwen3-Coder-30B-A3B-Instruct", "qwen3-coder-30b-a3b"),
-        ("meta-llama/Llama-3.2-1B-Instruct", "llama-3.2-1b"),
-        ("meta-llama/Llama-3.2-3B-Instruct", "llama-3.2-3b"),
-        ("MiniMaxAI/MiniMax-M2.1", "minimax-m2.1"),
-        ("zai-org/GLM-4.7", "glm-4.7"),
-        ("zai-org/GLM-4.7-FP8", "glm-4.7"),
-    ],
-)
-def test_official_repo_ids_are_catalog_names_offline(name, model):
-    result = run_cli("explain", "--gpu", "h100", "--model", name, "--format", "json", env=OFFLINE)
-    assert result.code == 0, result.err
-    request = result.json()["request"]
-    assert request["model"] == model and request["model_facts"] == "catalog"
-
-
-@pytest.mark.parametrize(
     ("name", "model", "variant", "quant"),
     [
         # catalog variants: the repo id picks the variant itself

@@ -93,76 +93,39 @@ def test_explain_build_names_the_2025_release_and_its_cuda(cli):
     assert "CUDA 12.9" in newer.out
 
 
+def vllm_on_h200_as_of(cli: Any, model: str, gpus: int, date: str) -> dict[str, Any]:
+    result = cli(
+        "explain",
+        "--gpu",
+        "h200",
+        "--model",
+        model,
+        "--gpus",
+        str(gpus),
+        "--engine",
+        "vllm",
+        "--as-of",
+        date,
+        "--format",
+        "json",
+    )
+    answer = result.json()
+    assert isinstance(answer, dict)
+    return answer
+
+
 def test_as_of_around_the_0_11_releases(cli):
     """The day 0.11.0 is out DeepSeek-V3.2 runs on H200; MiniMax-M2 waits for 0.11.1 (2025-11-19)."""
-    before = cli(
-        "explain",
-        "--gpu",
-        "h200",
-        "--model",
-        "deepseek-v3.2",
-        "--gpus",
-        "8",
-        "--engine",
-        "vllm",
-        "--as-of",
-        "2025-10-01",
-        "--format",
-        "json",
-    )
-    assert before.json()["verdict"] == "blocked"
-    after = cli(
-        "explain",
-        "--gpu",
-        "h200",
-        "--model",
-        "deepseek-v3.2",
-        "--gpus",
-        "8",
-        "--engine",
-        "vllm",
-        "--as-of",
-        "2025-10-02",
-        "--format",
-        "json",
-    )
-    assert after.json()["verdict"] == "runnable"
-    assert after.json()["plans"][0]["build"] == "vllm-0.11.0"
-    m2 = cli(
-        "explain",
-        "--gpu",
-        "h200",
-        "--model",
-        "minimax-m2",
-        "--gpus",
-        "4",
-        "--engine",
-        "vllm",
-        "--as-of",
-        "2025-11-18",
-        "--format",
-        "json",
-    )
-    assert m2.json()["verdict"] == "blocked"
-    rejected = m2.json()["rejected"]
+    assert vllm_on_h200_as_of(cli, "deepseek-v3.2", 8, "2025-10-01")["verdict"] == "blocked"
+    after = vllm_on_h200_as_of(cli, "deepseek-v3.2", 8, "2025-10-02")
+    assert after["verdict"] == "runnable"
+    assert after["plans"][0]["build"] == "vllm-0.11.0"
+    m2 = vllm_on_h200_as_of(cli, "minimax-m2", 4, "2025-11-18")
+    assert m2["verdict"] == "blocked"
+    rejected = m2["rejected"]
     # every candidate build of that day fails the architecture gate (whatever else it also fails)
     assert {r["build"] for r in rejected if r["gate"] == "architecture"} == {r["build"] for r in rejected}
-    m2_after = cli(
-        "explain",
-        "--gpu",
-        "h200",
-        "--model",
-        "minimax-m2",
-        "--gpus",
-        "4",
-        "--engine",
-        "vllm",
-        "--as-of",
-        "2025-11-19",
-        "--format",
-        "json",
-    )
-    assert m2_after.json()["verdict"] == "runnable"
+    assert vllm_on_h200_as_of(cli, "minimax-m2", 4, "2025-11-19")["verdict"] == "runnable"
 
 
 def test_sglang_0_4_8_predates_glm_4_5(cli):
