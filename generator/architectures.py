@@ -14,18 +14,19 @@ import yaml
 from pydantic import Field, ValidationError
 
 from .errors import RecipegenError
-from .schema.common import KernelOp, Sources, Strict
+from .schema.common import KernelOp, Sources
+from .schema.strict_model import StrictModel
 
 DerivableKind = Literal["gqa", "mla", "dsa", "dsa_nope", "dsv4"]
 LinearKind = Literal["kda", "gdn", "lightning"]
 
 
-class ExtraNeed(Strict):
+class ExtraNeed(StrictModel):
     op: KernelOp
     why: str
 
 
-class Rule(Strict):
+class Rule(StrictModel):
     architecture: str
     attention: DerivableKind
     gguf_arch: str | None = None
@@ -52,7 +53,7 @@ class Rule(Strict):
     sources: Sources = Field(min_length=1)
 
 
-class Rules(Strict):
+class Rules(StrictModel):
     aic: str = Field(description="YAML anchor holder: the config.json collection most rules cite")
     rules: list[Rule] = Field(min_length=1)
 

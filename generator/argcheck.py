@@ -11,13 +11,14 @@ from __future__ import annotations
 from . import knobs
 from .schema import Deployment, Engine
 from .schema.engine import Build
+from .schema.records import field_names
 from .vocabulary import check_arg, shipped, vocabulary
 
 
 def deployment_arg_problems(dep: Deployment, engine: Engine, build: Build) -> list[tuple[str, str]]:
     """(field path, message) for each argument of `dep` the engine would refuse or the planner misread."""
     spelled = {
-        getattr(engine.flags, name): name for name in type(engine.flags).model_fields if getattr(engine.flags, name)
+        getattr(engine.flags, name): name for name in field_names(type(engine.flags)) if getattr(engine.flags, name)
     }
     vocab = vocabulary(build.cli_reference) if build.cli_reference in shipped() else None
     problems: list[tuple[str, str]] = []

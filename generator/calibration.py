@@ -20,13 +20,14 @@ from .catalog import Catalog
 from .errors import RecipegenError
 from .memory import Unplannable, checkpoint_bytes, footprint
 from .offload import HostFacts, weight_split
-from .schema.common import KvDtype, Source, Strict
+from .schema.common import KvDtype, Source
+from .schema.strict_model import StrictModel
 from .speed import Regime, Scenario, estimate, regime_of
 
 MEASUREMENTS = Path(__file__).resolve().parent.parent / "recipes" / "measurements"
 
 
-class Measurement(Strict):
+class Measurement(StrictModel):
     id: str
     engine: str
     model: str

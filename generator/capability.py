@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache, total_ordering
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import GetCoreSchemaHandler
-from pydantic_core import core_schema
+if TYPE_CHECKING:  # pydantic only builds these schemas when a catalog is validated
+    from pydantic import GetCoreSchemaHandler
+    from pydantic_core import core_schema
 
 _CC = re.compile(r"^(?:sm_?)?(\d{1,2})\.?(\d)[a-z]?$", re.IGNORECASE)
 
@@ -54,6 +55,8 @@ class Capability:
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        from pydantic_core import core_schema
+
         return core_schema.no_info_plain_validator_function(
             _coerce_capability,
             serialization=core_schema.to_string_ser_schema(),
@@ -109,6 +112,8 @@ class CapabilitySet:
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        from pydantic_core import core_schema
+
         return core_schema.no_info_plain_validator_function(
             _coerce_set,
             serialization=core_schema.plain_serializer_function_ser_schema(lambda s: list(s.terms)),

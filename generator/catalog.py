@@ -14,12 +14,11 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
-
 from .errors import CatalogError, CatalogProblem
 from .kinds import KIND_NAMES
 from .recipe_files import RecipeFileError, check_numbers, compose, construct, decode, read_bytes, read_text
 from .schema import Build, Deployment, Engine, Fingerprint, Hardware, Model
+from .schema.records import Strict, validate
 
 if TYPE_CHECKING:  # yaml is imported where recipes are parsed: a run from the validated-catalog cache parses none
     import yaml
@@ -28,12 +27,10 @@ if TYPE_CHECKING:  # yaml is imported where recipes are parsed: a run from the v
 
 RECIPES_ENV = "RECIPEGEN_RECIPES"
 
-# kind folder -> pydantic model; the order is the order entries are cross-checked in.
-KINDS: dict[str, type[BaseModel]] = dict(
-    zip(KIND_NAMES, (Hardware, Engine, Model, Deployment, Fingerprint), strict=True)
-)
+# kind folder -> record type; the order is the order entries are cross-checked in.
+KINDS: dict[str, type[Strict]] = dict(zip(KIND_NAMES, (Hardware, Engine, Model, Deployment, Fingerprint), strict=True))
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound=Strict)
 
 
 @dataclass(frozen=True)
@@ -128,9 +125,9 @@ def _format_loc(loc: tuple[int | str, ...]) -> str:
 
 def _message(error: Any) -> str:
     kind = error["type"]
-    if kind == "extra_forbidden":
+    if kind in ("extra_forbidden", "unexpected_keyword_argument"):
         return "unknown key (not in the schema; check the spelling)"
-    if kind == "missing":
+    if kind in ("missing", "missing_keyword_only_argument"):
         return "required field is missing"
     if kind == "literal_error":
         return f"{error['input']!r} is not one of {error['ctx']['expected']}"
@@ -143,6 +140,7 @@ def parse_file(
 ) -> tuple[M | None, list[CatalogProblem]]:
     """Parse and validate one YAML file; returns the entry or the list of its problems."""
     import yaml
+    from pydantic import ValidationError
 
     from .parse_cache import MISS, digest
 
@@ -173,7 +171,7 @@ def parse_file(
     if not isinstance(data, dict):
         return None, [*problems, CatalogProblem(display, 1, "(file)", "expected a mapping of fields at the top level")]
     try:
-        entry = model.model_validate(data)
+        entry = validate(model, data)
     except ValidationError as exc:
         if node is None:  # cached data: the text composed cleanly when it was cached
             node = compose(text)

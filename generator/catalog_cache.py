@@ -3,8 +3,8 @@
 Validation (building pydantic's validators, then running every string grammar) is most of a warm
 catalog load, so a successful load is kept as JSON — data only, no code can run from it — under a
 key over the code (parse_cache.code_key) and the bytes and path of every file under every recipe
-root's kind folders (engines/<engine>/ build files included). On a matching key the entries are
-rebuilt with `model_construct`, driven by each model's declared field types; any type it does not
+root's kind folders (engines/<engine>/ build files included). On a matching key the records are
+rebuilt field by field, driven by each record's declared field types; any type it does not
 know, any mismatch of key, integrity check or shape, and the run falls back to a full load. A cache
 is only written when rebuilding it from its own JSON gives back a catalog equal to the validated one,
 and it is read only from an owner-only folder and file (as parse_cache).
@@ -24,9 +24,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
 from .capability import Capability, CapabilitySet, capability_set
+from .schema.records import field_types, is_record, to_data
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -79,8 +78,7 @@ def dump(catalog: Catalog) -> dict[str, Any] | None:
     if {f.name for f in dataclasses.fields(catalog)} != _KNOWN_FIELDS:
         return None
     data: dict[str, Any] = {
-        kind: {entry_id: entry.model_dump(mode="json") for entry_id, entry in catalog.kind(kind).items()}
-        for kind in _KINDS
+        kind: {entry_id: to_data(entry) for entry_id, entry in catalog.kind(kind).items()} for kind in _KINDS
     }
     data["origins"] = [[kind, entry_id, o.path, o.root] for (kind, entry_id), o in catalog.origins.items()]
     data["overridden"] = [[kind, entry_id, o.path, o.root] for kind, entry_id, o in catalog.overridden]
@@ -120,7 +118,10 @@ def _unshare_build_items(engines: Any, shared: Any) -> None:
     if not isinstance(shared, dict) or set(shared) != set(_SHARED_ITEMS) or not isinstance(engines, dict):
         _fail()
     for field in _SHARED_ITEMS:
-        (item_type,) = typing.get_args(Build.model_fields[field].annotation)
+        annotation = field_types(Build)[field]
+        if typing.get_origin(annotation) is typing.Annotated:  # weight_formats: Limits(min_length=1)
+            annotation = typing.get_args(annotation)[0]
+        (item_type,) = typing.get_args(annotation)
         built = [_value(item_type, item) for item in shared[field]]
         known = range(len(built))
         for engine in engines.values():
@@ -196,29 +197,25 @@ def _make(annotation: Any) -> Builder:
         return lambda value: {key_of(k): item(v) for k, v in value.items()} if isinstance(value, dict) else _fail()
     if origin is not None:
         return lambda value: _fail()
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return _model_builder(annotation)
+    if is_record(annotation):
+        return _record_builder(annotation)
     simple = _SIMPLE.get(annotation)
     return simple if simple is not None else lambda value: _fail()
 
 
-def _model_builder(model: type[BaseModel]) -> Builder:
+def _record_builder(kind: type[Any]) -> Builder:
     fields: dict[str, Builder] = {}
-    new, set_attribute = model.__new__, object.__setattr__
+    new, set_attribute = object.__new__, object.__setattr__
 
     def build(value: Any) -> Any:
-        if not fields:  # filled on first use: a model's fields may refer back to the model itself
-            fields.update({name: _builder(info.annotation) for name, info in model.model_fields.items()})
+        if not fields:  # filled on first use: a record's fields may refer back to the record itself
+            fields.update({name: _builder(annotation) for name, annotation in field_types(kind).items()})
         if type(value) is not dict or value.keys() != fields.keys():  # a dump holds every field
-            if type(value) is model:  # an item shared between builds, rebuilt once (_unshare_build_items)
+            if type(value) is kind:  # an item shared between builds, rebuilt once (_unshare_build_items)
                 return value
             _fail()
-        entry = new(model)
-        # what unpickling does (BaseModel.__setstate__, inlined: a load builds ~7k entries); model_construct's
-        # handling of defaults and aliases is not needed here
-        set_attribute(entry, "__pydantic_fields_set__", set(value))
-        set_attribute(entry, "__pydantic_extra__", None)
-        set_attribute(entry, "__pydantic_private__", None)
+        entry = new(kind)
+        # what unpickling a dataclass does (a load builds ~7k records): no __init__, no frozen __setattr__
         set_attribute(entry, "__dict__", {name: fields[name](v) for name, v in value.items()})
         return entry
 

@@ -456,7 +456,7 @@ def _refuse_options_before(ctx: typer.Context) -> None:
     given = [
         param.opts[0]
         for param in ctx.command.params
-        if param.opts and getattr(sources.get(param.name), "name", None) == "COMMANDLINE"
+        if param.opts and getattr(sources.get(param.name or ""), "name", None) == "COMMANDLINE"
     ]
     if given:
         sub = ctx.invoked_subcommand

@@ -12,13 +12,14 @@ from .memory import Budget
 from .offload import OffloadPlan
 from .resolver.types import Change, Plan, Resolution, Settings
 from .schema import Defect, Source
+from .schema.records import to_data
 from .speed import Estimate
 
 SCHEMA = "recipegen.resolution/1"
 
 
 def _sources(sources: tuple[Source, ...] | list[Source]) -> list[dict[str, Any]]:
-    return [s.model_dump(mode="json", exclude_none=True, exclude_defaults=True) | {"url": s.url} for s in sources]
+    return [to_data(s, exclude_none=True, exclude_defaults=True) | {"url": s.url} for s in sources]
 
 
 def budget_json(b: Budget) -> dict[str, Any]:

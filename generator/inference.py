@@ -13,6 +13,7 @@ from .errors import RecipegenError
 from .names import ModelChoice
 from .schema import Model, Variant
 from .schema.engine import QuantMethod
+from .schema.records import changed, revalidated
 
 # trailing name words -> the weight format they announce (None: a modifier that says nothing alone)
 QUANT_WORDS: dict[str, QuantMethod | None] = {
@@ -154,9 +155,9 @@ def infer(catalog: Catalog, value: str) -> ModelChoice | None:
 
 
 def _variant(original: Variant, **update: object) -> Variant | None:
-    """A copy with changed fields, validated again (model_copy alone would not check them)."""
+    """A copy with changed fields, validated again (records.changed alone would not check them)."""
     try:
-        return Variant.model_validate({**original.model_dump(), **update})
+        return revalidated(original, **update)
     except ValueError:
         return None
 
@@ -170,4 +171,4 @@ def _unique(family: Model, wanted: str) -> str:
 
 
 def _with(family: Model, variant: Variant) -> Model:
-    return family.model_copy(update={"variants": [*family.variants, variant]})
+    return changed(family, variants=[*family.variants, variant])

@@ -20,6 +20,7 @@ from .names import ModelChoice
 from .resolver.types import Layout, Plan, Request, Settings
 from .schema import Engine, Hardware, Model, Source, Variant
 from .schema.engine import Build
+from .schema.records import field_names
 from .vocabulary import ParsedArgs, Vocabulary, parse_args, vocabulary
 
 SCHEMA = "recipegen.lint/1"
@@ -136,7 +137,7 @@ def _settings(
     from .resolver.flags import settings_from_args
 
     pairs: list[tuple[str, str | None]] = []
-    for name in type(engine.flags).model_fields:
+    for name in field_names(type(engine.flags)):
         flag = getattr(engine.flags, name)
         if isinstance(flag, str) and flag.startswith("-") and parsed.given(vocab, flag):
             pairs.append((flag, parsed.get(vocab, flag)))

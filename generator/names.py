@@ -11,6 +11,7 @@ from .capability import Capability
 from .catalog import Catalog
 from .errors import RecipegenError, UnknownNameError
 from .schema import Build, Engine, Hardware, Model
+from .schema.records import changed
 
 
 def _fold(text: str) -> str:
@@ -126,14 +127,10 @@ def resolve_gpu(catalog: Catalog, value: str, memory_gib: float | None = None) -
                 f"--gpu-memory must be positive, got {memory_gib:g}", "give the GiB of one GPU, e.g. 48"
             )
         original = hardware.memory_gib
-        hardware = hardware.model_copy(
-            update={
-                "memory_gib": memory_gib,
-                "notes": [
-                    *hardware.notes,
-                    f"memory set to {memory_gib:g} GiB by --gpu-memory (catalog: {original:g} GiB)",
-                ],
-            }
+        hardware = changed(
+            hardware,
+            memory_gib=memory_gib,
+            notes=[*hardware.notes, f"memory set to {memory_gib:g} GiB by --gpu-memory (catalog: {original:g} GiB)"],
         )
         how += f", memory overridden to {memory_gib:g} GiB per GPU"
     return GpuChoice(hardware, how)

@@ -38,9 +38,9 @@ Mechanism = Literal["expert-layers", "all-experts", "cpu-layers", "weights-gb"]
 
 
 def _source(url: str, note: str) -> Source:
-    # built without validation: a validation at import would build Source's validator and scan the installed
-    # packages for pydantic plugins, a tenth of a start-up (tests/test_offload.py validates these)
-    return Source.model_construct(url=url, note=note)
+    # built without validation: validating at import would load pydantic, a third of a start-up
+    # (tests/test_offload.py validates these)
+    return Source(url=url, note=note)
 
 
 SOURCES: dict[Mechanism, tuple[Source, ...]] = {

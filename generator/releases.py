@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from .catalog import Catalog, Origin, _duplicate_keys, _format_loc, _is_dir, _locate, _message
 from .errors import CatalogProblem
@@ -20,6 +20,7 @@ from .recipe_files import RecipeFileError, check_numbers, compose, construct, de
 if TYPE_CHECKING:
     from .parse_cache import ParseCache
 from .schema import Build
+from .schema.records import changed, to_data, validate
 from .schema.release import KEYS, PARSER_LISTS, BuildChange
 
 
@@ -76,9 +77,8 @@ def _parse(
         return None, None, [CatalogProblem(display, line, "(yaml)", f"malformed YAML: {problem}")]
     if not isinstance(data, dict):
         return None, None, [CatalogProblem(display, 1, "(file)", "expected a mapping of build fields at the top level")]
-    model: type[BaseModel] = BuildChange if "extends" in data else Build
     try:
-        value = model.model_validate(data)
+        value: Build | BuildChange = validate(BuildChange, data) if "extends" in data else validate(Build, data)
     except ValidationError as exc:
         node = node if node is not None else compose(text)
         for error in exc.errors():
@@ -106,7 +106,7 @@ def _edit_keyed(
     fields = (key, "provides") if field == "kernels" else (key,)
     groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for index, new in enumerate(edit.replace):
-        dumped = new.model_dump(mode="json")
+        dumped = to_data(new)
         group = tuple(str(dumped[f]) for f in fields)
         if group not in groups and group not in {tuple(str(item[f]) for f in fields) for item in items}:
             have = [" ".join(str(item[f]) for f in fields) for item in items]
@@ -126,7 +126,7 @@ def _edit_keyed(
                 CatalogProblem(entry.display, entry.line(field, "add", index), f"{field}.add[{index}]", message)
             )
             continue
-        items.append(new.model_dump(mode="json"))
+        items.append(to_data(new))
     return items
 
 
@@ -149,12 +149,12 @@ def _missing(entry: _Entry, field: str, op: str, index: int, name: str, names: l
 def _merge(entry: _Entry, parent: Build, problems: list[CatalogProblem]) -> Build | None:
     change = entry.value
     assert isinstance(change, BuildChange)
-    merged: dict[str, Any] = parent.model_dump(mode="json")
+    merged: dict[str, Any] = to_data(parent)
     merged.update(id=change.id, extends=change.extends)
     before = len(problems)
     for name in change.model_fields_set - {"id", "extends", *KEYS, *PARSER_LISTS, "architectures", "images"}:
         value = getattr(change, name)
-        merged[name] = value.model_dump(mode="json") if isinstance(value, BaseModel) else _plain(value)
+        merged[name] = to_data(value)
     if change.images is not None:
         images = dict(merged["images"])
         for arch, image in change.images.items():
@@ -186,7 +186,7 @@ def _merge(entry: _Entry, parent: Build, problems: list[CatalogProblem]) -> Buil
     if len(problems) > before:
         return None
     try:
-        return Build.model_validate(merged)
+        return validate(Build, merged)
     except ValidationError as exc:
         for error in exc.errors():
             loc = tuple(error["loc"])
@@ -233,16 +233,6 @@ def _merge_parsers(entry: _Entry, parent: Build, merged: dict[str, Any], problem
                 names.append(name)
         merged[field] = names
     merged["parsers_inherited"] = inherited
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if hasattr(value, "terms"):  # a CapabilitySet
-        return list(value.terms)
-    return value.isoformat() if hasattr(value, "isoformat") else value
 
 
 def attach(catalog: Catalog, roots: list[tuple[str, Path]], cache: ParseCache | None = None) -> list[CatalogProblem]:
@@ -324,7 +314,7 @@ def attach(catalog: Catalog, roots: list[tuple[str, Path]], cache: ParseCache | 
     for engine_id, builds in added.items():
         engine = catalog.engines[engine_id]
         ordered = sorted(builds, key=lambda b: (b.released, b.id))
-        catalog.engines[engine_id] = engine.model_copy(update={"builds": [*engine.builds, *ordered]})
+        catalog.engines[engine_id] = changed(engine, builds=[*engine.builds, *ordered])
     problems.extend(_check_defects(catalog, entries))
     return problems
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from recipegen.schema.records import to_data
+
 
 def assert_same_facts(derived: Any, curated: Any) -> None:
-    skip = {"sources"}
-    assert derived.attention.model_dump(exclude=skip) == curated.attention.model_dump(exclude=skip)
+    skip = frozenset({"sources"})
+    assert to_data(derived.attention, exclude=skip) == to_data(curated.attention, exclude=skip)
     if curated.linear_attention is not None:
         assert derived.linear_attention is not None
-        assert derived.linear_attention.model_dump(exclude=skip) == curated.linear_attention.model_dump(exclude=skip)
+        assert to_data(derived.linear_attention, exclude=skip) == to_data(curated.linear_attention, exclude=skip)
     assert derived.moe == curated.moe
     assert (derived.layers, derived.hidden_size, derived.max_context, derived.mtp_layers) == (
         curated.layers,

@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from recipegen.catalog import KINDS, builtin_root
 from recipegen.schema import Build
+from recipegen.schema.records import Check, field_types, is_record, validate
 from recipegen.schema.release import BuildChange
 
 from .conftest import COMPOSE_SPEC, run_cli
@@ -200,7 +201,7 @@ def covers(loc: tuple[Any, ...], path: tuple[Any, ...]) -> bool:
 def refused_paths(model: Any, document: dict[str, Any]) -> list[tuple[Any, ...]]:
     """The field paths the schema refuses in `document`."""
     try:
-        model.model_validate(document)
+        validate(model, document)
     except ValidationError as exc:
         return [tuple(error["loc"]) for error in exc.errors()]
     return []
@@ -517,7 +518,7 @@ def test_the_planner_reads_a_value_that_does_not_fit_its_knob_as_unset(catalog, 
 
     document = original("deployments", "glm-5.2-nvfp4-8xa100-vllm-sm80")
     document["args"] = [{"flag": flag, "value": value, "reason": "hostile"}]
-    dep = Deployment.model_validate(document)
+    dep = validate(Deployment, document)
     settings = settings_from_deployment(catalog.engines["vllm"], dep, Layout(8, 1))
     assert settings.tp == 8 and settings.context is None and settings.concurrency is None
     assert settings.fraction is None
@@ -527,15 +528,15 @@ def _bare_strings(annotation: Any, checked: bool) -> list[str]:
     """Where `str` appears in an annotation without one of schema/text.py's validators."""
     import typing
 
-    from pydantic import AfterValidator, BaseModel
+    from pydantic import BaseModel
 
     if annotation is str:
         return [] if checked else ["str"]
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
         inner, *meta = typing.get_args(annotation)
-        return _bare_strings(inner, checked or any(isinstance(m, AfterValidator) for m in meta))
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return _bare_strings(inner, checked or any(isinstance(m, Check) for m in meta))
+    if is_record(annotation) or (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
         return [f"{annotation.__name__}.{name}: {problem}" for name, problem in _model_strings(annotation)]
     if origin is typing.Literal:
         return []
@@ -543,11 +544,12 @@ def _bare_strings(annotation: Any, checked: bool) -> list[str]:
 
 
 def _model_strings(model: Any) -> list[tuple[str, str]]:
-    from pydantic import AfterValidator
-
+    """Each field's bare strings: a record's field types, a pydantic model's fields (release diffs)."""
+    if is_record(model):
+        return [(name, problem) for name, kind in field_types(model).items() for problem in _bare_strings(kind, False)]
     out = []
     for name, info in model.model_fields.items():
-        checked = any(isinstance(m, AfterValidator) for m in info.metadata)
+        checked = any(isinstance(m, Check) for m in info.metadata)
         out.extend((name, problem) for problem in _bare_strings(info.annotation, checked))
     return out
 

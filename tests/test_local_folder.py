@@ -155,9 +155,7 @@ def test_hostile_folder_names_are_encoded_and_never_run(cli, tmp_path, argv_imag
     assert compose["services"]["engine"]["volumes"][0]["source"].replace("$$", "$") == str(folder)
     plan = json.loads((out / "plan.json").read_text())
     planned, target = plan["plans"][0]["argv"][2:], plan["container"]["volumes"][0]["container"]
-    printed, attrs = run_launch(
-        client, out, f"{plan['container']['name']}-0", {"HOME": str(tmp_path), "IMAGE": image}
-    )
+    printed, attrs = run_launch(client, out, f"{plan['container']['name']}-0", {"HOME": str(tmp_path), "IMAGE": image})
     received, mounts = printed.splitlines(), attrs["Mounts"]
     assert received == [f"<{arg}>" for arg in planned]
     assert [(m["Type"], m["Source"], m["Destination"], m["RW"]) for m in mounts] == [

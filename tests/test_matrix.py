@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from recipegen.schema.records import changed
+
 SEED_TABLE = {  # model: (A100, RTX 4090) as seed 001 §6.2 writes them
     "deepseek-v3": ("⚠️", "❌"),
     "deepseek-v3.1": ("⚠️", "❌"),
@@ -98,8 +100,8 @@ def test_shared_platform_verdicts_change_no_cell(catalog):
     disguised = replace(
         a100,
         label="8xdisguised",
-        hardware=a100.hardware.model_copy(
-            update={"compute_capability": spark.hardware.compute_capability, "host_arch": spark.hardware.host_arch}
+        hardware=changed(
+            a100.hardware, compute_capability=spark.hardware.compute_capability, host_arch=spark.hardware.host_arch
         ),
     )
     targets = [a100, disguised, parse_target(catalog, "4xa100-80gb")]

@@ -10,6 +10,7 @@ import typer
 
 from ..cli import Recipes, _catalog, app
 from ..errors import RecipegenError
+from ..schema.records import to_data
 
 if TYPE_CHECKING:
     from ..catalog import Catalog
@@ -63,13 +64,13 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
             nope = len(nope_layers(text_config(ck.config), model.layers, d.rule.nope_interval_default))
         out["derived"] = {
             "nope_layers": nope,
-            "attention": att.model_dump(mode="json", exclude_none=True, exclude={"sources"}),
+            "attention": to_data(att, exclude_none=True, exclude=frozenset({"sources"})),
             "linear_attention": (
-                model.linear_attention.model_dump(mode="json", exclude_none=True, exclude={"sources"})
+                to_data(model.linear_attention, exclude_none=True, exclude=frozenset({"sources"}))
                 if model.linear_attention
                 else None
             ),
-            "moe": model.moe.model_dump(mode="json") if model.moe else None,
+            "moe": to_data(model.moe) if model.moe else None,
             "layers": model.layers,
             "hidden_size": model.hidden_size,
             "max_context": model.max_context,
@@ -77,7 +78,7 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
             "params_total_b": model.params_total_b,
             "params_active_b": model.params_active_b,
             "params_from": d.params_how,
-            "needs": [n.model_dump(mode="json", exclude_none=True) for n in model.needs],
+            "needs": [to_data(n, exclude_none=True) for n in model.needs],
         }
     return out
 
@@ -201,7 +202,7 @@ def draft_yaml(d: Derivation) -> str:
 
     if d.model is None:
         raise RecipegenError(f"no draft for {d.checkpoint.name}: {d.problem}", "see `recipegen inspect` for its facts")
-    data = _sources_last(d.model.model_dump(mode="json", exclude_none=True, exclude_defaults=True))
+    data = _sources_last(to_data(d.model, exclude_none=True, exclude_defaults=True))
     header = (
         f"# Draft written by `recipegen inspect {d.checkpoint.ref} --format yaml` from the checkpoint's files.\n"
         f"# Save as models/{d.model.id}.yaml in a --recipes folder; add parsers, pitfalls and more variants by hand.\n"

@@ -16,6 +16,7 @@ from ..capability import Capability
 from ..schema import Deployment, Engine, Model, Source, Variant
 from ..schema.common import KvDtype
 from ..schema.engine import Build, RequiredArg
+from ..schema.records import field_names
 from .types import Candidate, Flag, GateResult, Layout, Settings
 
 CONTAINER_MODELS = "/models"
@@ -56,7 +57,7 @@ def _knob(knob: str, value: str | None) -> int | float | str | None:
 def settings_from_args(engine: Engine, args: list[tuple[str, str | None]], layout: Layout) -> Settings:
     """The semantic knobs of (flag, value) pairs spelled with the catalog's flags (a recipe's, or a command's)."""
     spelled = {
-        getattr(engine.flags, name): name for name in type(engine.flags).model_fields if getattr(engine.flags, name)
+        getattr(engine.flags, name): name for name in field_names(type(engine.flags)) if getattr(engine.flags, name)
     }
     values: dict[str, str | None] = {}
     for flag, value in args:

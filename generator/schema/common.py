@@ -1,26 +1,23 @@
-"""Pieces shared by every catalog kind: strict base model, sources, closed vocabularies."""
+"""Pieces shared by every catalog kind: sources, closed vocabularies (the record base is in records.py)."""
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from .records import Strict, record
 from .text import Text
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True, defer_build=True)
-
-
+@record
 class Source(Strict):
     """Where a fact comes from. `url` may also be a seed reference such as `seed:001 §4`."""
 
     url: Text
     date: dt.date | None = None
     note: Text | None = None
-    unverified: bool = Field(default=False, description="nobody re-checked the value against the source")
+    unverified: bool = False  # nobody re-checked the value against the source
 
 
 Sources = list[Source]
@@ -50,10 +47,11 @@ Status = Literal["verified", "community", "reported"]
 PlanStatus = Literal["verified", "community", "reported", "derived"]
 
 
+@record
 class Sourced(Strict):
     """Mixin-style base: anything that states a non-obvious fact carries its sources."""
 
-    sources: Sources = Field(default_factory=list)
+    sources: Sources = field(default_factory=list)
 
     @property
     def unverified(self) -> bool:

@@ -3,43 +3,48 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import field
+from typing import Annotated
 
-from pydantic import Field
-
-from .common import Sourced, Status, Strict
+from .common import Sourced, Status
+from .records import Limits, Strict, record
 from .text import ArgWord, EngineFlag, EnvName, Id, Name, ShmSize, Text
 
 
+@record
 class Arg(Sourced):
     flag: EngineFlag
-    value: ArgWord | None = Field(default=None, description="None for a switch")
+    value: ArgWord | None = None  # None for a switch
     reason: Text
 
 
+@record
 class EnvVar(Sourced):
     name: EnvName
     value: ArgWord
     reason: Text
 
 
+@record
 class DockerOptions(Strict):
     shm_size: ShmSize | None = None
     ipc_host: bool = True
 
 
+@record
 class Deployment(Sourced):
     id: Id
     title: Name
     model: Id
     variant: Id
-    hardware: list[Id] = Field(min_length=1)
+    hardware: Annotated[list[Id], Limits(min_length=1)]
     engine: Id
     build: Id
-    gpus_per_node: int = Field(ge=1)
-    nodes: int = Field(default=1, ge=1)
+    gpus_per_node: Annotated[int, Limits(ge=1)]
+    nodes: Annotated[int, Limits(ge=1)] = 1
     status: Status
     date: dt.date
-    args: list[Arg] = Field(min_length=1)
-    env: list[EnvVar] = Field(default_factory=list)
-    docker: DockerOptions = Field(default_factory=DockerOptions)
-    notes: list[Text] = Field(default_factory=list)
+    args: Annotated[list[Arg], Limits(min_length=1)]
+    env: list[EnvVar] = field(default_factory=list)
+    docker: DockerOptions = field(default_factory=DockerOptions)
+    notes: list[Text] = field(default_factory=list)

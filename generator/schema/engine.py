@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
-
-from pydantic import Field, model_validator
+from dataclasses import field
+from typing import Annotated, Literal
 
 from ..capability import CapabilitySet
-from .common import HostArch, KernelOp, KvDtype, Source, Sourced, Strict
+from .common import HostArch, KernelOp, KvDtype, Source, Sourced
+from .records import Limits, Strict, record
 from .text import (
     Alias,
     ArgWord,
@@ -44,10 +44,11 @@ QuantMethod = Literal[
 Provenance = Literal["official", "model-image", "community", "fork"]
 
 
+@record
 class Flags(Strict):
     """How this engine spells each knob a plan sets. None: the engine has no such knob."""
 
-    model: EngineFlag | None = Field(description="flag naming the weights; None when the model is positional")
+    model: EngineFlag | None  # flag naming the weights; None when the model is positional
     served_model_name: EngineFlag
     host: EngineFlag
     port: EngineFlag
@@ -64,54 +65,44 @@ class Flags(Strict):
     nnodes: EngineFlag | None = None
     node_rank: EngineFlag | None = None
     dist_init_addr: EngineFlag | None = None
-    dist_init_value: Expandable = Field(
-        default="${HEAD_ADDR}", description="what the head address flag takes, in ${HEAD_ADDR}/${DIST_PORT} terms"
-    )
-    headless_worker: EngineFlag | None = Field(default=None, description="switch for non-head nodes that serve no API")
+    dist_init_value: Expandable = "${HEAD_ADDR}"  # what the head address flag takes, in ${HEAD_ADDR}/${DIST_PORT} terms
+    headless_worker: EngineFlag | None = None  # switch for non-head nodes that serve no API
     gpu_layers: EngineFlag | None = None
     tensor_split: EngineFlag | None = None
-    cpu_moe_layers: EngineFlag | None = Field(
-        default=None, description="keeps the MoE experts of the first N layers in host RAM, computed by the CPU"
-    )
-    cpu_offload_gb: EngineFlag | None = Field(
-        default=None, description="GiB of weights per GPU kept in host RAM and streamed over PCIe every forward pass"
-    )
-    cpu_expert_method: EngineFlag | None = Field(
-        default=None, description="CPU expert kernel (KTransformers): routed experts live in host RAM"
-    )
-    cpu_expert_weights: EngineFlag | None = Field(
-        default=None, description="where the CPU expert kernel reads its weights"
-    )
-    gpu_experts: EngineFlag | None = Field(
-        default=None, description="how many routed experts stay on the GPU (KTransformers)"
-    )
+    # keeps the MoE experts of the first N layers in host RAM, computed by the CPU
+    cpu_moe_layers: EngineFlag | None = None
+    # GiB of weights per GPU kept in host RAM and streamed over PCIe every forward pass
+    cpu_offload_gb: EngineFlag | None = None
+    cpu_expert_method: EngineFlag | None = None  # CPU expert kernel (KTransformers): routed experts live in host RAM
+    cpu_expert_weights: EngineFlag | None = None  # where the CPU expert kernel reads its weights
+    gpu_experts: EngineFlag | None = None  # how many routed experts stay on the GPU (KTransformers)
 
 
+@record
 class MemoryBehaviour(Sourced):
     """What the engine's memory-fraction flag covers and what it keeps aside."""
 
-    fraction_scope: Literal["instance", "static_pool", "none"] = Field(
-        description="instance: weights+KV+activations (vLLM); static_pool: weights+KV only (SGLang); none"
-    )
-    default_fraction: float | None = Field(default=None, gt=0, le=1)
-    runtime_reserve_gib: float = Field(ge=0, description="per GPU: activations, CUDA graphs, comm buffers")
-    state_slots_per_request: int = Field(default=1, ge=1, description="linear-attention state copies per request")
-    kv_block_tokens: int = Field(default=16, ge=1)
-    estimate: bool = Field(default=True, description="the reserve is an estimate, said so in the output")
-    host_offload: bool = Field(
-        default=False, description="keeps weights in host RAM (CPU/GPU hybrid): GPU-memory verdicts are unknown"
-    )
+    # instance: weights+KV+activations (vLLM); static_pool: weights+KV only (SGLang); none
+    fraction_scope: Literal["instance", "static_pool", "none"]
+    default_fraction: Annotated[float, Limits(gt=0, le=1)] | None = None
+    runtime_reserve_gib: Annotated[float, Limits(ge=0)]  # per GPU: activations, CUDA graphs, comm buffers
+    state_slots_per_request: Annotated[int, Limits(ge=1)] = 1  # linear-attention state copies per request
+    kv_block_tokens: Annotated[int, Limits(ge=1)] = 16
+    estimate: bool = True  # the reserve is an estimate, said so in the output
+    host_offload: bool = False  # keeps weights in host RAM (CPU/GPU hybrid): GPU-memory verdicts are unknown
 
 
+@record
 class RequiredArg(Sourced):
     """An engine argument a kernel, weight format or model needs on some GPUs: derived plans emit it."""
 
     flag: EngineFlag
     value: ArgWord | None = None
     reason: Text
-    capability: CapabilitySet | None = Field(default=None, description="only on these GPUs")
+    capability: CapabilitySet | None = None  # only on these GPUs
 
 
+@record
 class Kernel(Sourced):
     """One kernel (backend) of a build, and the shapes/dtypes/GPUs it accepts."""
 
@@ -121,29 +112,32 @@ class Kernel(Sourced):
     head_sizes: list[int] | None = None
     qk_nope_head_dims: list[int] | None = None
     index_topks: list[int] | None = None
-    kv_dtypes: list[KvDtype] | None = Field(default=None, description="accepted KV dtypes, preferred first")
-    architectures: list[Word] | None = Field(default=None, description="only these model architectures")
-    smem_bytes: int | None = Field(default=None, gt=0, description="shared memory per block it needs")
-    requires_args: list[RequiredArg] = Field(default_factory=list, description="emitted when this kernel is chosen")
+    kv_dtypes: list[KvDtype] | None = None  # accepted KV dtypes, preferred first
+    architectures: list[Word] | None = None  # only these model architectures
+    smem_bytes: Annotated[int, Limits(gt=0)] | None = None  # shared memory per block it needs
+    requires_args: list[RequiredArg] = field(default_factory=list)  # emitted when this kernel is chosen
     note: Text | None = None
 
 
+@record
 class Fallback(Sourced):
     kernel: Name
     sm: CapabilitySet
     cost: Text
-    dense_only: bool = Field(default=False, description="covers dense layers but not MoE experts")
-    args: list[ArgWord] = Field(default_factory=list, description="engine arguments that select this fallback")
+    dense_only: bool = False  # covers dense layers but not MoE experts
+    args: list[ArgWord] = field(default_factory=list)  # engine arguments that select this fallback
 
 
+@record
 class WeightFormat(Sourced):
     quant: QuantMethod
-    native: CapabilitySet | None = Field(default=None, description="compute capabilities with native kernels")
-    fallbacks: list[Fallback] = Field(default_factory=list)
-    requires_args: list[RequiredArg] = Field(default_factory=list, description="emitted for checkpoints in this format")
+    native: CapabilitySet | None = None  # compute capabilities with native kernels
+    fallbacks: list[Fallback] = field(default_factory=list)
+    requires_args: list[RequiredArg] = field(default_factory=list)  # emitted for checkpoints in this format
     note: Text | None = None
 
 
+@record
 class SourceBuild(Strict):
     """A build made from source (forks): rendered into a Dockerfile."""
 
@@ -151,8 +145,8 @@ class SourceBuild(Strict):
     ref: GitRef
     base_image: ImageRef
     runtime_image: ImageRef
-    configure: list[ArgWord] = Field(min_length=1, description="argv of the configure step; {cuda_arch} is filled in")
-    build: list[ArgWord] = Field(min_length=1)
+    configure: Annotated[list[ArgWord], Limits(min_length=1)]  # argv of the configure step; {cuda_arch} is filled in
+    build: Annotated[list[ArgWord], Limits(min_length=1)]
     binary: RepoFile
 
 
@@ -164,6 +158,7 @@ Symptom = Literal["crash", "wrong-output", "hang", "oom", "slow"]
 DefectGate = Literal["architecture", "weight-format", "kernel", "platform", "memory", "topology"]
 
 
+@record
 class Defect(Sourced):
     """A known fault of a build: which requests it hits, what the user sees, and how to get past it.
 
@@ -171,23 +166,21 @@ class Defect(Sourced):
     """
 
     id: Id
-    title: Text = Field(description="what goes wrong, one line")
+    title: Text  # what goes wrong, one line
     symptom: Symptom
-    gate: DefectGate = Field(description="the gate where it shows: kernel for an attention crash, memory for an OOM")
-    sm: CapabilitySet | None = Field(default=None, description="GPUs it hits; None: every GPU")
-    models: list[Id] | None = Field(default=None, description="model ids it hits")
+    gate: DefectGate  # the gate where it shows: kernel for an attention crash, memory for an OOM
+    sm: CapabilitySet | None = None  # GPUs it hits; None: every GPU
+    models: list[Id] | None = None  # model ids it hits
     architectures: list[Word] | None = None
-    ops: list[KernelOp] | None = Field(default=None, description="kernel ops (features) it hits")
+    ops: list[KernelOp] | None = None  # kernel ops (features) it hits
     quants: list[QuantMethod] | None = None
-    log_line: Text | None = Field(default=None, description="what the engine prints when it hits")
-    fixed_in: Id | None = Field(default=None, description="id of the first build without it")
+    log_line: Text | None = None  # what the engine prints when it hits
+    fixed_in: Id | None = None  # id of the first build without it
     workaround: Text | None = None
 
-    @model_validator(mode="after")
-    def _dated_source(self) -> Defect:
+    def _check(self) -> None:
         if not _dated_url(self.sources):
             raise ValueError("a defect needs at least one source with an http(s) url and a date")
-        return self
 
     @property
     def blocks(self) -> bool:
@@ -195,66 +188,58 @@ class Defect(Sourced):
         return self.symptom in ("crash", "wrong-output") and self.workaround is None
 
 
+@record
 class Build(Sourced):
     id: Id
-    extends: Id | None = Field(default=None, description="the build this one was written as a change of")
+    extends: Id | None = None  # the build this one was written as a change of
     version: Name
     ref: GitRef | None = None
     released: dt.date
     provenance: Provenance
     origin: Name
-    images: dict[HostArch, ImageRef] = Field(default_factory=dict)
+    images: dict[HostArch, ImageRef] = field(default_factory=dict)
     source_build: SourceBuild | None = None
     cuda: Version
     driver_min: Version | None = None
     cuda_archs: CapabilitySet
-    verified_sm: CapabilitySet | None = Field(
-        default=None, description="only reported working on these; elsewhere the verdict is 'unknown'"
-    )
-    cli_reference: Word | None = Field(default=None, description="engine-cli vocabulary the flags are checked against")
-    architectures: list[Word] = Field(min_length=1)
-    tool_parsers: list[Word] | None = Field(
-        default=None, description="the --tool-call-parser choices this build accepts (sourced); unset: not known"
-    )
-    reasoning_parsers: list[Word] | None = Field(
-        default=None, description="the --reasoning-parser choices this build accepts (sourced); unset: not known"
-    )
-    parsers_inherited: dict[Literal["tool", "reasoning"], Id] = Field(
-        default_factory=dict,
-        description="set by the loader: a parser list a release file did not state is this ancestor's (not re-checked)",
-    )
-    kernels: list[Kernel] = Field(default_factory=list)
-    weight_formats: list[WeightFormat] = Field(min_length=1)
-    defects: list[Defect] = Field(default_factory=list)
-    notes: list[Text] = Field(default_factory=list)
+    verified_sm: CapabilitySet | None = None  # only reported working on these; elsewhere the verdict is 'unknown'
+    cli_reference: Word | None = None  # engine-cli vocabulary the flags are checked against
+    architectures: Annotated[list[Word], Limits(min_length=1)]
+    # the --tool-call-parser choices this build accepts (sourced); unset: not known
+    tool_parsers: list[Word] | None = None
+    # the --reasoning-parser choices this build accepts (sourced); unset: not known
+    reasoning_parsers: list[Word] | None = None
+    # set by the loader: a parser list a release file did not state is this ancestor's (not re-checked)
+    parsers_inherited: dict[Literal["tool", "reasoning"], Id] = field(default_factory=dict)
+    kernels: list[Kernel] = field(default_factory=list)
+    weight_formats: Annotated[list[WeightFormat], Limits(min_length=1)]
+    defects: list[Defect] = field(default_factory=list)
+    notes: list[Text] = field(default_factory=list)
 
-    @model_validator(mode="after")
-    def _community_sourced(self) -> Build:
+    def _check(self) -> None:
         if self.provenance in ("community", "fork") and not _dated_url(self.sources):
             raise ValueError(f"a {self.provenance} build needs at least one source with an http(s) url and a date")
-        return self
 
 
+@record
 class Engine(Sourced):
     id: Id
     name: Name
-    aliases: list[Alias] = Field(default_factory=list)
+    aliases: list[Alias] = field(default_factory=list)
     homepage: HttpsUrl
     loads: Literal["hf", "gguf"]
-    parallelism: Literal["tensor", "layers"] = Field(
-        description="tensor: every layer sharded over all GPUs (TP/EP); layers: whole layers split over one node's GPUs"
-    )
-    default_kv_dtype: KvDtype = Field(description="the KV cache dtype when no kernel constrains it")
-    health_probe: Literal["python3", "curl"] = Field(description="what the image has to probe its health endpoint")
-    command: list[ArgWord] = Field(min_length=1, description="the server command")
-    image_entrypoint: bool = Field(description="the image's ENTRYPOINT already runs `command`")
-    default_port: int = Field(ge=1, le=65535)
+    # tensor: every layer sharded over all GPUs (TP/EP); layers: whole layers split over one node's GPUs
+    parallelism: Literal["tensor", "layers"]
+    default_kv_dtype: KvDtype  # the KV cache dtype when no kernel constrains it
+    health_probe: Literal["python3", "curl"]  # what the image has to probe its health endpoint
+    command: Annotated[list[ArgWord], Limits(min_length=1)]  # the server command
+    image_entrypoint: bool  # the image's ENTRYPOINT already runs `command`
+    default_port: Annotated[int, Limits(ge=1, le=65535)]
     health_path: UrlPath
     multi_node: Literal["native", "ray", "none"]
     flags: Flags
-    kv_dtype_names: dict[KvDtype, Word] = Field(default_factory=dict)
-    kv_dtype_aliases: dict[Word, list[KvDtype]] = Field(
-        default_factory=dict, description="other spellings; a list when the backend picks among them"
-    )
+    kv_dtype_names: dict[KvDtype, Word] = field(default_factory=dict)
+    # other spellings; a list when the backend picks among them
+    kv_dtype_aliases: dict[Word, list[KvDtype]] = field(default_factory=dict)
     memory: MemoryBehaviour
-    builds: list[Build] = Field(min_length=1)
+    builds: Annotated[list[Build], Limits(min_length=1)]

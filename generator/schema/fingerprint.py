@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
-
-from pydantic import Field, field_validator
+from typing import Annotated, Literal
 
 from .common import Sourced
+from .records import Check, record
 from .text import Id, Name, Text
 
 Stage = Literal["weights-load", "gemm-kernel", "attention-backend", "kv-cache", "oom", "parser", "other"]
@@ -16,36 +15,32 @@ GateName = Literal["architecture", "weight-format", "kernel", "platform", "memor
 _VERSION_TERM = re.compile(r"^(>=|<=|==|>|<)\d+(\.\d+){0,2}$")
 
 
+def _compiles(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"not a valid regular expression: {exc}") from None
+    return value
+
+
+def _bounds(value: str) -> str:
+    for term in value.split(","):
+        if not _VERSION_TERM.match(term.strip()):
+            raise ValueError(f"version bound {term.strip()!r}: write e.g. '>=0.10' or '<0.40.1'")
+    return value
+
+
+@record
 class Fingerprint(Sourced):
     id: Id
-    title: Name = Field(description="one line: what failed")
-    engines: list[Id] | None = Field(default=None, description="engine ids that print it; None: any engine")
-    versions: Name | None = Field(
-        default=None, description="comma-separated bounds on the engine version, e.g. '>=0.10,<0.40'"
+    title: Name  # one line: what failed
+    engines: list[Id] | None = None  # engine ids that print it; None: any engine
+    versions: Annotated[Name, Check(_bounds)] | None = (
+        None  # comma-separated bounds on the engine version, e.g. '>=0.10,<0.40'
     )
-    pattern: Text = Field(description="Python regex searched in the log (case-sensitive, per line)")
+    pattern: Annotated[Text, Check(_compiles)]  # Python regex searched in the log (case-sensitive, per line)
     stage: Stage
-    gate: GateName | None = Field(description="the recipegen gate that predicts it; None: a flag choice, no gate")
+    gate: GateName | None  # the recipegen gate that predicts it; None: a flag choice, no gate
     explanation: Text
     fix: Text
-    generic: bool = Field(
-        default=False, description="a wrapper message that points elsewhere; more specific fingerprints rank first"
-    )
-
-    @field_validator("pattern")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression: {exc}") from None
-        return value
-
-    @field_validator("versions")
-    @classmethod
-    def _bounds(cls, value: str | None) -> str | None:
-        if value is not None:
-            for term in value.split(","):
-                if not _VERSION_TERM.match(term.strip()):
-                    raise ValueError(f"version bound {term.strip()!r}: write e.g. '>=0.10' or '<0.40.1'")
-        return value
+    generic: bool = False  # a wrapper message that points elsewhere; more specific fingerprints rank first

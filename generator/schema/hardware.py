@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import Field, model_validator
+from dataclasses import field
+from typing import Annotated, Literal
 
 from ..capability import Capability
-from .common import HostArch, Sourced, Strict
+from .common import HostArch, Sourced
+from .records import Limits, Strict, record
 from .text import Alias, Id, Name, Text
 
 Family = Literal["volta", "turing", "ampere", "ada", "hopper", "blackwell", "blackwell-ultra"]
@@ -15,12 +15,11 @@ MemoryKind = Literal["HBM", "GDDR", "unified"]
 LinkKind = Literal["nvlink", "nvlink-bridge", "pcie", "nvlink-c2c", "none"]
 
 
+@record
 class Interconnect(Strict):
     kind: LinkKind
-    bandwidth_gbs: float | None = Field(default=None, description="GPU-to-GPU GB/s inside a node")
-    between_nodes: Text | None = Field(
-        default=None, description="how nodes usually connect, e.g. '2x ConnectX-7 200 GbE'"
-    )
+    bandwidth_gbs: float | None = None  # GPU-to-GPU GB/s inside a node
+    between_nodes: Text | None = None  # how nodes usually connect, e.g. '2x ConnectX-7 200 GbE'
 
 
 HostLinkKind = Literal["pcie", "nvlink-c2c", "unified"]
@@ -29,23 +28,21 @@ PCIE_GT_PER_LANE = {3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
 PCIE_EFFICIENCY = {3: 128 / 130, 4: 128 / 130, 5: 128 / 130, 6: 242 / 256}
 
 
+@record
 class HostLink(Strict):
     """How the GPU reaches host memory: a PCIe slot, NVLink-C2C to a Grace CPU, or one shared memory."""
 
     kind: HostLinkKind
-    pcie_gen: int | None = Field(default=None, ge=3, le=6)
-    lanes: int | None = Field(default=None, ge=1, le=16)
-    bandwidth_gbs: float | None = Field(
-        default=None, gt=0, description="one direction, GB/s; computed from generation × lanes for PCIe"
-    )
+    pcie_gen: Annotated[int, Limits(ge=3, le=6)] | None = None
+    lanes: Annotated[int, Limits(ge=1, le=16)] | None = None
+    # one direction, GB/s; computed from generation × lanes for PCIe
+    bandwidth_gbs: Annotated[float, Limits(gt=0)] | None = None
 
-    @model_validator(mode="after")
-    def _complete(self) -> HostLink:
+    def _check(self) -> None:
         if self.kind == "pcie" and (self.pcie_gen is None or self.lanes is None):
             raise ValueError("a pcie host link needs pcie_gen and lanes")
         if self.kind != "pcie" and self.bandwidth_gbs is None:
             raise ValueError(f"a {self.kind} host link needs bandwidth_gbs (one direction)")
-        return self
 
     @property
     def gbs(self) -> float:
@@ -61,36 +58,35 @@ class HostLink(Strict):
         return f"{self.kind} ({self.gbs:g} GB/s each way)"
 
 
+@record
 class TensorThroughput(Strict):
     """Dense (no structured sparsity) tensor-core TFLOPS per GPU, as the vendor states them."""
 
-    bf16: float = Field(gt=0, description="BF16 (FP16 where the GPU has no BF16)")
-    fp8: float | None = Field(default=None, gt=0)
-    fp4: float | None = Field(default=None, gt=0)
+    bf16: Annotated[float, Limits(gt=0)]  # BF16 (FP16 where the GPU has no BF16)
+    fp8: Annotated[float, Limits(gt=0)] | None = None
+    fp4: Annotated[float, Limits(gt=0)] | None = None
 
 
+@record
 class Hardware(Sourced):
     id: Id
     name: Name
-    aliases: list[Alias] = Field(default_factory=list)
+    aliases: list[Alias] = field(default_factory=list)
     vendor: Literal["nvidia"]
     family: Family
     compute_capability: Capability
-    memory_gib: float = Field(gt=0, description="memory one GPU can address, GiB")
+    memory_gib: Annotated[float, Limits(gt=0)]  # memory one GPU can address, GiB
     memory_kind: MemoryKind
-    bandwidth_gbs: float = Field(gt=0, description="memory bandwidth, GB/s")
-    smem_per_block_optin: int = Field(gt=0, description="bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin")
+    bandwidth_gbs: Annotated[float, Limits(gt=0)]  # memory bandwidth, GB/s
+    smem_per_block_optin: Annotated[int, Limits(gt=0)]  # bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin
     fp8_tensor_cores: bool
     fp4_tensor_cores: bool
-    host_arch: list[HostArch] = Field(min_length=1)
+    host_arch: Annotated[list[HostArch], Limits(min_length=1)]
     interconnect: Interconnect
-    gpus_per_node: list[int] = Field(min_length=1, description="usual node sizes, most common first")
-    host_link: HostLink = Field(description="the GPU's link to host memory (offload and weight loading cross it)")
-    tensor_tflops: TensorThroughput = Field(description="dense tensor-core throughput (prefill estimates)")
-    default_for_capability: bool = Field(
-        default=False, description="the part a bare compute capability (sm80) stands for"
-    )
-    max_memory_fraction: float | None = Field(
-        default=None, gt=0, le=1, description="unified memory: the most an engine may claim before the OS starves"
-    )
-    notes: list[Text] = Field(default_factory=list)
+    gpus_per_node: Annotated[list[int], Limits(min_length=1)]  # usual node sizes, most common first
+    host_link: HostLink  # the GPU's link to host memory (offload and weight loading cross it)
+    tensor_tflops: TensorThroughput  # dense tensor-core throughput (prefill estimates)
+    default_for_capability: bool = False  # the part a bare compute capability (sm80) stands for
+    # unified memory: the most an engine may claim before the OS starves
+    max_memory_fraction: Annotated[float, Limits(gt=0, le=1)] | None = None
+    notes: list[Text] = field(default_factory=list)

@@ -2,33 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import Field, model_validator
+from dataclasses import field
+from typing import Annotated, Literal
 
 from ..capability import Capability, CapabilitySet
-from .common import KernelOp, KvDtype, Sourced, Strict
+from .common import KernelOp, KvDtype, Sourced
 from .engine import QuantMethod, RequiredArg
+from .records import Limits, Strict, record
 from .text import Alias, ClassName, GitRef, Id, Name, RepoFile, RepoId, Text, Word
 
 AttentionKind = Literal["gqa", "mla", "dsa", "dsa_nope", "dsv4"]
 
 
+@record
 class Indexer(Strict):
     heads: int
     head_dim: int
     topk: int
-    layers: int | None = Field(
-        default=None, description="layers that cache indexer keys; default: all attention layers"
-    )
-    kpool: int = Field(default=1, ge=1, description="keys pooled n:1 before caching")
+    layers: int | None = None  # layers that cache indexer keys; default: all attention layers
+    kpool: Annotated[int, Limits(ge=1)] = 1  # keys pooled n:1 before caching
 
 
+@record
 class CompressedLayers(Strict):
-    ratio: int = Field(ge=1, description="tokens folded into one cached entry")
-    layers: int = Field(ge=0)
+    ratio: Annotated[int, Limits(ge=1)]  # tokens folded into one cached entry
+    layers: Annotated[int, Limits(ge=0)]
 
 
+@record
 class Attention(Sourced):
     kind: AttentionKind
     num_heads: int
@@ -38,14 +39,13 @@ class Attention(Sourced):
     qk_rope_head_dim: int | None = None
     qk_nope_head_dim: int | None = None
     v_head_dim: int | None = None
-    layers: int | None = Field(default=None, description="layers with a KV cache; default: all layers")
+    layers: int | None = None  # layers with a KV cache; default: all layers
     sliding_window: int | None = None
     sliding_window_layers: int | None = None
     indexer: Indexer | None = None
-    compressed: list[CompressedLayers] | None = Field(default=None, description="DeepSeek-V4 CSA/HCA layout")
+    compressed: list[CompressedLayers] | None = None  # DeepSeek-V4 CSA/HCA layout
 
-    @model_validator(mode="after")
-    def _dims_for_kind(self) -> Attention:
+    def _check(self) -> None:
         needed = {
             "gqa": ("num_kv_heads", "head_dim"),
             "mla": ("kv_lora_rank", "qk_rope_head_dim"),
@@ -56,22 +56,21 @@ class Attention(Sourced):
         missing = [n for n in needed if getattr(self, n) is None]
         if missing:
             raise ValueError(f"attention kind {self.kind!r} needs {', '.join(missing)}")
-        return self
 
 
+@record
 class LinearAttention(Sourced):
     kind: Literal["kda", "gdn", "lightning"]
     layers: int
-    num_heads: int = Field(description="heads that each keep a head_k_dim x head_v_dim state (GDN: the value heads)")
-    num_k_heads: int | None = Field(
-        default=None, description="key heads when fewer than num_heads (GDN); default: num_heads"
-    )
+    num_heads: int  # heads that each keep a head_k_dim x head_v_dim state (GDN: the value heads)
+    num_k_heads: int | None = None  # key heads when fewer than num_heads (GDN); default: num_heads
     head_k_dim: int
     head_v_dim: int
     conv_kernel: int | None = None
-    state_bytes: int = Field(default=4, description="bytes per recurrent-state element (fp32 state)")
+    state_bytes: int = 4  # bytes per recurrent-state element (fp32 state)
 
 
+@record
 class Moe(Strict):
     experts: int
     top_k: int
@@ -80,6 +79,7 @@ class Moe(Strict):
     dense_layers: int = 0
 
 
+@record
 class Need(Strict):
     op: KernelOp
     head_size: int | None = None
@@ -88,11 +88,13 @@ class Need(Strict):
     why: Text
 
 
+@record
 class Parsers(Strict):
     tool: Word | None = None
     reasoning: Word | None = None
 
 
+@record
 class ParserOverride(Sourced):
     engine: Id
     builds: list[Id] | None = None
@@ -102,57 +104,52 @@ class ParserOverride(Sourced):
     reason: Text
 
 
+@record
 class Pitfall(Sourced):
     text: Text
     engines: list[Id] | None = None
-    builds: list[Id] | None = Field(default=None, description="only for plans on these engine builds")
-    capability: CapabilitySet | None = Field(default=None, description="only on these GPUs")
-    check: Literal["local-path"] | None = Field(
-        default=None, description="what `recipegen lint` checks a command against (local-path: a repo id fails)"
-    )
+    builds: list[Id] | None = None  # only for plans on these engine builds
+    capability: CapabilitySet | None = None  # only on these GPUs
+    # what `recipegen lint` checks a command against (local-path: a repo id fails)
+    check: Literal["local-path"] | None = None
 
 
+@record
 class ModelArg(RequiredArg):
     """A model × build rule: an argument this model needs on an engine (some builds, GPUs, KV dtypes, formats)."""
 
     engine: Id
     builds: list[Id] | None = None
-    kv_dtypes: list[KvDtype] | None = Field(default=None, description="only when the plan's KV cache is one of these")
-    quants: list[QuantMethod] | None = Field(default=None, description="only for variants in these formats")
+    kv_dtypes: list[KvDtype] | None = None  # only when the plan's KV cache is one of these
+    quants: list[QuantMethod] | None = None  # only for variants in these formats
 
 
+@record
 class Variant(Sourced):
     id: Id
     repo: RepoId
     quant: QuantMethod
     publisher: Literal["official", "partner", "community"]
-    size_gb: float | None = Field(default=None, gt=0, description="on-disk size, 10^9 bytes")
-    size_gib: float | None = Field(default=None, gt=0, description="on-disk size, 2^30 bytes")
+    size_gb: Annotated[float, Limits(gt=0)] | None = None  # on-disk size, 10^9 bytes
+    size_gib: Annotated[float, Limits(gt=0)] | None = None  # on-disk size, 2^30 bytes
     shards: int | None = None
-    file: RepoFile | None = Field(default=None, description="GGUF: the file to load inside the repo")
-    revision: GitRef | None = Field(
-        default=None, description="git revision (branch, tag or commit) to download; default: the repo's main branch"
-    )
+    file: RepoFile | None = None  # GGUF: the file to load inside the repo
+    revision: GitRef | None = None  # git revision (branch, tag or commit) to download; default: the repo's main branch
     min_capability: Capability | None = None
     min_capability_reason: Text | None = None
-    only_builds: list[Id] | None = Field(
-        default=None, description="the only engine builds known to load this checkpoint"
-    )
+    only_builds: list[Id] | None = None  # the only engine builds known to load this checkpoint
     only_builds_reason: Text | None = None
-    defects: list[Pitfall] = Field(
-        default_factory=list, description="known faults of this checkpoint (per engine): such plans rank last"
-    )
-    notes: list[Text] = Field(default_factory=list)
+    # known faults of this checkpoint (per engine): such plans rank last
+    defects: list[Pitfall] = field(default_factory=list)
+    notes: list[Text] = field(default_factory=list)
 
-    @model_validator(mode="after")
-    def _one_size(self) -> Variant:
+    def _check(self) -> None:
         if self.size_gb is not None and self.size_gib is not None:
             raise ValueError("give size_gb or size_gib, not both")
         if (self.min_capability is None) != (self.min_capability_reason is None):
             raise ValueError("min_capability and min_capability_reason go together")
         if (self.only_builds is None) != (self.only_builds_reason is None):
             raise ValueError("only_builds and only_builds_reason go together")
-        return self
 
     @property
     def size_bytes(self) -> float | None:
@@ -163,10 +160,11 @@ class Variant(Sourced):
         return None
 
 
+@record
 class Model(Sourced):
     id: Id
     name: Name
-    aliases: list[Alias] = Field(default_factory=list)
+    aliases: list[Alias] = field(default_factory=list)
     org: Name
     released: Name
     architecture: ClassName
@@ -184,10 +182,10 @@ class Model(Sourced):
     max_context: int
     multimodal: bool = False
     trust_remote_code: bool = False
-    needs: list[Need] = Field(default_factory=list)
-    parsers: dict[Id, Parsers] = Field(default_factory=dict)
-    parser_overrides: list[ParserOverride] = Field(default_factory=list)
-    variants: list[Variant] = Field(min_length=1)
-    pitfalls: list[Pitfall] = Field(default_factory=list)
-    required_args: list[ModelArg] = Field(default_factory=list, description="arguments derived plans must carry")
-    watch: list[Pitfall] = Field(default_factory=list, description="upstream work that would open new paths")
+    needs: list[Need] = field(default_factory=list)
+    parsers: dict[Id, Parsers] = field(default_factory=dict)
+    parser_overrides: list[ParserOverride] = field(default_factory=list)
+    variants: Annotated[list[Variant], Limits(min_length=1)]
+    pitfalls: list[Pitfall] = field(default_factory=list)
+    required_args: list[ModelArg] = field(default_factory=list)  # arguments derived plans must carry
+    watch: list[Pitfall] = field(default_factory=list)  # upstream work that would open new paths

@@ -8,14 +8,15 @@ from typing import Generic, Literal, TypeVar
 from pydantic import Field
 
 from ..capability import CapabilitySet
-from .common import HostArch, Sources, Strict
+from .common import HostArch, Sources
 from .engine import Defect, Kernel, Provenance, SourceBuild, WeightFormat
+from .strict_model import StrictModel
 from .text import GitRef, Id, ImageRef, Name, Text, Version, Word
 
 T = TypeVar("T")
 
 
-class NameEdit(Strict):
+class NameEdit(StrictModel):
     """Changes to a list of names (architectures): names added, names removed."""
 
     add: list[Word] = Field(default_factory=list)
@@ -28,7 +29,7 @@ class ParserEdit(NameEdit):
     replace: list[Word] | None = None
 
 
-class KeyedEdit(Strict, Generic[T]):
+class KeyedEdit(StrictModel, Generic[T]):
     """Changes to a list of entries keyed by name (kernels by name, weight formats by quant, defects by id).
 
     `replace` swaps an inherited entry in place (the order of kernels is the engine's preference),
@@ -40,7 +41,7 @@ class KeyedEdit(Strict, Generic[T]):
     replace: list[T] = Field(default_factory=list)
 
 
-class BuildChange(Strict):
+class BuildChange(StrictModel):
     """A build written as what changed from its parent; unset fields are inherited.
 
     Scalar fields, `cuda_archs`, `verified_sm`, `notes` and `sources` replace the parent's value when given

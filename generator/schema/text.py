@@ -14,7 +14,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Annotated
 
-from pydantic import AfterValidator
+from .records import Check
 
 # Characters that end a line for some reader of the artifacts (bash: \n; YAML 1.1 and Python:
 # also \r, \x85, U+2028, U+2029), invisible format characters (bidi overrides, zero-width),
@@ -107,20 +107,18 @@ def _git_ref(value: str) -> str | None:
 
 
 # Human text: names, reasons, titles, notes, source references. One line, visible characters.
-Text = Annotated[str, AfterValidator(_single_line(2000))]
-Name = Annotated[str, AfterValidator(_single_line(200))]
+Text = Annotated[str, Check(_single_line(2000))]
+Name = Annotated[str, Check(_single_line(200))]
 
 # Catalog ids (hardware, engines, models, variants, builds, deployments): letters, digits, . _ + -
 Id = Annotated[
     str,
-    AfterValidator(
-        _grammar(r"[A-Za-z0-9][A-Za-z0-9._+-]*", "an id (letters, digits, '.', '_', '+', '-')", 128, _no_dot_dot)
-    ),
+    Check(_grammar(r"[A-Za-z0-9][A-Za-z0-9._+-]*", "an id (letters, digits, '.', '_', '+', '-')", 128, _no_dot_dot)),
 ]
 # Other names users type for an entry: ids, repo ids, spaced names ("a100 80gb"), ollama tags.
 Alias = Annotated[
     str,
-    AfterValidator(
+    Check(
         _grammar(
             r"[A-Za-z0-9][A-Za-z0-9 ._+/:-]*",
             "an alias (letters, digits, spaces, '.', '_', '+', '/', ':', '-')",
@@ -131,15 +129,15 @@ Alias = Annotated[
 ]
 # A word of the engine's vocabulary: parser names, KV dtype spellings, model_type, architectures, origin.
 Word = Annotated[
-    str, AfterValidator(_grammar(r"[A-Za-z0-9][A-Za-z0-9._+-]*", "a word (letters, digits, '.', '_', '+', '-')", 100))
+    str, Check(_grammar(r"[A-Za-z0-9][A-Za-z0-9._+-]*", "a word (letters, digits, '.', '_', '+', '-')", 100))
 ]
 # A Python class name as in config.json `architectures`.
-ClassName = Annotated[str, AfterValidator(_grammar(r"[A-Za-z_][A-Za-z0-9_]*", "a class name", 200))]
+ClassName = Annotated[str, Check(_grammar(r"[A-Za-z_][A-Za-z0-9_]*", "a class name", 200))]
 # Versions of CUDA and drivers: 12.9, 575.51.03.
-Version = Annotated[str, AfterValidator(_grammar(r"[0-9][0-9A-Za-z.+_-]*", "a version number", 50))]
+Version = Annotated[str, Check(_grammar(r"[0-9][0-9A-Za-z.+_-]*", "a version number", 50))]
 RepoId = Annotated[
     str,
-    AfterValidator(
+    Check(
         _grammar(
             r"[A-Za-z0-9._-]{1,96}/[A-Za-z0-9._-]{1,96}",
             "a Hugging Face repo id (org/name: letters, digits, '-', '_', '.')",
@@ -151,7 +149,7 @@ RepoId = Annotated[
 # A file inside a repo (GGUF): relative, no '.'/'..' parts.
 RepoFile = Annotated[
     str,
-    AfterValidator(
+    Check(
         _grammar(
             r"[A-Za-z0-9_+=@,.-]+(?:/[A-Za-z0-9_+=@,.-]+)*",
             "a relative file path (letters, digits, '_', '+', '=', '@', ',', '.', '-', '/')",
@@ -162,11 +160,11 @@ RepoFile = Annotated[
 ]
 EnvName = Annotated[
     str,
-    AfterValidator(_grammar(r"[A-Za-z_][A-Za-z0-9_]*", "an environment variable name ([A-Za-z_][A-Za-z0-9_]*)", 128)),
+    Check(_grammar(r"[A-Za-z_][A-Za-z0-9_]*", "an environment variable name ([A-Za-z_][A-Za-z0-9_]*)", 128)),
 ]
 GitRef = Annotated[
     str,
-    AfterValidator(
+    Check(
         _grammar(
             r"[A-Za-z0-9_][A-Za-z0-9._/+-]*", "a git ref (letters, digits, '.', '_', '/', '+', '-')", 200, _git_ref
         )
@@ -174,7 +172,7 @@ GitRef = Annotated[
 ]
 HttpsUrl = Annotated[
     str,
-    AfterValidator(
+    Check(
         _grammar(
             r"https://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%+-]+)*/?",
             "an https URL without user, query or fragment",
@@ -185,9 +183,7 @@ HttpsUrl = Annotated[
 ]
 UrlPath = Annotated[
     str,
-    AfterValidator(
-        _grammar(r"/[A-Za-z0-9._~/-]*", "a URL path (/ then letters, digits, '.', '_', '~', '/', '-')", 200)
-    ),
+    Check(_grammar(r"/[A-Za-z0-9._~/-]*", "a URL path (/ then letters, digits, '.', '_', '~', '/', '-')", 200)),
 ]
 # The reference grammar of distribution/reference (regexp.go): [domain[:port]/]path[:tag][@digest].
 _LABEL = r"(?:[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9])"
@@ -197,23 +193,21 @@ IMAGE_REFERENCE = (
     rf"(?:{_DOMAIN}/)?{_COMPONENT}(?:/{_COMPONENT})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?"
     r"(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?"
 )
-ImageRef = Annotated[
-    str, AfterValidator(_grammar(IMAGE_REFERENCE, "a docker image reference (name[:tag][@digest])", 255))
-]
+ImageRef = Annotated[str, Check(_grammar(IMAGE_REFERENCE, "a docker image reference (name[:tag][@digest])", 255))]
 ShmSize = Annotated[
-    str, AfterValidator(_grammar(r"[1-9][0-9]{0,9}[bkmgBKMG]?", "a memory size such as 16g, 512m or 1073741824", 12))
+    str, Check(_grammar(r"[1-9][0-9]{0,9}[bkmgBKMG]?", "a memory size such as 16g, 512m or 1073741824", 12))
 ]
 # An engine flag as written on its command line: -x, -ngl, --long-name, --config.key
 EngineFlag = Annotated[
     str,
-    AfterValidator(
+    Check(
         _grammar(
             r"--?[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*", "an engine flag (-x, --long-name, --name.key)", 100
         )
     ),
 ]
 # A flag value or any other word of an argv: one line, passed as a single argument.
-ArgWord = Annotated[str, AfterValidator(_single_line(4000))]
+ArgWord = Annotated[str, Check(_single_line(4000))]
 # A value with ${VAR} references the shell and compose expand (e.g. ${HEAD_ADDR}:${DIST_PORT}); a default
 # (${VAR:-...}) may name one more ${VAR}.
 # Only the variables the generated files define or document may be expanded (never HF_TOKEN).
@@ -223,5 +217,5 @@ _VAR = rf"\$\{{{_NAME}\}}"
 EXPANDABLE = rf"(?:[A-Za-z0-9_.:/-]|{_VAR}|\$\{{{_NAME}:[-?](?:[A-Za-z0-9_.:/ -]|{_VAR})*\}})*"
 Expandable = Annotated[
     str,
-    AfterValidator(_grammar(EXPANDABLE, f"plain text with ${{VAR}} references to {', '.join(EXPANDABLE_VARS)}", 200)),
+    Check(_grammar(EXPANDABLE, f"plain text with ${{VAR}} references to {', '.join(EXPANDABLE_VARS)}", 200)),
 ]

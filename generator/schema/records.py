@@ -1,0 +1,240 @@
+"""Catalog entries are plain frozen dataclasses ("records"); pydantic checks them where they are read.
+
+Using the catalog never imports pydantic's validation machinery: a run from the validated-catalog
+cache builds records directly, and defining pydantic models alone costs more than the resolver's
+whole work for a request. Validation builds a `TypeAdapter` per record type on first use, from the
+same class: field types, `Limits` and `Check` markers in `Annotated` metadata, and `_check` for
+rules across fields. Markers import pydantic only when a schema is generated from them.
+
+`@record` is `dataclasses.dataclass` without the methods it writes per class (`__init__`, `__eq__`,
+`__repr__`, frozen `__setattr__`): `Strict` has one generic copy of each. On Python 3.11 the
+decorator compiles those methods anew for every class, which made defining the schema's classes
+the biggest cost of a run; the generic ones behave the same (keyword-only, frozen, equal by fields).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import sys
+import typing
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from ..capability import Capability, CapabilitySet
+
+if sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # pragma: no cover
+    from typing_extensions import dataclass_transform
+
+if TYPE_CHECKING:
+    from pydantic import GetCoreSchemaHandler, TypeAdapter
+    from pydantic_core import CoreSchema
+
+R = TypeVar("R")
+
+# what every record accepts: nothing beyond its fields, and text with its surrounding whitespace removed
+_CONFIG = {"extra": "forbid", "str_strip_whitespace": True}
+
+
+@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(dataclasses.field,))
+def record(cls: type[R]) -> type[R]:
+    """The decorator of every record class: its fields as a dataclass's, its methods Strict's."""
+    return dataclasses.dataclass(init=False, repr=False, eq=False, kw_only=True)(cls)
+
+
+_MISSING = dataclasses.MISSING
+_SPECS: dict[type, tuple[tuple[str, Any, Any], ...]] = {}
+
+
+def _spec(kind: type) -> tuple[tuple[str, Any, Any], ...]:
+    spec = _SPECS.get(kind)
+    if spec is None:
+        spec = _SPECS[kind] = tuple((f.name, f.default, f.default_factory) for f in dataclasses.fields(kind))
+    return spec
+
+
+@record
+class Strict:
+    """Base of every catalog record. Subclasses are `@record` classes (keyword-only fields, so that ones with
+    defaults may come before required ones); `_check` states rules across fields."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _CONFIG
+
+    def __init__(self, **values: Any) -> None:
+        fields = self.__dict__
+        for name, default, factory in _spec(type(self)):
+            if name in values:
+                fields[name] = values.pop(name)
+            elif default is not _MISSING:
+                fields[name] = default
+            elif factory is not _MISSING:
+                fields[name] = factory()
+            else:
+                raise TypeError(f"{type(self).__name__}() missing keyword argument {name!r}")
+        if values:
+            raise TypeError(f"{type(self).__name__}() got unexpected keyword arguments {', '.join(map(repr, values))}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name, _, _ in _spec(type(self)))
+
+    def __hash__(self) -> int:
+        return hash((type(self), *(getattr(self, name) for name, _, _ in _spec(type(self)))))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name, _, _ in _spec(type(self)))
+        return f"{type(self).__name__}({shown})"
+
+    def _check(self) -> None:
+        """Raise ValueError when the fields together break a rule (run after each field validated)."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        schema = handler(source)
+        if cls._check is Strict._check:
+            return schema
+        from pydantic_core import core_schema
+
+        def checked(value: Strict) -> Strict:
+            value._check()
+            return value
+
+        return core_schema.no_info_after_validator_function(checked, schema)
+
+
+class Limits:
+    """Bounds on a number or a list's length, as pydantic's Field(gt=, ge=, le=, min_length=) takes them."""
+
+    __slots__ = ("ge", "gt", "le", "min_length")
+
+    def __init__(
+        self,
+        *,
+        gt: float | None = None,
+        ge: float | None = None,
+        le: float | None = None,
+        min_length: int | None = None,
+    ) -> None:
+        self.gt, self.ge, self.le, self.min_length = gt, ge, le, min_length
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        from pydantic import Field
+
+        bounds = Field(gt=self.gt, ge=self.ge, le=self.le, min_length=self.min_length)
+        return handler(typing.Annotated[source, bounds])
+
+
+class Check:
+    """A check run on a value after its type validated: returns the value or raises ValueError."""
+
+    __slots__ = ("function",)
+
+    def __init__(self, function: Callable[[str], str]) -> None:
+        self.function = function
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_after_validator_function(self.function, handler(source))
+
+
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
+def _adapter(kind: Any) -> TypeAdapter[Any]:
+    adapter = _ADAPTERS.get(kind)
+    if adapter is None:
+        import os
+
+        from pydantic import TypeAdapter
+
+        # no plugin discovery: it would scan every installed package's metadata on each run
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+        adapter = _ADAPTERS[kind] = TypeAdapter(kind)
+    return adapter
+
+
+def validate(kind: type[R], data: Any) -> R:
+    """A record of this type from YAML/JSON data; raises pydantic.ValidationError."""
+    return typing.cast(R, _adapter(kind).validate_python(data))
+
+
+def changed(entry: R, **changes: Any) -> R:
+    """A copy with these fields replaced, not validated again (as BaseModel.model_copy)."""
+    return dataclasses.replace(entry, **changes)  # type: ignore[type-var]
+
+
+def revalidated(entry: R, **changes: Any) -> R:
+    """A copy with these fields replaced, validated again as a whole."""
+    return validate(type(entry), {**to_data(entry), **to_data(changes)})
+
+
+def field_names(kind: type[Any]) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(kind))
+
+
+_FIELD_TYPES: dict[type[Any], dict[str, Any]] = {}
+
+
+def field_types(kind: type[Any]) -> dict[str, Any]:
+    """Each field's type, resolved (Annotated metadata kept)."""
+    types = _FIELD_TYPES.get(kind)
+    if types is None:
+        hints = typing.get_type_hints(kind, include_extras=True)  # each class's own module resolves its names
+        types = _FIELD_TYPES[kind] = {name: hints[name] for name in field_names(kind)}
+    return types
+
+
+def is_record(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, Strict)
+
+
+def to_data(
+    value: Any, *, exclude_none: bool = False, exclude_defaults: bool = False, exclude: frozenset[str] = frozenset()
+) -> Any:
+    """JSON-ready data: records and dicts as dicts, lists and tuples as lists, dates as ISO text, capability
+    sets as their terms and capabilities as "8.0". `exclude*` apply to the outermost record only when given
+    by name (`exclude`), and to every record when flags (as pydantic's dump does)."""
+    if isinstance(value, Strict):
+        out: dict[str, Any] = {}
+        for spec in dataclasses.fields(value):
+            if spec.name in exclude:
+                continue
+            item = getattr(value, spec.name)
+            if exclude_none and item is None:
+                continue
+            if exclude_defaults and _is_default(spec, item):
+                continue
+            out[spec.name] = to_data(item, exclude_none=exclude_none, exclude_defaults=exclude_defaults)
+        return out
+    if isinstance(value, dict):
+        return {
+            to_data(k): to_data(v, exclude_none=exclude_none, exclude_defaults=exclude_defaults)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [to_data(v, exclude_none=exclude_none, exclude_defaults=exclude_defaults) for v in value]
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, CapabilitySet):
+        return list(value.terms)
+    if isinstance(value, Capability):
+        return str(value)
+    return value
+
+
+def _is_default(spec: dataclasses.Field[Any], value: Any) -> bool:
+    if spec.default is not dataclasses.MISSING:
+        return bool(value == spec.default)
+    if spec.default_factory is not dataclasses.MISSING:
+        return bool(value == spec.default_factory())
+    return False
