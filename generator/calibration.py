@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -18,6 +18,7 @@ from pydantic import Field, TypeAdapter
 
 from .catalog import Catalog
 from .errors import RecipegenError
+from .frozen import frozen
 from .memory import Unplannable, checkpoint_bytes, footprint
 from .offload import HostFacts, weight_split
 from .schema.common import KvDtype, Source
@@ -67,7 +68,7 @@ def load(folder: Path = MEASUREMENTS) -> list[Measurement]:
     return rows
 
 
-@dataclass(frozen=True)
+@frozen
 class Comparison:
     row: Measurement
     estimate: float

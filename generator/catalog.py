@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import CatalogError, CatalogProblem
+from .frozen import frozen
 from .kinds import KIND_NAMES
 from .recipe_files import RecipeFileError, check_numbers, compose, construct, decode, read_bytes, read_text
 from .schema import Build, Deployment, Engine, Fingerprint, Hardware, Model
@@ -33,7 +34,7 @@ KINDS: dict[str, type[Strict]] = dict(zip(KIND_NAMES, (Hardware, Engine, Model, 
 M = TypeVar("M", bound=Strict)
 
 
-@dataclass(frozen=True)
+@frozen
 class Origin:
     path: str
     root: str  # "built-in" or the user directory it came from

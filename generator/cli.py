@@ -15,7 +15,7 @@ import functools
 import json
 import os
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -25,6 +25,7 @@ import typer.main
 
 from . import cli_values
 from .errors import BlockedError, ExitCode, RecipegenError
+from .frozen import frozen
 from .kinds import KIND_NAMES
 
 if TYPE_CHECKING:
@@ -174,7 +175,7 @@ def _catalog(recipes: list[str]) -> Catalog:
     return load(recipes)
 
 
-@dataclass(frozen=True)
+@frozen
 class Selectors:
     """What the user asked for, as typed; the same for generate and explain."""
 

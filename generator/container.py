@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from .errors import InternalError
+from .frozen import frozen
 from .resolver.flags import CONTAINER_MODELS, local_image
 from .resolver.types import Plan, Resolution
 
@@ -23,13 +24,13 @@ DEFAULT_SHM = "16g"
 LABEL = "io.recipegen.folder"  # every container recipegen starts carries it; `down` removes only those
 
 
-@dataclass(frozen=True)
+@frozen
 class Arg:
     token: str
     expand: bool = False  # holds ${VAR} references the shell / Compose fill in (multi-node addresses)
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeSpec:
     role: str  # single, head, worker
     rank: int
@@ -37,7 +38,7 @@ class NodeSpec:
     args: tuple[Arg, ...]  # after the image's entrypoint (engine command prefix included when needed)
 
 
-@dataclass(frozen=True)
+@frozen
 class ContainerSpec:
     name: str
     image: str

@@ -7,10 +7,10 @@ architecture class without a rule in data/architectures.yaml is named, never gue
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from .architectures import LinearKind, Rule, rules
+from .frozen import frozen
 from .hub import Checkpoint
 from .schema import Model, Source, Variant
 from .schema.common import KernelOp
@@ -28,20 +28,20 @@ def word(value: object) -> str | None:
     return text if _WORD.match(text) else None
 
 
-@dataclass(frozen=True)
+@frozen
 class WeightFormat:
     quant: QuantMethod | None
     label: str  # what the files say, in their own words
     why_none: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Size:
     bytes: float | None
     how: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Derivation:
     checkpoint: Checkpoint
     architecture: str | None

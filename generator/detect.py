@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from .capability import Capability
 from .catalog import Catalog
 from .errors import ExitCode, RecipegenError
+from .frozen import frozen
 from .localgpu import Gpu, Machine
 from .schema import Hardware
 
@@ -19,7 +19,7 @@ class NoGpuError(RecipegenError):
     exit_code = ExitCode.USAGE
 
 
-@dataclass(frozen=True)
+@frozen
 class Match:
     gpu: Gpu
     hardware: Hardware | None

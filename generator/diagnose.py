@@ -12,11 +12,12 @@ start-up); when it does, the diagnosis resolves that request and shows the plan 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from .catalog import Catalog
 from .errors import RecipegenError
+from .frozen import frozen
 from .schema import Fingerprint, Hardware, Model
 
 SCHEMA = "recipegen.diagnosis/1"
@@ -26,7 +27,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|\^\[\[[0-9;]*m")
 _ERRORISH = re.compile(r"error|exception|traceback|failed|assert|fatal|abort", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@frozen
 class Hints:
     """What the user adds when the log does not say it (diagnose --gpu/--model/--gpus)."""
 
@@ -35,7 +36,7 @@ class Hints:
     gpus: int | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Match:
     fingerprint: Fingerprint
     line_number: int  # 1-based, in the text given
@@ -51,7 +52,7 @@ class Match:
         return printable(re.sub(r"\{(\w+)\}", value, text))
 
 
-@dataclass(frozen=True)
+@frozen
 class LogFacts:
     """What the log says about the run, each with the line it came from."""
 
@@ -66,7 +67,7 @@ class LogFacts:
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class Diagnosis:
     matches: tuple[Match, ...]
     facts: LogFacts

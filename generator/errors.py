@@ -6,7 +6,7 @@ stderr as one line (or one line per problem for catalog errors) and exits with `
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .frozen import frozen
 
 
 class ExitCode:
@@ -35,7 +35,7 @@ class RecipegenError(Exception):
         return [f"error: {text}"]
 
 
-@dataclass(frozen=True)
+@frozen
 class CatalogProblem:
     """One validation problem, located as precisely as the YAML allows."""
 

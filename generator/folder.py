@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .contract import SCHEMA
 from .errors import RecipegenError
+from .frozen import frozen
 
 IMAGE_REF = r"^[A-Za-z0-9][A-Za-z0-9_./:@-]*$"
 CONTAINER_NAME = r"^[a-zA-Z0-9][a-zA-Z0-9_.-]*$"
@@ -93,7 +93,7 @@ class _Container(_Strict):
         return value
 
 
-@dataclass(frozen=True)
+@frozen
 class Folder:
     path: Path
     plan: dict[str, Any]

@@ -10,10 +10,11 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from .catalog import Catalog
+from .frozen import frozen
 from .resolver.resolve import Memo, layouts_to_try, rank_key, verdict_paths
 from .resolver.types import Candidate, GateResult, Layout, Request, Resolution
 from .schema import Build, Engine
@@ -21,7 +22,7 @@ from .schema import Build, Engine
 LINE = ("official",)
 
 
-@dataclass(frozen=True)
+@frozen
 class BuildVerdict:
     build: Build
     runnable: bool
@@ -53,14 +54,14 @@ class BuildVerdict:
         return "runnable" if self.runnable else self.label
 
 
-@dataclass(frozen=True)
+@frozen
 class Flip:
     before: BuildVerdict
     after: BuildVerdict
     change: str  # what the later build does differently at the gate that flipped
 
 
-@dataclass(frozen=True)
+@frozen
 class EngineHistory:
     engine: Engine
     line: tuple[BuildVerdict, ...]

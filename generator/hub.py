@@ -16,11 +16,12 @@ import os
 import re
 import struct
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from .errors import RecipegenError
+from .frozen import frozen
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 CONFIG = "config.json"
@@ -44,7 +45,7 @@ class RepoNotFound(HubError):
     """The Hub answered that the repo does not exist (or is private to this token)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Read:
     """One thing read: where (a URL or a local path) and what it was."""
 
@@ -52,13 +53,13 @@ class Read:
     what: str
 
 
-@dataclass(frozen=True)
+@frozen
 class RepoFile:
     path: str
     size: int | None
 
 
-@dataclass(frozen=True)
+@frozen
 class Checkpoint:
     """What the checkpoint's own files say. Every field is read, none guessed."""
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 import csv
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import yaml
 
 from .catalog import Catalog
 from .errors import RecipegenError
+from .frozen import frozen
 from .schema import Engine
 from .schema.engine import Build
 
@@ -45,7 +46,7 @@ _ALT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):\+((?:[^{}]|\{[^{}]*\})*)\}")
 _ARRAY_USE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}$")
 
 
-@dataclass(frozen=True)
+@frozen
 class Invocation:
     engine: Engine
     args: tuple[str, ...]  # the engine's arguments, without its command

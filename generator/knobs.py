@@ -10,13 +10,14 @@ never meets one).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Literal
+
+from .frozen import frozen
 
 Kind = Literal["count", "fraction", "context", "port", "switch"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Rule:
     kind: Kind
     high: int = 1 << 31  # counts: the largest accepted value

@@ -8,12 +8,13 @@ fragile), info — the flag, what happens and why, the fix as the exact flag, an
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from .catalog import Catalog
 from .diagnose import printable
 from .errors import RecipegenError
+from .frozen import frozen
 from .invocation import Invocation
 from .lint_findings import Finding, Severity, gate_findings
 from .names import ModelChoice
@@ -43,7 +44,7 @@ VLLM_QUANTIZATION_DOC = Source(
 SEED_LOCAL_PATH = Source(url="seed:003 §1", note="point the engine at a local directory")
 
 
-@dataclass(frozen=True)
+@frozen
 class LintResult:
     invocation: Invocation
     build: Build

@@ -7,9 +7,10 @@ to fix, and the passing run says what to use instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Literal
 
+from .frozen import frozen
 from .resolver.gates import backend_name
 from .resolver.types import Candidate, GateId, GateResult, Layout, Request, Settings
 from .schema import Engine, Source, Variant
@@ -19,7 +20,7 @@ from .vocabulary import ParsedArgs, Vocabulary
 Severity = Literal["error", "silent", "warn", "info"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Finding:
     severity: Severity
     code: str  # what kind of finding (unknown-flag, bad-choice, kernel, kv-dtype, tool-parser …)

@@ -11,14 +11,15 @@ import io
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
 from typing import Any
+
+from .frozen import frozen
 
 QUERY_FIELDS = ("index", "name", "compute_cap", "memory.total", "driver_version", "mig.mode.current", "pci.bus_id")
 _MISSING = {"", "[N/A]", "N/A", "[Not Supported]", "Not Supported", "[Unknown Error]"}
 
 
-@dataclass(frozen=True)
+@frozen
 class Gpu:
     index: int
     name: str
@@ -28,7 +29,7 @@ class Gpu:
     pci_bus_id: str | None
 
 
-@dataclass(frozen=True)
+@frozen
 class Machine:
     gpus: tuple[Gpu, ...]
     driver: str | None

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from .catalog import Catalog
+from .frozen import frozen
 from .resolver import Request
 from .resolver.gates import PlatformVerdicts
 from .resolver.resolve import Ranking, rank, rank_key
@@ -24,7 +24,7 @@ LEGEND: dict[Symbol, str] = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class Cell:
     model: str
     target: str
@@ -94,21 +94,75 @@ def _classify(r: Ranking, target: str) -> Cell:
     return Cell(model, target, "✗", decisive.gate, summary, tuple(g.reason for g in failing))
 
 
-def build_matrix(catalog: Catalog, models: list[Model], targets: list[Target]) -> list[Cell]:
-    cells: list[Cell] = []
+def build_matrix(catalog: Catalog, models: list[Model], targets: list[Target], jobs: int | None = None) -> list[Cell]:
+    """Every model × target cell, in that order. `jobs`: processes resolving cells side by side (default: one
+    per CPU this process may use, for a grid big enough to repay starting them; 1: here, one after another)."""
+    pairs = [(model, target) for model in models for target in targets]
+    workers = _workers(len(pairs)) if jobs is None else max(1, min(jobs, len(pairs)))
+    if workers == 1 or not _can_fork():
+        return _cells(catalog, pairs, range(len(pairs)))
+    import multiprocessing
+
+    global _WORK
+    _WORK = (catalog, pairs)  # a forked worker inherits the catalog and the grid instead of unpickling them
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            # every worker takes every workers-th cell, so that each gets a share of the costly models
+            shares = pool.map(_share, [range(first, len(pairs), workers) for first in range(workers)])
+    finally:
+        _WORK = None
+    cells: list[Cell | None] = [None] * len(pairs)
+    for first, share in enumerate(shares):
+        cells[first::workers] = share
+    assert all(cell is not None for cell in cells)
+    return cells  # type: ignore[return-value]
+
+
+# Cells per process below which starting one costs more than it saves (a cell takes ~2-5 ms, a fork ~10).
+_CELLS_PER_WORKER = 40
+_WORK: tuple[Catalog, list[tuple[Model, Target]]] | None = None
+
+
+def _workers(cells: int) -> int:
+    import os
+
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 8, cells // _CELLS_PER_WORKER))
+
+
+def _can_fork() -> bool:
+    """Forking copies the catalog for free, but only a single-threaded process forks safely (and only where
+    fork exists)."""
+    import multiprocessing
+    import threading
+
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
+def _share(indexes: range) -> list[Cell]:
+    assert _WORK is not None
+    catalog, pairs = _WORK
+    return _cells(catalog, pairs, indexes)
+
+
+def _cells(catalog: Catalog, pairs: list[tuple[Model, Target]], indexes: range) -> list[Cell]:
+    out: list[Cell] = []
     platforms = PlatformVerdicts()  # a build's platform verdict on a GPU holds for every model
-    for model in models:
-        for target in targets:
-            request = Request(
-                model=model,
-                hardware=target.hardware,
-                gpus_per_node=target.gpus_per_node,
-                nodes=target.nodes,
-                shrink=True,
-            )
-            # a cell names the best plan, or the closest rejection when nothing runs: only then are paths gated in full
-            cells.append(classify(rank(catalog, request, "closest-when-blocked", platforms), target.label))
-    return cells
+    for index in indexes:
+        model, target = pairs[index]
+        request = Request(
+            model=model,
+            hardware=target.hardware,
+            gpus_per_node=target.gpus_per_node,
+            nodes=target.nodes,
+            shrink=True,
+        )
+        # a cell names the best plan, or the closest rejection when nothing runs: only then are paths gated in full
+        out.append(classify(rank(catalog, request, "closest-when-blocked", platforms), target.label))
+    return out
 
 
 def to_json(cells: list[Cell], targets: list[Target]) -> dict[str, Any]:

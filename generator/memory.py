@@ -17,8 +17,9 @@ Pure functions over catalog facts. Conventions (each is said in the output where
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from .frozen import frozen
 from .schema import Engine, Hardware, Model
 from .schema.common import KvDtype
 
@@ -40,7 +41,7 @@ FP8_DS_MLA_BYTES = 656
 INDEXER_SCALE_BYTES_PER_128 = 4
 
 
-@dataclass(frozen=True)
+@frozen
 class Footprint:
     """Per-GPU cost of one request: bytes per context token, plus bytes fixed per request."""
 
@@ -50,12 +51,12 @@ class Footprint:
     lines: tuple[tuple[str, float], ...]  # (what, bytes per token or per request) for the budget table
 
 
-@dataclass(frozen=True)
+@frozen
 class Unplannable:
     reason: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Budget:
     """The memory plan for one GPU, in GiB unless named otherwise."""
 
@@ -266,7 +267,7 @@ def round_contexts(max_context: int) -> list[int]:
     return sizes
 
 
-@dataclass(frozen=True)
+@frozen
 class MemoryInputs:
     hardware: Hardware
     engine: Engine

@@ -5,11 +5,11 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
-from dataclasses import dataclass
 
 from .capability import Capability
 from .catalog import Catalog
 from .errors import RecipegenError, UnknownNameError
+from .frozen import frozen
 from .schema import Build, Engine, Hardware, Model
 from .schema.records import changed
 
@@ -24,7 +24,7 @@ def _suggest(value: str, names: list[str]) -> list[str]:
     return [folded[c] for c in close]
 
 
-@dataclass(frozen=True)
+@frozen
 class ModelChoice:
     model: Model
     variant: str | None  # set when the user named a variant's repo id
@@ -73,7 +73,7 @@ def find_model(catalog: Catalog, value: str) -> ModelChoice | None:
         return None
 
 
-@dataclass(frozen=True)
+@frozen
 class GpuChoice:
     hardware: Hardware
     how: str
@@ -161,7 +161,7 @@ def resolve_variant(model: Model, value: str) -> str:
     raise UnknownNameError("variants", value, _suggest(value, [v.id for v in model.variants]), "--variant")
 
 
-@dataclass(frozen=True)
+@frozen
 class BuildChoice:
     build_id: str
     how: str  # which build answers, said to the user

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Literal
 
+from .frozen import frozen
 from .memory import GIB, Budget
 from .schema import Engine, Hardware, Model, Source
 
@@ -98,7 +98,7 @@ KT_METHODS = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class HostFacts:
     """The machine's RAM and its bandwidth: inputs of the request, with defaults said out loud."""
 
@@ -115,7 +115,7 @@ class HostFacts:
         return f"host: {mem}, {bw}"
 
 
-@dataclass(frozen=True)
+@frozen
 class WeightSplit:
     """The checkpoint split into routed experts (per MoE layer) and everything else, in bytes."""
 
@@ -162,7 +162,7 @@ def weight_split(model: Model, size: float) -> WeightSplit | None:
     return WeightSplit(experts / moe_layers, moe_layers, moe.dense_layers, rest, note)
 
 
-@dataclass(frozen=True)
+@frozen
 class OffloadPlan:
     mechanism: Mechanism
     host_bytes: float  # weights kept in one machine's host RAM
@@ -211,7 +211,7 @@ def mechanism_of(engine: Engine, model: Model | None = None) -> Mechanism | None
 Fit = Callable[[float, float], Budget]
 
 
-@dataclass(frozen=True)
+@frozen
 class Refusal:
     reason: str
     host_memory_gib: float | None = None  # the --host-memory that would make it fit, when RAM is all that is short

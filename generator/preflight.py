@@ -10,11 +10,11 @@ import os
 import re
 import shutil
 import socket
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .folder import Folder
+from .frozen import frozen
 
 if TYPE_CHECKING:
     from .localgpu import Machine
@@ -24,7 +24,7 @@ MARK = {"ok": "✓", "fail": "✗", "unknown": "?", "skip": "–"}
 DOWNLOAD_MARGIN = 1.05  # what launch.sh's README asks for: the weights plus 5%
 
 
-@dataclass(frozen=True)
+@frozen
 class Check:
     name: str
     status: Status
@@ -32,7 +32,7 @@ class Check:
     fix: str = ""
 
 
-@dataclass(frozen=True)
+@frozen
 class Options:
     model_dir: Path
     port: int

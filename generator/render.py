@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -23,6 +22,7 @@ from .container import START_PERIOD_S, ContainerSpec, container_spec, docker_mou
 from .contract import resolution_json
 from .encode import FILTERS, shell_expand, shell_word, yaml_expand, yaml_value
 from .errors import InternalError, RecipegenError
+from .frozen import frozen
 from .memory import checkpoint_bytes
 from .report import budget_table, candidate_title, speed_lines, target_line
 from .resolver.flags import container_model_path, model_dir
@@ -55,13 +55,13 @@ def environment() -> SandboxedEnvironment:
     return env
 
 
-@dataclass(frozen=True)
+@frozen
 class ArgLine:
     comment: str | None
     tokens: tuple[str, ...]  # already quoted for the target (shell or YAML)
 
 
-@dataclass(frozen=True)
+@frozen
 class Node:
     role: str  # "single", "head", "worker"
     rank: int

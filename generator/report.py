@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from .frozen import frozen
 from .memory import INT4_QUANTS, Budget, int4_estimate
 from .resolver.types import GATES, Candidate, Resolution
 
 MARK = {"pass": "✓", "fail": "✗", "unknown": "?"}
 
 
-@dataclass(frozen=True)
+@frozen
 class Alternative:
     """Another target where the same model runs, found by resolving it too (see advice.py)."""
 

@@ -13,9 +13,10 @@ which also sets the band: the 10th–90th percentile of measured ÷ estimated ov
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
+from .frozen import frozen
 from .offload import HostFacts, WeightSplit, weight_split
 from .schema import Hardware, Model
 
@@ -43,7 +44,7 @@ BANDS: dict[Regime, tuple[float, float]] = {
 PREFILL_BAND = (0.35, 2.1)
 
 
-@dataclass(frozen=True)
+@frozen
 class Scenario:
     """Everything the roofline needs, already decided by the memory and offload planners."""
 
@@ -65,7 +66,7 @@ class Scenario:
     cpu_dense_layers: int = 0  # llama.cpp --gpu-layers below the layer count: the first layers run on the CPU
 
 
-@dataclass(frozen=True)
+@frozen
 class Estimate:
     decode_tps: float  # one request's tokens/s at the planned context while `concurrency` run
     aggregate_tps: float

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from .catalog import Catalog
 from .errors import RecipegenError
+from .frozen import frozen
 from .names import resolve_gpu
 from .schema import Hardware
 
@@ -14,7 +14,7 @@ DEFAULT_TARGETS = ("8xa100-80gb", "8xrtx-4090", "8xh200", "8xrtx-pro-6000", "2xg
 _TARGET = re.compile(r"^(?:(\d+)\s*[x×]\s*)?(.+)$", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@frozen
 class Target:
     label: str
     hardware: Hardware

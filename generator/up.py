@@ -13,12 +13,12 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import dockerhost, preflight, verify
 from .errors import ChecksFailedError, ExitCode, RecipegenError
 from .folder import Folder
+from .frozen import frozen
 
 if TYPE_CHECKING:
     from .diagnose import Diagnosis
@@ -31,7 +31,7 @@ class Interrupted(RecipegenError):
     exit_code = ExitCode.INTERRUPTED
 
 
-@dataclass(frozen=True)
+@frozen
 class UpOptions:
     preflight: preflight.Options
     name: str | None = None  # container name prefix; default the plan's

@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
 from typing import Any
+
+from .frozen import frozen
 
 CHAT = [{"role": "user", "content": "What is 17 * 23? Reply with the number."}]
 TOOLS_MESSAGES = [{"role": "user", "content": "What is the weather in Beijing today?"}]
@@ -26,7 +27,7 @@ TOOLS = [
 ALL_CHECKS = ("health", "models", "chat", "reasoning", "tools")
 
 
-@dataclass(frozen=True)
+@frozen
 class Check:
     name: str
     ok: bool

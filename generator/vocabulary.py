@@ -12,11 +12,12 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
+
+from .frozen import frozen
 
 VOCABULARY_PACKAGE = "recipegen.data"
 VOCABULARY_FOLDER = "engine-cli"
@@ -37,7 +38,7 @@ def vocabulary(reference: str) -> Vocabulary:
     return Vocabulary.parse(json.loads(node.read_text(encoding="utf-8")))
 
 
-@dataclass(frozen=True)
+@frozen
 class Vocabulary:
     engine: str
     version: str
@@ -207,7 +208,7 @@ def command_problems(cli_reference: str | None, command: Sequence[str], argv: Se
 IssueKind = Literal["unknown", "ambiguous", "abbreviation", "bad-choice", "switch-value", "missing-value", "positional"]
 
 
-@dataclass(frozen=True)
+@frozen
 class ArgIssue:
     kind: IssueKind
     flag: str
@@ -216,7 +217,7 @@ class ArgIssue:
     suggestion: str | None = None  # the full spelling, or the closest accepted values
 
 
-@dataclass(frozen=True)
+@frozen
 class ParsedArgs:
     """An engine command line read the way the engine's parser reads it."""
 

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
 from typing import Literal
 
+from ..frozen import evolve, frozen
 from ..memory import Budget, MemoryInputs, Unplannable, checkpoint_bytes, footprint, plan
 from ..offload import OFFLOAD_CONTEXT, SOURCES, OffloadPlan, Refusal, mechanism_of, solve
 from ..schema import Deployment, Engine, Hardware, Kernel, Model, Source, Variant
@@ -138,7 +138,7 @@ def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) ->
                 f"{variant.quant} has no native kernel on {cc.sm}; runs through {fallback.kernel} ({fallback.cost})"
             )
             chosen = (("weights." + variant.quant, fallback.kernel),)
-            details = replace(base, kernels=chosen, via_fallback=True, args=tuple(fallback.args))
+            details = evolve(base, kernels=chosen, via_fallback=True, args=tuple(fallback.args))
             if fallback.unverified:
                 reason += f", an unverified fact ({'; '.join(s.note or s.url for s in fallback.sources)})"
                 return GateResult("weight-format", "unknown", reason, _srcs(fallback.sources, fmt.sources), details)
@@ -259,10 +259,10 @@ def kernels(
             sources.extend(k.sources)
     details = Details(capability=cc.sm, kernels=tuple(chosen), misses=tuple(misses), kv_options=tuple(kv_options or ()))
     if failures:
-        return GateResult("kernel", "fail", " | ".join(failures), _srcs(sources), replace(details, kv_options=()))
+        return GateResult("kernel", "fail", " | ".join(failures), _srcs(sources), evolve(details, kv_options=()))
     if open_needs:
         reason = " | ".join(open_needs)
-        return GateResult("kernel", "unknown", reason, _srcs(sources), replace(details, kv_options=()))
+        return GateResult("kernel", "unknown", reason, _srcs(sources), evolve(details, kv_options=()))
     if not model.needs:
         return GateResult("kernel", "unknown", f"the catalog lists no kernel needs for {model.name}", (), details)
     names = ", ".join(f"{name} ({op})" for op, name in chosen)
@@ -412,14 +412,14 @@ def memory(
 
     def fit(weights_per_gpu: float, kv_share: float) -> Budget:
         """The GPU budget with these weights per GPU and this share of the layers' KV cache on the GPUs."""
-        on_gpu = replace(
+        on_gpu = evolve(
             fp,
             per_token=fp.per_token * kv_share,
             per_request=fp.per_request * kv_share,
             state_per_request=fp.state_per_request * kv_share,
         )
         return plan(
-            replace(
+            evolve(
                 inputs,
                 weights_bytes_per_gpu=weights_per_gpu,
                 footprint=on_gpu,
@@ -438,7 +438,7 @@ def memory(
     return GateResult("memory", "pass", reason, srcs, details(solved.budget, solved))
 
 
-@dataclass(frozen=True)
+@frozen
 class Subject:
     """One candidate path with the settings to check: what every gate's check reads."""
 
@@ -454,7 +454,7 @@ class Subject:
 Check = Callable[[Subject, Mapping[GateId, GateResult]], GateResult]
 
 
-@dataclass(frozen=True)
+@frozen
 class Gate:
     id: GateId
     short: str

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal
 
 from ..catalog import Catalog
+from ..frozen import evolve, frozen
 from ..schema import Deployment, Engine, Hardware, Source, Variant
 from ..schema.engine import Build
 from ..schema.model import Pitfall
@@ -125,7 +126,7 @@ def evaluate(
     kern, fmt, budget = by_id["kernel"], by_id["weight-format"], by_id["memory"].details.budget
     decided = base
     if budget is not None:
-        decided = replace(
+        decided = evolve(
             base,
             kv_dtype=gates.kv_dtype(subject, kern) if (base.kv_fixed or kern.details.kv_options) else None,
             context=budget.context,
@@ -152,7 +153,7 @@ def evaluate(
         build_defects=found,
         offload=by_id["memory"].details.offload,
     )
-    return replace(cand, speed=speed_of(cand, request, memo)) if cand.runnable else cand
+    return evolve(cand, speed=speed_of(cand, request, memo)) if cand.runnable else cand
 
 
 def builds_to_try(engine: Engine, request: Request, every_release: bool = False) -> list[Build]:
@@ -347,7 +348,7 @@ class _Layouts:
 Rejections = Literal["all", "closest-when-blocked", "none"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Ranking:
     """The layout search's answer before plans are made: the layout reported, its runnable paths ranked,
     and (when asked for) the paths gated there."""
@@ -521,7 +522,7 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         notes.extend(dep.notes)
         settings = cand.settings
     else:
-        settings = replace(cand.settings, tool_parser=tool, reasoning_parser=reasoning)
+        settings = evolve(cand.settings, tool_parser=tool, reasoning_parser=reasoning)
         kernel_gate = cand.gate("kernel")
         flags = common_flags(engine, model, variant, set())
         flags.extend(derived_flags(engine, model, settings, cand.layout, kernel_gate, parser_sources))

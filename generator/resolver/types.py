@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
+from ..frozen import frozen
 from ..memory import Budget
 from ..offload import HostFacts, OffloadPlan
 from ..schema import Deployment, Engine, Hardware, Model, Source, Variant
@@ -18,7 +19,7 @@ GATES: tuple[GateId, ...] = ("architecture", "weight-format", "kernel", "platfor
 Outcome = Literal["pass", "fail", "unknown"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Request:
     model: Model
     hardware: Hardware
@@ -38,7 +39,7 @@ class Request:
     weights_blobs: str | None = None  # a cache snapshot's blobs/ folder its links point into, mounted beside it
 
 
-@dataclass(frozen=True)
+@frozen
 class KernelMiss:
     """A kernel need nothing in the build meets on this GPU, with each tried kernel's reasons."""
 
@@ -47,7 +48,7 @@ class KernelMiss:
     tried: tuple[tuple[str, tuple[str, ...]], ...]  # (kernel name, why it does not fit)
 
 
-@dataclass(frozen=True)
+@frozen
 class Details:
     """The facts behind a gate's prose reason, for programs (lint, render, report) that must not parse text."""
 
@@ -67,7 +68,7 @@ class Details:
         return next((value for key, value in self.numbers if key == name), None)
 
 
-@dataclass(frozen=True)
+@frozen
 class GateResult:
     gate: GateId
     outcome: Outcome
@@ -76,7 +77,7 @@ class GateResult:
     details: Details = field(default_factory=Details)
 
 
-@dataclass(frozen=True)
+@frozen
 class Flag:
     flag: str
     value: str | None
@@ -85,7 +86,7 @@ class Flag:
     expand: bool = False  # value references ${VARS} the shell/compose must expand
 
 
-@dataclass(frozen=True)
+@frozen
 class Settings:
     """Engine-neutral knobs of a plan; rendered into flags through the engine's vocabulary."""
 
@@ -103,7 +104,7 @@ class Settings:
     attention_backend: str | None = None  # a forced attention kernel, by the engine's own name (lint)
 
 
-@dataclass(frozen=True)
+@frozen
 class Layout:
     gpus_per_node: int
     nodes: int
@@ -113,7 +114,7 @@ class Layout:
         return self.gpus_per_node * self.nodes
 
 
-@dataclass(frozen=True)
+@frozen
 class Candidate:
     engine: Engine
     build: Build
@@ -153,7 +154,7 @@ def undecided(c: Candidate) -> bool:
     return bool(failing) and all(g.outcome == "unknown" for g in failing)
 
 
-@dataclass(frozen=True)
+@frozen
 class Plan:
     rank: int
     candidate: Candidate
@@ -180,7 +181,7 @@ class Plan:
         return self.candidate.variant
 
 
-@dataclass(frozen=True)
+@frozen
 class Rejection:
     engine: str
     build: str
@@ -191,7 +192,7 @@ class Rejection:
     sources: tuple[Source, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class Change:
     """A verdict that moved between builds of one engine: what changed and since when."""
 
@@ -206,7 +207,7 @@ class Change:
     after_reason: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Resolution:
     request: Request
     layout: Layout

@@ -6,11 +6,12 @@ import datetime as dt
 from dataclasses import field
 from typing import Literal
 
-from .records import Strict, record
+from ..frozen import frozen
+from .records import Strict
 from .text import Text
 
 
-@record
+@frozen(kw_only=True)
 class Source(Strict):
     """Where a fact comes from. `url` may also be a seed reference such as `seed:001 §4`."""
 
@@ -47,7 +48,7 @@ Status = Literal["verified", "community", "reported"]
 PlanStatus = Literal["verified", "community", "reported", "derived"]
 
 
-@record
+@frozen(kw_only=True)
 class Sourced(Strict):
     """Mixin-style base: anything that states a non-obvious fact carries its sources."""
 

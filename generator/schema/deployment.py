@@ -6,32 +6,33 @@ import datetime as dt
 from dataclasses import field
 from typing import Annotated
 
+from ..frozen import frozen
 from .common import Sourced, Status
-from .records import Limits, Strict, record
+from .records import Limits, Strict
 from .text import ArgWord, EngineFlag, EnvName, Id, Name, ShmSize, Text
 
 
-@record
+@frozen(kw_only=True)
 class Arg(Sourced):
     flag: EngineFlag
     value: ArgWord | None = None  # None for a switch
     reason: Text
 
 
-@record
+@frozen(kw_only=True)
 class EnvVar(Sourced):
     name: EnvName
     value: ArgWord
     reason: Text
 
 
-@record
+@frozen(kw_only=True)
 class DockerOptions(Strict):
     shm_size: ShmSize | None = None
     ipc_host: bool = True
 
 
-@record
+@frozen(kw_only=True)
 class Deployment(Sourced):
     id: Id
     title: Name

@@ -7,8 +7,9 @@ from dataclasses import field
 from typing import Annotated, Literal
 
 from ..capability import CapabilitySet
+from ..frozen import frozen
 from .common import HostArch, KernelOp, KvDtype, Source, Sourced
-from .records import Limits, Strict, record
+from .records import Limits, Strict
 from .text import (
     Alias,
     ArgWord,
@@ -44,7 +45,7 @@ QuantMethod = Literal[
 Provenance = Literal["official", "model-image", "community", "fork"]
 
 
-@record
+@frozen(kw_only=True)
 class Flags(Strict):
     """How this engine spells each knob a plan sets. None: the engine has no such knob."""
 
@@ -78,7 +79,7 @@ class Flags(Strict):
     gpu_experts: EngineFlag | None = None  # how many routed experts stay on the GPU (KTransformers)
 
 
-@record
+@frozen(kw_only=True)
 class MemoryBehaviour(Sourced):
     """What the engine's memory-fraction flag covers and what it keeps aside."""
 
@@ -92,7 +93,7 @@ class MemoryBehaviour(Sourced):
     host_offload: bool = False  # keeps weights in host RAM (CPU/GPU hybrid): GPU-memory verdicts are unknown
 
 
-@record
+@frozen(kw_only=True)
 class RequiredArg(Sourced):
     """An engine argument a kernel, weight format or model needs on some GPUs: derived plans emit it."""
 
@@ -102,7 +103,7 @@ class RequiredArg(Sourced):
     capability: CapabilitySet | None = None  # only on these GPUs
 
 
-@record
+@frozen(kw_only=True)
 class Kernel(Sourced):
     """One kernel (backend) of a build, and the shapes/dtypes/GPUs it accepts."""
 
@@ -119,7 +120,7 @@ class Kernel(Sourced):
     note: Text | None = None
 
 
-@record
+@frozen(kw_only=True)
 class Fallback(Sourced):
     kernel: Name
     sm: CapabilitySet
@@ -128,7 +129,7 @@ class Fallback(Sourced):
     args: list[ArgWord] = field(default_factory=list)  # engine arguments that select this fallback
 
 
-@record
+@frozen(kw_only=True)
 class WeightFormat(Sourced):
     quant: QuantMethod
     native: CapabilitySet | None = None  # compute capabilities with native kernels
@@ -137,7 +138,7 @@ class WeightFormat(Sourced):
     note: Text | None = None
 
 
-@record
+@frozen(kw_only=True)
 class SourceBuild(Strict):
     """A build made from source (forks): rendered into a Dockerfile."""
 
@@ -158,7 +159,7 @@ Symptom = Literal["crash", "wrong-output", "hang", "oom", "slow"]
 DefectGate = Literal["architecture", "weight-format", "kernel", "platform", "memory", "topology"]
 
 
-@record
+@frozen(kw_only=True)
 class Defect(Sourced):
     """A known fault of a build: which requests it hits, what the user sees, and how to get past it.
 
@@ -188,7 +189,7 @@ class Defect(Sourced):
         return self.symptom in ("crash", "wrong-output") and self.workaround is None
 
 
-@record
+@frozen(kw_only=True)
 class Build(Sourced):
     id: Id
     extends: Id | None = None  # the build this one was written as a change of
@@ -221,7 +222,7 @@ class Build(Sourced):
             raise ValueError(f"a {self.provenance} build needs at least one source with an http(s) url and a date")
 
 
-@record
+@frozen(kw_only=True)
 class Engine(Sourced):
     id: Id
     name: Name

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
+from ..frozen import frozen
 from .common import Sourced
-from .records import Check, record
+from .records import Check
 from .text import Id, Name, Text
 
 Stage = Literal["weights-load", "gemm-kernel", "attention-backend", "kv-cache", "oom", "parser", "other"]
@@ -30,7 +31,7 @@ def _bounds(value: str) -> str:
     return value
 
 
-@record
+@frozen(kw_only=True)
 class Fingerprint(Sourced):
     id: Id
     title: Name  # one line: what failed

@@ -6,8 +6,9 @@ from dataclasses import field
 from typing import Annotated, Literal
 
 from ..capability import Capability
+from ..frozen import frozen
 from .common import HostArch, Sourced
-from .records import Limits, Strict, record
+from .records import Limits, Strict
 from .text import Alias, Id, Name, Text
 
 Family = Literal["volta", "turing", "ampere", "ada", "hopper", "blackwell", "blackwell-ultra"]
@@ -15,7 +16,7 @@ MemoryKind = Literal["HBM", "GDDR", "unified"]
 LinkKind = Literal["nvlink", "nvlink-bridge", "pcie", "nvlink-c2c", "none"]
 
 
-@record
+@frozen(kw_only=True)
 class Interconnect(Strict):
     kind: LinkKind
     bandwidth_gbs: float | None = None  # GPU-to-GPU GB/s inside a node
@@ -28,7 +29,7 @@ PCIE_GT_PER_LANE = {3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
 PCIE_EFFICIENCY = {3: 128 / 130, 4: 128 / 130, 5: 128 / 130, 6: 242 / 256}
 
 
-@record
+@frozen(kw_only=True)
 class HostLink(Strict):
     """How the GPU reaches host memory: a PCIe slot, NVLink-C2C to a Grace CPU, or one shared memory."""
 
@@ -58,7 +59,7 @@ class HostLink(Strict):
         return f"{self.kind} ({self.gbs:g} GB/s each way)"
 
 
-@record
+@frozen(kw_only=True)
 class TensorThroughput(Strict):
     """Dense (no structured sparsity) tensor-core TFLOPS per GPU, as the vendor states them."""
 
@@ -67,7 +68,7 @@ class TensorThroughput(Strict):
     fp4: Annotated[float, Limits(gt=0)] | None = None
 
 
-@record
+@frozen(kw_only=True)
 class Hardware(Sourced):
     id: Id
     name: Name

@@ -6,15 +6,16 @@ from dataclasses import field
 from typing import Annotated, Literal
 
 from ..capability import Capability, CapabilitySet
+from ..frozen import frozen
 from .common import KernelOp, KvDtype, Sourced
 from .engine import QuantMethod, RequiredArg
-from .records import Limits, Strict, record
+from .records import Limits, Strict
 from .text import Alias, ClassName, GitRef, Id, Name, RepoFile, RepoId, Text, Word
 
 AttentionKind = Literal["gqa", "mla", "dsa", "dsa_nope", "dsv4"]
 
 
-@record
+@frozen(kw_only=True)
 class Indexer(Strict):
     heads: int
     head_dim: int
@@ -23,13 +24,13 @@ class Indexer(Strict):
     kpool: Annotated[int, Limits(ge=1)] = 1  # keys pooled n:1 before caching
 
 
-@record
+@frozen(kw_only=True)
 class CompressedLayers(Strict):
     ratio: Annotated[int, Limits(ge=1)]  # tokens folded into one cached entry
     layers: Annotated[int, Limits(ge=0)]
 
 
-@record
+@frozen(kw_only=True)
 class Attention(Sourced):
     kind: AttentionKind
     num_heads: int
@@ -58,7 +59,7 @@ class Attention(Sourced):
             raise ValueError(f"attention kind {self.kind!r} needs {', '.join(missing)}")
 
 
-@record
+@frozen(kw_only=True)
 class LinearAttention(Sourced):
     kind: Literal["kda", "gdn", "lightning"]
     layers: int
@@ -70,7 +71,7 @@ class LinearAttention(Sourced):
     state_bytes: int = 4  # bytes per recurrent-state element (fp32 state)
 
 
-@record
+@frozen(kw_only=True)
 class Moe(Strict):
     experts: int
     top_k: int
@@ -79,7 +80,7 @@ class Moe(Strict):
     dense_layers: int = 0
 
 
-@record
+@frozen(kw_only=True)
 class Need(Strict):
     op: KernelOp
     head_size: int | None = None
@@ -88,13 +89,13 @@ class Need(Strict):
     why: Text
 
 
-@record
+@frozen(kw_only=True)
 class Parsers(Strict):
     tool: Word | None = None
     reasoning: Word | None = None
 
 
-@record
+@frozen(kw_only=True)
 class ParserOverride(Sourced):
     engine: Id
     builds: list[Id] | None = None
@@ -104,7 +105,7 @@ class ParserOverride(Sourced):
     reason: Text
 
 
-@record
+@frozen(kw_only=True)
 class Pitfall(Sourced):
     text: Text
     engines: list[Id] | None = None
@@ -114,7 +115,7 @@ class Pitfall(Sourced):
     check: Literal["local-path"] | None = None
 
 
-@record
+@frozen(kw_only=True)
 class ModelArg(RequiredArg):
     """A model × build rule: an argument this model needs on an engine (some builds, GPUs, KV dtypes, formats)."""
 
@@ -124,7 +125,7 @@ class ModelArg(RequiredArg):
     quants: list[QuantMethod] | None = None  # only for variants in these formats
 
 
-@record
+@frozen(kw_only=True)
 class Variant(Sourced):
     id: Id
     repo: RepoId
@@ -160,7 +161,7 @@ class Variant(Sourced):
         return None
 
 
-@record
+@frozen(kw_only=True)
 class Model(Sourced):
     id: Id
     name: Name

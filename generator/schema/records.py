@@ -6,27 +6,20 @@ whole work for a request. Validation builds a `TypeAdapter` per record type on f
 same class: field types, `Limits` and `Check` markers in `Annotated` metadata, and `_check` for
 rules across fields. Markers import pydantic only when a schema is generated from them.
 
-`@record` is `dataclasses.dataclass` without the methods it writes per class (`__init__`, `__eq__`,
-`__repr__`, frozen `__setattr__`): `Strict` has one generic copy of each. On Python 3.11 the
-decorator compiles those methods anew for every class, which made defining the schema's classes
-the biggest cost of a run; the generic ones behave the same (keyword-only, frozen, equal by fields).
+Records are `@frozen(kw_only=True)` classes (generator/frozen.py): frozen dataclasses whose methods are
+shared rather than compiled per class.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import sys
 import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from ..capability import Capability, CapabilitySet
-
-if sys.version_info >= (3, 11):
-    from typing import dataclass_transform
-else:  # pragma: no cover
-    from typing_extensions import dataclass_transform
+from ..frozen import frozen
 
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, TypeAdapter
@@ -38,61 +31,12 @@ R = TypeVar("R")
 _CONFIG = {"extra": "forbid", "str_strip_whitespace": True}
 
 
-@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(dataclasses.field,))
-def record(cls: type[R]) -> type[R]:
-    """The decorator of every record class: its fields as a dataclass's, its methods Strict's."""
-    return dataclasses.dataclass(init=False, repr=False, eq=False, kw_only=True)(cls)
-
-
-_MISSING = dataclasses.MISSING
-_SPECS: dict[type, tuple[tuple[str, Any, Any], ...]] = {}
-
-
-def _spec(kind: type) -> tuple[tuple[str, Any, Any], ...]:
-    spec = _SPECS.get(kind)
-    if spec is None:
-        spec = _SPECS[kind] = tuple((f.name, f.default, f.default_factory) for f in dataclasses.fields(kind))
-    return spec
-
-
-@record
+@frozen(kw_only=True)
 class Strict:
-    """Base of every catalog record. Subclasses are `@record` classes (keyword-only fields, so that ones with
+    """Base of every catalog record. Subclasses are `@frozen(kw_only=True)` too (keyword-only, so that fields with
     defaults may come before required ones); `_check` states rules across fields."""
 
     __pydantic_config__: ClassVar[dict[str, Any]] = _CONFIG
-
-    def __init__(self, **values: Any) -> None:
-        fields = self.__dict__
-        for name, default, factory in _spec(type(self)):
-            if name in values:
-                fields[name] = values.pop(name)
-            elif default is not _MISSING:
-                fields[name] = default
-            elif factory is not _MISSING:
-                fields[name] = factory()
-            else:
-                raise TypeError(f"{type(self).__name__}() missing keyword argument {name!r}")
-        if values:
-            raise TypeError(f"{type(self).__name__}() got unexpected keyword arguments {', '.join(map(repr, values))}")
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return all(getattr(self, name) == getattr(other, name) for name, _, _ in _spec(type(self)))
-
-    def __hash__(self) -> int:
-        return hash((type(self), *(getattr(self, name) for name, _, _ in _spec(type(self)))))
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name, _, _ in _spec(type(self)))
-        return f"{type(self).__name__}({shown})"
 
     def _check(self) -> None:
         """Raise ValueError when the fields together break a rule (run after each field validated)."""
@@ -104,9 +48,9 @@ class Strict:
             return schema
         from pydantic_core import core_schema
 
-        def checked(value: Strict) -> Strict:
-            value._check()
-            return value
+        def checked(entry: Strict) -> Strict:
+            entry._check()
+            return entry
 
         return core_schema.no_info_after_validator_function(checked, schema)
 
