@@ -125,3 +125,16 @@ def test_shared_platform_verdicts_change_no_cell(catalog):
     builds = [b for e in catalog.engines.values() for b in e.builds]
     for hw in (a100.hardware, disguised.hardware):
         assert [shared.of(b, hw) for b in builds] == [platform(b, hw) for b in builds]
+
+
+def test_cells_resolved_in_worker_processes_equal_the_ones_resolved_here(catalog):
+    """The matrix forks workers that each take every n-th cell: the grid must come back whole and in order."""
+    from recipegen.matrix import build_matrix
+    from recipegen.targets import parse_target
+
+    models = sorted(catalog.models.values(), key=lambda m: m.id)[:12]
+    targets = [parse_target(catalog, t) for t in ("8xa100-80gb", "2xgb10", "1xrtx-4090")]
+    here = build_matrix(catalog, models, targets, jobs=1)
+    assert [(c.model, c.target) for c in here] == [(m.id, t.label) for m in models for t in targets]
+    for jobs in (2, 5):
+        assert build_matrix(catalog, models, targets, jobs=jobs) == here
