@@ -15,6 +15,7 @@ from typing import Any
 
 from .catalog import Catalog
 from .frozen import frozen
+from .resolver.flags import parser_facts
 from .resolver.resolve import Memo, layouts_to_try, rank_key, verdict_paths
 from .resolver.types import Candidate, GateResult, Layout, Request, Resolution
 from .schema import Build, Engine
@@ -30,6 +31,7 @@ class BuildVerdict:
     gate: GateResult | None  # the first failing gate of the closest path; None when runnable
     passing: tuple[GateResult, ...]  # the gates of the best path (runnable or closest)
     defects: tuple[str, ...] = ()  # known defects of the build this request runs into
+    parsers: tuple[str, ...] = ()  # a derived path's parsers as the build's lists know them (has, lacks, unknown)
 
     @property
     def label(self) -> str:
@@ -103,30 +105,62 @@ def short(reason: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _verdict(build: Build, by_layout: list[tuple[Layout, list[Candidate]]]) -> BuildVerdict:
+def _parsers(request: Request | None, cand: Candidate) -> tuple[str, ...]:
+    """A derived path's parsers in its build (a curated recipe vouches for its own flags)."""
+    if request is None or cand.deployment is not None:
+        return ()
+    facts = parser_facts(request.model, cand.engine, cand.build, request.hardware.compute_capability)
+    return tuple(fact.removesuffix("; check it before relying on it") for fact in facts)
+
+
+def _verdict(
+    build: Build, by_layout: list[tuple[Layout, list[Candidate]]], request: Request | None = None
+) -> BuildVerdict:
     for layout, cands in by_layout:
         ok = sorted((c for c in cands if c.build.id == build.id and c.runnable), key=rank_key)
         if ok:
-            return BuildVerdict(build, True, layout, None, ok[0].gates, tuple(d.id for d in ok[0].build_defects))
+            found = tuple(d.id for d in ok[0].build_defects)
+            return BuildVerdict(build, True, layout, None, ok[0].gates, found, _parsers(request, ok[0]))
     layout, cands = by_layout[-1]
     mine = [c for c in cands if c.build.id == build.id]
     # a GGUF file offered to a safetensors engine (or the reverse) is never the interesting rejection
     matching = [c for c in mine if (c.engine.loads == "gguf") == (c.variant.quant == "gguf")] or mine
     closest = min(matching, key=lambda c: (c.gates[0].outcome == "fail", len(c.failing()), rank_key(c)))
     found = tuple(d.id for d in closest.build_defects)
-    return BuildVerdict(build, False, layout, closest.failing()[0], closest.gates, found)
+    return BuildVerdict(build, False, layout, closest.failing()[0], closest.gates, found, _parsers(request, closest))
 
 
 def _flip(before: BuildVerdict, after: BuildVerdict) -> Flip:
     if before.gate is not None:
         gate = before.gate.gate
-        now = next((g for g in after.passing if g.gate == gate), None)
+        now = next((g for g in after.passing if g.gate == gate and g.outcome == "pass"), None)
+        # the architecture gate also decides the parsers: say what the later build's lists know of them
+        parsers = "; ".join(after.parsers) if gate == "architecture" and now is not None else ""
         if after.runnable and now is not None:
-            return Flip(before, after, f"{gate} now passes: {_brief(now.reason)}")
+            return Flip(before, after, f"{gate} now passes: {_brief(now.reason)}" + (f"; {parsers}" if parsers else ""))
+        if after.gate is not None and after.gate.gate == gate == "architecture" and now is None:
+            changed = _new_parser_facts(before, after)
+            also = f"; now {'; '.join(changed)}" if changed else ""
+            loads = "the model loads now, but " if _parsers_only(after) and not _parsers_only(before) else ""
+            return Flip(before, after, f"still blocked at {gate}: {loads}{_brief(after.gate.reason)}{also}")
         if after.gate is not None:
-            return Flip(before, after, f"now blocked at {after.gate.gate}: {_brief(after.gate.reason)}")
+            passes = f" ({gate} now passes: {parsers})" if parsers else ""
+            return Flip(before, after, f"now blocked at {after.gate.gate}: {_brief(after.gate.reason)}{passes}")
     assert after.gate is not None
     return Flip(before, after, f"{after.gate.gate} fails from this build: {_brief(after.gate.reason)}")
+
+
+def _parsers_only(verdict: BuildVerdict) -> bool:
+    """The build's architecture gate fails only for parsers its lists lack (the model itself loads)."""
+    assert verdict.gate is not None
+    parts = verdict.gate.reason.split("; ")
+    return all(p.startswith((f"{verdict.build.id} has no ", "first sourced build with it")) for p in parts)
+
+
+def _new_parser_facts(before: BuildVerdict, after: BuildVerdict) -> list[str]:
+    """What the later build's parser lists say that the earlier one's did not (a parser arrived, or went)."""
+    earlier = {fact.replace(before.build.id, "") for fact in before.parsers}
+    return [fact for fact in after.parsers if fact.replace(after.build.id, "") not in earlier]
 
 
 def _brief(reason: str, limit: int = 200) -> str:
@@ -134,9 +168,11 @@ def _brief(reason: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def engine_history(engine: Engine, by_layout: list[tuple[Layout, list[Candidate]]]) -> EngineHistory:
+def engine_history(
+    engine: Engine, by_layout: list[tuple[Layout, list[Candidate]]], request: Request | None = None
+) -> EngineHistory:
     builds = [b for b in engine.builds if any(c.build.id == b.id for _, cands in by_layout for c in cands)]
-    verdicts = [_verdict(b, by_layout) for b in sorted(builds, key=lambda b: (b.released, b.id))]
+    verdicts = [_verdict(b, by_layout, request) for b in sorted(builds, key=lambda b: (b.released, b.id))]
     line = tuple(v for v in verdicts if v.build.provenance in LINE)
     side = tuple(v for v in verdicts if v.build.provenance not in LINE)
     flips = tuple(_flip(a, b) for a, b in itertools.pairwise(line) if a.key != b.key)
@@ -157,7 +193,7 @@ def history(catalog: Catalog, request: Request, layouts: Iterable[Layout] | None
             (layout, verdict_paths(catalog, scoped, layout, every_release=True, memo=memo)) for layout in tried
         ]
         if any(cands for _, cands in by_layout):
-            out.append(engine_history(engine, by_layout))
+            out.append(engine_history(engine, by_layout, request))
     return out
 
 
@@ -170,7 +206,8 @@ def explain_lines(catalog: Catalog, resolution: Resolution) -> list[str]:
         if request.engine is not None and engine.id != request.engine:
             continue
         scoped = replace(request, build=None, engine=engine.id)
-        found = engine_history(engine, [(layout, verdict_paths(catalog, scoped, layout, every_release=True))])
+        paths = verdict_paths(catalog, scoped, layout, every_release=True)
+        found = engine_history(engine, [(layout, paths)], request)
         if found.line:
             out.append(f"  {found.summary()}")
     if not out:

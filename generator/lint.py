@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from .catalog import Catalog
 from .diagnose import printable
@@ -272,6 +272,13 @@ def lint(
     if model is not None and model_arg is not None:
         findings.extend(_path_findings(model, engine, model_flag, model_arg))
     hardware = resolve_gpu(catalog, gpu, gpu_memory).hardware if gpu else None
+    in_build, accepted = _build_parser_findings(engine, build, parsed, vocab)
+    # the newest flag vocabulary refuses a name this older build registers (vLLM 0.10.0's glm4_moe): not an error
+    findings = [f for f in findings if not (f.code == "bad-choice" and f.flag in accepted)]
+    parsed = replace(
+        parsed, issues=tuple(i for i in parsed.issues if not (i.kind == "bad-choice" and i.flag in accepted))
+    )
+    findings.extend(in_build)
     if model is not None:
         for parser in _parser_findings(model, engine, build, hardware, settings, parsed, vocab):
             refused = next((f for f in findings if f.code == "bad-choice" and f.flag == parser.flag), None)
@@ -294,8 +301,11 @@ def lint(
             context=settings.context,
             concurrency=settings.concurrency,
         )
+        said = {f"{build.id} has no {f.flag} {f.value}" for f in in_build if f.code == "parser-missing"}
         findings.extend(
-            gate_findings(request, engine, build, variant, layout, settings, pinned_by, pinned, parsed, vocab)
+            f
+            for f in gate_findings(request, engine, build, variant, layout, settings, pinned_by, pinned, parsed, vocab)
+            if not (f.gate == "architecture" and _only_parsers(f.why, said))
         )
         plan, plan_command = _plan_instead(catalog, model, hardware, layout, choice.folder if choice else None)
     elif hardware is None and model is not None:
@@ -384,6 +394,82 @@ def _path_findings(model: Model, engine: Engine, model_flag: str | None, model_a
     ]
 
 
+def _build_parser_findings(
+    engine: Engine, build: Build, parsed: ParsedArgs, vocab: Vocabulary
+) -> tuple[list[Finding], set[str]]:
+    """The command's --tool-call-parser / --reasoning-parser checked against the build's own parser lists: a name
+    its sourced list lacks stops the server at start-up; a list the catalog has not sourced for the build is said.
+    Also the parser flags whose value the build's sourced list has though the newest vocabulary refuses it."""
+    from .resolver.flags import builds_with_parser, sourced_parsers, unknown_parser
+
+    out: list[Finding] = []
+    accepted: set[str] = set()
+    refused = {i.flag for i in parsed.issues if i.kind in ("bad-choice", "unknown")}
+    kinds: tuple[tuple[Literal["tool", "reasoning"], str | None], ...] = (
+        ("tool", engine.flags.tool_call_parser),
+        ("reasoning", engine.flags.reasoning_parser),
+    )
+    for kind, flag in kinds:
+        given = parsed.get(vocab, flag) if flag else None
+        names = sourced_parsers(build, kind) if flag is not None else None
+        if flag is not None and given is not None and flag in refused and given in (names or ()):
+            accepted.add(flag)
+            continue
+        if flag is None or given is None or flag in refused:  # the flag vocabulary already refuses the value
+            continue
+        having = builds_with_parser(engine, kind, given)
+        if names is None:
+            where = f"sourced builds that have it: {_build_list(having)}" if having else "no sourced build has it"
+            out.append(
+                Finding(
+                    "info",
+                    "parser-unknown",
+                    flag,
+                    given,
+                    unknown_parser(flag, given, build, kind)
+                    .split(": ", 1)[1]
+                    .removesuffix("; check it before relying on it"),
+                    f"the catalog has no sourced list of {build.id}'s {kind} parsers; {where}",
+                    f"check that {build.id}'s {flag} accepts {given} (its --help lists the choices)",
+                    tuple(s for s in build.sources if "parser" in (s.note or ""))[:2],
+                )
+            )
+        elif given not in names:
+            official = [b for b in having if b.provenance == "official"] or having
+            fix = (
+                f"a build that has it: {official[0].id} ({official[0].released})"
+                + (f", image {next(iter(official[0].images.values()))}" if official[0].images else "")
+                if official
+                else f"one of {build.id}'s {flag} choices: {', '.join(names)}"
+            )
+            where = f"builds that have it: {_build_list(having)}" if having else "no build in the catalog has it"
+            out.append(
+                Finding(
+                    "error",
+                    "parser-missing",
+                    flag,
+                    given,
+                    f"not in {build.id}: {engine.name} refuses it at start-up",
+                    f"{build.id}'s sourced list of {kind} parsers lacks it; {where}",
+                    fix,
+                    tuple(s for s in build.sources if "parser" in (s.note or ""))[:2],
+                )
+            )
+    return out, accepted
+
+
+def _only_parsers(reason: str, said: set[str]) -> bool:
+    """The architecture gate failed only for parsers the command's own parser findings already name."""
+    parts = [p for p in reason.split("; ") if not p.startswith("first sourced build with it")]
+    return bool(said) and all(p.split(" (", 1)[0] in said for p in parts)
+
+
+def _build_list(builds: list[Build], shown: int = 4) -> str:
+    names = [f"{b.id} ({b.released})" for b in builds[:shown]]
+    more = len(builds) - shown
+    return ", ".join(names) + (f" and {more} more (newest {builds[-1].id})" if more > 0 else "")
+
+
 def _parser_findings(
     model: Model,
     engine: Engine,
@@ -393,21 +479,21 @@ def _parser_findings(
     parsed: ParsedArgs,
     vocab: Vocabulary,
 ) -> list[Finding]:
-    from .resolver.flags import parsers_for
+    from .resolver.flags import builds_with_parser, parsers_for, sourced_parsers
 
     cc = hardware.compute_capability if hardware else None
     tool, reasoning, reasons, sources = parsers_for(model, engine, build, cc)
     out: list[Finding] = []
     bad = {i.flag for i in parsed.issues if i.kind == "bad-choice"}
-    checks = (
-        ("tool-parser", engine.flags.tool_call_parser, settings.tool_parser, tool, "tool calls come back as "
+    checks: tuple[tuple[str, Literal["tool", "reasoning"], str | None, str | None, str | None, str], ...] = (
+        ("tool-parser", "tool", engine.flags.tool_call_parser, settings.tool_parser, tool, "tool calls come back as "
          "tool_calls: null with the call left in content (or swallowed), and the request still succeeds"),
-        ("reasoning-parser", engine.flags.reasoning_parser, settings.reasoning_parser, reasoning,
+        ("reasoning-parser", "reasoning", engine.flags.reasoning_parser, settings.reasoning_parser, reasoning,
          "the thinking is not split into reasoning_content: </think> leaks into content, or the reply is dropped"),
     )  # fmt: skip
     where = f" on {hardware.compute_capability.sm}" if hardware else ""
     why_extra = f" ({'; '.join(reasons)})" if reasons else ""
-    for code, flag, given, wanted, effect in checks:
+    for code, kind, flag, given, wanted, effect in checks:
         if flag is None or wanted is None:
             continue
         if given is None:
@@ -426,6 +512,13 @@ def _parser_findings(
         elif given != wanted:
             severity: Severity = "error" if flag in bad else "silent"
             what = f"{engine.name} exits at argument parsing" if flag in bad else effect
+            fix, lacks = f"{flag} {wanted}", ""
+            names = sourced_parsers(build, kind)
+            if names is not None and wanted not in names:  # the model's parser is not in this build at all
+                having = builds_with_parser(engine, kind, wanted)
+                first = f"; first sourced build with it: {having[0].id} ({having[0].released})" if having else ""
+                lacks = f"; {build.id} has no {wanted}{first}"
+                fix = f"{flag} {wanted}, on a build that has it" + (f" ({having[0].id} or later)" if having else "")
             out.append(
                 Finding(
                     severity,
@@ -433,8 +526,8 @@ def _parser_findings(
                     flag,
                     given,
                     what,
-                    f"{model.name} needs {wanted} with {engine.name}{where}{why_extra}",
-                    f"{flag} {wanted}",
+                    f"{model.name} needs {wanted} with {engine.name}{where}{why_extra}{lacks}",
+                    fix,
                     tuple(sources),
                 )
             )

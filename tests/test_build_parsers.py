@@ -27,7 +27,7 @@ def test_glm47_on_sglang_0_5_6_post2_fails_architecture_naming_parser_build_and_
     reasons = {r["reason"] for r in data["rejected"] if r["gate"] == "architecture"}
     assert reasons == {
         "sglang-0.5.6.post2 has no --tool-call-parser glm47 (GLM-4.7 needs it); "
-        "first sourced build with it: sglang-0.5.23 (2026-11-29)"
+        "first sourced build with it: sglang-0.5.11 (2026-05-06)"
     }
     sources = {s["url"] for r in data["rejected"] if r["gate"] == "architecture" for s in r["sources"]}
     assert "https://github.com/sgl-project/sglang/issues/15860" in sources
@@ -48,11 +48,11 @@ def test_the_newest_builds_still_plan_glm47_without_a_parser_note(build):
 
 
 def test_a_build_whose_parsers_are_not_sourced_plans_with_a_note():
-    data = explain("--build", "vllm-0.13.0")
+    data = explain("--build", "vllm-glm5-image")  # a model image: its lists are vllm-0.15.1's, not re-checked
     assert data["verdict"] == "runnable"
     notes = data["plans"][0]["notes"]
     assert (
-        "--tool-call-parser glm47: not known to exist in vllm-0.13.0 (only vllm-0.33.0's list is sourced); "
+        "--tool-call-parser glm47: not known to exist in vllm-glm5-image (only vllm-0.15.1's list is sourced); "
         "check it before relying on it"
     ) in notes
 
@@ -64,8 +64,9 @@ def test_history_says_since_when():
     row = next(line for line in lines if "sglang-0.5.6.post2 " in line and "blocked" in line)
     assert "architecture: has no --tool-call-parser glm47" in row
     assert any(
-        "now blocked at architecture: sglang-0.5.6.post2 has no --tool-call-parser glm47 (GLM-4.7 needs it); "
-        "first sourced build with it: sglang-0.5.23 (2026-11-29)" in line
+        "still blocked at architecture: the model loads now, but sglang-0.5.6.post2 has no --tool-call-parser glm47 "
+        "(GLM-4.7 needs it); "
+        "first sourced build with it: sglang-0.5.11 (2026-05-06)" in line
         for line in lines
     )
     assert any("sglang-0.5.23 " in line and line.rstrip().endswith("runnable") for line in lines)

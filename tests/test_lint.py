@@ -523,9 +523,9 @@ def test_generated_commands_lint_clean_and_a_flipped_flag_is_caught(catalog, mod
         ].get("choices")
         wrong = next(v for v in allowed if v != wanted)
         flipped = check(_replace(argv, flags.tool_call_parser, wrong))
-        assert [(f.severity, f.code) for f in flipped.findings if f.flag == flags.tool_call_parser] == [
-            ("silent", "tool-parser")
-        ]
+        # (an info finding may add that this build's parser list is not sourced)
+        found = [(f.severity, f.code) for f in flipped.findings if f.flag == flags.tool_call_parser]
+        assert [f for f in found if f[0] != "info"] == [("silent", "tool-parser")]
     # a misspelled load-bearing flag: the engine exits at argument parsing
     if flags.context_length in argv:
         misspelled = [a + "x" if a == flags.context_length else a for a in argv]

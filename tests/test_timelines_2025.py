@@ -20,7 +20,8 @@ def verdicts(engine: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_vllm_loads_deepseek_v32_from_0_11_0(cli):
-    """DeepSeek-V3.2 (DSA) came out on 2025-09-29; 0.11.0 is the first vLLM release that registers it."""
+    """DeepSeek-V3.2 (DSA) came out on 2025-09-29; 0.11.0 is the first vLLM release that registers it, and 0.13.0
+    the first whose wheel registers its deepseek_v32 tool parser (a derived plan sets it)."""
     vllm = engine_history(
         cli(
             "history",
@@ -39,10 +40,16 @@ def test_vllm_loads_deepseek_v32_from_0_11_0(cli):
     builds = verdicts(vllm)
     assert builds["vllm-0.10.2"]["gate"] == "architecture"
     assert builds["vllm-0.11.0"]["released"] == "2025-10-02"
-    assert builds["vllm-0.11.0"]["verdict"] == "runnable"
+    assert builds["vllm-0.11.0"]["verdict"] == "blocked"
+    assert builds["vllm-0.11.0"]["reason"].startswith("vllm-0.11.0 has no --tool-call-parser deepseek_v32")
     (flip,) = [f for f in vllm["flips"] if f["to"] == "vllm-0.11.0"]
+    assert flip["change"].startswith("still blocked at architecture: the model loads now, but vllm-0.11.0 has no")
+    assert builds["vllm-0.13.0"]["verdict"] == "runnable"
+    (flip,) = [f for f in vllm["flips"] if f["to"] == "vllm-0.13.0"]
     assert flip["change"].startswith("architecture now passes")
+    assert "vllm-0.13.0 has --tool-call-parser deepseek_v32 (its sourced list)" in flip["change"]
     assert "until vllm-0.11.0 (2025-10-02)" in vllm["summary"]
+    assert "until vllm-0.13.0 (2025-12-19), runnable since" in vllm["summary"]
 
 
 def test_vllm_0_11_0_has_no_sparse_mla_kernel_off_hopper_and_blackwell(cli):
@@ -115,11 +122,16 @@ def vllm_on_h200_as_of(cli: Any, model: str, gpus: int, date: str) -> dict[str, 
 
 
 def test_as_of_around_the_0_11_releases(cli):
-    """The day 0.11.0 is out DeepSeek-V3.2 runs on H200; MiniMax-M2 waits for 0.11.1 (2025-11-19)."""
+    """The day 0.11.0 is out DeepSeek-V3.2 loads on H200 but its tool parser waits for 0.13.0 (2025-12-19);
+    MiniMax-M2 waits for 0.11.1 (2025-11-19)."""
     assert vllm_on_h200_as_of(cli, "deepseek-v3.2", 8, "2025-10-01")["verdict"] == "blocked"
-    after = vllm_on_h200_as_of(cli, "deepseek-v3.2", 8, "2025-10-02")
+    loads = vllm_on_h200_as_of(cli, "deepseek-v3.2", 8, "2025-10-02")
+    assert loads["verdict"] == "blocked"
+    reasons = {r["reason"] for r in loads["rejected"] if r["build"] == "vllm-0.11.0" and r["gate"] == "architecture"}
+    assert reasons and all("has no --tool-call-parser deepseek_v32" in r for r in reasons)
+    after = vllm_on_h200_as_of(cli, "deepseek-v3.2", 8, "2025-12-19")
     assert after["verdict"] == "runnable"
-    assert after["plans"][0]["build"] == "vllm-0.11.0"
+    assert after["plans"][0]["build"] == "vllm-0.13.0"
     m2 = vllm_on_h200_as_of(cli, "minimax-m2", 4, "2025-11-18")
     assert m2["verdict"] == "blocked"
     rejected = m2["rejected"]

@@ -111,39 +111,71 @@ def parsers_for(
     return tool, reasoning, notes, sources
 
 
+PARSER_FIELDS: dict[Literal["tool", "reasoning"], str] = {"tool": "tool_parsers", "reasoning": "reasoning_parsers"}
+
+
+def sourced_parsers(build: Build, kind: Literal["tool", "reasoning"]) -> list[str] | None:
+    """The build's own (sourced) list of `kind` parsers; None when it has none or only inherits one."""
+    names: list[str] | None = getattr(build, PARSER_FIELDS[kind])
+    return None if names is None or kind in build.parsers_inherited else names
+
+
+def builds_with_parser(engine: Engine, kind: Literal["tool", "reasoning"], name: str) -> list[Build]:
+    """The engine's builds whose sourced list has the parser, oldest first."""
+    having = (b for b in engine.builds if name in (sourced_parsers(b, kind) or ()))
+    return sorted(having, key=lambda b: (b.released, b.id))
+
+
+def unknown_parser(flag: str, name: str, build: Build, kind: Literal["tool", "reasoning"]) -> str:
+    ancestor = build.parsers_inherited.get(kind)
+    where = f"only {ancestor}'s list is sourced" if ancestor else "no sourced list of its parsers"
+    inherited: list[str] | None = getattr(build, PARSER_FIELDS[kind])
+    if ancestor and inherited is not None and name not in inherited:
+        where += f", and it lacks {name}"
+    return f"{flag} {name}: not known to exist in {build.id} ({where}); check it before relying on it"
+
+
+def _wanted_parsers(
+    model: Model, engine: Engine, build: Build, cc: object
+) -> list[tuple[Literal["tool", "reasoning"], str, str]]:
+    tool, reasoning, _, _ = parsers_for(model, engine, build, cc)
+    kinds: tuple[tuple[Literal["tool", "reasoning"], str | None, str | None], ...] = (
+        ("tool", engine.flags.tool_call_parser, tool),
+        ("reasoning", engine.flags.reasoning_parser, reasoning),
+    )
+    return [(kind, flag, wanted) for kind, flag, wanted in kinds if wanted is not None and flag is not None]
+
+
 def parser_gaps(model: Model, engine: Engine, build: Build, cc: object) -> tuple[list[str], list[str]]:
     """The parsers a derived plan sets that the build's sourced list lacks (reasons), and those it cannot vouch for.
 
     A list the build's own file states (from its flag vocabulary or a sourced release) decides; one inherited
     from another build, or none at all, leaves the parser unknown for this build.
     """
-    tool, reasoning, _, _ = parsers_for(model, engine, build, cc)
     missing: list[str] = []
     unknown: list[str] = []
-    kinds: tuple[tuple[Literal["tool", "reasoning"], str | None, str | None, str], ...] = (
-        ("tool", engine.flags.tool_call_parser, tool, "tool_parsers"),
-        ("reasoning", engine.flags.reasoning_parser, reasoning, "reasoning_parsers"),
-    )
-    for kind, flag, wanted, field in kinds:
-        if wanted is None or flag is None:
-            continue
-        names: list[str] | None = getattr(build, field)
-        ancestor = build.parsers_inherited.get(kind)
-        if names is None or ancestor is not None:
-            where = f"only {ancestor}'s list is sourced" if ancestor else "no sourced list of its parsers"
-            unknown.append(
-                f"{flag} {wanted}: not known to exist in {build.id} ({where}); check it before relying on it"
-            )
+    for kind, flag, wanted in _wanted_parsers(model, engine, build, cc):
+        names = sourced_parsers(build, kind)
+        if names is None:
+            unknown.append(unknown_parser(flag, wanted, build, kind))
             continue
         if wanted in names:
             continue
-        having = sorted(
-            (b for b in engine.builds if wanted in (getattr(b, field) or ()) and kind not in b.parsers_inherited),
-            key=lambda b: b.released,
-        )
+        having = builds_with_parser(engine, kind, wanted)
         later = f"; first sourced build with it: {having[0].id} ({having[0].released})" if having else ""
         missing.append(f"{build.id} has no {flag} {wanted} ({model.name} needs it){later}")
     return missing, unknown
+
+
+def parser_facts(model: Model, engine: Engine, build: Build, cc: object) -> list[str]:
+    """What the build's lists say of each parser a derived plan sets: in its sourced list, missing, or unknown."""
+    missing, unknown = parser_gaps(model, engine, build, cc)
+    present = [
+        f"{build.id} has {flag} {wanted} (its sourced list)"
+        for kind, flag, wanted in _wanted_parsers(model, engine, build, cc)
+        if wanted in (sourced_parsers(build, kind) or ())
+    ]
+    return [*present, *missing, *unknown]
 
 
 def common_flags(engine: Engine, model: Model, variant: Variant, skip: set[str]) -> list[Flag]:
