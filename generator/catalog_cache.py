@@ -1,13 +1,14 @@
-"""A cache of the *validated* catalog, rebuilt without validation when nothing it was made from changed.
+"""A cache of the *validated* catalog, taken back without validation when nothing it was made from changed.
 
 Validation (building pydantic's validators, then running every string grammar) is most of a warm
-catalog load, so a successful load is kept as JSON — data only, no code can run from it — under a
-key over the code (parse_cache.code_key) and the bytes and path of every file under every recipe
-root's kind folders (engines/<engine>/ build files included). On a matching key the records are
-rebuilt field by field, driven by each record's declared field types; any type it does not
-know, any mismatch of key, integrity check or shape, and the run falls back to a full load. A cache
-is only written when rebuilding it from its own JSON gives back a catalog equal to the validated one,
-and it is read only from an owner-only folder and file (as parse_cache).
+catalog load, so a successful load is kept under a key over the code (parse_cache.code_key) and the
+path, size and times of every file under every recipe root's kind folders (engines/<engine>/ build
+files included). The catalog is kept pickled, and read back by an unpickler that can construct
+nothing but the catalog's own record classes, its capability types and dates: no other class or
+function can be named in the file, so no code but those constructors runs from it. A checksum binds
+the data to its key; any mismatch of key, checksum or shape, and the run falls back to a full load.
+A cache is only written when reading it back gives a catalog equal to the validated one, and it is
+read only from an owner-only folder and file (as parse_cache).
 """
 
 from __future__ import annotations
@@ -17,20 +18,23 @@ import dataclasses
 import datetime as dt
 import gc
 import hashlib
+import io
 import json
-import types
-import typing
-from collections.abc import Callable, Iterable, Iterator
+import pickle
+import stat
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .capability import Capability, CapabilitySet, capability_set
-from .schema.records import field_types, is_record, to_data
+from .capability import Capability, CapabilitySet
+from .recipe_files import MAX_BYTES
+from .schema.records import changed, is_record, to_data
 
 if TYPE_CHECKING:
     from .catalog import Catalog
+    from .schema import Engine
 
-SCHEMA = "recipegen.catalog-cache/2"
+SCHEMA = "recipegen.catalog-cache/3"
 MAX_FILES = 5000  # a user folder bigger than this is simply loaded in full
 
 
@@ -39,9 +43,13 @@ class _NoFastPath(Exception):
 
 
 def key(roots: list[tuple[str, Path]], kinds: Iterable[str]) -> str | None:
-    """Digest of the code and of every file under every root's kind folders; None: don't cache."""
+    """Digest of the code and of every file under every root's kind folders; None: don't cache.
+
+    Files are known by path, size, modification time (ns), inode and ctime, as Python knows its own sources
+    by size and mtime when it reuses their bytecode: reading and hashing ~200 recipes on every start was a
+    tenth of a run. An edit changes the mtime and ctime; restoring an old mtime by hand still changes ctime.
+    """
     from .parse_cache import code_key
-    from .recipe_files import RecipeFileError, read_bytes
 
     digest = hashlib.sha256(f"{SCHEMA}\0{code_key()}\0".encode())
     count = 0
@@ -61,10 +69,14 @@ def key(roots: list[tuple[str, Path]], kinds: Iterable[str]) -> str | None:
                     count += 1
                     if count > MAX_FILES:
                         return None
-                    content = read_bytes(path)
-                    digest.update(f"{path.relative_to(root)}\0{len(content)}\0".encode())
-                    digest.update(hashlib.sha256(content).digest())
-    except (OSError, RecipeFileError, RuntimeError):  # unreadable, too large, a symlink loop: full load
+                    info = path.stat()  # symlinks followed, as a load reads them
+                    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
+                        return None  # the full load says what is wrong with it
+                    digest.update(
+                        f"{path.relative_to(root)}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}\0"
+                        f"{info.st_ctime_ns}\0".encode()
+                    )
+    except (OSError, RuntimeError):  # unreadable, a symlink loop: full load
         return None
     return digest.hexdigest()
 
@@ -73,187 +85,96 @@ _KNOWN_FIELDS = {"hardware", "engines", "models", "deployments", "fingerprints",
 _KINDS = ("hardware", "engines", "models", "deployments", "fingerprints")
 
 
-def dump(catalog: Catalog) -> dict[str, Any] | None:
-    """The catalog as JSON-ready data, or None when it holds something this cache does not know."""
+def dump(catalog: Catalog) -> bytes | None:
+    """The catalog pickled, or None when it holds something this cache does not know."""
     if {f.name for f in dataclasses.fields(catalog)} != _KNOWN_FIELDS:
         return None
-    data: dict[str, Any] = {
-        kind: {entry_id: to_data(entry) for entry_id, entry in catalog.kind(kind).items()} for kind in _KINDS
-    }
-    data["origins"] = [[kind, entry_id, o.path, o.root] for (kind, entry_id), o in catalog.origins.items()]
-    data["overridden"] = [[kind, entry_id, o.path, o.root] for kind, entry_id, o in catalog.overridden]
-    data["shared"] = _share_build_items(data["engines"])
-    return data
+    payload = {name: getattr(catalog, name) for name in sorted(_KNOWN_FIELDS)}
+    payload["engines"] = {engine_id: _shared(engine) for engine_id, engine in catalog.engines.items()}
+    return pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-# Build fields whose items most builds repeat (a build that `extends` another inherits its kernels: 40 builds
-# list 1,080 kernels, 120 of them distinct). The cache keeps each distinct item once, as an index in the
-# builds, and rebuilds it once for all the builds that list it. Within one build an item is never shared
-# with itself: the gates drop repeated sources by identity, and two equal kernels of a build keep theirs.
+# Build fields whose items most builds repeat (a build that `extends` another inherits its kernels: 75 builds
+# list ~2,000 kernels, ~130 of them distinct). The cache keeps each distinct item once (pickle writes an
+# object it has seen as a reference) by making equal items of different builds one object. Within one build
+# an item is never shared with itself: the gates drop repeated sources by identity, and two equal kernels of
+# a build keep theirs.
 _SHARED_ITEMS = ("kernels", "weight_formats")
 
 
-def _share_build_items(engines: dict[str, Any]) -> dict[str, list[Any]]:
-    """Each build's kernels and weight formats as indexes into one list per field (the builds are edited)."""
-    shared: dict[str, list[Any]] = {}
-    for field in _SHARED_ITEMS:
-        indexes: dict[str, int] = {}
-        items: list[Any] = shared.setdefault(field, [])
-        for engine in engines.values():
-            for build in engine["builds"]:
-                refs: list[Any] = []
-                for item in build[field]:
-                    at = indexes.setdefault(json.dumps(item, sort_keys=True), len(items))
-                    if at == len(items):
-                        items.append(item)
-                    refs.append(item if at in refs else at)
-                build[field] = refs
-    return shared
+def _shared(engine: Engine) -> Engine:
+    firsts: dict[tuple[str, str], Any] = {}
+    builds = []
+    for build in engine.builds:
+        changes: dict[str, list[Any]] = {}
+        for field in _SHARED_ITEMS:
+            items, used = [], set()
+            for item in getattr(build, field):
+                first = firsts.setdefault((field, json.dumps(to_data(item), sort_keys=True)), item)
+                if id(first) in used:
+                    first = item
+                used.add(id(first))
+                items.append(first)
+            changes[field] = items
+        builds.append(changed(build, **changes))
+    return changed(engine, builds=builds)
 
 
-def _unshare_build_items(engines: Any, shared: Any) -> None:
-    """Undo _share_build_items: each index becomes the one entry rebuilt for it (the builds are edited)."""
-    from .schema import Build
+class _CatalogUnpickler(pickle.Unpickler):
+    """Names only the classes a catalog is made of; any other global in the data stops the read."""
 
-    if not isinstance(shared, dict) or set(shared) != set(_SHARED_ITEMS) or not isinstance(engines, dict):
-        _fail()
-    for field in _SHARED_ITEMS:
-        annotation = field_types(Build)[field]
-        if typing.get_origin(annotation) is typing.Annotated:  # weight_formats: Limits(min_length=1)
-            annotation = typing.get_args(annotation)[0]
-        (item_type,) = typing.get_args(annotation)
-        built = [_value(item_type, item) for item in shared[field]]
-        known = range(len(built))
-        for engine in engines.values():
-            for build in engine["builds"]:
-                build[field] = [built[ref] if type(ref) is int and ref in known else ref for ref in build[field]]
+    def find_class(self, module: str, name: str) -> Any:
+        allowed = _ALLOWED.get((module, name))
+        if allowed is None:
+            raise pickle.UnpicklingError(f"{module}.{name} is not part of a catalog")
+        return allowed
 
 
-def rebuild(data: Any) -> Catalog:
-    """The catalog from dump()'s data (which it edits), without validation. Raises _NoFastPath on anything odd."""
-    from .catalog import KINDS, Catalog, Origin
+def _allowed() -> dict[tuple[str, str], Any]:
+    from . import schema
+    from .catalog import Origin
+    from .schema import deployment, engine, fingerprint, hardware, model
 
-    if not isinstance(data, dict) or set(data) != {*_KNOWN_FIELDS, "shared"}:
+    kinds: list[Any] = [Origin, Capability, CapabilitySet, dt.date]
+    for module in (schema.common, deployment, engine, fingerprint, hardware, model):
+        kinds.extend(v for v in vars(module).values() if is_record(v) and v.__module__ == module.__name__)
+    return {(kind.__module__, kind.__qualname__): kind for kind in kinds}
+
+
+_ALLOWED: dict[tuple[str, str], Any] = {}
+
+
+def _loads(body: bytes) -> Catalog:
+    from .catalog import KINDS, Catalog
+
+    if not _ALLOWED:
+        _ALLOWED.update(_allowed())
+    payload = _CatalogUnpickler(io.BytesIO(body)).load()
+    if type(payload) is not dict or payload.keys() != _KNOWN_FIELDS:
         raise _NoFastPath
-    _unshare_build_items(data["engines"], data["shared"])
-    catalog = Catalog()
-    for kind in _KINDS:
-        table = data[kind]
-        if not isinstance(table, dict):
+    catalog = Catalog(**payload)
+    for kind in _KINDS:  # the shape a full load gives: a table of records of the kind's type by id
+        table, record_type = catalog.kind(kind), KINDS[kind]
+        if type(table) is not dict or not all(type(entry) is record_type for entry in table.values()):
             raise _NoFastPath
-        catalog.kind(kind).update({entry_id: _value(KINDS[kind], value) for entry_id, value in table.items()})
-    try:
-        catalog.origins.update({(k, i): Origin(p, r) for k, i, p, r in data["origins"]})
-        catalog.overridden.extend((k, i, Origin(p, r)) for k, i, p, r in data["overridden"])
-    except (TypeError, ValueError) as exc:
-        raise _NoFastPath from exc
     return catalog
 
 
-Builder = Callable[[Any], Any]
-_BUILDERS: dict[int, tuple[Any, Builder]] = {}
-
-
-def _value(annotation: Any, value: Any) -> Any:
-    return _builder(annotation)(value)
-
-
-def _builder(annotation: Any) -> Builder:
-    """A function from dumped JSON to the value of this type, made once per type (a load calls it ~35k times)."""
-    known = _BUILDERS.get(id(annotation))
-    if known is None:
-        known = (annotation, _make(annotation))  # the annotation is kept so that its id stays its own
-        _BUILDERS[id(annotation)] = known
-    return known[1]
-
-
-def _fail() -> typing.NoReturn:
-    raise _NoFastPath
-
-
-def _make(annotation: Any) -> Builder:
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is typing.Annotated:
-        return _builder(args[0])
-    if origin is typing.Union or origin is types.UnionType:
-        options = [a for a in args if a is not type(None)]
-        if len(options) != 1:  # a union of several types would need validation to pick one
-            return lambda value: _fail()
-        inner = _builder(options[0])
-        nullable = len(options) < len(args)
-        return lambda value: None if value is None and nullable else inner(value)
-    if origin is typing.Literal:
-        allowed = frozenset(args)
-        return lambda value: value if isinstance(value, str | int | bool) and value in allowed else _fail()
-    if origin is list:
-        item = _builder(args[0])
-        return lambda value: [item(v) for v in value] if isinstance(value, list) else _fail()
-    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
-        item = _builder(args[0])
-        return lambda value: tuple(item(v) for v in value) if isinstance(value, list) else _fail()
-    if origin is dict:
-        key_of, item = _builder(args[0]), _builder(args[1])
-        return lambda value: {key_of(k): item(v) for k, v in value.items()} if isinstance(value, dict) else _fail()
-    if origin is not None:
-        return lambda value: _fail()
-    if is_record(annotation):
-        return _record_builder(annotation)
-    simple = _SIMPLE.get(annotation)
-    return simple if simple is not None else lambda value: _fail()
-
-
-def _record_builder(kind: type[Any]) -> Builder:
-    fields: dict[str, Builder] = {}
-    new, set_attribute = object.__new__, object.__setattr__
-
-    def build(value: Any) -> Any:
-        if not fields:  # filled on first use: a record's fields may refer back to the record itself
-            fields.update({name: _builder(annotation) for name, annotation in field_types(kind).items()})
-        if type(value) is not dict or value.keys() != fields.keys():  # a dump holds every field
-            if type(value) is kind:  # an item shared between builds, rebuilt once (_unshare_build_items)
-                return value
-            _fail()
-        entry = new(kind)
-        # what unpickling a dataclass does (a load builds ~7k records): no __init__, no frozen __setattr__
-        set_attribute(entry, "__dict__", {name: fields[name](v) for name, v in value.items()})
-        return entry
-
-    return build
-
-
-def _exact(kind: type) -> Builder:
-    return lambda value: value if type(value) is kind else _fail()
-
-
-_SIMPLE: dict[Any, Builder] = {
-    str: _exact(str),
-    bool: _exact(bool),
-    int: _exact(int),
-    float: lambda value: float(value) if type(value) in (int, float) else _fail(),
-    dt.date: lambda value: dt.date.fromisoformat(value) if type(value) is str else _fail(),
-    CapabilitySet: lambda value: (  # shared per list of terms, as a validated load shares them
-        capability_set(tuple(value)) if type(value) is list and all(type(v) is str for v in value) else _fail()
-    ),
-    Capability: lambda value: Capability.parse(value) if type(value) in (str, int, float) else _fail(),
-}
-
-
-def _check(cache_key: str, text: str) -> str:
-    return hashlib.sha256(f"{cache_key}\0{text}".encode()).hexdigest()
+def _check(cache_key: str, body: bytes) -> str:
+    return hashlib.sha256(cache_key.encode() + b"\0" + body).hexdigest()
 
 
 def file_name() -> str:
     """One cache per installed copy of the code, so that two installs do not overwrite each other's."""
     where = hashlib.sha256(str(Path(__file__).resolve().parent).encode()).hexdigest()[:16]
-    return f"validated-catalog-{where}.json"
+    return f"validated-catalog-{where}.pickle"
 
 
 def read(folder: Path, cache_key: str) -> Catalog | None:
     """The cached catalog for this key, or None (absent, not private, another key, damaged, unknown shape).
 
-    The file is a header line {"key", "check"} and then the catalog's JSON; `check` binds that JSON
-    to the key, so data written for other files (or cut short) is never taken for this catalog.
+    The file is a header line {"schema", "key", "check"} and then the pickled catalog; `check` binds that
+    data to the key, so data written for other files (or cut short) is never taken for this catalog.
     """
     from .parse_cache import read_private_bytes
 
@@ -261,15 +182,17 @@ def read(folder: Path, cache_key: str) -> Catalog | None:
     if raw is None:
         return None
     try:
-        head, _, body = raw.decode("utf-8").partition("\n")
+        head, _, body = raw.partition(b"\n")
         header = json.loads(head)
-        if not isinstance(header, dict) or header.get("key") != cache_key:
+        if not isinstance(header, dict) or header.get("key") != cache_key or header.get("schema") != SCHEMA:
             return None
         if header.get("check") != _check(cache_key, body):  # the data is not what was written under this key
             return None
         with _collector_paused():
-            return rebuild(json.loads(body))
-    except (_NoFastPath, UnicodeDecodeError, ValueError, TypeError, KeyError, RecursionError):
+            return _loads(body)
+    except (_NoFastPath, pickle.UnpicklingError, UnicodeDecodeError, ValueError, TypeError, KeyError, EOFError):
+        return None
+    except (AttributeError, ImportError, IndexError, RecursionError, MemoryError):  # damaged data
         return None
 
 
@@ -277,9 +200,9 @@ def read(folder: Path, cache_key: str) -> Catalog | None:
 def _collector_paused() -> Iterator[None]:
     """Build the catalog without the cyclic garbage collector, then exempt what exists from its later passes.
 
-    A rebuild allocates ~100k containers and frees none, so each collection the allocations trigger scans
-    them all for nothing: half of a rebuild's time. The catalog lives as long as the process, and its
-    entries hold no reference cycles (reference counting still frees them)."""
+    A read allocates ~100k containers and frees none, so each collection the allocations trigger scans
+    them all for nothing. The catalog lives as long as the process, and its entries hold no reference
+    cycles (reference counting still frees them)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -291,18 +214,17 @@ def _collector_paused() -> Iterator[None]:
 
 
 def write(folder: Path, cache_key: str, catalog: Catalog) -> None:
-    """Keep the validated catalog, if it comes back from JSON equal to itself."""
-    from .parse_cache import write_private_text
+    """Keep the validated catalog, if it comes back from its pickle equal to itself."""
+    from .parse_cache import write_private_bytes
 
-    data = dump(catalog)
-    if data is None:
+    body = dump(catalog)
+    if body is None:
         return
     try:
-        body = json.dumps(data, allow_nan=False, separators=(",", ":"))
-        again = rebuild(json.loads(body))
-    except (_NoFastPath, ValueError, TypeError, KeyError, RecursionError):
+        again = _loads(body)
+    except (_NoFastPath, pickle.UnpicklingError, ValueError, TypeError, KeyError, RecursionError):
         return
     if any(getattr(again, name) != getattr(catalog, name) for name in _KNOWN_FIELDS):
         return
     header = json.dumps({"schema": SCHEMA, "key": cache_key, "check": _check(cache_key, body)})
-    write_private_text(folder, file_name(), f"{header}\n{body}")
+    write_private_bytes(folder, file_name(), header.encode() + b"\n" + body)

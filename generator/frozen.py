@@ -29,11 +29,19 @@ _REQUIRED = object()  # placeholders in the defaults, replaced or refused by __i
 _FACTORY = object()
 
 
+# Instances of one class after which its __init__, __eq__ and __hash__ are compiled for it: the few classes
+# the resolver makes by the ten thousand (gate results, settings) get dataclass-speed methods, while the
+# ~100 others, most made a handful of times or never in a run, are spared compiling theirs.
+COMPILE_AFTER = 200
+
+
 class _Spec:
-    __slots__ = ("defaults", "factories", "kw_only", "name", "names", "required")
+    __slots__ = ("calls", "defaults", "factories", "fields", "kw_only", "name", "names", "required")
 
     def __init__(self, cls: type, kw_only: bool) -> None:
         fields = dataclasses.fields(cls)
+        self.fields = fields
+        self.calls = 0
         self.name = cls.__name__
         self.names = tuple(f.name for f in fields)
         self.kw_only = kw_only
@@ -54,7 +62,13 @@ class _Spec:
 
 
 def _init(self: Any, *args: Any, **kwargs: Any) -> None:
-    spec: _Spec = type(self).__value_spec__
+    cls = type(self)
+    spec: _Spec = cls.__value_spec__
+    spec.calls += 1
+    if spec.calls > COMPILE_AFTER and cls.__init__ is _init:
+        _compile(cls, spec)
+        cls.__init__(self, *args, **kwargs)
+        return
     fields = self.__dict__
     fields.update(spec.defaults)
     if args:
@@ -101,6 +115,50 @@ def _repr(self: Any) -> str:
     fields = self.__dict__
     shown = ", ".join(f"{name}={fields[name]!r}" for name in type(self).__value_spec__.names)
     return f"{type(self).__qualname__}({shown})"
+
+
+def _compile(cls: type, spec: _Spec) -> None:
+    """Write this class's __init__, __eq__ and __hash__ as dataclass would (filling __dict__ directly)."""
+    scope: dict[str, Any] = {"_FACTORY": _FACTORY}
+    positional: list[str] = []
+    keyword: list[str] = []
+    body: list[str] = []
+    for index, f in enumerate(spec.fields):
+        default = spec.defaults[f.name]
+        param = f.name
+        if default is not _REQUIRED:
+            scope[f"_d{index}"] = default
+            param += f"=_d{index}"
+        (keyword if f.kw_only else positional).append(param)
+        if default is _FACTORY:
+            scope[f"_f{index}"] = f.default_factory
+            body.append(f"d[{f.name!r}] = _f{index}() if {f.name} is _FACTORY else {f.name}")
+        else:
+            body.append(f"d[{f.name!r}] = {f.name}")
+    params = ", ".join(["__frozen_self", *positional, *(["*", *keyword] if keyword else [])])
+    values = "".join(f"d[{name!r}], " for name in spec.names)
+    others = "".join(f"o[{name!r}], " for name in spec.names)
+    source = "\n".join(
+        [
+            f"def __init__({params}):",
+            "    d = __frozen_self.__dict__",
+            *(f"    {line}" for line in body),
+            "def __hash__(self):",
+            "    d = self.__dict__",
+            f"    return hash(({values}))",
+            "def __eq__(self, other):",
+            "    if type(other) is not type(self):",
+            "        return NotImplemented",
+            "    d, o = self.__dict__, other.__dict__",
+            f"    return ({values}) == ({others})",
+        ]
+    )
+    exec(source, scope)  # field names only: identifiers, as dataclasses checked
+    for name in ("__init__", "__hash__", "__eq__"):
+        method = scope[name]
+        method.__qualname__ = f"{cls.__qualname__}.{name}"
+        if cls.__dict__.get(name) is _METHODS[name]:  # never one the class wrote itself
+            setattr(cls, name, method)
 
 
 _METHODS = {

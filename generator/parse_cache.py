@@ -179,14 +179,19 @@ def write_private_json(folder: Path, name: str, data: Any) -> None:
 
 def write_private_text(folder: Path, name: str, text: str) -> None:
     """Replace folder/name atomically with text; the folder is created owner-only."""
+    write_private_bytes(folder, name, text.encode("utf-8"))
+
+
+def write_private_bytes(folder: Path, name: str, content: bytes) -> None:
+    """Replace folder/name atomically with content; the folder is created owner-only."""
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _private(os.lstat(folder)):
             return
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(content)
             os.replace(tmp, folder / name)
         finally:
             with contextlib.suppress(OSError):

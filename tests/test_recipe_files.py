@@ -113,7 +113,7 @@ def _plant(cli, tmp_path: Path, mode: int, code: str | None = None) -> Path:  # 
     the parse cache behind it (which a run reads whenever the validated one does not match)."""
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
     assert cli("list", "models", env=env).code == 0
-    for validated in cache_dir(tmp_path).glob("validated-catalog-*.json"):
+    for validated in cache_dir(tmp_path).glob("validated-catalog-*.pickle"):
         validated.unlink()
     path = cache_dir(tmp_path) / "parsed-recipes.json"
     data = json.loads(path.read_text())
@@ -180,24 +180,30 @@ def test_release_files_are_read_as_carefully(cli, tmp_path):
 
 
 def _validated(tmp_path: Path) -> Path:
-    (path,) = cache_dir(tmp_path).glob("validated-catalog-*.json")
+    (path,) = cache_dir(tmp_path).glob("validated-catalog-*.pickle")
     return path
 
 
-def _replant(path: Path, edit, keep_check: bool) -> None:  # type: ignore[no-untyped-def]
-    head, _, body = path.read_text().partition("\n")
-    header = json.loads(head)
-    data = json.loads(body)
-    edit(data)
-    body = json.dumps(data)
+def _write_validated(path: Path, header: dict, body: bytes, keep_check: bool) -> None:  # type: ignore[type-arg]
     if keep_check:  # what only someone who can write the owner's cache could do
-        header["check"] = hashlib.sha256(f"{header['key']}\0{body}".encode()).hexdigest()
-    path.write_text(json.dumps(header) + "\n" + body)
+        header["check"] = hashlib.sha256(header["key"].encode() + b"\0" + body).hexdigest()
+    path.write_bytes(json.dumps(header).encode() + b"\n" + body)
 
 
-def _rename_models(data: dict) -> None:  # type: ignore[type-arg]
-    for model in data["models"].values():
-        model["name"] = "PLANTED"
+def _replant(path: Path, edit, keep_check: bool) -> None:  # type: ignore[no-untyped-def]
+    from recipegen import catalog_cache
+
+    head, _, body = path.read_bytes().partition(b"\n")
+    catalog = catalog_cache._loads(body)
+    edit(catalog)
+    _write_validated(path, json.loads(head), catalog_cache.dump(catalog), keep_check)
+
+
+def _rename_models(catalog) -> None:  # type: ignore[no-untyped-def]
+    from recipegen.schema.records import changed
+
+    for model_id, model in catalog.models.items():
+        catalog.models[model_id] = changed(model, name="PLANTED")
 
 
 def test_the_validated_cache_gives_what_a_full_load_gives(cli, tmp_path):
@@ -246,3 +252,25 @@ def test_an_edited_recipe_file_is_never_answered_from_the_validated_cache(cli, t
     target.write_text(source.replace("id: a100-80gb", "id: a100-80gb\nsurprise: 1", 1))
     result = cli("list", "hardware", "--recipes", str(mine), env=env)
     assert result.code == 2 and "surprise: unknown key" in result.err
+
+
+class _Planted:
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_validated_cache_that_names_other_code_never_runs_it(cli, tmp_path):
+    """Even with a checksum that matches (someone who can write the owner's cache), the unpickler builds only
+    the catalog's own classes: a file that names os.system is refused and the catalog loaded in full."""
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    assert cli("list", "models", env=env).code == 0
+    path = _validated(tmp_path)
+    marker = tmp_path / "ran"
+    head, _, _ = path.read_bytes().partition(b"\n")
+    _write_validated(path, json.loads(head), pickle.dumps({"models": _Planted(marker)}), keep_check=True)
+    result = cli("list", "models", env=env)
+    assert result.code == 0 and "glm-5.2" in result.out
+    assert not marker.exists()
