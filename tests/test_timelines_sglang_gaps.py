@@ -1,8 +1,8 @@
 """The SGLang releases between 0.4.8 and 0.5.23 that used to be missing, as a user sees them: GLM-4.5 loads from
 0.4.10 (out by 2025-08-03), gpt-oss from the 0.5.0rc2 images (2025-08-05), Qwen3-Next from 0.5.2, MiniMax-M2 from
-0.5.4.post3 (2025-10-27), the final DeepSeek-V3.2 waits for its parser until 0.5.6.post2, GLM-5 loads from 0.5.9
-(2026-02-24), and `--build sglang==X` / `--as-of` answer for the release that was out (each build dated and sourced in
-recipes/engines/sglang/)."""
+0.5.4.post3 (2025-10-27), the final DeepSeek-V3.2 waits for its parser until 0.5.6.post2, GLM-4.7's glm47 parser is
+first known in 0.5.8, GLM-5 loads from 0.5.9 (2026-02-24), and `--build sglang==X` / `--as-of` answer for the release
+that was out (each build dated and sourced in recipes/engines/sglang/)."""
 
 from __future__ import annotations
 
@@ -118,11 +118,29 @@ def test_glm47_on_the_0_5_0rc2_images_lacks_its_tool_parser(cli):
     assert "sglang-0.5.0rc2 has no --tool-call-parser glm47" in reason
 
 
+def test_glm47_plans_from_0_5_8_the_first_release_known_to_have_its_parser(cli):
+    """GLM-4.7 (2025-12-22) loads as Glm4MoeForCausalLM everywhere from 0.4.10, but its glm47 tool parser is first
+    known in 0.5.8; the 2025 releases refuse it and name 0.5.8."""
+    sglang = sglang_history(cli, "h200", "glm-4.7", 8)
+    builds = verdicts(sglang)
+    for release in ("sglang-0.5.5", "sglang-0.5.6.post2"):
+        assert builds[release]["gate"] == "architecture"
+        assert "has no --tool-call-parser glm47" in builds[release]["reason"]
+    assert builds["sglang-0.5.8"]["verdict"] == "runnable"
+    assert "until sglang-0.5.8 (2026-01-30), runnable since" in sglang["summary"]
+    plan = explain(cli, "--gpu", "h200", "--model", "glm-4.7", "--gpus", "8", "--build", "sglang==0.5.8")["plans"][0]
+    assert "glm47" in plan["argv"]
+    assert not [n for n in plan["notes"] if "--tool-call-parser glm47: not known to exist" in n]
+
+
 def test_glm5_loads_from_0_5_9_and_sm120_still_waits_for_0_5_13(cli):
-    """GLM-5 (2026-02-11) is in 0.5.9 (2026-02-24); on RTX PRO 6000 the DSA indexer still blocks until 0.5.13."""
+    """GLM-5 (2026-02-11) is in 0.5.9 (2026-02-24), not in 0.5.8; on RTX PRO 6000 the DSA indexer still blocks until
+    0.5.13."""
     sglang = sglang_history(cli, "h200", "glm-5", 8)
     builds = verdicts(sglang)
     assert builds["sglang-0.5.6.post2"]["gate"] == "architecture"
+    assert builds["sglang-0.5.8"]["gate"] == "architecture"
+    assert "GlmMoeDsaForCausalLM" in builds["sglang-0.5.8"]["reason"]
     assert builds["sglang-0.5.9"]["released"] == "2026-02-24"
     assert builds["sglang-0.5.9"]["verdict"] == "runnable"
     assert builds["sglang-0.5.10"]["verdict"] == "runnable"
@@ -146,13 +164,14 @@ def test_the_2026_point_releases_are_dated_in_history(cli):
         "sglang-0.5.4.post3": "2025-10-27",
         "sglang-0.5.5": "2025-11-17",
         "sglang-0.5.6.post2": "2025-12-26",
+        "sglang-0.5.8": "2026-01-30",
         "sglang-0.5.9": "2026-02-24",
         "sglang-0.5.10": "2026-04-06",
         "sglang-0.5.11": "2026-05-06",
         "sglang-0.5.12": "2026-05-18",
         "sglang-0.5.13": "2026-06-13",
-        "sglang-0.5.14": "2026-07-04",
-        "sglang-0.5.15": "2026-07-14",
+        "sglang-0.5.14": "2026-06-29",
+        "sglang-0.5.15": "2026-07-11",
         "sglang-0.5.16": "2026-07-26",
         "sglang-0.5.17": "2026-08-08",
         "sglang-0.5.18": "2026-08-25",
@@ -175,7 +194,7 @@ def test_the_2026_point_releases_are_dated_in_history(cli):
         ("sglang==0.5.4", "sglang-0.5.4.post3"),
         ("sglang==0.5.5", "sglang-0.5.5"),
         ("sglang==0.5.7", "sglang-0.5.6.post2"),
-        ("sglang==0.5.8", "sglang-0.5.6.post2"),
+        ("sglang==0.5.8", "sglang-0.5.8"),
         ("sglang==0.5.9", "sglang-0.5.9"),
         ("sglang==0.5.14", "sglang-0.5.14"),
         ("sglang==0.5.17", "sglang-0.5.17"),
