@@ -64,8 +64,8 @@ def test_history_says_since_when():
     row = next(line for line in lines if "sglang-0.5.6.post2 " in line and "blocked" in line)
     assert "architecture: has no --tool-call-parser glm47" in row
     assert any(
-        "now blocked at architecture: sglang-0.4.10 has no --tool-call-parser glm47 (GLM-4.7 needs it); "
-        "first sourced build with it: sglang-0.5.8 (2026-01-30)" in line
+        "sglang-0.4.9 → sglang-0.4.10: still blocked at architecture: the model loads now, but sglang-0.4.10 has no "
+        "--tool-call-parser glm47 (GLM-4.7 needs it); first sourced build with it: sglang-0.5.8 (2026-01-30)" in line
         for line in lines
     )
     assert any("sglang-0.5.23 " in line and line.rstrip().endswith("runnable") for line in lines)

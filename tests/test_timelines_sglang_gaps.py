@@ -120,7 +120,7 @@ def test_glm47_on_the_0_5_0rc2_images_lacks_its_tool_parser(cli):
 
 def test_glm47_plans_from_0_5_8_the_first_release_known_to_have_its_parser(cli):
     """GLM-4.7 (2025-12-22) loads as Glm4MoeForCausalLM everywhere from 0.4.10, but its glm47 tool parser is first
-    known in 0.5.8; the 2025 releases refuse it and name 0.5.8."""
+    registered in 0.5.8 (the published wheels); the 2025 releases refuse it and name 0.5.8."""
     sglang = sglang_history(cli, "h200", "glm-4.7", 8)
     builds = verdicts(sglang)
     for release in ("sglang-0.5.5", "sglang-0.5.6.post2"):
