@@ -40,9 +40,10 @@ class BuildVerdict:
         assert self.gate is not None
         word = "blocked" if self.gate.outcome == "fail" else "unknown"
         # the same reason reads the same in every build ("does not load X", not "vllm-0.24.0 does not load X")
+        # (normalised before it is shortened, so builds with ids of different lengths cut it at the same place)
         build = self.build.id
-        reason = short(self.gate.reason).removeprefix(f"{build} ").replace(f" in {build}", "")
-        reason = reason.replace(build, "the build")
+        reason = self.gate.reason.removeprefix(f"{build} ").replace(f" in {build}", "")
+        reason = short(reason.replace(build, "the build"))
         return f"{word} ({self.gate.gate}: {reason})"
 
     @property

@@ -27,7 +27,7 @@ def test_glm47_on_sglang_0_5_6_post2_fails_architecture_naming_parser_build_and_
     reasons = {r["reason"] for r in data["rejected"] if r["gate"] == "architecture"}
     assert reasons == {
         "sglang-0.5.6.post2 has no --tool-call-parser glm47 (GLM-4.7 needs it); "
-        "first sourced build with it: sglang-0.5.11 (2026-05-06)"
+        "first sourced build with it: sglang-0.5.8 (2026-01-30)"
     }
     sources = {s["url"] for r in data["rejected"] if r["gate"] == "architecture" for s in r["sources"]}
     assert "https://github.com/sgl-project/sglang/issues/15860" in sources
@@ -64,9 +64,8 @@ def test_history_says_since_when():
     row = next(line for line in lines if "sglang-0.5.6.post2 " in line and "blocked" in line)
     assert "architecture: has no --tool-call-parser glm47" in row
     assert any(
-        "still blocked at architecture: the model loads now, but sglang-0.5.6.post2 has no --tool-call-parser glm47 "
-        "(GLM-4.7 needs it); "
-        "first sourced build with it: sglang-0.5.11 (2026-05-06)" in line
+        "sglang-0.4.9 → sglang-0.4.10: still blocked at architecture: the model loads now, but sglang-0.4.10 has no "
+        "--tool-call-parser glm47 (GLM-4.7 needs it); first sourced build with it: sglang-0.5.8 (2026-01-30)" in line
         for line in lines
     )
     assert any("sglang-0.5.23 " in line and line.rstrip().endswith("runnable") for line in lines)

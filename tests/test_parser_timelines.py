@@ -12,9 +12,12 @@ import pytest
 from tests.conftest import run_cli
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
-VLLM = ["0.10.0", "0.10.1", "0.10.2", "0.11.0", "0.11.1", "0.12.0", "0.13.0", "0.15.1", "0.20.1", "0.23.0"]
-VLLM += ["0.24.0", "0.27.1", "0.28.0", "0.29.0", "0.30.0"]
-SGLANG = ["0.4.8", "0.5.6.post2", "0.5.11", "0.5.12", "0.5.13", "0.5.19", "0.5.20"]
+VLLM = ["0.10.0", "0.10.1", "0.10.2", "0.11.0", "0.11.1", "0.12.0", "0.13.0", "0.14.0", "0.15.1", "0.16.0", "0.17.0"]
+VLLM += ["0.18.0", "0.19.0", "0.20.1", "0.21.0", "0.22.0", "0.23.0", "0.24.0", "0.25.0", "0.26.0", "0.27.1", "0.28.0"]
+VLLM += ["0.29.0", "0.30.0", "0.31.0"]
+SGLANG = ["0.4.8", "0.4.9", "0.4.10", "0.5.0rc2", "0.5.2", "0.5.3", "0.5.4.post3", "0.5.5", "0.5.6.post2", "0.5.8"]
+SGLANG += ["0.5.9", "0.5.10", "0.5.11", "0.5.12", "0.5.13", "0.5.14", "0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19"]
+SGLANG += ["0.5.20", "0.5.21"]
 RELEASES = [*(f"vllm-{v}" for v in VLLM), *(f"sglang-{v}" for v in SGLANG)]
 
 
@@ -58,15 +61,22 @@ def test_every_official_release_has_sourced_parser_lists_from_its_published_whee
         ("vllm-0.12.0", "tool", "deepseek_v32", False),
         ("vllm-0.13.0", "tool", "deepseek_v32", True),
         ("vllm-0.13.0", "tool", "glm47", False),  # PR #30876 missed 0.13.0 by a day
-        ("vllm-0.15.1", "tool", "glm47", True),
+        ("vllm-0.14.0", "tool", "glm47", True),
         ("vllm-0.15.1", "tool", "deepseek_v4", False),
         ("vllm-0.20.1", "tool", "deepseek_v4", True),
-        ("vllm-0.24.0", "tool", "kimi_k3", False),
+        ("vllm-0.19.0", "tool", "deepseek_v4", False),
+        ("vllm-0.26.0", "tool", "kimi_k3", False),
         ("vllm-0.27.1", "reasoning", "kimi_k3", True),
-        ("sglang-0.4.8", "tool", "glm45", False),
+        ("sglang-0.4.9", "tool", "glm45", False),
+        ("sglang-0.4.10", "tool", "glm45", True),
+        ("sglang-0.4.10", "tool", "gpt-oss", False),
+        ("sglang-0.5.0rc2", "reasoning", "gpt-oss", True),
+        ("sglang-0.5.3", "tool", "minimax-m2", False),
+        ("sglang-0.5.4.post3", "tool", "minimax-m2", True),
+        ("sglang-0.5.5", "tool", "deepseekv32", False),
         ("sglang-0.5.6.post2", "tool", "glm47", False),
         ("sglang-0.5.6.post2", "reasoning", "glm45", True),
-        ("sglang-0.5.11", "tool", "glm47", True),
+        ("sglang-0.5.8", "tool", "glm47", True),
         ("sglang-0.5.11", "tool", "deepseekv4", False),
         ("sglang-0.5.12", "reasoning", "deepseek-v4", True),
     ],
@@ -104,7 +114,7 @@ def test_model_images_without_a_tag_of_their_own_keep_an_unsourced_list(catalog,
             "glm-4.7",
             "vllm-0.13.0",
             "vllm-0.13.0 has no --tool-call-parser glm47 (GLM-4.7 needs it); "
-            "first sourced build with it: vllm-0.15.1 (2026-02-13)",
+            "first sourced build with it: vllm-0.14.0 (2026-01-20)",
         ),
     ],
 )
@@ -115,7 +125,7 @@ def test_a_release_without_the_models_parser_fails_architecture_naming_the_first
 
 
 def test_the_first_release_with_the_parser_plans_it_without_a_note():
-    data = explain("glm-4.7", "vllm-0.15.1")
+    data = explain("glm-4.7", "vllm-0.14.0")
     assert data["verdict"] == "runnable"
     plan = data["plans"][0]
     assert "glm47" in plan["argv"]
@@ -147,10 +157,10 @@ def test_lint_names_the_parser_the_build_lacks_and_the_builds_that_have_it():
     assert (finding["flag"], finding["value"]) == ("--tool-call-parser", "glm47")
     assert finding["what"] == "not in sglang-0.5.6.post2: SGLang refuses it at start-up"
     assert finding["why"].startswith(
-        "sglang-0.5.6.post2's sourced list of tool parsers lacks it; builds that have it: sglang-0.5.11 (2026-05-06), "
+        "sglang-0.5.6.post2's sourced list of tool parsers lacks it; builds that have it: sglang-0.5.8 (2026-01-30), "
     )
     assert "sglang-0.5.23" in finding["why"]
-    assert finding["fix"] == "a build that has it: sglang-0.5.11 (2026-05-06), image lmsysorg/sglang:v0.5.11"
+    assert finding["fix"] == "a build that has it: sglang-0.5.8 (2026-01-30), image lmsysorg/sglang:v0.5.8"
     assert "https://pypi.org/project/sglang/0.5.6.post2/" in finding["sources"]
     # the reasoning parser glm45 is in 0.5.6.post2's list: nothing to say about it
     assert not [f for f in data["findings"] if f["flag"] == "--reasoning-parser"]
@@ -160,7 +170,7 @@ def test_lint_text_output_and_the_gate_does_not_say_it_twice():
     result = run_cli("lint", "--gpu", "h200", "--", *SGLANG_OLD, env=OFFLINE)
     assert result.code == 1, result.err
     assert "✗ error  --tool-call-parser glm47: not in sglang-0.5.6.post2: SGLang refuses it at start-up" in result.out
-    assert "builds that have it: sglang-0.5.11 (2026-05-06)" in result.out
+    assert "builds that have it: sglang-0.5.8 (2026-01-30)" in result.out
     assert "cannot load GLM-4.7" not in result.out  # the architecture gate fails only for that parser
     assert "1 error," in result.out
 
@@ -191,7 +201,7 @@ def test_lint_says_when_the_builds_list_is_not_sourced_without_failing():
     }
     tool = next(f for f in unknown if f["flag"] == "--tool-call-parser")
     assert tool["what"] == "not known to exist in vllm-glm5-image (only vllm-0.15.1's list is sourced)"
-    assert "sourced builds that have it: vllm-0.15.1 (2026-02-13)" in tool["why"]
+    assert "sourced builds that have it: vllm-0.14.0 (2026-01-20)" in tool["why"]
     assert not [f for f in data["findings"] if f["code"] == "parser-missing"]
 
 
@@ -216,11 +226,11 @@ def history(*args: str) -> list[str]:
 
 def test_history_says_the_parser_arrived_when_the_verdict_flips():
     lines = history("--model", "glm-4.7", "--engine", "sglang")
-    flip = next(line for line in lines if "↳ sglang-0.5.6.post2 → sglang-0.5.11:" in line)
+    flip = next(line for line in lines if "↳ sglang-0.5.6.post2 → sglang-0.5.8:" in line)
     assert flip.endswith(
-        "architecture now passes: sglang-0.5.11 loads Glm4MoeForCausalLM; "
-        "sglang-0.5.11 has --tool-call-parser glm47 (its sourced list); "
-        "sglang-0.5.11 has --reasoning-parser glm45 (its sourced list)"
+        "architecture now passes: sglang-0.5.8 loads Glm4MoeForCausalLM; "
+        "sglang-0.5.8 has --tool-call-parser glm47 (its sourced list); "
+        "sglang-0.5.8 has --reasoning-parser glm45 (its sourced list)"
     )
 
 
@@ -229,12 +239,13 @@ def test_history_says_which_parser_arrived_while_still_blocked_by_another():
     flip = next(line for line in lines if "↳ vllm-0.10.0 → vllm-0.10.1:" in line)
     assert flip.endswith(
         "still blocked at architecture: vllm-0.10.1 has no --tool-call-parser glm47 (GLM-4.7 needs it); "
-        "first sourced build with it: vllm-0.15.1 (2026-02-13); now vllm-0.10.1 has --reasoning-parser glm45 "
+        "first sourced build with it: vllm-0.14.0 (2026-01-20); now vllm-0.10.1 has --reasoning-parser glm45 "
         "(its sourced list)"
     )
     # the release where it runs names the parser that arrived (or, unsourced, that it is not known to exist)
     assert any(
-        line.startswith("  ↳ vllm-0.13.0 → ") and "architecture now passes" in line and "tool-call-parser glm47" in line
+        line.startswith("  ↳ vllm-0.13.0 → vllm-0.14.0: ") and "architecture now passes" in line
+        and "vllm-0.14.0 has --tool-call-parser glm47 (its sourced list)" in line
         for line in lines
     )
 

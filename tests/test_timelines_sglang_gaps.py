@@ -1,0 +1,250 @@
+"""The SGLang releases between 0.4.8 and 0.5.23 that used to be missing, as a user sees them: GLM-4.5 loads from
+0.4.10 (out by 2025-08-03), gpt-oss from the 0.5.0rc2 images (2025-08-05), Qwen3-Next from 0.5.2, MiniMax-M2 from
+0.5.4.post3 (2025-10-27), the final DeepSeek-V3.2 waits for its parser until 0.5.6.post2, GLM-4.7's glm47 parser is
+first known in 0.5.8, GLM-5 loads from 0.5.9 (2026-02-24), and `--build sglang==X` / `--as-of` answer for the release
+that was out (each build dated and sourced in recipes/engines/sglang/)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.conftest import Result
+
+
+def engine_history(result: Result) -> dict[str, Any]:
+    assert result.code == 0, result.err
+    (engine,) = result.json()["engines"]
+    assert isinstance(engine, dict)
+    return engine
+
+
+def sglang_history(cli: Any, gpu: str, model: str, gpus: int) -> dict[str, Any]:
+    return engine_history(
+        cli("history", "--gpu", gpu, "--model", model, "--gpus", str(gpus), "--engine", "sglang", "--format", "json")
+    )
+
+
+def verdicts(engine: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {b["build"]: b for b in engine["builds"]}
+
+
+def explain(cli: Any, *args: str) -> dict[str, Any]:
+    result = cli("explain", *args, "--format", "json")
+    assert result.code in (0, 3), result.err
+    document = result.json()
+    assert isinstance(document, dict)
+    return document
+
+
+@pytest.mark.parametrize(
+    ("model", "gpus", "architecture", "last_without", "first", "released"),
+    [
+        ("glm-4.5", 8, "Glm4MoeForCausalLM", "sglang-0.4.9", "sglang-0.4.10", "2025-08-03"),
+        ("gpt-oss-120b", 1, "GptOssForCausalLM", "sglang-0.4.10", "sglang-0.5.0rc2", "2025-08-05"),
+        ("minimax-m2", 4, "MiniMaxM2ForCausalLM", "sglang-0.5.3", "sglang-0.5.4.post3", "2025-10-27"),
+    ],
+)
+def test_2025_models_load_from_the_first_release_after_them(
+    cli, model, gpus, architecture, last_without, first, released
+):
+    """Before these files every one of these flips was attributed to 0.5.6.post2 (2025-12-26)."""
+    sglang = sglang_history(cli, "h200", model, gpus)
+    builds = verdicts(sglang)
+    assert builds[last_without]["gate"] == "architecture"
+    assert architecture in builds[last_without]["reason"]
+    assert builds[first]["released"] == released
+    assert builds[first]["verdict"] == "runnable"
+    (flip,) = [f for f in sglang["flips"] if f["to"] == first]
+    assert flip["change"].startswith("architecture now passes")
+    assert f"until {first} ({released})" in sglang["summary"]
+
+
+@pytest.mark.parametrize(
+    ("model", "gpus", "architecture", "not_yet", "first"),
+    [
+        (
+            "deepseek-v3.2",
+            8,
+            "DeepseekV32ForCausalLM",
+            ("sglang-0.4.10", "sglang-0.5.0rc2", "sglang-0.5.2"),
+            "sglang-0.5.3",
+        ),
+        (
+            "qwen3-next-80b-a3b-instruct",
+            4,
+            "Qwen3NextForCausalLM",
+            ("sglang-0.4.10", "sglang-0.5.0rc2"),
+            "sglang-0.5.2",
+        ),
+    ],
+)
+def test_models_released_after_a_gap_release_are_not_loaded_there(cli, model, gpus, architecture, not_yet, first):
+    builds = verdicts(sglang_history(cli, "h200", model, gpus))
+    for release in not_yet:
+        assert builds[release]["verdict"] == "blocked"
+        assert builds[release]["gate"] == "architecture"
+        assert architecture in builds[release]["reason"]
+    assert f"does not load {architecture}" not in (builds[first].get("reason") or "")
+
+
+def test_qwen3_next_loads_from_0_5_2_and_stays_unknown_on_its_linear_attention(cli):
+    """Qwen3-Next's card asks for sglang>=0.5.2; its gated-DeltaNet kernel is unverified in every build."""
+    sglang = sglang_history(cli, "h200", "qwen3-next-80b-a3b-instruct", 4)
+    builds = verdicts(sglang)
+    assert builds["sglang-0.5.2"]["released"] == "2025-09-19"
+    assert builds["sglang-0.5.2"]["verdict"] == "unknown"
+    assert "linear_attention.gdn" in builds["sglang-0.5.2"]["reason"]
+    assert "until sglang-0.5.2 (2025-09-19)" in sglang["summary"]
+
+
+def test_the_final_deepseek_v32_waits_for_its_dsml_tool_parser(cli):
+    """0.5.3 loads DeepseekV32ForCausalLM (the V3.2-Exp launch images), but the final V3.2 (2025-12-01) needs the
+    deepseekv32 parser, which the 2025 releases before 0.5.6.post2 lack."""
+    builds = verdicts(sglang_history(cli, "h200", "deepseek-v3.2", 8))
+    for release in ("sglang-0.5.3", "sglang-0.5.4.post3", "sglang-0.5.5"):
+        assert builds[release]["gate"] == "architecture"
+        assert "has no --tool-call-parser deepseekv32" in builds[release]["reason"]
+    assert builds["sglang-0.5.6.post2"]["verdict"] == "runnable"
+
+
+def test_glm47_on_the_0_5_0rc2_images_lacks_its_tool_parser(cli):
+    """GLM-4.7 (December 2025) loads as Glm4MoeForCausalLM, but the August 2025 parser list has no glm47."""
+    document = explain(cli, "--gpu", "h200", "--model", "glm-4.7", "--build", "sglang==0.5.0")
+    assert document["request"]["build"] == "sglang-0.5.0rc2"
+    assert document["verdict"] == "blocked"
+    (reason,) = {r["reason"] for r in document["rejected"] if r["gate"] == "architecture"}
+    assert "sglang-0.5.0rc2 has no --tool-call-parser glm47" in reason
+
+
+def test_glm47_plans_from_0_5_8_the_first_release_known_to_have_its_parser(cli):
+    """GLM-4.7 (2025-12-22) loads as Glm4MoeForCausalLM everywhere from 0.4.10, but its glm47 tool parser is first
+    registered in 0.5.8 (the published wheels); the 2025 releases refuse it and name 0.5.8."""
+    sglang = sglang_history(cli, "h200", "glm-4.7", 8)
+    builds = verdicts(sglang)
+    for release in ("sglang-0.5.5", "sglang-0.5.6.post2"):
+        assert builds[release]["gate"] == "architecture"
+        assert "has no --tool-call-parser glm47" in builds[release]["reason"]
+    assert builds["sglang-0.5.8"]["verdict"] == "runnable"
+    assert "until sglang-0.5.8 (2026-01-30), runnable since" in sglang["summary"]
+    plan = explain(cli, "--gpu", "h200", "--model", "glm-4.7", "--gpus", "8", "--build", "sglang==0.5.8")["plans"][0]
+    assert "glm47" in plan["argv"]
+    assert not [n for n in plan["notes"] if "--tool-call-parser glm47: not known to exist" in n]
+
+
+def test_glm5_loads_from_0_5_9_and_sm120_still_waits_for_0_5_13(cli):
+    """GLM-5 (2026-02-11) is in 0.5.9 (2026-02-24), not in 0.5.8; on RTX PRO 6000 the DSA indexer still blocks until
+    0.5.13."""
+    sglang = sglang_history(cli, "h200", "glm-5", 8)
+    builds = verdicts(sglang)
+    assert builds["sglang-0.5.6.post2"]["gate"] == "architecture"
+    assert builds["sglang-0.5.8"]["gate"] == "architecture"
+    assert "GlmMoeDsaForCausalLM" in builds["sglang-0.5.8"]["reason"]
+    assert builds["sglang-0.5.9"]["released"] == "2026-02-24"
+    assert builds["sglang-0.5.9"]["verdict"] == "runnable"
+    assert builds["sglang-0.5.10"]["verdict"] == "runnable"
+    (flip,) = [f for f in sglang["flips"] if f["to"] == "sglang-0.5.9"]
+    assert flip["change"].startswith("architecture now passes")
+    sm120 = verdicts(sglang_history(cli, "rtx-pro-6000", "glm-5.1", 8))
+    for release in ("sglang-0.5.9", "sglang-0.5.10", "sglang-0.5.12"):
+        assert sm120[release]["gate"] == "kernel" and "indexer.dsa" in sm120[release]["reason"]
+    assert sm120["sglang-0.5.13"]["gate"] != "architecture"
+
+
+def test_the_2026_point_releases_are_dated_in_history(cli):
+    builds = verdicts(sglang_history(cli, "h200", "llama-3.3-70b", 1))
+    dated = {release: build["released"] for release, build in builds.items()}
+    assert {
+        "sglang-0.4.9": "2025-07-06",
+        "sglang-0.4.10": "2025-08-03",
+        "sglang-0.5.0rc2": "2025-08-05",
+        "sglang-0.5.2": "2025-09-19",
+        "sglang-0.5.3": "2025-10-12",
+        "sglang-0.5.4.post3": "2025-10-27",
+        "sglang-0.5.5": "2025-11-17",
+        "sglang-0.5.6.post2": "2025-12-26",
+        "sglang-0.5.8": "2026-01-30",
+        "sglang-0.5.9": "2026-02-24",
+        "sglang-0.5.10": "2026-04-06",
+        "sglang-0.5.11": "2026-05-06",
+        "sglang-0.5.12": "2026-05-18",
+        "sglang-0.5.13": "2026-06-13",
+        "sglang-0.5.14": "2026-06-29",
+        "sglang-0.5.15": "2026-07-11",
+        "sglang-0.5.16": "2026-07-26",
+        "sglang-0.5.17": "2026-08-08",
+        "sglang-0.5.18": "2026-08-25",
+        "sglang-0.5.19": "2026-09-07",
+        "sglang-0.5.20": "2026-09-18",
+        "sglang-0.5.21": "2026-10-02",
+        "sglang-0.5.23": "2026-11-29",
+    }.items() <= dated.items()
+    assert all(build["verdict"] == "runnable" for build in builds.values())
+
+
+@pytest.mark.parametrize(
+    ("asked", "answered"),
+    [
+        ("sglang==0.4.9", "sglang-0.4.9"),
+        ("sglang==0.4.11", "sglang-0.4.10"),
+        ("sglang==0.5.0", "sglang-0.5.0rc2"),
+        ("sglang==0.5.1", "sglang-0.5.0rc2"),
+        ("sglang==0.5.3", "sglang-0.5.3"),
+        ("sglang==0.5.4", "sglang-0.5.4.post3"),
+        ("sglang==0.5.5", "sglang-0.5.5"),
+        ("sglang==0.5.7", "sglang-0.5.6.post2"),
+        ("sglang==0.5.8", "sglang-0.5.8"),
+        ("sglang==0.5.9", "sglang-0.5.9"),
+        ("sglang==0.5.14", "sglang-0.5.14"),
+        ("sglang==0.5.17", "sglang-0.5.17"),
+        ("sglang==0.5.22", "sglang-0.5.21"),
+    ],
+)
+def test_build_version_answers_for_the_nearest_release_at_or_below(cli, asked, answered):
+    document = explain(cli, "--gpu", "h200", "--model", "llama-3.3-70b", "--build", asked)
+    assert document["request"]["build"] == answered
+    assert {p["build"] for p in document["plans"]} == {answered}
+
+
+def test_explain_build_names_the_cuda_of_each_line(cli):
+    """The 0.4.10/0.5.0rc2 Hopper images are CUDA 12.6, 0.5.3 and 0.5.9/0.5.10 CUDA 12.9, each with its driver floor."""
+    expected = {
+        "sglang==0.4.10": "CUDA 12.6",
+        "sglang==0.5.0": "CUDA 12.6",
+        "sglang==0.5.3": "CUDA 12.9",
+        "sglang==0.5.9": "CUDA 12.9",
+        "sglang==0.5.10": "CUDA 12.9",
+    }
+    for build, cuda in expected.items():
+        text = cli("explain", "--gpu", "h200", "--model", "llama-3.3-70b", "--build", build).out
+        assert cuda in text
+    assert (
+        "driver ≥ 560.28.03"
+        in cli("explain", "--gpu", "h200", "--model", "llama-3.3-70b", "--build", "sglang==0.5.0").out
+    )
+    assert (
+        "driver ≥ 575.51.03"
+        in cli("explain", "--gpu", "h200", "--model", "llama-3.3-70b", "--build", "sglang==0.5.9").out
+    )
+
+
+def sglang_as_of(cli: Any, model: str, gpus: int, date: str) -> dict[str, Any]:
+    return explain(cli, "--gpu", "h200", "--model", model, "--gpus", str(gpus), "--engine", "sglang", "--as-of", date)
+
+
+def test_as_of_around_the_gap_releases(cli):
+    """The day before the gpt-oss images the newest SGLang is 0.4.10; on 2025-08-05 gpt-oss runs; GLM-5 waits for
+    2026-02-24; and a date in late July 2026 answers with 0.5.16."""
+    before = sglang_as_of(cli, "gpt-oss-120b", 1, "2025-08-04")
+    assert before["verdict"] == "blocked"
+    assert {r["build"] for r in before["rejected"]} == {"sglang-0.4.10"}
+    assert any(r["gate"] == "architecture" for r in before["rejected"])
+    after = sglang_as_of(cli, "gpt-oss-120b", 1, "2025-08-05")
+    assert after["verdict"] == "runnable"
+    assert after["plans"][0]["build"] == "sglang-0.5.0rc2"
+    assert sglang_as_of(cli, "glm-5", 8, "2026-02-23")["verdict"] == "blocked"
+    glm5 = sglang_as_of(cli, "glm-5", 8, "2026-02-24")
+    assert glm5["verdict"] == "runnable"
+    assert glm5["plans"][0]["build"] == "sglang-0.5.9"
+    assert sglang_as_of(cli, "llama-3.3-70b", 1, "2026-08-01")["plans"][0]["build"] == "sglang-0.5.16"
