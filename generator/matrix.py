@@ -134,12 +134,12 @@ def _workers(cells: int) -> int:
 
 
 def _can_fork() -> bool:
-    """Forking copies the catalog for free, but only a single-threaded process forks safely (and only where
-    fork exists)."""
-    import multiprocessing
+    """Forking copies the catalog for free, but only a single-threaded process forks safely, and only Linux
+    forks without caveats (macOS system libraries may not survive a fork)."""
+    import sys
     import threading
 
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
 def _share(indexes: range) -> list[Cell]:

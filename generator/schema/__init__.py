@@ -1,4 +1,4 @@
-"""Strict pydantic models for the catalog kinds."""
+"""The catalog kinds as frozen records (records.py), validated strictly by pydantic where recipes are read."""
 
 from .common import Source
 from .deployment import Arg, Deployment, EnvVar
