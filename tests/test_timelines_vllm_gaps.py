@@ -131,8 +131,9 @@ def test_build_maps_a_release_onto_the_dated_file(cli, build, expected):
 
 
 def test_cuda_of_the_gap_releases(cli):
-    """The upstream images of 0.14-0.19 are CUDA 12.9 builds, those of 0.21 on CUDA 13.0."""
-    for build, cuda in (("vllm==0.14.0", "CUDA 12.9"), ("vllm==0.19.0", "CUDA 12.9"), ("vllm==0.21.0", "CUDA 13.0")):
+    """The upstream images of 0.13-0.19 are CUDA 12.9 builds, those of 0.21 on CUDA 13.0."""
+    releases = ("vllm==0.13.0", "vllm==0.14.0", "vllm==0.15.1", "vllm==0.19.0")
+    for build, cuda in (*((r, "CUDA 12.9") for r in releases), ("vllm==0.21.0", "CUDA 13.0")):
         text = cli("explain", "--gpu", "h200", "--model", "llama-3.3-70b", "--build", build)
         assert text.code == 0, text.err
         assert f"{cuda} covers sm90" in text.out, build
