@@ -18,7 +18,7 @@ from typing import Any
 from .catalog import Catalog
 from .errors import RecipegenError
 from .frozen import frozen
-from .schema import Fingerprint, Hardware, Model
+from .schema import Build, Defect, Fingerprint, Hardware, Model
 
 SCHEMA = "recipegen.diagnosis/1"
 MAX_CHARS = 4 * 1024 * 1024  # the tail that is read: start-up lines plus the failure fit many times over
@@ -277,27 +277,37 @@ def _clean(text: str) -> str:
 
 
 def defect_fingerprints(catalog: Catalog) -> list[Fingerprint]:
-    """The known defects of engine builds that say what the engine prints, as fingerprints of that build."""
-    out: list[Fingerprint] = []
+    """The known defects of engine builds that say what the engine prints, as fingerprints: one per defect,
+    naming every build that carries it (a release inherits its parent's defects), the first one first."""
+    carriers: dict[tuple[str, str, str], list[Build]] = {}
+    found: dict[tuple[str, str, str], Defect] = {}
     for engine, build in catalog.builds():
         for defect in build.defects:
-            if not defect.log_line:
-                continue
-            fix = defect.workaround or (f"use {defect.fixed_in} or later" if defect.fixed_in else "none known yet")
-            fixed = f"; fixed in {defect.fixed_in}" if defect.fixed_in else ""
-            out.append(
-                Fingerprint(
-                    id=f"{build.id}+{defect.id}",
-                    title=f"a known {defect.symptom} defect of {build.id}",
-                    engines=[engine.id],
-                    pattern=re.escape(defect.log_line),
-                    stage="oom" if defect.symptom == "oom" else "other",
-                    gate=defect.gate,
-                    explanation=f"{defect.title} — {build.id} ({build.released}){fixed}.",
-                    fix=fix,
-                    sources=defect.sources,
-                )
+            if defect.log_line:
+                key = (engine.id, defect.id, defect.log_line)
+                carriers.setdefault(key, []).append(build)
+                found.setdefault(key, defect)
+    out: list[Fingerprint] = []
+    for key, carrying in carriers.items():
+        engine_id, _, log_line = key
+        defect = found[key]
+        builds = sorted(carrying, key=lambda b: (b.released, b.id))
+        fix = defect.workaround or (f"use {defect.fixed_in} or later" if defect.fixed_in else "none known yet")
+        fixed = f"; fixed in {defect.fixed_in}" if defect.fixed_in else ""
+        which = ", ".join(f"{b.id} ({b.released})" for b in builds)
+        out.append(
+            Fingerprint(
+                id=f"{builds[0].id}+{defect.id}",
+                title=f"a known {defect.symptom} defect of {', '.join(b.id for b in builds)}",
+                engines=[engine_id],
+                pattern=re.escape(log_line),
+                stage="oom" if defect.symptom == "oom" else "other",
+                gate=defect.gate,
+                explanation=f"{defect.title} — {which}{fixed}.",
+                fix=fix,
+                sources=defect.sources,
             )
+        )
     return out
 
 

@@ -157,3 +157,16 @@ def test_build_defects_that_name_their_log_line_are_recognised(catalog):
         assert top.fingerprint.id == f"{first}+{defect.id}" and top.line_number == 2
         assert defect.title in top.fingerprint.explanation
         assert top.fingerprint.gate == defect.gate and (defect.workaround or "") in top.fingerprint.fix
+
+
+def test_a_defect_releases_inherit_is_reported_once_naming_every_release_that_carries_it(catalog):
+    carriers: dict[tuple[str, str], list[str]] = {}
+    for engine, build in catalog.builds():
+        for d in build.defects:
+            if d.log_line:
+                carriers.setdefault((d.id, d.log_line), []).append(build.id)
+    (defect_id, log_line), builds = next((key, ids) for key, ids in carriers.items() if len(ids) > 1)
+    matches = diagnose_log(catalog, f"ERROR [core.py:1] {log_line}\n").matches
+    mine = [m for m in matches if m.fingerprint.id.endswith(f"+{defect_id}")]
+    assert len(mine) == 1
+    assert all(build in mine[0].fingerprint.title and build in mine[0].fingerprint.explanation for build in builds)
