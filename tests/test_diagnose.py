@@ -161,7 +161,7 @@ def test_build_defects_that_name_their_log_line_are_recognised(catalog):
 
 def test_a_defect_releases_inherit_is_reported_once_naming_every_release_that_carries_it(catalog):
     carriers: dict[tuple[str, str], list[str]] = {}
-    for engine, build in catalog.builds():
+    for _, build in catalog.builds():
         for d in build.defects:
             if d.log_line:
                 carriers.setdefault((d.id, d.log_line), []).append(build.id)
