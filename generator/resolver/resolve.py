@@ -172,8 +172,15 @@ def builds_to_try(engine: Engine, request: Request, every_release: bool = False)
 Path = tuple[Engine, Build, Variant, "Deployment | None"]
 
 
-def paths_for(catalog: Catalog, request: Request, layout: Layout, every_release: bool = False) -> list[Path]:
-    """Every candidate path at this layout (engine × build × variant × matching recipe), in report order."""
+def paths_for(
+    catalog: Catalog,
+    request: Request,
+    layout: Layout,
+    every_release: bool = False,
+    builds: dict[str, list[Build]] | None = None,
+) -> list[Path]:
+    """Every candidate path at this layout (engine × build × variant × matching recipe), in report order.
+    `builds`: each engine's builds_to_try for this request, when the caller asks at several layouts."""
     out: list[Path] = []
     # the recipes of this model on this GPU and layout, read once rather than once per build and checkpoint
     here = [
@@ -184,7 +191,8 @@ def paths_for(catalog: Catalog, request: Request, layout: Layout, every_release:
     for engine in catalog.engines.values():
         if request.engine is not None and engine.id != request.engine:
             continue
-        for build in builds_to_try(engine, request, every_release):
+        tried = builds[engine.id] if builds is not None else builds_to_try(engine, request, every_release)
+        for build in tried:
             for variant in request.model.variants:
                 if request.variant is not None and variant.id != request.variant:
                     continue
@@ -270,10 +278,13 @@ class _Layouts:
     platforms: gates.PlatformVerdicts | None = None
     paths: dict[Layout, list[Path]] = field(default_factory=dict)
     gated: dict[Layout, dict[int, Candidate]] = field(default_factory=dict)
+    builds: dict[str, list[Build]] | None = None
 
     def _paths(self, layout: Layout) -> list[Path]:
         if layout not in self.paths:
-            self.paths[layout] = paths_for(self.catalog, self.request, layout)
+            if self.builds is None:  # the same at every layout
+                self.builds = {e.id: builds_to_try(e, self.request) for e in self.catalog.engines.values()}
+            self.paths[layout] = paths_for(self.catalog, self.request, layout, builds=self.builds)
         return self.paths[layout]
 
     def runnable(self, layout: Layout) -> list[Candidate]:
