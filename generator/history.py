@@ -70,6 +70,14 @@ class EngineHistory:
     line: tuple[BuildVerdict, ...]
     side: tuple[BuildVerdict, ...]
     flips: tuple[Flip, ...]
+    model_released: str | None = None  # the model's release month (YYYY-MM), when the catalog gives one
+
+    def predates_model(self, verdict: BuildVerdict) -> bool:
+        """The build came out in a month before the model did: it loads the architecture, not this checkpoint
+        as its makers shipped it (a verdict for a release nobody could have run the model on)."""
+        if self.model_released is None:
+            return False
+        return f"{verdict.build.released:%Y-%m}" < self.model_released
 
     def summary(self) -> str:
         if not self.line:
@@ -177,7 +185,13 @@ def engine_history(
     line = tuple(v for v in verdicts if v.build.provenance in LINE)
     side = tuple(v for v in verdicts if v.build.provenance not in LINE)
     flips = tuple(_flip(a, b) for a, b in itertools.pairwise(line) if a.key != b.key)
-    return EngineHistory(engine, line, side, flips)
+    return EngineHistory(engine, line, side, flips, _release_month(request.model.released) if request else None)
+
+
+def _release_month(text: str) -> str | None:
+    """YYYY-MM from a model's `released` (e.g. "2025-04" or "2025-04-28"); None for anything else."""
+    month = text[:7]
+    return month if len(month) == 7 and month[4] == "-" and month.replace("-", "").isdigit() else None
 
 
 def history(catalog: Catalog, request: Request, layouts: Iterable[Layout] | None = None) -> list[EngineHistory]:
@@ -218,7 +232,7 @@ def explain_lines(catalog: Catalog, resolution: Resolution) -> list[str]:
 
 
 def history_json(histories: list[EngineHistory]) -> list[dict[str, Any]]:
-    def verdict(v: BuildVerdict) -> dict[str, Any]:
+    def verdict(h: EngineHistory, v: BuildVerdict) -> dict[str, Any]:
         return {
             "build": v.build.id,
             "version": v.build.version,
@@ -231,14 +245,15 @@ def history_json(histories: list[EngineHistory]) -> list[dict[str, Any]]:
             "gate": v.gate.gate if v.gate else None,
             "reason": v.gate.reason if v.gate else None,
             "defects": list(v.defects),
+            "before_model_release": h.predates_model(v),
         }
 
     return [
         {
             "engine": h.engine.id,
             "summary": h.summary(),
-            "builds": [verdict(v) for v in h.line],
-            "side_paths": [verdict(v) for v in h.side],
+            "builds": [verdict(h, v) for v in h.line],
+            "side_paths": [verdict(h, v) for v in h.side],
             "flips": [
                 {
                     "from": f.before.build.id,
@@ -258,7 +273,10 @@ def history_text(histories: list[EngineHistory]) -> str:
     for h in histories:
         out.append(h.summary())
         for v in h.line:
-            out.append(f"  {v.build.released}  {v.build.id:<28} {v.detail}")
+            # a runnable (or undecided) verdict for a release older than the model is about its architecture
+            shown = h.predates_model(v) and (v.runnable or (v.gate is not None and v.gate.outcome != "fail"))
+            before = f" (released before the model, {h.model_released})" if shown else ""
+            out.append(f"  {v.build.released}  {v.build.id:<28} {v.detail}{before}")
         for f in h.flips:
             out.append(f"  ↳ {f.before.build.id} → {f.after.build.id}: {f.change}")
         for v in h.side:

@@ -244,7 +244,8 @@ def test_history_says_which_parser_arrived_while_still_blocked_by_another():
     )
     # the release where it runs names the parser that arrived (or, unsourced, that it is not known to exist)
     assert any(
-        line.startswith("  ↳ vllm-0.13.0 → vllm-0.14.0: ") and "architecture now passes" in line
+        line.startswith("  ↳ vllm-0.13.0 → vllm-0.14.0: ")
+        and "architecture now passes" in line
         and "vllm-0.14.0 has --tool-call-parser glm47 (its sourced list)" in line
         for line in lines
     )

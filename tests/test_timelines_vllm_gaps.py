@@ -192,3 +192,16 @@ def test_glm53_flash_on_sm120_is_unknown_in_0_31_0(cli):
     assert pinned["plans"] == [] and pinned["verdict_detail"] == "unknown"
     # Hopper has the NoPE path in every release from 0.30.0 on
     assert verdicts(vllm_history(cli, "h200", "glm-5.3-flash", 8))["vllm-0.31.0"]["verdict"] == "runnable"
+
+
+def test_a_runnable_release_older_than_the_model_says_so(cli):
+    """GLM-5.1 (April 2026) shares GLM-5's architecture, so 0.16.0-0.18.0 load it: history says those releases
+    came out before the model (text and JSON), and says nothing for releases after it or for blocked ones."""
+    builds = verdicts(vllm_history(cli, "h200", "glm-5.1", 8))
+    assert builds["vllm-0.16.0"]["verdict"] == "runnable" and builds["vllm-0.16.0"]["before_model_release"]
+    assert not builds["vllm-0.19.0"]["before_model_release"]
+    text = cli("history", "--gpu", "h200", "--model", "glm-5.1", "--gpus", "8", "--engine", "vllm").out
+    rows = {line.split()[1]: line for line in text.splitlines() if line.startswith("  20")}
+    assert rows["vllm-0.16.0"].endswith("runnable (released before the model, 2026-04)")
+    assert rows["vllm-0.19.0"].endswith("runnable")
+    assert "released before the model" not in rows["vllm-0.15.1"]  # blocked: nothing to qualify
