@@ -5,38 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.conftest import Result
-
-
-def engine_history(result: Result) -> dict[str, Any]:
-    assert result.code == 0, result.err
-    (engine,) = result.json()["engines"]
-    assert isinstance(engine, dict)
-    return engine
-
-
-def verdicts(engine: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {b["build"]: b for b in engine["builds"]}
+from tests.release_history import engine_history, history_of, verdicts
 
 
 def test_vllm_loads_deepseek_v32_from_0_11_0(cli):
     """DeepSeek-V3.2 (DSA) came out on 2025-09-29; 0.11.0 is the first vLLM release that registers it, and 0.13.0
     the first whose wheel registers its deepseek_v32 tool parser (a derived plan sets it)."""
-    vllm = engine_history(
-        cli(
-            "history",
-            "--gpu",
-            "h200",
-            "--model",
-            "deepseek-v3.2",
-            "--gpus",
-            "8",
-            "--engine",
-            "vllm",
-            "--format",
-            "json",
-        )
-    )
+    vllm = history_of(cli, "vllm", "h200", "deepseek-v3.2", 8)
     builds = verdicts(vllm)
     assert builds["vllm-0.10.2"]["gate"] == "architecture"
     assert builds["vllm-0.11.0"]["released"] == "2025-10-02"
@@ -76,9 +51,7 @@ def test_vllm_0_11_0_has_no_sparse_mla_kernel_off_hopper_and_blackwell(cli):
 
 def test_minimax_m2_loads_from_vllm_0_11_1(cli):
     """MiniMax-M2 (2025-10-27) is rejected by 0.11.0 and loads from the 0.11.1 release line."""
-    vllm = engine_history(
-        cli("history", "--gpu", "h200", "--model", "minimax-m2", "--gpus", "4", "--engine", "vllm", "--format", "json")
-    )
+    vllm = history_of(cli, "vllm", "h200", "minimax-m2", 4)
     builds = verdicts(vllm)
     assert builds["vllm-0.11.0"]["verdict"] == "blocked"
     assert builds["vllm-0.11.0"]["gate"] == "architecture"
@@ -142,29 +115,13 @@ def test_as_of_around_the_0_11_releases(cli):
 
 def test_sglang_0_4_8_predates_glm_4_5(cli):
     """SGLang 0.4.8 (2025-06-26) came out a month before GLM-4.5: the architecture gate says so."""
-    sglang = engine_history(
-        cli("history", "--gpu", "h200", "--model", "glm-4.5", "--gpus", "8", "--engine", "sglang", "--format", "json")
-    )
+    sglang = history_of(cli, "sglang", "h200", "glm-4.5", 8)
     builds = verdicts(sglang)
     assert builds["sglang-0.4.8"]["released"] == "2025-06-26"
     assert builds["sglang-0.4.8"]["gate"] == "architecture"
     assert "Glm4MoeForCausalLM" in builds["sglang-0.4.8"]["reason"]
     # DeepSeek-V3 (dense MLA) already loads there
-    dsv3 = engine_history(
-        cli(
-            "history",
-            "--gpu",
-            "h200",
-            "--model",
-            "deepseek-v3",
-            "--gpus",
-            "8",
-            "--engine",
-            "sglang",
-            "--format",
-            "json",
-        )
-    )
+    dsv3 = history_of(cli, "sglang", "h200", "deepseek-v3", 8)
     assert verdicts(dsv3)["sglang-0.4.8"]["verdict"] == "runnable"
 
 
@@ -241,23 +198,7 @@ def test_gpt_oss_launch_image_runs_before_0_10_1_and_warns_on_ampere(cli):
 
 def test_dsv4_on_sm12x_is_blocked_in_the_releases_with_the_mhc_prenorm_regression(cli):
     """vllm#51758 / vllm-gb10#106: DeepSeek-V4-Flash loads on GB10 with 0.24.0 but not with 0.27.x/0.28.0."""
-    builds = verdicts(
-        engine_history(
-            cli(
-                "history",
-                "--gpu",
-                "gb10",
-                "--model",
-                "deepseek-v4-flash",
-                "--gpus",
-                "2",
-                "--engine",
-                "vllm",
-                "--format",
-                "json",
-            )
-        )
-    )
+    builds = verdicts(history_of(cli, "vllm", "gb10", "deepseek-v4-flash", 2))
     for release in ("vllm-0.27.1", "vllm-0.28.0"):
         assert builds[release]["verdict"] == "blocked" and builds[release]["gate"] == "kernel"
         assert "vllm-dsv4-sm12x-mhc-prenorm-gemm" in builds[release]["reason"]

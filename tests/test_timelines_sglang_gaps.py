@@ -10,32 +10,11 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Result
-
-
-def engine_history(result: Result) -> dict[str, Any]:
-    assert result.code == 0, result.err
-    (engine,) = result.json()["engines"]
-    assert isinstance(engine, dict)
-    return engine
+from tests.release_history import explain, history_of, verdicts
 
 
 def sglang_history(cli: Any, gpu: str, model: str, gpus: int) -> dict[str, Any]:
-    return engine_history(
-        cli("history", "--gpu", gpu, "--model", model, "--gpus", str(gpus), "--engine", "sglang", "--format", "json")
-    )
-
-
-def verdicts(engine: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {b["build"]: b for b in engine["builds"]}
-
-
-def explain(cli: Any, *args: str) -> dict[str, Any]:
-    result = cli("explain", *args, "--format", "json")
-    assert result.code in (0, 3), result.err
-    document = result.json()
-    assert isinstance(document, dict)
-    return document
+    return history_of(cli, "sglang", gpu, model, gpus)
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,12 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Result
+from tests.release_history import explain, history_of, verdicts
+
+
+def vllm_history(cli: Any, gpu: str, model: str, gpus: int) -> dict[str, Any]:
+    return history_of(cli, "vllm", gpu, model, gpus)
+
 
 GAP_RELEASES = {
     "vllm-0.14.0": dt.date(2026, 1, 20),
@@ -23,31 +28,6 @@ GAP_RELEASES = {
     "vllm-0.26.0": dt.date(2026, 7, 25),
     "vllm-0.31.0": dt.date(2026, 10, 5),
 }
-
-
-def engine_history(result: Result) -> dict[str, Any]:
-    assert result.code == 0, result.err
-    (engine,) = result.json()["engines"]
-    assert isinstance(engine, dict)
-    return engine
-
-
-def verdicts(engine: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {b["build"]: b for b in engine["builds"]}
-
-
-def vllm_history(cli: Any, gpu: str, model: str, gpus: int) -> dict[str, Any]:
-    return engine_history(
-        cli("history", "--gpu", gpu, "--model", model, "--gpus", str(gpus), "--engine", "vllm", "--format", "json")
-    )
-
-
-def explain(cli: Any, *args: str) -> dict[str, Any]:
-    result = cli("explain", *args, "--format", "json")
-    assert result.code in (0, 3), result.err
-    answer = result.json()
-    assert isinstance(answer, dict)
-    return answer
 
 
 def test_every_gap_release_is_an_official_dated_sourced_diff(catalog):
