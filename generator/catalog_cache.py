@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import functools
 import gc
 import hashlib
 import io
@@ -82,7 +83,20 @@ def key(roots: list[tuple[str, Path]], kinds: Iterable[str]) -> str | None:
 
 
 _KNOWN_FIELDS = {"hardware", "engines", "models", "deployments", "fingerprints", "origins", "overridden"}
-_KINDS = ("hardware", "engines", "models", "deployments", "fingerprints")
+# what a damaged or foreign file can raise while it is read back (the full load then runs)
+_DAMAGED = (
+    _NoFastPath,
+    pickle.UnpicklingError,
+    AttributeError,
+    EOFError,
+    ImportError,
+    IndexError,
+    KeyError,
+    MemoryError,
+    RecursionError,
+    TypeError,
+    ValueError,
+)
 
 
 def dump(catalog: Catalog) -> bytes | None:
@@ -124,12 +138,13 @@ class _CatalogUnpickler(pickle.Unpickler):
     """Names only the classes a catalog is made of; any other global in the data stops the read."""
 
     def find_class(self, module: str, name: str) -> Any:
-        allowed = _ALLOWED.get((module, name))
+        allowed = _allowed().get((module, name))
         if allowed is None:
             raise pickle.UnpicklingError(f"{module}.{name} is not part of a catalog")
         return allowed
 
 
+@functools.cache
 def _allowed() -> dict[tuple[str, str], Any]:
     from . import schema
     from .catalog import Origin
@@ -141,20 +156,15 @@ def _allowed() -> dict[tuple[str, str], Any]:
     return {(kind.__module__, kind.__qualname__): kind for kind in kinds}
 
 
-_ALLOWED: dict[tuple[str, str], Any] = {}
-
-
 def _loads(body: bytes) -> Catalog:
     from .catalog import KINDS, Catalog
 
-    if not _ALLOWED:
-        _ALLOWED.update(_allowed())
     payload = _CatalogUnpickler(io.BytesIO(body)).load()
     if type(payload) is not dict or payload.keys() != _KNOWN_FIELDS:
         raise _NoFastPath
     catalog = Catalog(**payload)
-    for kind in _KINDS:  # the shape a full load gives: a table of records of the kind's type by id
-        table, record_type = catalog.kind(kind), KINDS[kind]
+    for kind, record_type in KINDS.items():  # the shape a full load gives: a table of records of its type by id
+        table = catalog.kind(kind)
         if type(table) is not dict or not all(type(entry) is record_type for entry in table.values()):
             raise _NoFastPath
     return catalog
@@ -190,9 +200,7 @@ def read(folder: Path, cache_key: str) -> Catalog | None:
             return None
         with _collector_paused():
             return _loads(body)
-    except (_NoFastPath, pickle.UnpicklingError, UnicodeDecodeError, ValueError, TypeError, KeyError, EOFError):
-        return None
-    except (AttributeError, ImportError, IndexError, RecursionError, MemoryError):  # damaged data
+    except _DAMAGED:
         return None
 
 
@@ -222,7 +230,7 @@ def write(folder: Path, cache_key: str, catalog: Catalog) -> None:
         return
     try:
         again = _loads(body)
-    except (_NoFastPath, pickle.UnpicklingError, ValueError, TypeError, KeyError, RecursionError):
+    except _DAMAGED:
         return
     if any(getattr(again, name) != getattr(catalog, name) for name in _KNOWN_FIELDS):
         return
