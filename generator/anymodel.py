@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from .catalog import Catalog
 from .errors import RecipegenError, UnknownNameError
+from .frozen import evolve
 from .names import ModelChoice, resolve_model
 from .schema import Model, Source, Variant
-from .schema.records import changed
 
 if TYPE_CHECKING:
     from .derive import Derivation
@@ -257,7 +257,7 @@ def _gguf_choice(family: Model, checkpoint: Checkpoint, note: str, how: str) -> 
         return None
     # a local folder's plan runs the files in it, never a catalog variant downloaded from the Hub
     kept = [] if checkpoint.folder is not None else list(family.variants)
-    model = changed(family, variants=[*kept, *variants])
+    model = evolve(family, variants=[*kept, *variants])
     why = "some parts missing" if checkpoint.folder is not None else "split into parts"
     left = f"; left out ({why}, or a file name recipegen does not pass on): {', '.join(split[:4])}" if split else ""
     if len(variants) == 1:
@@ -301,7 +301,7 @@ def confirm(catalog: Catalog, value: str, inferred: ModelChoice) -> ModelChoice:
     if checkpoint.config is None:
         if variant is None or variant.quant != "gguf" or not checkpoint.gguf_files:
             return from_files(catalog, value)
-        family = changed(named, variants=[v for v in named.variants if v.id != variant.id])
+        family = evolve(named, variants=[v for v in named.variants if v.id != variant.id])
         how = f"model {named.name}, GGUF files of {value} listed on the Hub"
         choice = _gguf_choice(family, checkpoint, f"GGUF file of {value}", how)
         return choice if choice is not None else replace(inferred, how=f"{inferred.how}; no single-file GGUF found")
@@ -312,7 +312,7 @@ def confirm(catalog: Catalog, value: str, inferred: ModelChoice) -> ModelChoice:
     quant = derived.variants[0].quant
     size = derivation.size.bytes
     base = variant if variant is not None else derived.variants[0]
-    fixed = changed(
+    fixed = evolve(
         base,
         quant=quant,
         size_gb=size / 1e9 if size else base.size_gb,
@@ -320,7 +320,7 @@ def confirm(catalog: Catalog, value: str, inferred: ModelChoice) -> ModelChoice:
         sources=[*base.sources, *derived.variants[0].sources],
     )
     if variant is None:
-        fixed = changed(fixed, id=f"{quant.replace('_', '-')}-files")
+        fixed = evolve(fixed, id=f"{quant.replace('_', '-')}-files")
     how = (
         f"model {named.name}, {value}: its config.json confirms the architecture and dimensions; weights "
         f"{quant} per its files"
@@ -350,7 +350,7 @@ def _not_on_the_hub(value: str, inferred: ModelChoice, exc: RecipegenError) -> M
             f"check the spelling; it reads as {named.name}, whose Hub repos are "
             + ", ".join(v.repo for v in named.variants if v is not variant)[:300],
         )
-    family = changed(named, variants=[v for v in named.variants if v is not variant])
+    family = evolve(named, variants=[v for v in named.variants if v is not variant])
     how = (
         f"model {named.name}, variant {original.id}: {value} is not on {hub_endpoint()} (a ModelScope name?), "
         f"so the plan downloads {original.repo}, the same name there"
@@ -366,4 +366,4 @@ def hub_endpoint() -> str:
 
 def _replace_variant(model: Model, variant: Variant) -> Model:
     others = [v for v in model.variants if v.id != variant.id]
-    return changed(model, variants=[*others, variant])
+    return evolve(model, variants=[*others, variant])

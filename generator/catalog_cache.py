@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .capability import Capability, CapabilitySet
+from .frozen import evolve
 from .recipe_files import MAX_BYTES
-from .schema.records import changed, is_record, to_data
+from .schema.records import is_record, to_data
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -130,8 +131,8 @@ def _shared(engine: Engine) -> Engine:
                 used.add(id(first))
                 items.append(first)
             changes[field] = items
-        builds.append(changed(build, **changes))
-    return changed(engine, builds=builds)
+        builds.append(evolve(build, **changes))
+    return evolve(engine, builds=builds)
 
 
 class _CatalogUnpickler(pickle.Unpickler):

@@ -10,10 +10,11 @@ import re
 
 from .catalog import Catalog
 from .errors import RecipegenError
+from .frozen import evolve
 from .names import ModelChoice
 from .schema import Model, Variant
 from .schema.engine import QuantMethod
-from .schema.records import changed, revalidated
+from .schema.records import revalidated
 
 # trailing name words -> the weight format they announce (None: a modifier that says nothing alone)
 QUANT_WORDS: dict[str, QuantMethod | None] = {
@@ -155,7 +156,7 @@ def infer(catalog: Catalog, value: str) -> ModelChoice | None:
 
 
 def _variant(original: Variant, **update: object) -> Variant | None:
-    """A copy with changed fields, validated again (records.changed alone would not check them)."""
+    """A copy with changed fields, validated again (frozen.evolve alone would not check them)."""
     try:
         return revalidated(original, **update)
     except ValueError:
@@ -171,4 +172,4 @@ def _unique(family: Model, wanted: str) -> str:
 
 
 def _with(family: Model, variant: Variant) -> Model:
-    return changed(family, variants=[*family.variants, variant])
+    return evolve(family, variants=[*family.variants, variant])

@@ -9,9 +9,8 @@ import re
 from .capability import Capability
 from .catalog import Catalog
 from .errors import RecipegenError, UnknownNameError
-from .frozen import frozen
+from .frozen import evolve, frozen
 from .schema import Build, Engine, Hardware, Model
-from .schema.records import changed
 
 
 def _fold(text: str) -> str:
@@ -127,7 +126,7 @@ def resolve_gpu(catalog: Catalog, value: str, memory_gib: float | None = None) -
                 f"--gpu-memory must be positive, got {memory_gib:g}", "give the GiB of one GPU, e.g. 48"
             )
         original = hardware.memory_gib
-        hardware = changed(
+        hardware = evolve(
             hardware,
             memory_gib=memory_gib,
             notes=[*hardware.notes, f"memory set to {memory_gib:g} GiB by --gpu-memory (catalog: {original:g} GiB)"],

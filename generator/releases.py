@@ -19,8 +19,9 @@ from .recipe_files import RecipeFileError, check_numbers, compose, construct, de
 
 if TYPE_CHECKING:
     from .parse_cache import ParseCache
+from .frozen import evolve
 from .schema import Build
-from .schema.records import changed, to_data, validate
+from .schema.records import to_data, validate
 from .schema.release import KEYS, PARSER_LISTS, BuildChange
 
 
@@ -314,7 +315,7 @@ def attach(catalog: Catalog, roots: list[tuple[str, Path]], cache: ParseCache | 
     for engine_id, builds in added.items():
         engine = catalog.engines[engine_id]
         ordered = sorted(builds, key=lambda b: (b.released, b.id))
-        catalog.engines[engine_id] = changed(engine, builds=[*engine.builds, *ordered])
+        catalog.engines[engine_id] = evolve(engine, builds=[*engine.builds, *ordered])
     problems.extend(_check_defects(catalog, entries))
     return problems
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from recipegen.schema.records import changed
+from recipegen.frozen import evolve
 
 SEED_TABLE = {  # model: (A100, RTX 4090) as seed 001 §6.2 writes them
     "deepseek-v3": ("⚠️", "❌"),
@@ -100,7 +100,7 @@ def test_shared_platform_verdicts_change_no_cell(catalog):
     disguised = replace(
         a100,
         label="8xdisguised",
-        hardware=changed(
+        hardware=evolve(
             a100.hardware, compute_capability=spark.hardware.compute_capability, host_arch=spark.hardware.host_arch
         ),
     )

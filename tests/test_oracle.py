@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 
 from recipegen.capability import Capability
+from recipegen.frozen import evolve
 from recipegen.resolver import gates
 from recipegen.resolver.flags import kv_choices
 from recipegen.schema import Hardware, Model, Variant
 from recipegen.schema.engine import Build
 from recipegen.schema.model import Need
-from recipegen.schema.records import changed
 
 from .conftest import ORACLE
 
@@ -78,7 +78,7 @@ def _cap(code: int) -> Capability:
 
 def _gpu(catalog: Any, code: int) -> Hardware:
     base: Hardware = catalog.hardware["h200"]
-    return changed(base, compute_capability=_cap(code))
+    return evolve(base, compute_capability=_cap(code))
 
 
 def _build(catalog: Any) -> Build:
@@ -128,7 +128,7 @@ def attention_disagreements(catalog: Any) -> list[Disagreement]:
     out: list[Disagreement] = []
     names = {n for c in ATTN["cases"] for n in c["priority_order"]}
     for need in _shapes(catalog):
-        one = changed(model, needs=[need])
+        one = evolve(model, needs=[need])
         for code in ATTN["capabilities"]:
             hw = _gpu(catalog, code)
             if hw.compute_capability not in build.cuda_archs:
@@ -155,7 +155,7 @@ def attention_disagreements(catalog: Any) -> list[Disagreement]:
                 kernels = [k for k in build.kernels if k.provides == need.op]
                 for base in sorted({k.name.split(" (")[0] for k in kernels} & names):
                     same = [k for k in kernels if k.name.split(" (")[0] == base]
-                    mine = _passes(one, changed(build, kernels=same), hw, kv)
+                    mine = _passes(one, evolve(build, kernels=same), hw, kv)
                     if mine != (base in valid):
                         out.append(
                             Disagreement(

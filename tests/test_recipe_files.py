@@ -200,10 +200,10 @@ def _replant(path: Path, edit, keep_check: bool) -> None:  # type: ignore[no-unt
 
 
 def _rename_models(catalog) -> None:  # type: ignore[no-untyped-def]
-    from recipegen.schema.records import changed
+    from recipegen.frozen import evolve
 
     for model_id, model in catalog.models.items():
-        catalog.models[model_id] = changed(model, name="PLANTED")
+        catalog.models[model_id] = evolve(model, name="PLANTED")
 
 
 def test_the_validated_cache_gives_what_a_full_load_gives(cli, tmp_path):

@@ -112,11 +112,6 @@ def validate(kind: type[R], data: Any) -> R:
     return typing.cast(R, _adapter(kind).validate_python(data))
 
 
-def changed(entry: R, **changes: Any) -> R:
-    """A copy with these fields replaced, not validated again (as BaseModel.model_copy)."""
-    return dataclasses.replace(entry, **changes)  # type: ignore[type-var]
-
-
 def revalidated(entry: R, **changes: Any) -> R:
     """A copy with these fields replaced, validated again as a whole."""
     return validate(type(entry), {**to_data(entry), **to_data(changes)})
