@@ -6,7 +6,6 @@ Every problem found in a run is collected and reported together, one line each, 
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -228,8 +227,7 @@ def load(cli_dirs: Iterable[str] = ()) -> Catalog:
             return cached
     cache = ParseCache.open()
     try:
-        with _without_pydantic_plugins():
-            catalog = _load(cli_dirs, cache)
+        catalog = _load(cli_dirs, cache)
     finally:
         if cache is not None:
             cache.save()
@@ -244,21 +242,6 @@ def _roots(cli_dirs: list[str]) -> list[tuple[str, Path]] | None:
     if not all(_is_dir(user) for user in users):
         return None
     return [("built-in", builtin_root()), *((str(user), user) for user in users)]
-
-
-@contextlib.contextmanager
-def _without_pydantic_plugins() -> Iterator[None]:
-    # Building the validators would otherwise scan every installed distribution's entry points for
-    # pydantic plugins (a tenth of a start-up); typer builds its option adapters the same way.
-    previous = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
-    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "1"
-    try:
-        yield
-    finally:
-        if previous is None:
-            del os.environ["PYDANTIC_DISABLE_PLUGINS"]
-        else:
-            os.environ["PYDANTIC_DISABLE_PLUGINS"] = previous
 
 
 def _load(cli_dirs: Iterable[str], cache: ParseCache | None = None) -> Catalog:

@@ -101,9 +101,17 @@ def _adapter(kind: Any) -> TypeAdapter[Any]:
 
         from pydantic import TypeAdapter
 
-        # no plugin discovery: it would scan every installed package's metadata on each run
-        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-        adapter = _ADAPTERS[kind] = TypeAdapter(kind)
+        # Building a validator would otherwise scan every installed distribution's entry points for pydantic
+        # plugins (a tenth of a start-up); typer builds its option adapters the same way.
+        previous = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
+        os.environ["PYDANTIC_DISABLE_PLUGINS"] = "1"
+        try:
+            adapter = _ADAPTERS[kind] = TypeAdapter(kind)
+        finally:
+            if previous is None:
+                del os.environ["PYDANTIC_DISABLE_PLUGINS"]
+            else:
+                os.environ["PYDANTIC_DISABLE_PLUGINS"] = previous
     return adapter
 
 
