@@ -1,5 +1,5 @@
 """`python -m recipegen` runs the CLI."""
 
-from .cli import main
+from .cli.app import main
 
 main()

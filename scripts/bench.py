@@ -56,9 +56,9 @@ def startup() -> None:
 
 
 def matrix() -> None:
-    from recipegen.catalog import load
-    from recipegen.matrix import build_matrix
-    from recipegen.targets import DEFAULT_TARGETS, parse_target
+    from recipegen.catalog.load import load
+    from recipegen.catalog.targets import DEFAULT_TARGETS, parse_target
+    from recipegen.report.matrix import build_matrix
 
     start = time.perf_counter()
     catalog = load()
@@ -91,8 +91,8 @@ PUBLISHED = [
 
 
 def memory() -> None:
-    from recipegen.catalog import load
-    from recipegen.memory import BYTES_PER_PARAM
+    from recipegen.catalog.load import load
+    from recipegen.plan.memory import BYTES_PER_PARAM
 
     catalog = load()
     print(f"{'model':<20} {'variant':<10} {'predicted GiB':>13} {'published GiB':>13} {'error':>7}  what")

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import statistics
 
-from recipegen.calibration import by_regime, compare, load, prefill_ratios, summary
-from recipegen.catalog import load as load_catalog
-from recipegen.speed import BANDS, PREFILL_BAND
+from recipegen.catalog.load import load as load_catalog
+from recipegen.plan.calibration import by_regime, compare, load, prefill_ratios, summary
+from recipegen.plan.speed import BANDS, PREFILL_BAND
 
 
 def main() -> None:

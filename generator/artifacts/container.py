@@ -11,10 +11,10 @@ import re
 from dataclasses import field
 from typing import Any
 
-from .errors import InternalError
-from .frozen import frozen
-from .resolver.flags import CONTAINER_MODELS, local_image
-from .resolver.types import Plan, Resolution
+from ..errors import InternalError
+from ..frozen import frozen
+from ..plan.flags import CONTAINER_MODELS, local_image
+from ..plan.types import Flag, Plan, Resolution
 
 HEALTH_INTERVAL_S = 30
 HEALTH_TIMEOUT_S = 10
@@ -148,9 +148,39 @@ def served_name(plan: Plan) -> str:
     return plan.candidate.variant.repo
 
 
+@frozen
+class Node:
+    role: str  # "single", "head", "worker"
+    rank: int
+    flags: tuple[Flag, ...]
+
+
+def node_flags(plan: Plan) -> list[Node]:
+    engine, layout = plan.engine, plan.candidate.layout
+    base = [f for f in plan.flags]
+    if layout.nodes == 1:
+        return [Node("single", 0, tuple(base))]
+    f = engine.flags
+    nodes: list[Node] = []
+    for rank in range(layout.nodes):
+        extra: list[Flag] = []
+        if f.nnodes:
+            extra.append(Flag(f.nnodes, str(layout.nodes), f"{layout.nodes} machines form one engine"))
+        if f.node_rank:
+            extra.append(Flag(f.node_rank, str(rank), "this machine's rank; the head is 0"))
+        if f.dist_init_addr:
+            value = "${HEAD_ADDR}:${DIST_PORT}" if engine.id == "sglang" else "${HEAD_ADDR}"
+            extra.append(
+                Flag(f.dist_init_addr, value, "where the head listens for the other nodes (set HEAD_ADDR)", expand=True)
+            )
+        if rank > 0 and f.headless_worker:
+            extra.append(Flag(f.headless_worker, None, "a worker runs its model shards only; the head serves the API"))
+        nodes.append(Node("head" if rank == 0 else "worker", rank, tuple(base + extra)))
+    return nodes
+
+
 def container_spec(resolution: Resolution) -> ContainerSpec:
-    from .render import node_flags  # render imports this module at load time
-    from .resolver.flags import container_model_path, model_dir
+    from ..plan.flags import container_model_path, model_dir
 
     plan = resolution.plans[0]
     cand = plan.candidate

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .memory import Budget
-from .offload import OffloadPlan
-from .resolver.types import Change, Plan, Resolution, Settings
-from .schema import Defect, Source
-from .schema.records import to_data
-from .speed import Estimate
+from ..catalog.schema import Defect, Source
+from ..catalog.schema.records import to_data
+from ..plan.memory import Budget
+from ..plan.offload import OffloadPlan
+from ..plan.speed import Estimate
+from ..plan.types import Change, Plan, Resolution, Settings
 
 SCHEMA = "recipegen.resolution/1"
 

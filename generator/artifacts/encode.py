@@ -14,8 +14,8 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from .errors import RecipegenError
-from .schema.text import EXPANDABLE, IMAGE_REFERENCE
+from ..catalog.schema.text import EXPANDABLE, IMAGE_REFERENCE
+from ..errors import RecipegenError
 
 # Every character some reader treats as a line end or that is invisible: bash ends a comment
 # at \n; YAML 1.1, Python and editors also at \r, \x0b, \x0c, \x1c-\x1e, \x85, U+2028, U+2029.

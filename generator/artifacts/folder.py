@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..errors import RecipegenError
+from ..frozen import frozen
 from .contract import SCHEMA
-from .errors import RecipegenError
-from .frozen import frozen
 
 IMAGE_REF = r"^[A-Za-z0-9][A-Za-z0-9_./:@-]*$"
 CONTAINER_NAME = r"^[a-zA-Z0-9][a-zA-Z0-9_.-]*$"

@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import OutputConflictError, RecipegenError
+from ..errors import OutputConflictError, RecipegenError
 
 MANIFEST = ".recipegen.json"
 MANIFEST_SCHEMA = "recipegen.manifest/1"

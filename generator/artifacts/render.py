@@ -17,17 +17,17 @@ from typing import Any
 from jinja2 import BaseLoader, StrictUndefined, TemplateNotFound
 from jinja2.sandbox import SandboxedEnvironment
 
-from . import __version__
-from .container import START_PERIOD_S, ContainerSpec, container_spec, docker_mounts
+from .. import __version__
+from ..catalog.vocabulary import command_problems
+from ..errors import InternalError, RecipegenError
+from ..frozen import frozen
+from ..plan.describe import budget_table, candidate_title, speed_lines, target_line
+from ..plan.flags import container_model_path, model_dir
+from ..plan.memory import checkpoint_bytes
+from ..plan.types import Flag, Resolution
+from .container import START_PERIOD_S, ContainerSpec, container_spec, docker_mounts, node_flags
 from .contract import resolution_json
 from .encode import FILTERS, shell_expand, shell_word, yaml_expand, yaml_value
-from .errors import InternalError, RecipegenError
-from .frozen import frozen
-from .memory import checkpoint_bytes
-from .report import budget_table, candidate_title, speed_lines, target_line
-from .resolver.flags import container_model_path, model_dir
-from .resolver.types import Flag, Plan, Resolution
-from .vocabulary import command_problems
 
 
 class _PackageLoader(BaseLoader):
@@ -59,37 +59,6 @@ def environment() -> SandboxedEnvironment:
 class ArgLine:
     comment: str | None
     tokens: tuple[str, ...]  # already quoted for the target (shell or YAML)
-
-
-@frozen
-class Node:
-    role: str  # "single", "head", "worker"
-    rank: int
-    flags: tuple[Flag, ...]
-
-
-def node_flags(plan: Plan) -> list[Node]:
-    engine, layout = plan.engine, plan.candidate.layout
-    base = [f for f in plan.flags]
-    if layout.nodes == 1:
-        return [Node("single", 0, tuple(base))]
-    f = engine.flags
-    nodes: list[Node] = []
-    for rank in range(layout.nodes):
-        extra: list[Flag] = []
-        if f.nnodes:
-            extra.append(Flag(f.nnodes, str(layout.nodes), f"{layout.nodes} machines form one engine"))
-        if f.node_rank:
-            extra.append(Flag(f.node_rank, str(rank), "this machine's rank; the head is 0"))
-        if f.dist_init_addr:
-            value = "${HEAD_ADDR}:${DIST_PORT}" if engine.id == "sglang" else "${HEAD_ADDR}"
-            extra.append(
-                Flag(f.dist_init_addr, value, "where the head listens for the other nodes (set HEAD_ADDR)", expand=True)
-            )
-        if rank > 0 and f.headless_worker:
-            extra.append(Flag(f.headless_worker, None, "a worker runs its model shards only; the head serves the API"))
-        nodes.append(Node("head" if rank == 0 else "worker", rank, tuple(base + extra)))
-    return nodes
 
 
 def _shell_lines(flags: tuple[Flag, ...]) -> list[ArgLine]:

@@ -27,16 +27,16 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..frozen import evolve
 from .capability import Capability, CapabilitySet
-from .frozen import evolve
 from .recipe_files import MAX_BYTES
 from .schema.records import is_record, to_data
 
 if TYPE_CHECKING:
-    from .catalog import Catalog
+    from .index import Catalog
     from .schema import Engine
 
-SCHEMA = "recipegen.catalog-cache/3"
+SCHEMA = "recipegen.catalog.load-cache/3"
 MAX_FILES = 5000  # a user folder bigger than this is simply loaded in full
 
 
@@ -56,7 +56,7 @@ def key(roots: list[tuple[str, Path]], kinds: Iterable[str]) -> str | None:
     digest = hashlib.sha256(f"{SCHEMA}\0{code_key()}\0".encode())
     count = 0
     try:
-        data = Path(__file__).resolve().parent / "data"  # the flag vocabularies the cross-checks read
+        data = Path(__file__).resolve().parents[1] / "data"  # the flag vocabularies the cross-checks read
         for path in sorted(p for p in data.rglob("*") if p.suffix in (".json", ".yaml")):  # never __pycache__
             info = path.stat()
             digest.update(f"data\0{path.relative_to(data)}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
@@ -148,7 +148,7 @@ class _CatalogUnpickler(pickle.Unpickler):
 @functools.cache
 def _allowed() -> dict[tuple[str, str], Any]:
     from . import schema
-    from .catalog import Origin
+    from .index import Origin
     from .schema import deployment, engine, fingerprint, hardware, model
 
     kinds: list[Any] = [Origin, Capability, CapabilitySet, dt.date]
@@ -158,7 +158,7 @@ def _allowed() -> dict[tuple[str, str], Any]:
 
 
 def _loads(body: bytes) -> Catalog:
-    from .catalog import KINDS, Catalog
+    from .index import KINDS, Catalog
 
     payload = _CatalogUnpickler(io.BytesIO(body)).load()
     if type(payload) is not dict or payload.keys() != _KNOWN_FIELDS:

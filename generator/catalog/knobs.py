@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from .frozen import frozen
+from ..frozen import frozen
 
 Kind = Literal["count", "fraction", "context", "port", "switch"]
 

@@ -6,10 +6,10 @@ import datetime as dt
 import difflib
 import re
 
+from ..errors import RecipegenError, UnknownNameError
+from ..frozen import evolve, frozen
 from .capability import Capability
-from .catalog import Catalog
-from .errors import RecipegenError, UnknownNameError
-from .frozen import evolve, frozen
+from .index import Catalog
 from .schema import Build, Engine, Hardware, Model
 
 

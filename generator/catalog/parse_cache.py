@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from .. import __version__
 
 DISABLE_ENV = "RECIPEGEN_NO_CACHE"
 SCHEMA = "recipegen.parse-cache/1"
@@ -66,7 +66,7 @@ def _decode(obj: dict[str, Any]) -> Any:
 
 
 def code_key() -> str:
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # the recipegen package: every module of it
     digest = hashlib.sha256(f"{SCHEMA}\0{__version__}\0".encode())
     for path in sorted(package.rglob("*.py")):
         info = path.stat()

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import ValidationError
 
-from .catalog import Catalog, Origin, _duplicate_keys, _format_loc, _is_dir, _locate, _message
-from .errors import CatalogProblem
+from ..errors import CatalogProblem
+from .index import Catalog, Origin
+from .parse import duplicate_keys, format_loc, is_dir, locate, problem_message
 from .recipe_files import RecipeFileError, check_numbers, compose, construct, decode, read_bytes
 
 if TYPE_CHECKING:
     from .parse_cache import ParseCache
-from .frozen import evolve
+from ..frozen import evolve
 from .schema import Build
 from .schema.records import to_data, validate
 from .schema.release import KEYS, PARSER_LISTS, BuildChange
@@ -37,15 +38,15 @@ class _Entry:
     def line(self, *loc: int | str) -> int | None:
         if self.node is None:
             self.node = compose(self.text)
-        return _locate(self.node, loc)
+        return locate(self.node, loc)
 
 
 def _files(root: Path) -> list[tuple[str, Path]]:
     folder = root / "engines"
-    if not _is_dir(folder):
+    if not is_dir(folder):
         return []
     out: list[tuple[str, Path]] = []
-    for sub in sorted(p for p in folder.iterdir() if _is_dir(p) and not p.name.startswith((".", "_"))):
+    for sub in sorted(p for p in folder.iterdir() if is_dir(p) and not p.name.startswith((".", "_"))):
         out.extend((sub.name, f) for f in sorted([*sub.glob("*.yaml"), *sub.glob("*.yml")]))
     return out
 
@@ -66,7 +67,7 @@ def _parse(
             node = compose(text)
             data = construct(node) if node is not None else None
             check_numbers(data)
-            problems = list(_duplicate_keys(node, display)) if node is not None else []
+            problems = list(duplicate_keys(node, display)) if node is not None else []
             if cache is not None and not problems:
                 cache.put(digest(content), data)
     except RecipeFileError as exc:
@@ -84,7 +85,7 @@ def _parse(
         node = node if node is not None else compose(text)
         for error in exc.errors():
             loc = tuple(error["loc"])
-            problems.append(CatalogProblem(display, _locate(node, loc), _format_loc(loc), _message(error)))
+            problems.append(CatalogProblem(display, locate(node, loc), format_loc(loc), problem_message(error)))
         return text, None, problems
     assert isinstance(value, (Build, BuildChange))
     return text, (value if not problems else None), problems
@@ -192,7 +193,7 @@ def _merge(entry: _Entry, parent: Build, problems: list[CatalogProblem]) -> Buil
         for error in exc.errors():
             loc = tuple(error["loc"])
             line = entry.line(*loc) if loc and loc[0] in change.model_fields_set else entry.line("id")
-            problems.append(CatalogProblem(entry.display, line, _format_loc(loc), _message(error)))
+            problems.append(CatalogProblem(entry.display, line, format_loc(loc), problem_message(error)))
         return None
 
 
@@ -332,7 +333,7 @@ def _defect_site(entry: _Entry | None, defect_id: str) -> tuple[int | None, str]
     for index, defect in enumerate(declared or []):
         if defect.id == defect_id:
             loc = (*prefix, index, "fixed_in")
-            return entry.line(*loc), _format_loc(loc)
+            return entry.line(*loc), format_loc(loc)
     return None
 
 

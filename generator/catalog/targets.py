@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from .catalog import Catalog
-from .errors import RecipegenError
-from .frozen import frozen
+from ..errors import RecipegenError
+from ..frozen import frozen
+from .index import Catalog
 from .names import resolve_gpu
 from .schema import Hardware
 

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from .frozen import frozen
+from ..frozen import frozen
 
 VOCABULARY_PACKAGE = "recipegen.data"
 VOCABULARY_FOLDER = "engine-cli"

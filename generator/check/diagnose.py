@@ -15,10 +15,10 @@ import re
 from dataclasses import field
 from typing import Any
 
-from .catalog import Catalog
-from .errors import RecipegenError
-from .frozen import frozen
-from .schema import Build, Defect, Fingerprint, Hardware, Model
+from ..catalog.index import Catalog
+from ..catalog.schema import Build, Defect, Fingerprint, Hardware, Model
+from ..errors import RecipegenError
+from ..frozen import frozen
 
 SCHEMA = "recipegen.diagnosis/1"
 MAX_CHARS = 4 * 1024 * 1024  # the tail that is read: start-up lines plus the failure fit many times over
@@ -169,8 +169,8 @@ def _hardware_names(catalog: Catalog) -> dict[str, Hardware]:
 
 
 def _model_from(catalog: Catalog, value: str) -> Model | None:
-    from .inference import infer
-    from .names import find_model
+    from ..catalog.names import find_model
+    from ..checkpoint.inference import infer
 
     choice = find_model(catalog, value)
     if choice is not None:
@@ -188,7 +188,7 @@ def _model_from(catalog: Catalog, value: str) -> Model | None:
 
 
 def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
-    from .names import resolve_gpu
+    from ..catalog.names import resolve_gpu
 
     notes: list[str] = []
     engine = next((name for name, sign in _ENGINE_SIGNS if sign.search(text)), None)
@@ -200,7 +200,7 @@ def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
             break
     build = None
     if engine is not None and version is not None and engine in catalog.engines:
-        from .names import resolve_user_build
+        from ..catalog.names import resolve_user_build
 
         try:
             choice = resolve_user_build(catalog, f"{engine}=={version}")
@@ -211,7 +211,7 @@ def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
             notes.append(f"{exc.message.removeprefix(f'--build {engine}=={version}: ')}; plans use the builds it knows")
     model, model_text = None, None
     if hints.model:
-        from .anymodel import resolve_any
+        from ..checkpoint.anymodel import resolve_any
 
         model, model_text = resolve_any(catalog, hints.model).model, f"--model {hints.model}"
     else:
@@ -341,8 +341,9 @@ def diagnose_log(catalog: Catalog, text: str, hints: Hints | None = None) -> Dia
 def _plan_that_runs(catalog: Catalog, facts: LogFacts, hints: Hints) -> tuple[tuple[str, ...], dict[str, Any] | None]:
     if facts.model is None or facts.hardware is None:
         return (), None
-    from .contract import plan_json
-    from .resolver import Request, resolve
+    from ..artifacts.contract import plan_json
+    from ..plan.resolve import resolve
+    from ..plan.types import Request
 
     gpus = hints.gpus or facts.tp
     request = Request(model=facts.model, hardware=facts.hardware, gpus_per_node=gpus)

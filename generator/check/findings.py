@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Literal
 
-from .frozen import frozen
-from .resolver.gates import backend_name
-from .resolver.types import Candidate, GateId, GateResult, Layout, Request, Settings
-from .schema import Engine, Source, Variant
-from .schema.engine import Build, Defect
-from .vocabulary import ParsedArgs, Vocabulary
+from ..catalog.schema import Engine, Source, Variant
+from ..catalog.schema.engine import Build, Defect
+from ..catalog.vocabulary import ParsedArgs, Vocabulary
+from ..frozen import frozen
+from ..plan.gates import backend_name
+from ..plan.types import Candidate, GateId, GateResult, Layout, Request, Settings
 
 Severity = Literal["error", "silent", "warn", "info"]
 
@@ -45,8 +45,8 @@ def gate_findings(
     parsed: ParsedArgs,
     vocab: Vocabulary,
 ) -> list[Finding]:
-    from .resolver.gates import defect_text
-    from .resolver.resolve import evaluate
+    from ..plan.gates import defect_text
+    from ..plan.resolve import evaluate
 
     cand = evaluate(request, engine, build, variant, layout, None, settings)
     out = [_defect_finding(build, d) for d in cand.build_defects]
@@ -113,7 +113,7 @@ def _defect_finding(build: Build, defect: Defect) -> Finding:
 
 def _required_findings(cand: Candidate, request: Request, parsed: ParsedArgs, vocab: Vocabulary) -> list[Finding]:
     """Arguments the catalog says this path needs (its kernels, weight format, the model on this engine)."""
-    from .resolver.flags import required_flags
+    from ..plan.flags import required_flags
 
     out: list[Finding] = []
     for flag in required_flags(cand, request.model, request.hardware.compute_capability, set()):
@@ -152,7 +152,7 @@ def _kernel_finding(
     vocab: Vocabulary,
 ) -> Finding:
     """Which of the command's choices leaves no kernel: the first relaxation after which the gate no longer fails."""
-    from .resolver.resolve import evaluate
+    from ..plan.resolve import evaluate
 
     gate = cand.gate("kernel")
     sm = request.hardware.compute_capability.sm
@@ -212,7 +212,7 @@ def _memory_finding(
     parsed: ParsedArgs,
     vocab: Vocabulary,
 ) -> Finding:
-    from .resolver.resolve import evaluate
+    from ..plan.resolve import evaluate
 
     gate = cand.gate("memory")
     flag = engine.flags.context_length
@@ -255,7 +255,7 @@ def _topology_finding(
     settings: Settings,
     cand: Candidate,
 ) -> Finding:
-    from .resolver.gates import topology
+    from ..plan.gates import topology
 
     gate = cand.gate("topology")
     flag = engine.flags.tensor_parallel

@@ -16,11 +16,11 @@ from dataclasses import field
 
 import yaml
 
-from .catalog import Catalog
-from .errors import RecipegenError
-from .frozen import frozen
-from .schema import Engine
-from .schema.engine import Build
+from ..catalog.index import Catalog
+from ..catalog.schema import Engine
+from ..catalog.schema.engine import Build
+from ..errors import RecipegenError
+from ..frozen import frozen
 
 # The other spellings of each engine's server entrypoint (the catalog's `command` is the first).
 ENTRYPOINTS: dict[str, tuple[tuple[str, ...], ...]] = {
@@ -80,8 +80,8 @@ class NoInvocation(RecipegenError):
 
 def _image_build(catalog: Catalog, image: str) -> tuple[Engine | None, Build | None, str]:
     """The engine and catalog build an image reference names, and how it was understood."""
-    from .names import resolve_user_build
-    from .resolver.flags import local_image
+    from ..catalog.names import resolve_user_build
+    from ..plan.flags import local_image
 
     repo = image.rpartition(":")[0] if ":" in image.rsplit("/", 1)[-1] else image
     found_engine = None

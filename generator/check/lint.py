@@ -11,20 +11,20 @@ import json
 from dataclasses import replace
 from typing import Any, Literal
 
-from .catalog import Catalog
+from ..catalog.index import Catalog
+from ..catalog.names import ModelChoice
+from ..catalog.schema import Engine, Hardware, Model, Source, Variant
+from ..catalog.schema.engine import Build
+from ..catalog.schema.records import field_names
+from ..catalog.vocabulary import ParsedArgs, Vocabulary, parse_args, vocabulary
+from ..errors import RecipegenError
+from ..frozen import frozen
+from ..plan.types import Layout, Plan, Request, Settings
 from .diagnose import printable
-from .errors import RecipegenError
-from .frozen import frozen
+from .findings import Finding, Severity, gate_findings
 from .invocation import Invocation
-from .lint_findings import Finding, Severity, gate_findings
-from .names import ModelChoice
-from .resolver.types import Layout, Plan, Request, Settings
-from .schema import Engine, Hardware, Model, Source, Variant
-from .schema.engine import Build
-from .schema.records import field_names
-from .vocabulary import ParsedArgs, Vocabulary, parse_args, vocabulary
 
-SCHEMA = "recipegen.lint/1"
+SCHEMA = "recipegen.check.lint/1"
 SEVERITIES: tuple[Severity, ...] = ("error", "silent", "warn", "info")
 MARK = {"error": "✗", "silent": "!", "warn": "~", "info": "i"}
 
@@ -135,7 +135,7 @@ def _settings(
     engine: Engine, parsed: ParsedArgs, vocab: Vocabulary, env: dict[str, str], gpus: int
 ) -> tuple[Settings, str | None, str | None]:
     """The command's own choices as engine-neutral settings; also the pin's flag and value, if any."""
-    from .resolver.flags import settings_from_args
+    from ..plan.flags import settings_from_args
 
     pairs: list[tuple[str, str | None]] = []
     for name in field_names(type(engine.flags)):
@@ -165,7 +165,7 @@ def _mounted_checkpoint(catalog: Catalog, host: str) -> ModelChoice | None:
     None when the path is not here or its files do not say (lint then matches the path by name)."""
     from pathlib import Path
 
-    from .anymodel import from_files
+    from ..checkpoint.anymodel import from_files
 
     path = Path(host)
     folder = path.parent if path.is_file() else path
@@ -189,7 +189,7 @@ def lint(
     nodes: int | None = None,
     gpu_memory: float | None = None,
 ) -> LintResult:
-    from .names import find_model, resolve_gpu
+    from ..catalog.names import find_model, resolve_gpu
 
     engine = invocation.engine
     build = invocation.build or _default_build(engine)
@@ -400,7 +400,7 @@ def _build_parser_findings(
     """The command's --tool-call-parser / --reasoning-parser checked against the build's own parser lists: a name
     its sourced list lacks stops the server at start-up; a list the catalog has not sourced for the build is said.
     Also the parser flags whose value the build's sourced list has though the newest vocabulary refuses it."""
-    from .resolver.flags import builds_with_parser, sourced_parsers, unknown_parser
+    from ..plan.flags import builds_with_parser, sourced_parsers, unknown_parser
 
     out: list[Finding] = []
     accepted: set[str] = set()
@@ -479,7 +479,7 @@ def _parser_findings(
     parsed: ParsedArgs,
     vocab: Vocabulary,
 ) -> list[Finding]:
-    from .resolver.flags import builds_with_parser, parsers_for, sourced_parsers
+    from ..plan.flags import builds_with_parser, parsers_for, sourced_parsers
 
     cc = hardware.compute_capability if hardware else None
     tool, reasoning, reasons, sources = parsers_for(model, engine, build, cc)
@@ -551,7 +551,7 @@ def _plan_instead(
     a bind-mounted checkpoint `folder` is named by its path, so the command writes a plan that mounts it."""
     import shlex
 
-    from .resolver import resolve
+    from ..plan.resolve import resolve
 
     resolution = resolve(
         catalog,
@@ -614,7 +614,7 @@ def format_lint(r: LintResult) -> str:
 
 
 def lint_json(r: LintResult) -> dict[str, Any]:
-    from .contract import plan_json, settings_json
+    from ..artifacts.contract import plan_json, settings_json
 
     return {
         "schema": SCHEMA,

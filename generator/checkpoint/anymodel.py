@@ -8,11 +8,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .catalog import Catalog
-from .errors import RecipegenError, UnknownNameError
-from .frozen import evolve
-from .names import ModelChoice, resolve_model
-from .schema import Model, Source, Variant
+from ..catalog.index import Catalog
+from ..catalog.names import ModelChoice, resolve_model
+from ..catalog.schema import Model, Source, Variant
+from ..errors import RecipegenError, UnknownNameError
+from ..frozen import evolve
 
 if TYPE_CHECKING:
     from .derive import Derivation

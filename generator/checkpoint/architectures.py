@@ -13,9 +13,9 @@ from typing import Literal
 import yaml
 from pydantic import Field, ValidationError
 
-from .errors import RecipegenError
-from .schema.common import KernelOp, Sources
-from .schema.strict_model import StrictModel
+from ..catalog.schema.common import KernelOp, Sources
+from ..catalog.schema.strict_model import StrictModel
+from ..errors import RecipegenError
 
 DerivableKind = Literal["gqa", "mla", "dsa", "dsa_nope", "dsv4"]
 LinearKind = Literal["kda", "gdn", "lightning"]

@@ -9,13 +9,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..catalog.schema import Model, Source, Variant
+from ..catalog.schema.common import KernelOp
+from ..catalog.schema.engine import QuantMethod
+from ..catalog.schema.model import Attention, CompressedLayers, Indexer, LinearAttention, Moe, Need
+from ..frozen import frozen
 from .architectures import LinearKind, Rule, rules
-from .frozen import frozen
 from .hub import Checkpoint
-from .schema import Model, Source, Variant
-from .schema.common import KernelOp
-from .schema.engine import QuantMethod
-from .schema.model import Attention, CompressedLayers, Indexer, LinearAttention, Moe, Need
 
 FLOAT_DTYPES = {"BF16", "F16", "F32", "F64"}
 _WORD = re.compile(r"^[A-Za-z0-9][\w.+-]{0,63}$")

@@ -20,8 +20,8 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from .errors import RecipegenError
-from .frozen import frozen
+from ..errors import RecipegenError
+from ..frozen import frozen
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 CONFIG = "config.json"

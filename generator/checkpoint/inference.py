@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 
-from .catalog import Catalog
-from .errors import RecipegenError
-from .frozen import evolve
-from .names import ModelChoice
-from .schema import Model, Variant
-from .schema.engine import QuantMethod
-from .schema.records import revalidated
+from ..catalog.index import Catalog
+from ..catalog.names import ModelChoice
+from ..catalog.schema import Model, Variant
+from ..catalog.schema.engine import QuantMethod
+from ..catalog.schema.records import revalidated
+from ..errors import RecipegenError
+from ..frozen import evolve
 
 # trailing name words -> the weight format they announce (None: a modifier that says nothing alone)
 QUANT_WORDS: dict[str, QuantMethod | None] = {

@@ -9,14 +9,16 @@ from typing import Annotated
 
 import typer
 
-from .. import cli_values
-from ..cli import Format, FormatOpt, Recipes, _catalog, app
 from ..errors import RecipegenError
+from . import values as cli_values
+from .options import Format, FormatOpt, Recipes, load_catalog
+
+commands = typer.Typer()
 
 
 def read_log(source: str) -> str:
     """The log text from a file or stdin ('-'); bytes that are not UTF-8 are replaced, never fatal."""
-    from ..diagnose import MAX_CHARS
+    from ..check.diagnose import MAX_CHARS
 
     if source == "-":
         data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
@@ -39,7 +41,7 @@ def read_log(source: str) -> str:
     return data[-MAX_CHARS:].decode("utf-8", errors="replace")
 
 
-@app.command("diagnose")
+@commands.command("diagnose")
 def diagnose(
     log: Annotated[str, typer.Argument(metavar="LOG", callback=cli_values.path, hidden=True, show_default=False)],
     gpu: Annotated[
@@ -61,10 +63,10 @@ def diagnose(
 ) -> None:
     """Match a failed engine LOG (a file, or - for stdin: docker logs … 2>&1 | recipegen diagnose -) against known
     failures: the stage, the gate, why, the fix, the plan that runs."""
-    from ..diagnose import Hints, diagnose_log, diagnosis_json, format_diagnosis
+    from ..check.diagnose import Hints, diagnose_log, diagnosis_json, format_diagnosis
 
     text = read_log(log)
-    result = diagnose_log(_catalog(recipes), text, Hints(gpu=gpu, model=model, gpus=gpus))
+    result = diagnose_log(load_catalog(recipes), text, Hints(gpu=gpu, model=model, gpus=gpus))
     if fmt is Format.json:
         typer.echo(json.dumps(diagnosis_json(result), indent=2, ensure_ascii=False))
     else:

@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from ..cli import (
+from .options import (
     AsOf,
     EngineOpt,
     Format,
@@ -17,15 +17,15 @@ from ..cli import (
     ModelOpt,
     Nodes,
     Recipes,
-    Selectors,
     VariantOpt,
-    _catalog,
-    _request,
-    app,
+    load_catalog,
 )
+from .request import Selectors, build_request
+
+commands = typer.Typer()
 
 
-@app.command("history")
+@commands.command("history")
 def history_command(
     gpu: Gpu = None,
     model: ModelOpt = None,
@@ -39,11 +39,11 @@ def history_command(
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
     """Since when a model runs on a GPU: per engine, each build's verdict in date order and what flipped it."""
-    from ..history import history, history_json, history_text
+    from ..report.history import history, history_json, history_text
 
-    catalog = _catalog(recipes)
+    catalog = load_catalog(recipes)
     sel = Selectors(gpu, model, gpus, nodes, gpu_memory, engine, None, variant, as_of=as_of)
-    request = _request(catalog, sel)
+    request = build_request(catalog, sel)
     found = history(catalog, request)
     if fmt is Format.json:
         document = {

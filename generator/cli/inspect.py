@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..cli import Recipes, _catalog, app
+from ..catalog.schema.records import to_data
 from ..errors import RecipegenError
-from ..schema.records import to_data
+from .options import Recipes, load_catalog
+
+commands = typer.Typer()
 
 if TYPE_CHECKING:
-    from ..catalog import Catalog
-    from ..derive import Derivation
+    from ..catalog.index import Catalog
+    from ..checkpoint.derive import Derivation
 
 
 class InspectFormat(str, Enum):
@@ -28,8 +30,8 @@ def _gb(value: float | None) -> str:
 
 
 def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
-    from ..anymodel import family_of, unknown_architecture
-    from ..derive import nope_layers, observed, text_config
+    from ..checkpoint.anymodel import family_of, unknown_architecture
+    from ..checkpoint.derive import nope_layers, observed, text_config
 
     ck, model = d.checkpoint, d.model
     family, sure, why = family_of(catalog, d)
@@ -210,7 +212,7 @@ def draft_yaml(d: Derivation) -> str:
     return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120)
 
 
-@app.command("inspect")
+@commands.command("inspect")
 def inspect(
     model: Annotated[str, typer.Argument(help="Hub repo id (ORG/NAME, ORG/NAME@REVISION) or a checkpoint folder")],
     fmt: Annotated[InspectFormat, typer.Option("--format", help="text, json, or yaml (a draft models/*.yaml)")] = (
@@ -222,10 +224,10 @@ def inspect(
     recipes: Recipes = [],  # noqa: B006 - typer reads the default, never mutates it
 ) -> None:
     """Read a checkpoint's config, quantization config, index and card (never its weights) and say what it is."""
-    from .. import hub
-    from ..derive import derive
+    from ..checkpoint import hub
+    from ..checkpoint.derive import derive
 
-    catalog = _catalog(recipes)
+    catalog = load_catalog(recipes)
     derivation = derive(hub.read(model, headers=headers))
     if fmt is InspectFormat.yaml:
         typer.echo(draft_yaml(derivation), nl=False)

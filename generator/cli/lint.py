@@ -8,14 +8,16 @@ from typing import Annotated
 
 import typer
 
-from .. import cli_values
-from ..cli import Format, FormatOpt, GpuMemory, Recipes, _catalog, app
 from ..errors import RecipegenError
+from . import values as cli_values
+from .options import Format, FormatOpt, GpuMemory, Recipes, load_catalog
+
+commands = typer.Typer()
 
 MAX_FILE_BYTES = 1024 * 1024  # a launch script or compose file; anything bigger is not one
 
 
-@app.command(
+@commands.command(
     "lint",
     context_settings={"ignore_unknown_options": True},
 )
@@ -39,11 +41,11 @@ def lint(
 ) -> None:
     """Check a command you already have — a FILE (launch.sh, a script, docker-compose.yml), - for stdin, or the
     command itself after -- — against the engine's own flag vocabulary and the gates, run on its own choices."""
-    from ..invocation import find_invocation, from_argv
-    from ..lint import dumps, format_lint
-    from ..lint import lint as run_lint
+    from ..check.invocation import find_invocation, from_argv
+    from ..check.lint import dumps, format_lint
+    from ..check.lint import lint as run_lint
 
-    catalog = _catalog(recipes)
+    catalog = load_catalog(recipes)
     if command == ["-"]:
         data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
         if len(data) > MAX_FILE_BYTES:

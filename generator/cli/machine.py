@@ -10,13 +10,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .. import cli_values
-from ..cli import Format, FormatOpt, Recipes, _catalog, app
 from ..errors import ChecksFailedError, RecipegenError
+from . import values as cli_values
+from .options import Format, FormatOpt, Recipes, load_catalog
+
+commands = typer.Typer()
 
 if TYPE_CHECKING:
-    from ..folder import Folder
-    from ..preflight import Options
+    from ..artifacts.folder import Folder
+    from ..machine.preflight import Options
 
 Dir = Annotated[
     str,
@@ -51,7 +53,7 @@ Name = Annotated[
 
 
 def _folder(path: str) -> Folder:
-    from ..folder import load
+    from ..artifacts.folder import load
 
     return load(Path(path))
 
@@ -76,8 +78,8 @@ def _options(
     dist_port: int | None,
     image: str | None = None,
 ) -> Options:
-    from ..folder import IMAGE_REF
-    from ..preflight import Options
+    from ..artifacts.folder import IMAGE_REF
+    from ..machine.preflight import Options
 
     folder.node(node)  # a rank the plan does not have is bad input
     local = folder.container.get("weights_folder")
@@ -103,21 +105,21 @@ def _options(
     )
 
 
-@app.command("detect")
+@commands.command("detect")
 def detect(fmt: FormatOpt = Format.text, recipes: Recipes = []) -> None:  # noqa: B006
     """This machine's NVIDIA GPUs (NVML, else nvidia-smi), mapped to catalog hardware."""
-    from ..detect import detect_json, detect_text, require_gpus
-    from ..localgpu import probe
+    from ..machine.detect import detect_json, detect_text, require_gpus
+    from ..machine.localgpu import probe
 
     machine = require_gpus(probe())
-    catalog = _catalog(recipes)
+    catalog = load_catalog(recipes)
     if fmt is Format.json:
         typer.echo(json.dumps(detect_json(catalog, machine), indent=2, ensure_ascii=False))
     else:
         typer.echo(detect_text(catalog, machine))
 
 
-@app.command("preflight")
+@commands.command("preflight")
 def preflight_(
     path: Dir,
     model_dir: ModelDir = None,
@@ -130,7 +132,7 @@ def preflight_(
     fmt: FormatOpt = Format.text,
 ) -> None:
     """Every check the folder's plan implies on this machine, each ✓/✗/? with the fix; exit 1 when one blocks."""
-    from ..preflight import as_json, blocking, run_checks, text
+    from ..machine.preflight import as_json, blocking, run_checks, text
 
     folder = _folder(path)
     checks = run_checks(folder, _options(folder, model_dir, port, no_gpu, node, head_addr, dist_port, image))
@@ -143,7 +145,7 @@ def preflight_(
         raise ChecksFailedError(f"preflight: {bad[0].detail}", bad[0].fix or None)
 
 
-@app.command("up")
+@commands.command("up")
 def up(
     path: Dir,
     model_dir: ModelDir = None,
@@ -158,9 +160,9 @@ def up(
     no_verify: Annotated[bool, typer.Option("--no-verify", help="stop once healthy, without the chat checks")] = False,
 ) -> None:
     """Preflight, pull or build the image, start the engine as launch.sh does, follow its log until healthy, verify."""
-    from ..folder import CONTAINER_NAME
-    from ..up import UpOptions
-    from ..up import up as run_up
+    from ..artifacts.folder import CONTAINER_NAME
+    from ..machine.up import UpOptions
+    from ..machine.up import up as run_up
 
     if name is not None and not re.fullmatch(CONTAINER_NAME, name):
         raise RecipegenError(f"--name {name!r} is not a container name", "letters, digits, '_', '.', '-'")
@@ -169,10 +171,10 @@ def up(
     run_up(folder, UpOptions(opts, name=name, timeout_s=timeout, verify=not no_verify), typer.echo)
 
 
-@app.command("down")
+@commands.command("down")
 def down(path: Dir) -> None:
     """Remove the containers `recipegen up` started from this folder (and nothing else)."""
-    from ..dockerhost import connect, ours
+    from ..machine.dockerhost import connect, ours
 
     folder = _folder(path)
     found = ours(connect(), folder.path)
@@ -183,10 +185,10 @@ def down(path: Dir) -> None:
         typer.echo(f"nothing started from {path}")
 
 
-@app.command("status")
+@commands.command("status")
 def status(path: Dir, fmt: FormatOpt = Format.text) -> None:
     """The containers `recipegen up` started from this folder: state and health."""
-    from ..dockerhost import connect, ours
+    from ..machine.dockerhost import connect, ours
 
     folder = _folder(path)
     rows = []
@@ -210,15 +212,15 @@ def status(path: Dir, fmt: FormatOpt = Format.text) -> None:
             typer.echo(f"{r['name']}: {r['status']}, health {r['health']}, exit code {r['exit_code']} ({r['image']})")
 
 
-@app.command("logs")
+@commands.command("logs")
 def logs(
     path: Dir,
     tail: Annotated[int, typer.Option("--tail", min=1, help="last lines to show")] = 100,
     follow: Annotated[bool, typer.Option("--follow", "-f", help="keep following the log")] = False,
 ) -> None:
     """The engine's log of the containers started from this folder."""
-    from ..dockerhost import connect, log_lines, ours
-    from ..dockerhost import follow as follow_log
+    from ..machine.dockerhost import connect, log_lines, ours
+    from ..machine.dockerhost import follow as follow_log
 
     folder = _folder(path)
     found = ours(connect(), folder.path)
@@ -238,7 +240,7 @@ def logs(
                 typer.echo(line)
 
 
-@app.command("verify")
+@commands.command("verify")
 def verify_(
     url: Annotated[
         str, typer.Option("--url", callback=cli_values.name, help="the endpoint, e.g. http://localhost:8000")
@@ -256,7 +258,7 @@ def verify_(
     fmt: FormatOpt = Format.text,
 ) -> None:
     """verify.sh in Python: health, models, a chat, the reasoning split, a tool-call round trip."""
-    from ..verify import ALL_CHECKS, checks_for_container, run_checks, table
+    from ..machine.verify import ALL_CHECKS, checks_for_container, run_checks, table
 
     if not url.startswith(("http://", "https://")):
         raise RecipegenError(f"--url {url!r} is not an http(s) URL", "e.g. --url http://localhost:8000")

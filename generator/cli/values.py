@@ -112,7 +112,7 @@ def quantity(ctx: typer.Context, param: typer.CallbackParam, value: float | None
 
 def version(ctx: typer.Context, param: typer.CallbackParam, value: bool) -> None:
     if value and not ctx.resilient_parsing:
-        from . import __version__
+        from .. import __version__
 
         typer.echo(f"recipegen {__version__}")
         raise typer.Exit(0)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .capability import Capability
-from .catalog import Catalog
-from .errors import ExitCode, RecipegenError
-from .frozen import frozen
+from ..catalog.capability import Capability
+from ..catalog.index import Catalog
+from ..catalog.schema import Hardware
+from ..errors import ExitCode, RecipegenError
+from ..frozen import frozen
 from .localgpu import Gpu, Machine
-from .schema import Hardware
 
 MIB_PER_GIB = 1024
 MEMORY_TOLERANCE_GIB = 1.5  # nvidia-smi's total differs from the datasheet by what the driver reserves

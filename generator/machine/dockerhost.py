@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .container import HEALTH_INTERVAL_S, HEALTH_RETRIES, HEALTH_TIMEOUT_S, LABEL, START_PERIOD_S
-from .errors import RecipegenError
+from ..artifacts.container import HEALTH_INTERVAL_S, HEALTH_RETRIES, HEALTH_TIMEOUT_S, LABEL, START_PERIOD_S
+from ..errors import RecipegenError
 
 NS = 1_000_000_000
 

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from typing import Any
 
-from .frozen import frozen
+from ..frozen import frozen
 
 QUERY_FIELDS = ("index", "name", "compute_cap", "memory.total", "driver_version", "mig.mode.current", "pci.bus_id")
 _MISSING = {"", "[N/A]", "N/A", "[Not Supported]", "Not Supported", "[Unknown Error]"}

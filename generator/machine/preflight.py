@@ -13,8 +13,8 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .folder import Folder
-from .frozen import frozen
+from ..artifacts.folder import Folder
+from ..frozen import frozen
 
 if TYPE_CHECKING:
     from .localgpu import Machine
@@ -65,7 +65,7 @@ def weights_state(folder: Folder, opts: Options) -> tuple[Status, str, int]:
         return "fail", f"{where} does not exist: not downloaded yet", 0
     present = sum(p.stat().st_size for p in where.rglob("*") if p.is_file())
     if local:
-        from .hub import cache_blobs, outside_links
+        from ..checkpoint.hub import cache_blobs, outside_links
 
         links = outside_links(where)
         blobs = cache_blobs(where) if links else None
@@ -226,7 +226,7 @@ def run_checks(folder: Folder, opts: Options) -> list[Check]:
 
 def _gpus_check(folder: Folder, machine: Machine | None) -> Check:
     """The plan's GPU kind and count per node against the GPUs here."""
-    from .catalog import load
+    from ..catalog.load import load
     from .detect import match
 
     request = folder.plan.get("request") or {}

@@ -15,13 +15,13 @@ import urllib.request
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..artifacts.folder import Folder
+from ..errors import ChecksFailedError, ExitCode, RecipegenError
+from ..frozen import frozen
 from . import dockerhost, preflight, verify
-from .errors import ChecksFailedError, ExitCode, RecipegenError
-from .folder import Folder
-from .frozen import frozen
 
 if TYPE_CHECKING:
-    from .diagnose import Diagnosis
+    from ..check.diagnose import Diagnosis
 
 TAIL = 40
 _FATAL = re.compile(r"(?i)(error|exception|fatal|failed|traceback|abort)")
@@ -50,8 +50,8 @@ def exit_line(lines: list[str]) -> str:
 
 def explain(folder: Folder, lines: list[str]) -> Diagnosis:
     """diagnose on the engine's log; the folder's plan says the model, GPU and count the log may not."""
-    from .catalog import load
-    from .diagnose import MAX_CHARS, Hints, diagnose_log
+    from ..catalog.load import load
+    from ..check.diagnose import MAX_CHARS, Hints, diagnose_log
 
     request = folder.plan.get("request") or {}
     hints = Hints(gpu=request.get("hardware"), model=request.get("model"), gpus=request.get("gpus_per_node"))
@@ -67,7 +67,7 @@ def _healthy(url: str) -> bool:
 
 
 def _fail(folder: Folder, container: Any, what: str, echo: Callable[[str], None]) -> ChecksFailedError:
-    from .diagnose import format_diagnosis
+    from ..check.diagnose import format_diagnosis
 
     lines = dockerhost.log_lines(container)
     tail = lines[-TAIL:]

@@ -10,7 +10,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from .frozen import frozen
+from ..frozen import frozen
 
 CHAT = [{"role": "user", "content": "What is 17 * 23? Reply with the number."}]
 TOOLS_MESSAGES = [{"role": "user", "content": "What is the weather in Beijing today?"}]

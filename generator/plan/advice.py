@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .catalog import Catalog
-from .report import Alternative
-from .resolver import Request
-from .resolver.resolve import rank
-from .resolver.types import Resolution
-from .targets import DEFAULT_TARGETS, parse_target
+from ..catalog.index import Catalog
+from ..catalog.targets import DEFAULT_TARGETS, parse_target
+from ..frozen import frozen
+from .resolve import rank
+from .types import Request, Resolution
+
+
+@frozen
+class Alternative:
+    """Another target where the same model runs, found by resolving it too (see advice.py)."""
+
+    target: str
+    summary: str
+    decode_tps: float | None = None  # the estimate of its plan #1
+    offload: bool = False
 
 
 def other_variant(catalog: Catalog, blocked: Resolution) -> Alternative | None:

@@ -10,22 +10,23 @@ from __future__ import annotations
 import datetime as dt
 import statistics
 from dataclasses import replace
+from importlib import resources
 from pathlib import Path
 from typing import Literal
 
 import yaml
 from pydantic import Field, TypeAdapter
 
-from .catalog import Catalog
-from .errors import RecipegenError
-from .frozen import frozen
+from ..catalog.index import Catalog
+from ..catalog.schema.common import KvDtype, Source
+from ..catalog.schema.strict_model import StrictModel
+from ..errors import RecipegenError
+from ..frozen import frozen
 from .memory import Unplannable, checkpoint_bytes, footprint
 from .offload import HostFacts, weight_split
-from .schema.common import KvDtype, Source
-from .schema.strict_model import StrictModel
 from .speed import Regime, Scenario, estimate, regime_of
 
-MEASUREMENTS = Path(__file__).resolve().parent.parent / "recipes" / "measurements"
+MEASUREMENTS = Path(str(resources.files("recipegen.recipes"))) / "measurements"
 
 
 class Measurement(StrictModel):

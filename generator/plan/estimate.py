@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from ..memory import checkpoint_bytes
-from ..speed import Estimate, Scenario, estimate
+from .memory import checkpoint_bytes
+from .speed import Estimate, Scenario, estimate
 from .types import Candidate, Request
 
 # builds of one engine share their memory plan, so their scenarios repeat (475 distinct of the default matrix's

@@ -11,12 +11,12 @@ import posixpath
 import re
 from typing import Literal
 
-from .. import knobs
-from ..capability import Capability
-from ..schema import Deployment, Engine, Model, Source, Variant
-from ..schema.common import KvDtype
-from ..schema.engine import Build, RequiredArg
-from ..schema.records import field_names
+from ..catalog import knobs
+from ..catalog.capability import Capability
+from ..catalog.schema import Deployment, Engine, Model, Source, Variant
+from ..catalog.schema.common import KvDtype
+from ..catalog.schema.engine import Build, RequiredArg
+from ..catalog.schema.records import field_names
 from .types import Candidate, Flag, GateResult, Layout, Settings
 
 CONTAINER_MODELS = "/models"

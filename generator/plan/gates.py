@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Literal
 
+from ..catalog.schema import Deployment, Engine, Hardware, Kernel, Model, Source, Variant
+from ..catalog.schema.common import KvDtype
+from ..catalog.schema.engine import Build, Defect
+from ..catalog.schema.model import Need
 from ..frozen import evolve, frozen
-from ..memory import Budget, MemoryInputs, Unplannable, checkpoint_bytes, footprint, plan
-from ..offload import OFFLOAD_CONTEXT, SOURCES, OffloadPlan, Refusal, mechanism_of, solve
-from ..schema import Deployment, Engine, Hardware, Kernel, Model, Source, Variant
-from ..schema.common import KvDtype
-from ..schema.engine import Build, Defect
-from ..schema.model import Need
 from .flags import parser_gaps
+from .memory import Budget, MemoryInputs, Unplannable, checkpoint_bytes, footprint, plan
+from .offload import OFFLOAD_CONTEXT, SOURCES, OffloadPlan, Refusal, mechanism_of, solve
 from .types import GATES, Details, GateId, GateResult, KernelMiss, Layout, Request, Settings
 
 ATTENTION_OPS = (

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..offload import HOST_RESERVE_GIB, SOURCES, kt_method
 from .flags import container_model_path
+from .offload import HOST_RESERVE_GIB, SOURCES, kt_method
 from .types import Candidate, Flag
 
 

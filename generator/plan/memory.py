@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 from dataclasses import field
 
-from .frozen import frozen
-from .schema import Engine, Hardware, Model
-from .schema.common import KvDtype
+from ..catalog.schema import Engine, Hardware, Model
+from ..catalog.schema.common import KvDtype
+from ..frozen import frozen
 
 GIB = float(2**30)
 SMALL_BATCH = 4  # default scheduler cap when nothing else decides it

@@ -23,9 +23,9 @@ import math
 from collections.abc import Callable
 from typing import Literal
 
-from .frozen import frozen
+from ..catalog.schema import Engine, Hardware, Model, Source
+from ..frozen import frozen
 from .memory import GIB, Budget
-from .schema import Engine, Hardware, Model, Source
 
 HOST_MEMORY_DEFAULT_GIB = 64.0
 HOST_BANDWIDTH_DEFAULT_GBS = 51.2
@@ -39,7 +39,7 @@ Mechanism = Literal["expert-layers", "all-experts", "cpu-layers", "weights-gb"]
 
 def _source(url: str, note: str) -> Source:
     # built without validation: validating at import would load pydantic, a third of a start-up
-    # (tests/test_offload.py validates these)
+    # (tests/plan/test_offload.py validates these)
     return Source(url=url, note=note)
 
 

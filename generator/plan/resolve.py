@@ -23,11 +23,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..catalog import Catalog
+from ..catalog.index import Catalog
+from ..catalog.schema import Deployment, Engine, Hardware, Source, Variant
+from ..catalog.schema.engine import Build
+from ..catalog.schema.model import Pitfall
 from ..frozen import evolve, frozen
-from ..schema import Deployment, Engine, Hardware, Source, Variant
-from ..schema.engine import Build
-from ..schema.model import Pitfall
 from . import gates
 from .estimate import speed_of
 from .flags import (

@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Literal
 
-from .frozen import frozen
+from ..catalog.schema import Hardware, Model
+from ..frozen import frozen
 from .offload import HostFacts, WeightSplit, weight_split
-from .schema import Hardware, Model
 
 EFF_GPU_MEMORY = 0.7  # share of the GPU memory bandwidth decode kernels reach
 EFF_HOST_MEMORY = 0.6  # share of host RAM bandwidth CPU expert kernels reach
@@ -30,7 +30,7 @@ DISK_GBS = 2.0  # a local NVMe SSD, sequential read
 PREFILL_CHUNK = {"expert-layers": 512, "weights-gb": 2048}  # llama.cpp ubatch; vLLM/SGLang chunk
 Regime = Literal["roofline", "tensor-parallel dense", "tensor-parallel MoE"]
 # measured ÷ estimated, about the 10th and 90th percentile of each regime's rows in recipes/measurements
-# (scripts/calibrate.py prints them; tests/test_speed.py fails when the table moves outside a band)
+# (scripts/calibrate.py prints them; tests/plan/test_speed.py fails when the table moves outside a band)
 BANDS: dict[Regime, tuple[float, float]] = {
     "roofline": (0.75, 1.3),
     # one published run (vLLM, 2×B200, batch 1) at ×0.28, up to where the single-GPU rows fell

@@ -6,13 +6,13 @@ import datetime as dt
 from dataclasses import field
 from typing import Literal
 
+from ..catalog.schema import Deployment, Engine, Hardware, Model, Source, Variant
+from ..catalog.schema.common import KvDtype, PlanStatus
+from ..catalog.schema.engine import Build, Defect
 from ..frozen import frozen
-from ..memory import Budget
-from ..offload import HostFacts, OffloadPlan
-from ..schema import Deployment, Engine, Hardware, Model, Source, Variant
-from ..schema.common import KvDtype, PlanStatus
-from ..schema.engine import Build, Defect
-from ..speed import Estimate
+from .memory import Budget
+from .offload import HostFacts, OffloadPlan
+from .speed import Estimate
 
 GateId = Literal["architecture", "weight-format", "kernel", "platform", "memory", "topology"]
 GATES: tuple[GateId, ...] = ("architecture", "weight-format", "kernel", "platform", "memory", "topology")

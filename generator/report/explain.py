@@ -1,83 +1,11 @@
-"""Human-readable output: the decision trace of `explain`, the summary of `generate`, budget tables."""
+"""The decision trace `explain` prints: every candidate path with a mark per gate, the closest rejections, advice."""
 
 from __future__ import annotations
 
-from .frozen import frozen
-from .memory import INT4_QUANTS, Budget, int4_estimate
-from .resolver.types import GATES, Candidate, Resolution
-
-MARK = {"pass": "✓", "fail": "✗", "unknown": "?"}
-
-
-@frozen
-class Alternative:
-    """Another target where the same model runs, found by resolving it too (see advice.py)."""
-
-    target: str
-    summary: str
-    decode_tps: float | None = None  # the estimate of its plan #1
-    offload: bool = False
-
-
-def target_line(r: Resolution) -> str:
-    hw = r.request.hardware
-    layout = r.layout
-    count = f"{layout.nodes} × {layout.gpus_per_node}" if layout.nodes > 1 else f"{layout.gpus_per_node}"
-    spec = f"{hw.compute_capability.sm}, {hw.memory_gib:g} GiB {hw.memory_kind}"
-    return f"{r.request.model.name} on {count} × {hw.name} ({spec})"
-
-
-def budget_table(b: Budget, indent: str = "     ") -> list[str]:
-    fraction = f" × {b.fraction:g}" if b.fraction is not None else ""
-    rows = [
-        f"{indent}memory per GPU ({b.gpu_gib:g} GiB{fraction}):",
-        f"{indent}  weights            {b.weights_gib:8.2f} GiB",
-    ]
-    if b.reserve_gib:
-        rows.append(f"{indent}  runtime reserve    {b.reserve_gib:8.2f} GiB  (estimate)")
-    rows += [
-        f"{indent}  KV pool            {b.kv_pool_gib:8.2f} GiB",
-        f"{indent}    one {b.context}-token request  {b.kv_gib:8.2f} GiB  ({b.per_token_bytes / 1024:.2f} KiB/token)",
-    ]
-    if b.per_request_bytes:
-        rows.append(
-            f"{indent}    per-request cache × {b.concurrency}  {b.state_gib:8.2f} GiB  "
-            f"({b.per_request_bytes / 2**20:.1f} MiB each)"
-        )
-    rows.append(f"{indent}    free               {b.free_gib:8.2f} GiB")
-    rows.append(
-        f"{indent}  → context {b.context}, concurrency {b.concurrency} "
-        f"({b.full_length_requests} full-length request(s) at once; decided by: {b.limit})"
-    )
-    for what, value in b.lines:
-        unit = "B/request" if "per request" in what else "B/token"
-        rows.append(f"{indent}    · {what}: {value:,.0f} {unit}")
-    return rows
-
-
-def speed_lines(cand: Candidate, indent: str = "     ") -> list[str]:
-    """The estimate, its derivation and its assumptions; the band comes from the calibration table."""
-    est = cand.speed
-    if est is None:
-        return [f"{indent}speed: unknown (no memory plan to estimate from)"]
-    rows = [f"{indent}speed (an estimate, not a measurement): {est.headline()}"]
-    if cand.offload is not None:
-        rows.append(f"{indent}  offload: {cand.offload.summary()}")
-        if cand.offload.split is not None:
-            rows.append(f"{indent}  split: {cand.offload.split.note}")
-    rows += [f"{indent}  · {line}" for line in est.lines]
-    rows += [f"{indent}  assumes: {line}" for line in est.assumptions]
-    return rows
-
-
-def gate_lines(cand: Candidate, indent: str = "     ") -> list[str]:
-    return [f"{indent}{MARK[g.outcome]} {g.gate:<13} {g.reason}" for g in cand.gates]
-
-
-def candidate_title(cand: Candidate) -> str:
-    tag = f"curated: {cand.deployment.id}" if cand.deployment else "derived"
-    build = f"{cand.build.id} ({cand.build.provenance}, {cand.build.released})"
-    return f"{cand.engine.name} {build} · {cand.variant.id} ({cand.variant.repo}) · {tag}"
+from ..plan.advice import Alternative
+from ..plan.describe import MARK, budget_table, candidate_title, gate_lines, speed_lines, target_line
+from ..plan.memory import INT4_QUANTS, int4_estimate
+from ..plan.types import GATES, Candidate, Resolution
 
 
 def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, verbose: bool = False) -> str:

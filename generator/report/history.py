@@ -13,12 +13,12 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from .catalog import Catalog
-from .frozen import frozen
-from .resolver.flags import parser_facts
-from .resolver.resolve import Memo, layouts_to_try, rank_key, verdict_paths
-from .resolver.types import Candidate, GateResult, Layout, Request, Resolution
-from .schema import Build, Engine
+from ..catalog.index import Catalog
+from ..catalog.schema import Build, Engine
+from ..frozen import frozen
+from ..plan.flags import parser_facts
+from ..plan.resolve import Memo, layouts_to_try, rank_key, verdict_paths
+from ..plan.types import Candidate, GateResult, Layout, Request, Resolution
 
 LINE = ("official",)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .catalog import Catalog
-from .schema import Model
+from ..catalog.index import Catalog
+from ..catalog.schema import Model
 
 
 def _size(value: float | None) -> str:

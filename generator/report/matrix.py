@@ -5,14 +5,13 @@ from __future__ import annotations
 import html
 from typing import Any, Literal
 
-from .catalog import Catalog
-from .frozen import frozen
-from .resolver import Request
-from .resolver.gates import PlatformVerdicts
-from .resolver.resolve import Ranking, rank, rank_key
-from .resolver.types import Candidate
-from .schema import Model
-from .targets import Target
+from ..catalog.index import Catalog
+from ..catalog.schema import Model
+from ..catalog.targets import Target
+from ..frozen import frozen
+from ..plan.gates import PlatformVerdicts
+from ..plan.resolve import Ranking, rank, rank_key
+from ..plan.types import Candidate, Request
 
 Symbol = Literal["✓", "◐", "✗", "?"]
 LEGEND: dict[Symbol, str] = {
@@ -167,7 +166,7 @@ def _cells(catalog: Catalog, pairs: list[tuple[Model, Target]], indexes: range) 
 
 def to_json(cells: list[Cell], targets: list[Target]) -> dict[str, Any]:
     return {
-        "schema": "recipegen.matrix/1",
+        "schema": "recipegen.report.matrix/1",
         "legend": LEGEND,
         "targets": [t.label for t in targets],
         "cells": [

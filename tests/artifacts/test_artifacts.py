@@ -13,9 +13,8 @@ import jsonschema
 import pytest
 import yaml
 
-from recipegen.vocabulary import check_argv, vocabulary
-
-from .conftest import COMPOSE_SPEC
+from recipegen.catalog.vocabulary import check_argv, vocabulary
+from tests.support.data import COMPOSE_SPEC
 
 SEED_REQUESTS = {
     "glm52-a100": ["--gpu", "sm80", "--model", "glm-5.2"],
@@ -29,7 +28,7 @@ SEED_REQUESTS = {
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
-    from .conftest import run_cli
+    from tests.support.cli import run_cli
 
     root = tmp_path_factory.mktemp("out")
     folders = {}
@@ -158,8 +157,9 @@ def test_no_secret_is_written(cli, tmp_path):
 
 
 def test_every_plan_in_the_default_matrix_uses_real_flags(catalog):
-    from recipegen.resolver import Request, resolve
-    from recipegen.targets import DEFAULT_TARGETS, parse_target
+    from recipegen.catalog.targets import DEFAULT_TARGETS, parse_target
+    from recipegen.plan.resolve import resolve
+    from recipegen.plan.types import Request
 
     checked = 0
     for model in catalog.models.values():

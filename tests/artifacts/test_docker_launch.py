@@ -8,64 +8,16 @@ argument it receives; launch.sh is pointed at it with IMAGE= and DOCKER_GPUS= (n
 from __future__ import annotations
 
 import json
-import shutil
-import socket
 import subprocess
 import uuid
 from pathlib import Path
-from typing import Any
 
-import pytest
 import yaml
 
-from recipegen.catalog import builtin_root
+from recipegen.catalog.index import builtin_root
+from tests.support.docker import run_launch
 
 HOSTILE = 'glm 5.2 "quoted" $(touch {pwn}) it\'s `id` ${{HOME}}'
-DOCKERFILE = (
-    "FROM scratch\nCOPY busybox /bin/busybox\n"
-    'ENTRYPOINT ["/bin/busybox", "sh", "-c", "for a in \\"$@\\"; do echo \\"<$a>\\"; done", "argv"]\n'
-)
-
-
-@pytest.fixture(scope="module")
-def argv_image(tmp_path_factory):
-    docker = pytest.importorskip("docker")
-    busybox = shutil.which("busybox")
-    if busybox is None:
-        pytest.skip("busybox-static is installed by scripts/test.sh")
-    try:
-        client = docker.from_env()
-        client.ping()
-    except Exception as exc:  # the daemon is started by scripts/test.sh
-        pytest.skip(f"no Docker engine reachable: {exc}")
-    context = tmp_path_factory.mktemp("image")
-    shutil.copy(busybox, context / "busybox")
-    (context / "Dockerfile").write_text(DOCKERFILE)
-    tag = f"recipegen-test/argv:{uuid.uuid4().hex[:12]}"  # other test runs share this Docker engine
-    client.images.build(path=str(context), tag=tag, rm=True)
-    yield client, tag
-    client.images.remove(tag, force=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def run_launch(client: Any, out: Path, name: str, env: dict[str, str]) -> tuple[str, dict[str, Any]]:
-    """Run the folder's launch.sh (no GPUs, a free port) against the real Docker engine; the container
-    named `name` is waited for and removed. Returns what it printed and its `docker inspect` attributes."""
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "DOCKER_GPUS": "", "PORT": str(free_port()), **env}
-    subprocess.run(["docker", "rm", "-f", name], capture_output=True)
-    try:
-        proc = subprocess.run(["bash", str(out / "launch.sh")], capture_output=True, text=True, env=env, timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        container = client.containers.get(name)
-        container.wait(timeout=60)
-        return container.logs().decode(), container.attrs
-    finally:
-        subprocess.run(["docker", "rm", "-f", name], capture_output=True)
 
 
 def test_container_receives_exactly_the_planned_argv(cli, tmp_path, argv_image):

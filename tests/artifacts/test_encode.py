@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from recipegen.encode import (
+from recipegen.artifacts.encode import (
     docker_image,
     dockerfile_exec,
     md_code,

@@ -31,12 +31,12 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from recipegen.catalog import KINDS, builtin_root
-from recipegen.schema import Build
-from recipegen.schema.records import Check, field_types, is_record, validate
-from recipegen.schema.release import BuildChange
-
-from .conftest import COMPOSE_SPEC, run_cli
+from recipegen.catalog.index import KINDS, builtin_root
+from recipegen.catalog.schema import Build
+from recipegen.catalog.schema.records import Check, field_types, is_record, validate
+from recipegen.catalog.schema.release import BuildChange
+from tests.support.cli import run_cli
+from tests.support.data import COMPOSE_SPEC
 
 # (kind, file under the kind's folder without .yaml): the recipes a scenario's plan is made of
 SCENARIOS: dict[str, tuple[list[str], list[tuple[str, str]]]] = {
@@ -512,9 +512,9 @@ def test_the_issue_payloads_are_refused_by_validate(tmp_path):
 )
 def test_the_planner_reads_a_value_that_does_not_fit_its_knob_as_unset(catalog, flag, value):
     """validate refuses these; the planner, handed one anyway, falls back to its defaults instead of crashing."""
-    from recipegen.resolver.flags import settings_from_deployment
-    from recipegen.resolver.types import Layout
-    from recipegen.schema import Deployment
+    from recipegen.catalog.schema import Deployment
+    from recipegen.plan.flags import settings_from_deployment
+    from recipegen.plan.types import Layout
 
     document = original("deployments", "glm-5.2-nvfp4-8xa100-vllm-sm80")
     document["args"] = [{"flag": flag, "value": value, "reason": "hostile"}]

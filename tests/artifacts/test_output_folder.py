@@ -159,8 +159,8 @@ def test_a_planted_symlink_or_fifo_in_the_folder_is_not_followed(cli, tmp_path):
 
 
 def _writer(args: tuple[str, dict[str, str], bool, multiprocessing.synchronize.Barrier]) -> int:
+    from recipegen.artifacts.output import write
     from recipegen.errors import RecipegenError
-    from recipegen.output import write
 
     out, files, force, barrier = args
     barrier.wait()
@@ -178,7 +178,7 @@ def _run_writer(out: str, files: dict[str, str], force: bool, barrier, results, 
 def test_hundreds_of_concurrent_writers_never_fail_and_leave_one_consistent_folder(tmp_path):
     import hashlib
 
-    from recipegen.output import MANIFEST
+    from recipegen.artifacts.output import MANIFEST
 
     out = tmp_path / "o"
     plans = [

@@ -56,7 +56,7 @@ def serve(chat, tools):
 
 @pytest.fixture(scope="module")
 def verify_sh(tmp_path_factory):
-    from .conftest import run_cli
+    from tests.support.cli import run_cli
 
     out = tmp_path_factory.mktemp("v") / "glm"
     assert run_cli("--gpu", "sm80", "--model", "glm-5.2", "--out", str(out)).code == 0

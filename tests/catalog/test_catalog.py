@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from recipegen.catalog import KINDS, builtin_root
-from recipegen.names import resolve_gpu, resolve_model
-from recipegen.schema.records import to_data, validate
+from recipegen.catalog.index import KINDS, builtin_root
+from recipegen.catalog.names import resolve_gpu, resolve_model
+from recipegen.catalog.schema.records import to_data, validate
 
 HARDWARE = """\
 id: test-gpu

@@ -17,15 +17,14 @@ from typing import Any
 
 import pytest
 
-from recipegen.capability import Capability
+from recipegen.catalog.capability import Capability
+from recipegen.catalog.schema import Hardware, Model, Variant
+from recipegen.catalog.schema.engine import Build
+from recipegen.catalog.schema.model import Need
 from recipegen.frozen import evolve
-from recipegen.resolver import gates
-from recipegen.resolver.flags import kv_choices
-from recipegen.schema import Hardware, Model, Variant
-from recipegen.schema.engine import Build
-from recipegen.schema.model import Need
-
-from .conftest import ORACLE
+from recipegen.plan import gates
+from recipegen.plan.flags import kv_choices
+from tests.support.data import ORACLE
 
 BUILD = "vllm-0.33.0"
 ATTN = json.loads((ORACLE / "attn_oracle.json").read_text())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.support.cli import run_cli
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 VLLM = ["0.10.0", "0.10.1", "0.10.2", "0.11.0", "0.11.1", "0.12.0", "0.13.0", "0.14.0", "0.15.1", "0.16.0", "0.17.0"]

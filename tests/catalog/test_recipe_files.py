@@ -128,7 +128,7 @@ def _plant(cli, tmp_path: Path, mode: int, code: str | None = None) -> Path:  # 
 
 
 def test_the_cache_is_used_and_equals_a_fresh_parse(tmp_path, monkeypatch):
-    from recipegen.catalog import load
+    from recipegen.catalog.load import load
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     first = load()
@@ -191,7 +191,7 @@ def _write_validated(path: Path, header: dict, body: bytes, keep_check: bool) ->
 
 
 def _replant(path: Path, edit, keep_check: bool) -> None:  # type: ignore[no-untyped-def]
-    from recipegen import catalog_cache
+    from recipegen.catalog import cache as catalog_cache
 
     head, _, body = path.read_bytes().partition(b"\n")
     catalog = catalog_cache._loads(body)
@@ -237,7 +237,7 @@ def test_a_validated_cache_others_could_write_is_ignored(cli, tmp_path):
 
 
 def test_an_edited_recipe_file_is_never_answered_from_the_validated_cache(cli, tmp_path):
-    from recipegen.catalog import builtin_root
+    from recipegen.catalog.index import builtin_root
 
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
     mine = tmp_path / "mine"

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from recipegen.catalog import builtin_root, load
-from recipegen.schema.records import to_data
+from recipegen.catalog.index import builtin_root
+from recipegen.catalog.load import load
+from recipegen.catalog.schema.records import to_data
 
 CHILD = """\
 id: vllm-test-child

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from recipegen.diagnose import Hints, diagnose_log, diagnosis_json, format_diagnosis
+from recipegen.check.diagnose import Hints, diagnose_log, diagnosis_json, format_diagnosis
 
-LOGS = Path(__file__).resolve().parent / "data" / "logs"
+LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 FIXTURES = sorted(LOGS.glob("*.log"))
 
 

@@ -10,13 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recipegen.invocation import from_argv
-from recipegen.lint import lint
-from recipegen.resolver import Request, resolve
-from recipegen.resolver.flags import local_image
-from recipegen.vocabulary import vocabulary
+from recipegen.catalog.vocabulary import vocabulary
+from recipegen.check.invocation import from_argv
+from recipegen.check.lint import lint
+from recipegen.plan.flags import local_image
+from recipegen.plan.resolve import resolve
+from recipegen.plan.types import Request
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SM80_IMAGE = "openguardrails/vllm-glm52-sm80:435f82d61-pr38476"
 GLM52_SM80 = ["docker", "run", "--gpus", "all", SM80_IMAGE, "/models/GLM-5.2-NVFP4", "--tensor-parallel-size", "8"]
 GLM_PARSERS = ["--tool-call-parser", "glm47", "--reasoning-parser", "glm45", "--trust-remote-code"]
@@ -26,7 +27,7 @@ def run(cli, *args):
     result = cli("lint", "--format", "json", *args)
     assert result.code in (0, 1), result.err
     doc = result.json()
-    assert doc["schema"] == "recipegen.lint/1"
+    assert doc["schema"] == "recipegen.check.lint/1"
     assert result.code == (1 if doc["failing"] else 0)
     return doc
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
-from tests.hubserver import HUB_DATA, serve
-from tests.same_facts import assert_same_facts
+from tests.support.cli import run_cli
+from tests.support.hubserver import HUB_DATA, serve
+from tests.support.same_facts import assert_same_facts
 
 COGITO = "deepcogito/cogito-v1-preview-qwen-14B"
 COGITO_TOTAL = json.loads((HUB_DATA / COGITO / "model.safetensors.index.json").read_text())["metadata"]["total_size"]
@@ -77,7 +77,7 @@ def test_generate_writes_a_derived_plan_for_a_hub_repo(hf_env, tmp_path):
 
 
 def test_a_revision_is_read_and_pinned_in_the_download(hf_env, tmp_path):
-    from tests.hubserver import COMMIT
+    from tests.support.hubserver import COMMIT
 
     out = tmp_path / "pinned"
     result = run_cli("--gpu", "a100-80gb", "--model", f"{COGITO}@{COMMIT}", "--out", str(out), env=hf_env)
@@ -179,9 +179,9 @@ KINDS = [
 
 @pytest.mark.parametrize(("repo", "model_id"), KINDS)
 def test_derived_facts_equal_curated(hub, tmp_path, monkeypatch, catalog, repo, model_id):
-    from recipegen import hub as hub_edge
-    from recipegen.derive import derive
-    from recipegen.memory import footprint
+    from recipegen.checkpoint import hub as hub_edge
+    from recipegen.checkpoint.derive import derive
+    from recipegen.plan.memory import footprint
 
     url, _ = hub
     monkeypatch.setenv("HF_ENDPOINT", url)
@@ -525,7 +525,7 @@ def test_list_models_shows_the_new_families_with_their_sources():
 
 
 def test_diagnose_takes_any_model_name_too():
-    log = str(Path(__file__).parent / "data" / "logs" / "vllm-no-attention-backend.log")
+    log = str(Path(__file__).resolve().parents[1] / "data" / "logs" / "vllm-no-attention-backend.log")
     args = ("diagnose", log, "--gpu", "a100", "--model", "unsloth/GLM-4.6-GGUF", "--format", "json")
     result = run_cli(*args, env=OFFLINE)
     assert result.code == 0, result.err

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
-from tests.hubserver import HUB_DATA, serve
-from tests.same_facts import assert_same_facts
+from tests.support.cli import run_cli
+from tests.support.hubserver import HUB_DATA, serve
+from tests.support.same_facts import assert_same_facts
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 GLM53 = DATA / "reconstructed" / "GLM-5.3-Flash"  # see data/PROVENANCE.md: no copy of the real file was found
 
@@ -49,8 +49,8 @@ def _minimax_m1(tmp_path: Path) -> Path:
 
 
 def _read(where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str):  # type: ignore[no-untyped-def]
-    from recipegen import hub as hub_edge
-    from recipegen.derive import derive
+    from recipegen.checkpoint import hub as hub_edge
+    from recipegen.checkpoint.derive import derive
 
     if where == "minimax-m1":
         return derive(hub_edge.read(str(_minimax_m1(tmp_path)), headers=True))
@@ -74,7 +74,7 @@ LAYOUTS = [
 
 @pytest.mark.parametrize(("where", "model_id"), LAYOUTS)
 def test_derived_layout_and_memory_equal_curated(hub, tmp_path, monkeypatch, catalog, where, model_id):
-    from recipegen.memory import footprint
+    from recipegen.plan.memory import footprint
 
     derivation = _read(where, tmp_path, monkeypatch, hub[0])
     derived, curated = derivation.model, catalog.models[model_id]
@@ -82,7 +82,7 @@ def test_derived_layout_and_memory_equal_curated(hub, tmp_path, monkeypatch, cat
     assert_same_facts(derived, curated)
     total = derived.params_total_b * 1e9
     if derivation.params_how != "computed from config.json shapes":  # the test's tiny shard was counted instead
-        from recipegen.derive import estimate_params, text_config
+        from recipegen.checkpoint.derive import estimate_params, text_config
 
         assert derivation.checkpoint.config is not None
         config = text_config(derivation.checkpoint.config)
@@ -215,7 +215,7 @@ def test_gdn_state_per_request_is_vllms_state_shape(catalog, tp):
     """vLLM's gated_delta_net_state_shape, applied to config.json's fields: a bf16 conv state of
     (kernel-1) x (2 x key heads x key dim + value heads x value dim) / TP and an fp32 temporal state of
     value heads / TP x key dim x value dim, per gated DeltaNet layer."""
-    from recipegen.memory import footprint
+    from recipegen.plan.memory import footprint
 
     config = json.loads((HUB_DATA / "Qwen" / "Qwen3-Next-80B-A3B-Thinking" / "config.json").read_text())
     layers = config["num_hidden_layers"] - config["num_hidden_layers"] // config["full_attention_interval"]

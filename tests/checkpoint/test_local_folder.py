@@ -15,10 +15,9 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.conftest import COMPOSE_SPEC
-from tests.hubserver import HUB_DATA
-from tests.test_docker_launch import argv_image, free_port, run_launch  # noqa: F401 - argv_image is a fixture
-from tests.test_onmachine import images  # noqa: F401 - a fixture
+from tests.support.data import COMPOSE_SPEC
+from tests.support.docker import free_port, run_launch
+from tests.support.hubserver import HUB_DATA
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 TOTAL = 16_400_000_000  # what the index says: the plan's memory and README use it
@@ -143,7 +142,7 @@ HOSTILE_NAMES = [
 
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
-def test_hostile_folder_names_are_encoded_and_never_run(cli, tmp_path, argv_image, name):  # noqa: F811
+def test_hostile_folder_names_are_encoded_and_never_run(cli, tmp_path, argv_image, name):
     client, image = argv_image
     pwn = tmp_path / "pwned"
     folder = checkpoint(tmp_path / "ck", name.format(pwn=pwn).replace("/", "_"))
@@ -215,7 +214,7 @@ def test_preflight_and_launch_notice_a_folder_that_vanished(cli, tmp_path):
     )
 
 
-def test_up_mounts_the_same_folder(cli, tmp_path, images):  # noqa: F811
+def test_up_mounts_the_same_folder(cli, tmp_path, images):
     import docker
 
     client = docker.from_env()
@@ -274,7 +273,7 @@ def test_a_gguf_folder_runs_the_file_the_plan_picks(cli, tmp_path):
     assert weights["status"] == "ok" and "Qwen3-32B-Q8_0.gguf is there" in weights["detail"]
 
 
-def test_a_cache_snapshot_mounts_its_blobs_beside_it_and_other_outside_links_are_refused(cli, tmp_path, argv_image):  # noqa: F811
+def test_a_cache_snapshot_mounts_its_blobs_beside_it_and_other_outside_links_are_refused(cli, tmp_path, argv_image):
     """A Hugging Face cache snapshot links its files to ../../blobs: the container gets blobs/ mounted where
     those links land, so it reads the real files; links anywhere else are refused with the fix."""
     client, _ = argv_image

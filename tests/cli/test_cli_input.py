@@ -102,7 +102,7 @@ def test_usage_errors_stay_exit_2_on_one_line(cli):
 
 
 def test_an_unexpected_error_is_one_line_with_its_own_exit_code(cli, monkeypatch):
-    import recipegen.resolver as resolver
+    import recipegen.plan.resolve as resolver
 
     def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise ZeroDivisionError("division by zero\nsecond line")
@@ -119,7 +119,7 @@ def test_an_unexpected_error_is_one_line_with_its_own_exit_code(cli, monkeypatch
 
 
 def test_ctrl_c_exits_130_quietly(cli, monkeypatch):
-    import recipegen.resolver as resolver
+    import recipegen.plan.resolve as resolver
 
     def interrupted(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise KeyboardInterrupt

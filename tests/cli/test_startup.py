@@ -13,7 +13,7 @@ def report():
     sys.stderr.write("HEAVY=" + ",".join(heavy) + "\\n")
 atexit.register(report)
 sys.argv = ["recipegen"] + sys.argv[1:]
-from recipegen.cli import main
+from recipegen.cli.app import main
 main()
 """
 

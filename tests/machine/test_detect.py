@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import DATA, REPO
+from tests.support.data import DATA, REPO
 
 SMI = DATA / "nvidia-smi"
 
@@ -20,7 +20,7 @@ def smi(tmp_path: Path):  # type: ignore[no-untyped-def]
     """Returns env making `nvidia-smi` replay the named capture."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "nvidia-smi").symlink_to(REPO / "tests" / "fake_nvidia_smi.py")
+    (bin_dir / "nvidia-smi").symlink_to(REPO / "tests" / "support" / "fake_nvidia_smi.py")
 
     def env(sample: str) -> dict[str, str]:
         return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "FAKE_SMI_DIR": str(SMI / sample)}
@@ -178,7 +178,7 @@ def test_nvml_path_eight_a100_over_nvlink(cli, monkeypatch):
 
 @pytest.mark.parametrize(("sample", "link"), [("8x-h100-nvlink.txt", "nvlink"), ("8x-rtx-4090-pcie.txt", "pcie")])
 def test_nvlink_or_pcie_from_recorded_topology(sample, link):
-    from recipegen.localgpu import link_from_topology
+    from recipegen.machine.localgpu import link_from_topology
 
     assert link_from_topology((SMI / "topo" / sample).read_text(), 8) == link
     assert link_from_topology("", 8) is None  # nothing to read: unknown, not a guess

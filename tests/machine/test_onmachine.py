@@ -12,68 +12,15 @@ import os
 import shutil
 import socket
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import DATA, REPO
+from tests.support.data import DATA, REPO
+from tests.support.docker import free_port
 
 FAKE = DATA / "fake-engine"
-
-
-def _image(client: Any, root: Path, tag: str, entry: str) -> str:
-    busybox = shutil.which("busybox")
-    assert busybox is not None
-    root.mkdir()
-    shutil.copy(busybox, root / "busybox")
-    shutil.copy(FAKE / entry, root / "entry")
-    shutil.copy(FAKE / "handler.sh", root / "handler")
-    (root / "Dockerfile").write_text(
-        "FROM scratch\nCOPY busybox /bin/busybox\n"
-        'RUN ["/bin/busybox", "--install", "-s", "/bin"]\n'
-        "COPY entry /bin/entry\nCOPY handler /bin/handler\n"
-        'RUN ["/bin/busybox", "chmod", "+x", "/bin/handler"]\n'
-        'ENTRYPOINT ["/bin/busybox", "sh", "/bin/entry"]\n'
-    )
-    client.images.build(path=str(root), tag=tag, rm=True)
-    return tag
-
-
-@pytest.fixture(scope="module")
-def images(tmp_path_factory) -> Iterator[dict[str, str]]:  # type: ignore[no-untyped-def]
-    docker = pytest.importorskip("docker")
-    if shutil.which("busybox") is None:
-        pytest.skip("busybox-static is installed by scripts/test.sh")
-    try:
-        client = docker.from_env()
-        client.ping()
-    except Exception as exc:  # the daemon is started by scripts/test.sh
-        pytest.skip(f"no Docker engine reachable: {exc}")
-    tag = uuid.uuid4().hex[:10]
-    base = tmp_path_factory.mktemp("images")
-    made = {
-        "serve": _image(client, base / "serve", f"recipegen-test/fake-engine:{tag}", "serve.sh"),
-        "crash": _image(client, base / "crash", f"recipegen-test/crash-engine:{tag}", "crash.sh"),
-    }
-    hang = base / "hang"
-    hang.mkdir()
-    (hang / "Dockerfile").write_text(
-        f"FROM {made['serve']}\n"
-        'ENTRYPOINT ["/bin/busybox", "sh", "-c", "echo INFO fake engine: compiling kernels; exec sleep 600"]\n'
-    )
-    made["hang"] = f"recipegen-test/hang-engine:{tag}"
-    client.images.build(path=str(hang), tag=made["hang"], rm=True)
-    yield made
-    for image in made.values():
-        client.images.remove(image, force=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -188,7 +135,7 @@ def test_an_engine_that_never_gets_healthy_times_out_in_one_sentence(cli, folder
 
 
 def test_without_nvidia_runtime_up_stops_at_preflight_in_one_sentence(cli, folder, tmp_path, images, docker_client):
-    from recipegen.dockerhost import nvidia_runtime
+    from recipegen.machine.dockerhost import nvidia_runtime
 
     if nvidia_runtime(docker_client):
         pytest.skip("this Docker has the NVIDIA runtime")
@@ -296,7 +243,7 @@ def test_preflight_image_not_here_and_registry_unreachable_is_unknown(cli, folde
 def test_preflight_driver_against_the_image_minimum(cli, folder, tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "nvidia-smi").symlink_to(REPO / "tests" / "fake_nvidia_smi.py")
+    (bin_dir / "nvidia-smi").symlink_to(REPO / "tests" / "support" / "fake_nvidia_smi.py")
     env = {
         "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
         "FAKE_SMI_DIR": str(REPO / "tests" / "data" / "nvidia-smi" / "h200"),
@@ -375,7 +322,7 @@ def test_a_tampered_plan_is_refused_before_anything_runs(cli, folder, field, val
 
 
 def test_image_pullable_or_not_from_a_registry_and_up_pulls_it(cli, folder, tmp_path, images, docker_client):
-    from .registry import export, registry
+    from tests.support.registry import export, registry
 
     tag = uuid.uuid4().hex[:8]
     context = tmp_path / "ctx"
@@ -409,7 +356,7 @@ def test_image_pullable_or_not_from_a_registry_and_up_pulls_it(cli, folder, tmp_
 def test_preflight_shm_with_ipc_host_or_shm_size(cli, folder, tmp_path):
     import yaml
 
-    from recipegen.catalog import builtin_root
+    from recipegen.catalog.index import builtin_root
 
     c = checks(cli("preflight", str(folder), "--no-gpu", "--format", "json"))["shm"]
     st = os.statvfs("/dev/shm")

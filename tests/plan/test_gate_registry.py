@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from recipegen.resolver import GATES, Request, resolve
-from recipegen.resolver.gates import REGISTRY
+from recipegen.plan.gates import REGISTRY
+from recipegen.plan.resolve import resolve
+from recipegen.plan.types import GATES, Request
 
 
 def test_registry_holds_the_contract_gate_ids_in_triage_order():
@@ -37,7 +38,7 @@ def test_plan_json_carries_the_decided_settings(cli, tmp_path):
 
 def test_generate_refuses_a_plan_its_engine_would_reject(cli, tmp_path):
     # a recipe folder whose curated deployment spells a flag vLLM does not have (an abbreviation)
-    builtin = Path(__file__).resolve().parents[1] / "recipes" / "deployments" / "glm-5.2-nvfp4-8xa100-vllm-sm80.yaml"
+    builtin = Path(__file__).resolve().parents[2] / "recipes" / "deployments" / "glm-5.2-nvfp4-8xa100-vllm-sm80.yaml"
     mine = tmp_path / "recipes" / "deployments"
     mine.mkdir(parents=True)
     (mine / "glm-5.2-nvfp4-8xa100-vllm-sm80.yaml").write_text(

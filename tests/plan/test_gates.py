@@ -142,7 +142,7 @@ def test_glm52_a100_plan_is_consistent_with_the_seed(cli):
 def test_unknown_attention_kind_is_refused_not_guessed(cli, tmp_path):
     import yaml
 
-    from recipegen.catalog import builtin_root
+    from recipegen.catalog.index import builtin_root
 
     model = yaml.safe_load((builtin_root() / "models" / "qwen3-32b.yaml").read_text())
     model["id"], model["aliases"] = "mystery-7b", []

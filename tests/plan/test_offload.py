@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from recipegen.vocabulary import check_argv, vocabulary
-
-from .conftest import run_cli
+from recipegen.catalog.vocabulary import check_argv, vocabulary
+from tests.support.cli import run_cli
 
 
 def explain(*args: str) -> dict:
@@ -137,10 +136,11 @@ def test_cpu_offload_gb_plans_say_they_are_pcie_bound(engine, reference):
 
 def test_ktransformers_plans_its_cpu_experts_and_its_flags_exist_in_sglang(catalog):
     """KTransformers' memory gate used to say 'unknown'; now it plans host RAM for every routed expert."""
-    from recipegen.offload import HostFacts
-    from recipegen.resolver import Request, resolve
-    from recipegen.resolver.flags import argv_of
-    from recipegen.resolver.hostflags import offload_flags
+    from recipegen.plan.flags import argv_of
+    from recipegen.plan.hostflags import offload_flags
+    from recipegen.plan.offload import HostFacts
+    from recipegen.plan.resolve import resolve
+    from recipegen.plan.types import Request
 
     request = Request(
         model=catalog.models["qwen3-235b-a22b"],
@@ -199,8 +199,9 @@ def test_n_cpu_moe_counts_leading_dense_layers(catalog):
     layers are dense (DeepSeek, GLM: 3) needs N = 3 + the expert layers to move."""
     from dataclasses import replace
 
-    from recipegen.resolver import Request, resolve
-    from recipegen.resolver.hostflags import offload_flags
+    from recipegen.plan.hostflags import offload_flags
+    from recipegen.plan.resolve import resolve
+    from recipegen.plan.types import Request
 
     request = Request(
         model=catalog.models["gpt-oss-120b"], hardware=catalog.hardware["rtx-3090"], gpus_per_node=2, engine="llama.cpp"
@@ -253,9 +254,9 @@ def test_a_dense_gguf_model_keeps_its_first_layers_on_the_cpu(tmp_path):
 
 def test_offload_sources_are_valid_sources():
     """SOURCES is built without validation at import (start-up time); it must still be what validation gives."""
-    from recipegen.offload import SOURCES
-    from recipegen.schema import Source
-    from recipegen.schema.records import to_data, validate
+    from recipegen.catalog.schema import Source
+    from recipegen.catalog.schema.records import to_data, validate
+    from recipegen.plan.offload import SOURCES
 
     for sources in SOURCES.values():
         for source in sources:

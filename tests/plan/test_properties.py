@@ -5,8 +5,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recipegen.contract import resolution_json
-from recipegen.resolver import GATES, Request, resolve
+from recipegen.artifacts.contract import resolution_json
+from recipegen.plan.resolve import resolve
+from recipegen.plan.types import GATES, Request
 
 MODELS = [
     "glm-5.2",

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from recipegen.calibration import Measurement, by_regime, compare, load, prefill_ratios, summary
-from recipegen.offload import HostFacts
-from recipegen.speed import BANDS, PREFILL_BAND, Scenario, estimate
-
-from .conftest import run_cli
+from recipegen.plan.calibration import Measurement, by_regime, compare, load, prefill_ratios, summary
+from recipegen.plan.offload import HostFacts
+from recipegen.plan.speed import BANDS, PREFILL_BAND, Scenario, estimate
+from tests.support.cli import run_cli
 
 
 def scenario(catalog, model: str, gpu: str, gpus: int, size_gib: float, kv_per_token: float, **kw) -> Scenario:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from recipegen.vocabulary import check_argv, vocabulary
+from recipegen.catalog.vocabulary import check_argv, vocabulary
 
 VLLM_8 = ("--engine", "vllm", "--gpus", "8")
 
@@ -18,7 +18,7 @@ def _unverified_kernels(catalog: Any) -> set[tuple[str, str]]:
 
 def test_no_check_mark_rests_on_an_unverified_fact(cli, catalog):
     """The plan behind every ✓ cell passes its kernel gate with kernels that have a checked source."""
-    from recipegen.targets import DEFAULT_TARGETS, parse_target
+    from recipegen.catalog.targets import DEFAULT_TARGETS, parse_target
 
     unverified = _unverified_kernels(catalog)
     assert ("sglang-0.5.23", "flashinfer_sparse_mla") in unverified  # the fact behind issue 9 item 6
@@ -124,7 +124,7 @@ def test_usable_memory_is_what_nvidia_smi_reports(cli):
 def test_one_checked_source_turns_the_unknown_into_a_plan_with_its_required_flags(cli, tmp_path):
     """The user's own folder adds a checked source to SGLang's SM120 indexer fact: GLM-5.2 on sm120 then
     runs on sglang-0.5.23 and the derived plan carries the DSA kernel arguments that kernel declares."""
-    from .conftest import REPO
+    from tests.support.data import REPO
 
     unverified = (
         "      note: '§3.2: late-2026 SGLang ships dsa/sm120_mqa_fallback.py and sm120_mqa_triton.py; "
@@ -148,7 +148,7 @@ def test_one_checked_source_turns_the_unknown_into_a_plan_with_its_required_flag
 
 
 def test_a_required_argument_the_engine_does_not_accept_is_a_catalog_error(cli, tmp_path):
-    from .conftest import REPO
+    from tests.support.data import REPO
 
     text = (REPO / "recipes" / "models" / "deepseek-v4-flash.yaml").read_text()
     assert text.count("flag: --moe-backend\n") == 1

@@ -41,7 +41,7 @@ SEED_TABLE = {  # model: (A100, RTX 4090) as seed 001 §6.2 writes them
 
 @pytest.fixture(scope="module")
 def cells():
-    from .conftest import run_cli
+    from tests.support.cli import run_cli
 
     args = ["matrix", "--format", "json", "--target", "8xa100-80gb", "--target", "8xrtx-4090"]
     for model in SEED_TABLE:
@@ -87,11 +87,11 @@ def test_shared_platform_verdicts_change_no_cell(catalog):
     also for a GPU copied under the same id with other facts (a `--gpu-memory` part, say)."""
     from dataclasses import replace
 
-    from recipegen.matrix import build_matrix, classify
-    from recipegen.resolver import Request
-    from recipegen.resolver.gates import PlatformVerdicts, platform
-    from recipegen.resolver.resolve import rank
-    from recipegen.targets import parse_target
+    from recipegen.catalog.targets import parse_target
+    from recipegen.plan.gates import PlatformVerdicts, platform
+    from recipegen.plan.resolve import rank
+    from recipegen.plan.types import Request
+    from recipegen.report.matrix import build_matrix, classify
 
     a100 = parse_target(catalog, "8xa100-80gb")
     spark = parse_target(catalog, "2xgb10")
@@ -129,8 +129,8 @@ def test_shared_platform_verdicts_change_no_cell(catalog):
 
 def test_cells_resolved_in_worker_processes_equal_the_ones_resolved_here(catalog):
     """The matrix forks workers that each take every n-th cell: the grid must come back whole and in order."""
-    from recipegen.matrix import build_matrix
-    from recipegen.targets import parse_target
+    from recipegen.catalog.targets import parse_target
+    from recipegen.report.matrix import build_matrix
 
     models = sorted(catalog.models.values(), key=lambda m: m.id)[:12]
     targets = [parse_target(catalog, t) for t in ("8xa100-80gb", "2xgb10", "1xrtx-4090")]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from recipegen.names import release_line, version_key
+from recipegen.catalog.names import release_line, version_key
 
 SEED_000 = ("--model", "glm-5.3-flash", "--gpus", "8")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.release_history import engine_history, history_of, verdicts
+from tests.support.release_history import engine_history, history_of, verdicts
 
 
 def test_vllm_loads_deepseek_v32_from_0_11_0(cli):

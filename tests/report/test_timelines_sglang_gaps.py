@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.release_history import explain, history_of, verdicts
+from tests.support.release_history import explain, history_of, verdicts
 
 
 def sglang_history(cli: Any, gpu: str, model: str, gpus: int) -> dict[str, Any]:

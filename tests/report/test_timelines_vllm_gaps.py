@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.release_history import explain, history_of, verdicts
+from tests.support.release_history import explain, history_of, verdicts
 
 
 def vllm_history(cli: Any, gpu: str, model: str, gpus: int) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-HUB_DATA = Path(__file__).resolve().parent / "data" / "hub"
+HUB_DATA = Path(__file__).resolve().parents[1] / "data" / "hub"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 SERVED = {"config.json", "hf_quant_config.json", "model.safetensors.index.json", "README.md"}
 

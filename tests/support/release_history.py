@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.conftest import Result
+from tests.support.cli import Result
 
 
 def engine_history(result: Result) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from recipegen.schema.records import to_data
+from recipegen.catalog.schema.records import to_data
 
 
 def assert_same_facts(derived: Any, curated: Any) -> None:

@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import field
 from typing import Literal
 
-from ..frozen import frozen
+from ...frozen import frozen
 from .records import Strict
 from .text import Text
 

@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import field
 from typing import Annotated
 
-from ..frozen import frozen
+from ...frozen import frozen
 from .common import Sourced, Status
 from .records import Limits, Strict
 from .text import ArgWord, EngineFlag, EnvName, Id, Name, ShmSize, Text

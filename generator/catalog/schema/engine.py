@@ -6,8 +6,8 @@ import datetime as dt
 from dataclasses import field
 from typing import Annotated, Literal
 
+from ...frozen import frozen
 from ..capability import CapabilitySet
-from ..frozen import frozen
 from .common import HostArch, KernelOp, KvDtype, Source, Sourced
 from .records import Limits, Strict
 from .text import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from ..frozen import frozen
+from ...frozen import frozen
 from .common import Sourced
 from .records import Check
 from .text import Id, Name, Text

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Annotated, Literal
 
+from ...frozen import frozen
 from ..capability import Capability
-from ..frozen import frozen
 from .common import HostArch, Sourced
 from .records import Limits, Strict
 from .text import Alias, Id, Name, Text

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Annotated, Literal
 
+from ...frozen import frozen
 from ..capability import Capability, CapabilitySet
-from ..frozen import frozen
 from .common import KernelOp, KvDtype, Sourced
 from .engine import QuantMethod, RequiredArg
 from .records import Limits, Strict

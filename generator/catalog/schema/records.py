@@ -18,8 +18,8 @@ import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from ...frozen import frozen
 from ..capability import Capability, CapabilitySet
-from ..frozen import frozen
 
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, TypeAdapter

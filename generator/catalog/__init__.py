@@ -1,0 +1,11 @@
+"""The facts: recipe files (hardware, engines and their builds, models, deployments, fingerprints) read as
+untrusted input, validated into frozen records, cross-checked, cached, and looked up by the names users type.
+
+Owns: schema/ (the record types and their text grammars), recipe_files (bounded YAML reading), parse and
+load (one file, then the whole catalog), cross_check, releases (build files that extend a parent),
+parse_cache and cache (the parsed and the validated catalog), index (the Catalog), names and targets (what
+users type), kinds, capability (compute capabilities), knobs, vocabulary and argcheck (the engines' flag
+vocabularies and a deployment's arguments checked against them).
+
+May import: errors, frozen. Nothing here plans, renders or touches the network, Docker or the GPU.
+"""

@@ -1,0 +1,72 @@
+"""A plan's facts as lines of text: its target, title, memory budget, speed estimate and gate marks.
+
+The folder's README.md (artifacts) and `explain` (report) print the same lines, so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+from .memory import Budget
+from .types import Candidate, Resolution
+
+MARK = {"pass": "✓", "fail": "✗", "unknown": "?"}
+
+
+def target_line(r: Resolution) -> str:
+    hw = r.request.hardware
+    layout = r.layout
+    count = f"{layout.nodes} × {layout.gpus_per_node}" if layout.nodes > 1 else f"{layout.gpus_per_node}"
+    spec = f"{hw.compute_capability.sm}, {hw.memory_gib:g} GiB {hw.memory_kind}"
+    return f"{r.request.model.name} on {count} × {hw.name} ({spec})"
+
+
+def budget_table(b: Budget, indent: str = "     ") -> list[str]:
+    fraction = f" × {b.fraction:g}" if b.fraction is not None else ""
+    rows = [
+        f"{indent}memory per GPU ({b.gpu_gib:g} GiB{fraction}):",
+        f"{indent}  weights            {b.weights_gib:8.2f} GiB",
+    ]
+    if b.reserve_gib:
+        rows.append(f"{indent}  runtime reserve    {b.reserve_gib:8.2f} GiB  (estimate)")
+    rows += [
+        f"{indent}  KV pool            {b.kv_pool_gib:8.2f} GiB",
+        f"{indent}    one {b.context}-token request  {b.kv_gib:8.2f} GiB  ({b.per_token_bytes / 1024:.2f} KiB/token)",
+    ]
+    if b.per_request_bytes:
+        rows.append(
+            f"{indent}    per-request cache × {b.concurrency}  {b.state_gib:8.2f} GiB  "
+            f"({b.per_request_bytes / 2**20:.1f} MiB each)"
+        )
+    rows.append(f"{indent}    free               {b.free_gib:8.2f} GiB")
+    rows.append(
+        f"{indent}  → context {b.context}, concurrency {b.concurrency} "
+        f"({b.full_length_requests} full-length request(s) at once; decided by: {b.limit})"
+    )
+    for what, value in b.lines:
+        unit = "B/request" if "per request" in what else "B/token"
+        rows.append(f"{indent}    · {what}: {value:,.0f} {unit}")
+    return rows
+
+
+def speed_lines(cand: Candidate, indent: str = "     ") -> list[str]:
+    """The estimate, its derivation and its assumptions; the band comes from the calibration table."""
+    est = cand.speed
+    if est is None:
+        return [f"{indent}speed: unknown (no memory plan to estimate from)"]
+    rows = [f"{indent}speed (an estimate, not a measurement): {est.headline()}"]
+    if cand.offload is not None:
+        rows.append(f"{indent}  offload: {cand.offload.summary()}")
+        if cand.offload.split is not None:
+            rows.append(f"{indent}  split: {cand.offload.split.note}")
+    rows += [f"{indent}  · {line}" for line in est.lines]
+    rows += [f"{indent}  assumes: {line}" for line in est.assumptions]
+    return rows
+
+
+def gate_lines(cand: Candidate, indent: str = "     ") -> list[str]:
+    return [f"{indent}{MARK[g.outcome]} {g.gate:<13} {g.reason}" for g in cand.gates]
+
+
+def candidate_title(cand: Candidate) -> str:
+    tag = f"curated: {cand.deployment.id}" if cand.deployment else "derived"
+    build = f"{cand.build.id} ({cand.build.provenance}, {cand.build.released})"
+    return f"{cand.engine.name} {build} · {cand.variant.id} ({cand.variant.repo}) · {tag}"
