@@ -34,42 +34,17 @@ from .options import (
 from .request import Selectors, build_request
 
 if TYPE_CHECKING:
-    from ..catalog.index import Catalog
-    from ..plan.types import Resolution
+    pass
 
 commands = typer.Typer()
-
-
-def _explanation(catalog: Catalog, resolution: Resolution) -> str:
-    from ..plan.advice import alternatives, faster_elsewhere
-    from ..report.explain import explain_text
-
-    alts = alternatives(catalog, resolution) if not resolution.plans else faster_elsewhere(catalog, resolution)
-    return explain_text(resolution, alts)
-
-
-def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
-    """The rejected paths that came closest (fewest failing gates), one line each."""
-    from ..plan.resolve import rank_key
-
-    rejected = [c for c in resolution.candidates if not c.runnable and c.gate("architecture").outcome == "pass"]
-    rejected.sort(key=lambda c: (len(c.failing()), rank_key(c)))
-    if not rejected:
-        return []
-    out = [f"  closest rejected paths ({len(rejected)} in all; README.md lists every gate failure):"]
-    for cand in rejected[:limit]:
-        first = cand.failing()[0]
-        gates = ", ".join(g.gate for g in cand.failing())
-        out.append(f"    ✗ {cand.engine.id} {cand.build.id} · {cand.variant.id} [{gates}]: {first.reason[:140]}")
-    return out
 
 
 def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, recipes: list[str]) -> None:
     from ..artifacts.contract import resolution_json
     from ..artifacts.output import write
     from ..artifacts.render import folder_name, render
-    from ..plan.describe import candidate_title, target_line
     from ..plan.resolve import resolve
+    from ..report.summary import explanation, generate_summary
 
     catalog = load_catalog(recipes)
     request = build_request(catalog, sel)
@@ -82,7 +57,7 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
         if fmt is Format.json:
             typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
         else:
-            typer.echo(_explanation(catalog, resolution))
+            typer.echo(explanation(catalog, resolution))
         if resolution.undecided:
             raise BlockedError(
                 "unknown: no path is known to run this request (a fact is missing, none fails); nothing written",
@@ -100,51 +75,8 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
     if fmt is Format.json:  # the same object as plan.json, container spec included
         typer.echo(files["plan.json"], nl=False)
         return
-    top = resolution.plans[0]
-    lines = [
-        f"{target_line(resolution)}: RUNNABLE",
-        f"  understood: {request.target_note}",
-        *(
-            [f"  weights: the local folder {request.weights_folder}, mounted read-only; nothing is downloaded"]
-            + (
-                [f"    (a Hugging Face cache snapshot: its links point into {request.weights_blobs}, mounted too)"]
-                if request.weights_blobs
-                else []
-            )
-            + ([f"    (--model {typed} made absolute: the artifacts name this path)"] if typed != sel.model else [])
-            if request.weights_folder is not None
-            else []
-        ),
-        f"  layout: {resolution.layout_note}",
-        f"  plan #1: {candidate_title(top.candidate)}",
-        f"  why: {top.why_first}",
-    ]
-    if top.candidate.budget is not None:
-        b = top.candidate.budget
-        from ..plan.memory import ESTIMATED
-
-        estimated = " (checkpoint size estimated from the parameter count; README.md says how)" * any(
-            n.startswith(ESTIMATED) for n in b.notes
-        )
-        lines.append(
-            f"  memory: {b.weights_gib:.1f} GiB weights/GPU{estimated}, context {b.context}, "
-            f"concurrency {b.concurrency} ({b.limit})"
-        )
-    if top.candidate.offload is not None:
-        lines.append(f"  offload: {top.candidate.offload.summary()}")
-    if top.candidate.speed is not None:
-        lines.append(f"  speed (estimate): {top.candidate.speed.headline()}")
-    if top.candidate.offload is not None:  # what the same model does on hardware that holds it
-        from ..plan.advice import faster_elsewhere
-
-        faster = faster_elsewhere(catalog, resolution)
-        lines.extend(["  faster without host offload, on other hardware:"] if faster else [])
-        lines.extend(f"    • {alt.target}: {alt.summary}" for alt in faster)
-    lines.extend(closest_rejections(resolution))
-    verb = "wrote" if changed else "unchanged"
     shown = cli_values.printable(str(target) if out is not None else f"./{target}", 2000)
-    lines.append(f"  {verb} {shown}/: " + ", ".join(sorted(files)))
-    typer.echo("\n".join(lines))
+    typer.echo(generate_summary(catalog, resolution, typed, shown, sorted(files), changed))
 
 
 def generate(
@@ -265,6 +197,7 @@ def explain(
         typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
     else:
         from ..report.history import explain_lines
+        from ..report.summary import explanation
 
-        typer.echo(_explanation(catalog, resolution), nl=False)
+        typer.echo(explanation(catalog, resolution), nl=False)
         typer.echo("\n".join(explain_lines(catalog, resolution)))

@@ -1,0 +1,77 @@
+"""What `generate` prints: the verdict, what it understood, plan #1 in a few lines, the closest rejections."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..plan.advice import alternatives, faster_elsewhere
+from ..plan.describe import candidate_title, target_line
+from ..plan.memory import ESTIMATED
+from ..plan.resolve import rank_key
+from .explain import explain_text
+
+if TYPE_CHECKING:
+    from ..catalog.index import Catalog
+    from ..plan.types import Resolution
+
+
+def explanation(catalog: Catalog, resolution: Resolution) -> str:
+    """explain's trace with its advice: where else the model runs when blocked, or runs faster when offloaded."""
+    alts = alternatives(catalog, resolution) if not resolution.plans else faster_elsewhere(catalog, resolution)
+    return explain_text(resolution, alts)
+
+
+def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
+    """The rejected paths that came closest (fewest failing gates), one line each."""
+    rejected = [c for c in resolution.candidates if not c.runnable and c.gate("architecture").outcome == "pass"]
+    rejected.sort(key=lambda c: (len(c.failing()), rank_key(c)))
+    if not rejected:
+        return []
+    out = [f"  closest rejected paths ({len(rejected)} in all; README.md lists every gate failure):"]
+    for cand in rejected[:limit]:
+        first = cand.failing()[0]
+        gates = ", ".join(g.gate for g in cand.failing())
+        out.append(f"    ✗ {cand.engine.id} {cand.build.id} · {cand.variant.id} [{gates}]: {first.reason[:140]}")
+    return out
+
+
+def generate_summary(
+    catalog: Catalog, resolution: Resolution, typed_model: str | None, folder: str, files: list[str], changed: bool
+) -> str:
+    """One screen for a runnable request; `folder` is the output folder as it may be printed."""
+    top, request = resolution.plans[0], resolution.request
+    lines = [f"{target_line(resolution)}: RUNNABLE", f"  understood: {request.target_note}"]
+    if request.weights_folder is not None:
+        lines.append(f"  weights: the local folder {request.weights_folder}, mounted read-only; nothing is downloaded")
+        if request.weights_blobs:
+            lines.append(
+                f"    (a Hugging Face cache snapshot: its links point into {request.weights_blobs}, mounted too)"
+            )
+        if typed_model != request.weights_folder:
+            lines.append(f"    (--model {typed_model} made absolute: the artifacts name this path)")
+    lines += [
+        f"  layout: {resolution.layout_note}",
+        f"  plan #1: {candidate_title(top.candidate)}",
+        f"  why: {top.why_first}",
+    ]
+    if top.candidate.budget is not None:
+        b = top.candidate.budget
+        estimated = " (checkpoint size estimated from the parameter count; README.md says how)" * any(
+            n.startswith(ESTIMATED) for n in b.notes
+        )
+        lines.append(
+            f"  memory: {b.weights_gib:.1f} GiB weights/GPU{estimated}, context {b.context}, "
+            f"concurrency {b.concurrency} ({b.limit})"
+        )
+    if top.candidate.offload is not None:
+        lines.append(f"  offload: {top.candidate.offload.summary()}")
+    if top.candidate.speed is not None:
+        lines.append(f"  speed (estimate): {top.candidate.speed.headline()}")
+    if top.candidate.offload is not None:  # what the same model does on hardware that holds it
+        faster = faster_elsewhere(catalog, resolution)
+        lines.extend(["  faster without host offload, on other hardware:"] if faster else [])
+        lines.extend(f"    • {alt.target}: {alt.summary}" for alt in faster)
+    lines.extend(closest_rejections(resolution))
+    verb = "wrote" if changed else "unchanged"
+    lines.append(f"  {verb} {folder}/: " + ", ".join(files))
+    return "\n".join(lines)
