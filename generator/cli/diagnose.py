@@ -63,7 +63,9 @@ def diagnose(
 ) -> None:
     """Match a failed engine LOG (a file, or - for stdin: docker logs … 2>&1 | recipegen diagnose -) against known
     failures: the stage, the gate, why, the fix, the plan that runs."""
-    from ..check.diagnose import Hints, diagnose_log, diagnosis_json, format_diagnosis
+    from ..check.diagnose import diagnose_log
+    from ..check.diagnose_output import diagnosis_json, format_diagnosis
+    from ..check.log_facts import Hints
 
     text = read_log(log)
     result = diagnose_log(load_catalog(recipes), text, Hints(gpu=gpu, model=model, gpus=gpus))

@@ -42,8 +42,8 @@ def lint(
     """Check a command you already have — a FILE (launch.sh, a script, docker-compose.yml), - for stdin, or the
     command itself after -- — against the engine's own flag vocabulary and the gates, run on its own choices."""
     from ..check.invocation import find_invocation, from_argv
-    from ..check.lint import dumps, format_lint
     from ..check.lint import lint as run_lint
+    from ..check.lint_output import dumps, format_lint
 
     catalog = load_catalog(recipes)
     if command == ["-"]:

@@ -51,7 +51,8 @@ def exit_line(lines: list[str]) -> str:
 def explain(folder: Folder, lines: list[str]) -> Diagnosis:
     """diagnose on the engine's log; the folder's plan says the model, GPU and count the log may not."""
     from ..catalog.load import load
-    from ..check.diagnose import MAX_CHARS, Hints, diagnose_log
+    from ..check.diagnose import MAX_CHARS, diagnose_log
+    from ..check.log_facts import Hints
 
     request = folder.plan.get("request") or {}
     hints = Hints(gpu=request.get("hardware"), model=request.get("model"), gpus=request.get("gpus_per_node"))
@@ -67,7 +68,7 @@ def _healthy(url: str) -> bool:
 
 
 def _fail(folder: Folder, container: Any, what: str, echo: Callable[[str], None]) -> ChecksFailedError:
-    from ..check.diagnose import format_diagnosis
+    from ..check.diagnose_output import format_diagnosis
 
     lines = dockerhost.log_lines(container)
     tail = lines[-TAIL:]

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from recipegen.check.diagnose import Hints, diagnose_log, diagnosis_json, format_diagnosis
+from recipegen.check.diagnose import diagnose_log
+from recipegen.check.diagnose_output import diagnosis_json, format_diagnosis
+from recipegen.check.log_facts import Hints
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 FIXTURES = sorted(LOGS.glob("*.log"))
