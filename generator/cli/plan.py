@@ -50,7 +50,7 @@ def _explanation(catalog: Catalog, resolution: Resolution) -> str:
 
 def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
     """The rejected paths that came closest (fewest failing gates), one line each."""
-    from ..plan.resolve import rank_key
+    from ..plan.ranking import rank_key
 
     rejected = [c for c in resolution.candidates if not c.runnable and c.gate("architecture").outcome == "pass"]
     rejected.sort(key=lambda c: (len(c.failing()), rank_key(c)))
@@ -121,7 +121,7 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
     ]
     if top.candidate.budget is not None:
         b = top.candidate.budget
-        from ..plan.memory import ESTIMATED
+        from ..plan.checkpoint_size import ESTIMATED
 
         estimated = " (checkpoint size estimated from the parameter count; README.md says how)" * any(
             n.startswith(ESTIMATED) for n in b.notes
