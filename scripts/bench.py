@@ -92,7 +92,7 @@ PUBLISHED = [
 
 def memory() -> None:
     from recipegen.catalog.load import load
-    from recipegen.plan.memory import BYTES_PER_PARAM
+    from recipegen.plan.checkpoint_size import BYTES_PER_PARAM
 
     catalog = load()
     print(f"{'model':<20} {'variant':<10} {'predicted GiB':>13} {'published GiB':>13} {'error':>7}  what")

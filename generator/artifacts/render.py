@@ -21,9 +21,9 @@ from .. import __version__
 from ..catalog.vocabulary import command_problems
 from ..errors import InternalError, RecipegenError
 from ..frozen import frozen
+from ..plan.checkpoint_size import checkpoint_bytes
 from ..plan.describe import budget_table, candidate_title, speed_lines, target_line
 from ..plan.flags import container_model_path, model_dir
-from ..plan.memory import checkpoint_bytes
 from ..plan.types import Flag, Resolution
 from .container import START_PERIOD_S, ContainerSpec, container_spec, docker_mounts, node_flags
 from .contract import resolution_json

@@ -14,7 +14,7 @@ from ..catalog.schema import Engine, Source, Variant
 from ..catalog.schema.engine import Build, Defect
 from ..catalog.vocabulary import ParsedArgs, Vocabulary
 from ..frozen import frozen
-from ..plan.gates import backend_name
+from ..plan.build_gates import backend_name
 from ..plan.types import Candidate, GateId, GateResult, Layout, Request, Settings
 
 Severity = Literal["error", "silent", "warn", "info"]
@@ -45,8 +45,8 @@ def gate_findings(
     parsed: ParsedArgs,
     vocab: Vocabulary,
 ) -> list[Finding]:
-    from ..plan.gates import defect_text
-    from ..plan.resolve import evaluate
+    from ..plan.candidates import evaluate
+    from ..plan.defects import defect_text
 
     cand = evaluate(request, engine, build, variant, layout, None, settings)
     out = [_defect_finding(build, d) for d in cand.build_defects]
@@ -152,7 +152,7 @@ def _kernel_finding(
     vocab: Vocabulary,
 ) -> Finding:
     """Which of the command's choices leaves no kernel: the first relaxation after which the gate no longer fails."""
-    from ..plan.resolve import evaluate
+    from ..plan.candidates import evaluate
 
     gate = cand.gate("kernel")
     sm = request.hardware.compute_capability.sm
@@ -212,7 +212,7 @@ def _memory_finding(
     parsed: ParsedArgs,
     vocab: Vocabulary,
 ) -> Finding:
-    from ..plan.resolve import evaluate
+    from ..plan.candidates import evaluate
 
     gate = cand.gate("memory")
     flag = engine.flags.context_length
@@ -255,7 +255,7 @@ def _topology_finding(
     settings: Settings,
     cand: Candidate,
 ) -> Finding:
-    from ..plan.gates import topology
+    from ..plan.layout_gates import topology
 
     gate = cand.gate("topology")
     flag = engine.flags.tensor_parallel

@@ -7,7 +7,7 @@ from dataclasses import replace
 from ..catalog.index import Catalog
 from ..catalog.targets import DEFAULT_TARGETS, parse_target
 from ..frozen import frozen
-from .resolve import rank
+from .layout_search import rank
 from .types import Request, Resolution
 
 

@@ -22,7 +22,8 @@ from ..catalog.schema.common import KvDtype, Source
 from ..catalog.schema.strict_model import StrictModel
 from ..errors import RecipegenError
 from ..frozen import frozen
-from .memory import Unplannable, checkpoint_bytes, footprint
+from .checkpoint_size import checkpoint_bytes
+from .footprint import Unplannable, footprint
 from .offload import HostFacts, weight_split
 from .speed import Regime, Scenario, estimate, regime_of
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from .memory import checkpoint_bytes
+from .checkpoint_size import checkpoint_bytes
 from .speed import Estimate, Scenario, estimate
 from .types import Candidate, Request
 

@@ -1,13 +1,10 @@
-"""Memory planner: weights + KV cache + linear-attention state per GPU, solved into context × concurrency.
+"""Memory budget: weights + KV cache + linear-attention state per GPU, solved into context × concurrency.
 
 Pure functions over catalog facts. Conventions (each is said in the output where it matters):
 
-* Weights are the checkpoint's on-disk size spread evenly over the GPUs that shard them
-  (tensor/expert parallel: all GPUs; llama.cpp layer split: the GPUs of the node).
-* KV bytes per token follow the attention kind *as the engine stores it*: GQA keys+values per
-  KV head (heads sharded by TP only as far as they go), MLA's compressed latent (replicated on
-  every TP rank), DSA indexer keys (FP8 + one FP32 scale per 128 values), DeepSeek-V4's
-  compressed entries, and sliding-window layers bounded by their window.
+* Weights are the checkpoint's on-disk size (checkpoint_size.py) spread evenly over the GPUs that shard
+  them (tensor/expert parallel: all GPUs; llama.cpp layer split: the GPUs of the node).
+* KV and state bytes per token and per request are the request's footprint (footprint.py).
 * "Fits" is the engines' own start-up rule: the KV pool must hold one request at the full
   context; the scheduler then runs up to `concurrency` requests sharing that pool. Linear-
   attention state is reserved per running request, so it bounds concurrency directly. llama.cpp
@@ -20,40 +17,12 @@ import math
 from dataclasses import field
 
 from ..catalog.schema import Engine, Hardware, Model
-from ..catalog.schema.common import KvDtype
 from ..frozen import frozen
+from .footprint import Footprint
 
 GIB = float(2**30)
 SMALL_BATCH = 4  # default scheduler cap when nothing else decides it
 MIN_CONTEXT = 4096
-
-KV_BYTES: dict[KvDtype, float] = {
-    "bf16": 2.0,
-    "fp16": 2.0,
-    "fp8_e4m3": 1.0,
-    "fp8_e5m2": 1.0,
-    "fp8_ds_mla": 1.0,  # per element; the packed per-token layout is handled below
-    "q8_0": 34 / 32,  # ggml block: 32 int8 + one fp16 scale
-    "q4_0": 18 / 32,
-}
-# FlashMLA's packed FP8 sparse layout: 512 FP8 latent + 4 FP32 scales + 64 BF16 RoPE = 656 B/token.
-FP8_DS_MLA_BYTES = 656
-INDEXER_SCALE_BYTES_PER_128 = 4
-
-
-@frozen
-class Footprint:
-    """Per-GPU cost of one request: bytes per context token, plus bytes fixed per request."""
-
-    per_token: float
-    per_request: float  # sliding-window layers + linear-attention state
-    state_per_request: float  # the part of per_request that is recurrent state
-    lines: tuple[tuple[str, float], ...]  # (what, bytes per token or per request) for the budget table
-
-
-@frozen
-class Unplannable:
-    reason: str
 
 
 @frozen
@@ -88,172 +57,6 @@ class Budget:
     @property
     def free_gib(self) -> float:
         return self.kv_pool_gib - self.kv_gib - self.state_gib
-
-
-BYTES_PER_PARAM = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp8_block": 1.0}
-
-
-# INT4 weight-only checkpoints (AWQ, GPTQ, compressed-tensors W4A16) quantize the linear layers of the
-# transformer blocks in groups of 128 input channels: per weight 4 bits packed into int32, per group one
-# 16-bit scale and (AWQ, GPTQ) one 4-bit zero point packed into int32; the token embedding and lm_head
-# stay 16-bit. Sources: AutoAWQ's WQLinear_GEMM (w_bit=4, group_size=128, qweight/qzeros int32, scales
-# fp16); RedHatAI's W4A16 cards ("Only the weights of the linear operators within transformers blocks
-# are quantized", "a linear scaling per group of 128 parameters").
-ESTIMATED = "checkpoint size not in the catalog: estimated"  # how every size estimate's note begins
-INT4_QUANTS = frozenset({"awq", "gptq", "int4"})
-INT4_GROUP = 128
-INT4_BYTES_PER_WEIGHT = 0.5 + (2 + 0.5) / INT4_GROUP  # packed nibble + the group's scale and zero point
-
-
-def int4_estimate(model: Model) -> tuple[float, str] | None:
-    """An INT4 checkpoint's size from the parameter count, for a dense text-only model whose quantized
-    and 16-bit parts are known from its shapes; None where other modules may stay unquantized (MoE
-    routers or shared experts, vision towers) or the vocabulary is not stated."""
-    if model.moe is not None or model.multimodal or model.linear_attention is not None or not model.vocab_size:
-        return None
-    embed = model.vocab_size * model.hidden_size  # the token embedding; lm_head counted as its own copy
-    total = model.params_total_b * 1e9
-    linear = total - 2 * embed
-    if linear <= 0:
-        return None
-    size = linear * INT4_BYTES_PER_WEIGHT + 2 * embed * 2
-    return size, (
-        f"{ESTIMATED} as {linear / 1e9:.1f}B linear-layer weights × "
-        f"{INT4_BYTES_PER_WEIGHT:.3f} B (4-bit, a 16-bit scale and 4-bit zero per group of {INT4_GROUP}) + "
-        f"embedding and lm_head {2 * embed / 1e9:.2f}B × 2 B (16-bit) = {size / 1e9:.1f} GB — assumes group size "
-        f"{INT4_GROUP} and nothing else left unquantized (group 32 adds ~11 %)"
-    )
-
-
-def checkpoint_bytes(
-    model: Model, variant_size: float | None, quant: str, *, named: bool = False
-) -> tuple[float, str | None] | None:
-    """The variant's size, or an estimate from the parameter count where the format fixes the bytes
-    per parameter (BF16/FP16: 2; FP8: 1, a lower bound since scales and unquantised layers add a few %).
-    INT4 weight-only sizes rest on an assumed group size, so they are estimated only for a variant the
-    user `named` (--variant, or its repo id): a guess never outranks a checkpoint whose size is known."""
-    if variant_size is not None:
-        return variant_size, None
-    if quant in INT4_QUANTS:
-        return int4_estimate(model) if named else None
-    per_param = BYTES_PER_PARAM.get(quant)
-    if per_param is None:
-        return None
-    size = model.params_total_b * 1e9 * per_param
-    return size, (
-        f"{ESTIMATED} as {model.params_total_b:g}B parameters × {per_param:g} B "
-        f"= {size / 1e9:.0f} GB"
-        + (" (a lower bound: FP8 scales and unquantised layers add a few %)" if per_param == 1 else "")
-    )
-
-
-def _heads_per_rank(heads: int, tp: int) -> int:
-    return max(1, heads // tp) if tp <= heads else 1
-
-
-def footprint(
-    model: Model, kv_dtype: KvDtype, tp: int, layer_split: int, state_slots: int, mtp: bool = False
-) -> Footprint | Unplannable:
-    """KV bytes per token and fixed bytes per request on one GPU.
-
-    `tp` shards heads (vLLM/SGLang); `layer_split` spreads whole layers over GPUs (llama.cpp);
-    `mtp`: the plan drafts with the model's MTP layers, which keep a KV cache of their own.
-    """
-    att = model.attention
-    elem = KV_BYTES[kv_dtype]
-    kv_layers = (att.layers or model.layers) + (model.mtp_layers if mtp else 0)
-    lines: list[tuple[str, float]] = []
-    per_token = 0.0
-    per_request = 0.0
-
-    if att.kind == "gqa":
-        assert att.num_kv_heads is not None and att.head_dim is not None
-        heads = _heads_per_rank(att.num_kv_heads, tp)
-        per_layer = 2 * heads * att.head_dim * elem
-        window_layers = att.sliding_window_layers or 0 if att.sliding_window else 0
-        full_layers = kv_layers - window_layers
-        per_token += full_layers * per_layer
-        lines.append(
-            (f"K+V: {full_layers} layers × {heads} KV head(s) × {att.head_dim} × {elem:g} B", full_layers * per_layer)
-        )
-        if window_layers:
-            assert att.sliding_window is not None
-            window = window_layers * per_layer * att.sliding_window
-            per_request += window
-            lines.append(
-                (f"sliding window: {window_layers} layers × {att.sliding_window} tokens (per request)", window)
-            )
-    elif att.kind in ("mla", "dsa", "dsa_nope"):
-        assert att.kv_lora_rank is not None
-        rope = att.qk_rope_head_dim or 0
-        width = att.kv_lora_rank + rope
-        if kv_dtype == "fp8_ds_mla" and att.kind != "dsa_nope":
-            per_layer = float(FP8_DS_MLA_BYTES)
-            what = f"MLA latent: {kv_layers} layers × {FP8_DS_MLA_BYTES} B packed FP8"
-        else:
-            per_layer = width * elem
-            what = f"MLA latent: {kv_layers} layers × ({att.kv_lora_rank}+{rope}) × {elem:g} B"
-        per_token += kv_layers * per_layer
-        lines.append((what + " (replicated on every TP rank)", kv_layers * per_layer))
-        if att.indexer is not None:
-            idx = att.indexer
-            idx_layers = idx.layers or kv_layers
-            key = idx.head_dim + INDEXER_SCALE_BYTES_PER_128 * math.ceil(idx.head_dim / 128)
-            cost = idx_layers * key / idx.kpool
-            per_token += cost
-            pooled = f", pooled {idx.kpool}:1" if idx.kpool > 1 else ""
-            lines.append((f"DSA indexer keys: {idx_layers} layers × {key} B FP8{pooled}", cost))
-    elif att.kind == "dsv4":
-        assert att.head_dim is not None and att.compressed is not None and att.sliding_window is not None
-        entry = 584.0 if kv_dtype in ("fp8_ds_mla", "fp8_e4m3") else att.head_dim * elem
-        for group in att.compressed:
-            if group.layers == 0:
-                continue
-            cost = group.layers * entry / group.ratio
-            per_token += cost
-            lines.append((f"compressed KV: {group.layers} layers × {entry:g} B / {group.ratio} tokens", cost))
-        window = model.layers * att.sliding_window * entry
-        per_request += window
-        lines.append((f"sliding window: {model.layers} layers × {att.sliding_window} tokens (per request)", window))
-        if att.indexer is not None:
-            idx = att.indexer
-            ratio = min(g.ratio for g in att.compressed if g.layers)
-            idx_layers = idx.layers or next(g.layers for g in att.compressed if g.ratio == ratio)
-            key = idx.head_dim + INDEXER_SCALE_BYTES_PER_128 * math.ceil(idx.head_dim / 128)
-            cost = idx_layers * key / ratio
-            per_token += cost
-            lines.append((f"CSA indexer keys: {idx_layers} layers × {key} B / {ratio} tokens", cost))
-    else:  # pragma: no cover - the schema's Literal makes this unreachable
-        return Unplannable(f"attention kind {att.kind!r} has no KV formula")
-
-    state = 0.0
-    linear = model.linear_attention
-    if linear is not None:
-        heads = _heads_per_rank(linear.num_heads, tp)
-        k_heads = _heads_per_rank(linear.num_k_heads, tp) if linear.num_k_heads else heads
-        recurrent = linear.layers * heads * linear.head_k_dim * linear.head_v_dim * linear.state_bytes
-        conv = 0.0
-        if linear.conv_kernel:
-            # the short convolution keeps its last kernel-1 inputs of q, k (key heads) and v (value heads), in bf16
-            width = 2 * k_heads * linear.head_k_dim + heads * linear.head_v_dim
-            conv = linear.layers * (linear.conv_kernel - 1) * width * 2
-        state = (recurrent + conv) * state_slots
-        slots = f" × {state_slots} slots" if state_slots > 1 else ""
-        lines.append(
-            (
-                f"{linear.kind.upper()} state: {linear.layers} layers × {heads} heads × "
-                f"{linear.head_k_dim}×{linear.head_v_dim} × {linear.state_bytes} B + conv{slots} (per request)",
-                state,
-            )
-        )
-        per_request += state
-
-    if layer_split > 1:
-        per_token /= layer_split
-        per_request /= layer_split
-        state /= layer_split
-        lines = [(f"{what} ÷ {layer_split} GPUs (layer split)", value / layer_split) for what, value in lines]
-    return Footprint(per_token, per_request, state, tuple(lines))
 
 
 def round_contexts(max_context: int) -> list[int]:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..plan.advice import Alternative
+from ..plan.checkpoint_size import INT4_QUANTS, int4_estimate
 from ..plan.describe import MARK, budget_table, candidate_title, gate_lines, speed_lines, target_line
-from ..plan.memory import INT4_QUANTS, int4_estimate
 from ..plan.types import GATES, Candidate, Resolution
 
 

@@ -16,8 +16,10 @@ from typing import Any
 from ..catalog.index import Catalog
 from ..catalog.schema import Build, Engine
 from ..frozen import frozen
+from ..plan.candidates import Memo, verdict_paths
 from ..plan.flags import parser_facts
-from ..plan.resolve import Memo, layouts_to_try, rank_key, verdict_paths
+from ..plan.layout_search import layouts_to_try
+from ..plan.ranking import rank_key
 from ..plan.types import Candidate, GateResult, Layout, Request, Resolution
 
 LINE = ("official",)

@@ -10,7 +10,8 @@ from ..catalog.schema import Model
 from ..catalog.targets import Target
 from ..frozen import frozen
 from ..plan.gates import PlatformVerdicts
-from ..plan.resolve import Ranking, rank, rank_key
+from ..plan.layout_search import Ranking, rank
+from ..plan.ranking import rank_key
 from ..plan.types import Candidate, Request
 
 Symbol = Literal["✓", "◐", "✗", "?"]

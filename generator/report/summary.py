@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..plan.advice import alternatives, faster_elsewhere
+from ..plan.checkpoint_size import ESTIMATED
 from ..plan.describe import candidate_title, target_line
-from ..plan.memory import ESTIMATED
-from ..plan.resolve import rank_key
+from ..plan.ranking import rank_key
 from .explain import explain_text
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from recipegen.catalog.schema import Hardware, Model, Variant
 from recipegen.catalog.schema.engine import Build
 from recipegen.catalog.schema.model import Need
 from recipegen.frozen import evolve
-from recipegen.plan import gates
+from recipegen.plan import build_gates
 from recipegen.plan.flags import kv_choices
 from tests.support.data import ORACLE
 
@@ -118,7 +118,7 @@ def _catalog_kv(catalog: Any, name: str) -> tuple[Any, ...]:
 
 
 def _passes(model: Model, build: Build, hw: Hardware, kv: tuple[Any, ...]) -> bool:
-    return gates.kernels(model, build, hw, kv).outcome == "pass"
+    return build_gates.kernels(model, build, hw, kv).outcome == "pass"
 
 
 def attention_disagreements(catalog: Any) -> list[Disagreement]:
@@ -186,7 +186,7 @@ def weight_disagreements(catalog: Any) -> list[Disagreement]:
             hw = _gpu(catalog, code)
             if hw.compute_capability not in build.cuda_archs:
                 continue
-            result = gates.weight_format(model, variant, build, hw)
+            result = build_gates.weight_format(model, variant, build, hw)
             ours = "fails" if result.outcome != "pass" else ("marlin" if result.details.via_fallback else "native")
             theirs = "fails" if code < minimum or kernel is None else ("marlin" if "Marlin" in kernel else "native")
             if ours != theirs:

@@ -181,7 +181,7 @@ KINDS = [
 def test_derived_facts_equal_curated(hub, tmp_path, monkeypatch, catalog, repo, model_id):
     from recipegen.checkpoint import hub as hub_edge
     from recipegen.checkpoint.derive import derive
-    from recipegen.plan.memory import footprint
+    from recipegen.plan.footprint import footprint
 
     url, _ = hub
     monkeypatch.setenv("HF_ENDPOINT", url)

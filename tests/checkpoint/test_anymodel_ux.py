@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from recipegen.plan.memory import INT4_BYTES_PER_WEIGHT, int4_estimate
+from recipegen.plan.checkpoint_size import INT4_BYTES_PER_WEIGHT, int4_estimate
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 

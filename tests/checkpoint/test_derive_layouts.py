@@ -74,7 +74,7 @@ LAYOUTS = [
 
 @pytest.mark.parametrize(("where", "model_id"), LAYOUTS)
 def test_derived_layout_and_memory_equal_curated(hub, tmp_path, monkeypatch, catalog, where, model_id):
-    from recipegen.plan.memory import footprint
+    from recipegen.plan.footprint import footprint
 
     derivation = _read(where, tmp_path, monkeypatch, hub[0])
     derived, curated = derivation.model, catalog.models[model_id]
@@ -215,7 +215,7 @@ def test_gdn_state_per_request_is_vllms_state_shape(catalog, tp):
     """vLLM's gated_delta_net_state_shape, applied to config.json's fields: a bf16 conv state of
     (kernel-1) x (2 x key heads x key dim + value heads x value dim) / TP and an fp32 temporal state of
     value heads / TP x key dim x value dim, per gated DeltaNet layer."""
-    from recipegen.plan.memory import footprint
+    from recipegen.plan.footprint import footprint
 
     config = json.loads((HUB_DATA / "Qwen" / "Qwen3-Next-80B-A3B-Thinking" / "config.json").read_text())
     layers = config["num_hidden_layers"] - config["num_hidden_layers"] // config["full_attention_interval"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from recipegen.plan.memory import footprint, round_contexts
+from recipegen.plan.footprint import footprint
+from recipegen.plan.memory import round_contexts
 
 
 def fp(catalog, model_id, kv="bf16", tp=1, layer_split=1, slots=1):

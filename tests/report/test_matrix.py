@@ -88,8 +88,9 @@ def test_shared_platform_verdicts_change_no_cell(catalog):
     from dataclasses import replace
 
     from recipegen.catalog.targets import parse_target
-    from recipegen.plan.gates import PlatformVerdicts, platform
-    from recipegen.plan.resolve import rank
+    from recipegen.plan.build_gates import platform
+    from recipegen.plan.gates import PlatformVerdicts
+    from recipegen.plan.layout_search import rank
     from recipegen.plan.types import Request
     from recipegen.report.matrix import build_matrix, classify
 

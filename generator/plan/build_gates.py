@@ -1,0 +1,264 @@
+"""The gates that read no layout: the build loads the checkpoint's architecture and weight format, has a
+kernel for every need on this GPU, and has an image (or a source build) compiled for it. Predicates over
+catalog facts, each returning a reason and sources; gates.py registers and runs them."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ..catalog.schema import Deployment, Engine, Hardware, Kernel, Model, Source, Variant
+from ..catalog.schema.common import KvDtype
+from ..catalog.schema.engine import Build
+from ..catalog.schema.model import Need
+from ..frozen import evolve
+from .types import Details, GateResult, KernelMiss
+
+ATTENTION_OPS = (
+    "attention.gqa",
+    "attention.mla",
+    "attention.sparse_mla",
+    "attention.sparse_mla_nope",
+    "attention.dsv4",
+)
+
+
+def srcs(*groups: list[Source] | tuple[Source, ...]) -> tuple[Source, ...]:
+    """The sources a gate result cites: each once, in the order first seen."""
+    # catalog objects are shared and immutable, so identity is enough to drop repeats (and cheap)
+    seen: dict[int, Source] = {}
+    for group in groups:
+        for source in group:
+            seen.setdefault(id(source), source)
+    return tuple(seen.values())
+
+
+def architecture(model: Model, variant: Variant, engine: Engine, build: Build) -> GateResult:
+    if engine.loads == "gguf":
+        if variant.quant != "gguf":
+            return GateResult(
+                "architecture",
+                "fail",
+                f"{engine.name} loads GGUF files; variant {variant.id} is {variant.quant} safetensors",
+            )
+        arch = model.gguf_arch
+        if arch is None:
+            return GateResult(
+                "architecture", "unknown", f"the catalog does not know {model.name}'s GGUF architecture name"
+            )
+        label = f"GGUF architecture {arch!r}"
+    else:
+        if variant.quant == "gguf":
+            return GateResult(
+                "architecture",
+                "fail",
+                f"{engine.name} serves Hugging Face checkpoints here; {variant.id} is a GGUF file",
+            )
+        arch = model.architecture
+        label = arch
+    details = Details(operation=arch)
+    if arch in build.architectures:
+        return GateResult("architecture", "pass", f"{build.id} loads {label}", srcs(build.sources), details)
+    return GateResult("architecture", "fail", f"{build.id} does not load {label}", srcs(build.sources), details)
+
+
+def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) -> GateResult:
+    cc = hw.compute_capability
+    base = Details(capability=cc.sm, operation=variant.quant)
+
+    def result(outcome: Literal["pass", "fail"], reason: str, sources: tuple[Source, ...]) -> GateResult:
+        return GateResult("weight-format", outcome, reason, sources, base)
+
+    if variant.min_capability is not None and cc < variant.min_capability:
+        reason = f"{variant.id} needs {variant.min_capability.sm}+: {variant.min_capability_reason}"
+        return result("fail", reason, srcs(variant.sources))
+    if variant.only_builds is not None and build.id not in variant.only_builds:
+        reason = f"{variant.id} loads only in {', '.join(variant.only_builds)}: {variant.only_builds_reason}"
+        return result("fail", reason, srcs(variant.sources))
+    fmt = next((w for w in build.weight_formats if w.quant == variant.quant), None)
+    if fmt is None:
+        known = ", ".join(w.quant for w in build.weight_formats)
+        return result("fail", f"{build.id} has no {variant.quant} loader (it loads {known})", srcs(build.sources))
+    if fmt.unverified:
+        reason = (
+            f"{build.id}'s {variant.quant} loader is an unverified fact "
+            f"({'; '.join(s.note or s.url for s in fmt.sources)})"
+        )
+        return GateResult("weight-format", "unknown", reason, srcs(fmt.sources), base)
+    if fmt.native is not None and cc in fmt.native:
+        return result("pass", f"{variant.quant} runs on native kernels on {cc.sm}", srcs(fmt.sources))
+    for fallback in fmt.fallbacks:
+        if cc in fallback.sm:
+            if fallback.dense_only and model.moe is not None:
+                reason = (
+                    f"{variant.quant} on {cc.sm} only has the {fallback.kernel} fallback for dense layers; "
+                    "the MoE experts have no kernel"
+                )
+                return result("fail", reason, srcs(fallback.sources, fmt.sources))
+            reason = (
+                f"{variant.quant} has no native kernel on {cc.sm}; runs through {fallback.kernel} ({fallback.cost})"
+            )
+            chosen = (("weights." + variant.quant, fallback.kernel),)
+            details = evolve(base, kernels=chosen, via_fallback=True, args=tuple(fallback.args))
+            if fallback.unverified:
+                reason += f", an unverified fact ({'; '.join(s.note or s.url for s in fallback.sources)})"
+                return GateResult("weight-format", "unknown", reason, srcs(fallback.sources, fmt.sources), details)
+            return GateResult("weight-format", "pass", reason, srcs(fallback.sources, fmt.sources), details)
+    native = str(fmt.native) if fmt.native else "none"
+    fallbacks = "; ".join(f"{f.kernel} on {f.sm}" for f in fmt.fallbacks) or "none"
+    reason = f"no {variant.quant} kernel for {cc.sm} in {build.id} (native: {native}; fallbacks: {fallbacks})"
+    return result("fail", reason, srcs(fmt.sources))
+
+
+def _kernel_misfit(kernel: Kernel, need: Need, model: Model, hw: Hardware, kv: tuple[KvDtype, ...]) -> list[str]:
+    """Why this kernel cannot serve the need on this GPU (empty: it can)."""
+    reasons: list[str] = []
+    cc = hw.compute_capability
+    if cc not in kernel.sm:
+        reasons.append(f"needs {kernel.sm}")
+    if kernel.head_sizes is not None and need.head_size is not None and need.head_size not in kernel.head_sizes:
+        reasons.append(f"head size {need.head_size} not in {kernel.head_sizes}")
+    if (
+        kernel.qk_nope_head_dims is not None
+        and need.qk_nope_head_dim is not None
+        and need.qk_nope_head_dim not in kernel.qk_nope_head_dims
+    ):
+        reasons.append(f"qk_nope_head_dim {need.qk_nope_head_dim} not in {kernel.qk_nope_head_dims}")
+    if kernel.index_topks is not None and need.index_topk is not None and need.index_topk not in kernel.index_topks:
+        reasons.append(f"index_topk {need.index_topk} not in {kernel.index_topks}")
+    if kernel.architectures is not None and model.architecture not in kernel.architectures:
+        reasons.append(f"limited to {', '.join(kernel.architectures)}")
+    if kernel.smem_bytes is not None and kernel.smem_bytes > hw.smem_per_block_optin:
+        reasons.append(
+            f"needs {kernel.smem_bytes:,} B shared memory per block, {hw.name} has {hw.smem_per_block_optin:,} B"
+        )
+    if kv and kernel.kv_dtypes is not None and not set(kv) & set(kernel.kv_dtypes):
+        reasons.append(f"KV cache {'/'.join(kv)} not accepted ({', '.join(kernel.kv_dtypes)})")
+    return reasons
+
+
+def backend_name(kernel_name: str) -> str:
+    """The engine's own name for a kernel (what --attention-backend takes): the catalog name's first word."""
+    return kernel_name.split(" ", 1)[0]
+
+
+def kernels(
+    model: Model,
+    build: Build,
+    hw: Hardware,
+    kv: tuple[KvDtype, ...],
+    forced: str | None = None,
+    recipe: Deployment | None = None,
+) -> GateResult:
+    """Every need must be met by some kernel of the build on this GPU (first valid in the build's order).
+
+    `forced`: an attention backend the user pinned (by the engine's name); only it may serve attention.
+    `recipe`: a curated recipe of this very path; its own sources are the run report that vouches for
+    kernel facts the catalog could not verify (elsewhere such a kernel leaves the gate unknown)."""
+    cc = hw.compute_capability
+    chosen: list[tuple[str, str]] = []
+    failures: list[str] = []
+    open_needs: list[str] = []
+    vouches: list[str] = []
+    misses: list[KernelMiss] = []
+    sources: list[Source] = []
+    kv_options: list[KvDtype] | None = None
+    for need in model.needs:
+        candidates = [k for k in build.kernels if k.provides == need.op]
+        if forced is not None and need.op in ATTENTION_OPS:
+            pinned = [k for k in candidates if backend_name(k.name).lower() == forced.lower()]
+            if not pinned:
+                offers = sorted({k.provides for k in build.kernels if backend_name(k.name).lower() == forced.lower()})
+                what = f"provides {', '.join(offers)}" if offers else f"is not an attention backend of {build.id}"
+                have = ", ".join(dict.fromkeys(backend_name(k.name) for k in candidates)) or "none"
+                failures.append(f"{forced} {what}; {model.name} needs {need.op} ({need.why}); {build.id} has: {have}")
+                misses.append(KernelMiss(need.op, need.why, ((forced, (what,)),)))
+                continue
+            candidates = pinned
+        if not candidates:
+            failures.append(f"{need.op} ({need.why}): {build.id} has no such kernel at all")
+            misses.append(KernelMiss(need.op, need.why, ()))
+            continue
+        # with a fixed KV dtype, a kernel that rejects it does not count
+        fixed = kv if need.op in ATTENTION_OPS else ()
+        verdicts = [(k, _kernel_misfit(k, need, model, hw, fixed)) for k in candidates]
+        fits = [k for k, reasons in verdicts if not reasons]
+        # a kernel known only from unverified sources cannot carry a verdict: it leaves the need open
+        vouched = recipe is not None and bool(recipe.sources) and not all(x.unverified for x in recipe.sources)
+        valid = [k for k in fits if vouched or not k.unverified]
+        if fits and not valid:
+            open_needs.append(
+                f"{need.op} ({need.why}): only {', '.join(k.name for k in fits)} of {build.id} would serve it on "
+                f"{cc.sm}, and that kernel fact is unverified "
+                f"({'; '.join(s.note or s.url for k in fits for s in k.sources)})"
+            )
+            for k in fits:
+                sources.extend(k.sources)
+            continue
+        if valid:
+            chosen.append((need.op, valid[0].name))
+            sources.extend(valid[0].sources)
+            if valid[0].unverified and recipe is not None:
+                vouches.append(
+                    f"{valid[0].name} is unverified in the catalog; the {recipe.status} recipe {recipe.id} runs it"
+                )
+                sources.extend(recipe.sources)
+            if need.op in ATTENTION_OPS:
+                accepted: list[KvDtype] = []
+                for k in valid:
+                    for dtype in k.kv_dtypes or []:
+                        if dtype not in accepted:
+                            accepted.append(dtype)
+                if kv:
+                    accepted = [d for d in accepted if d in kv]
+                kv_options = accepted if kv_options is None else [d for d in kv_options if d in accepted]
+            continue
+        detail = "; ".join(f"{k.name}: {', '.join(reasons)}" for k, reasons in verdicts)
+        failures.append(f"no {need.op} kernel for {cc.sm} ({need.why}) — {detail}")
+        misses.append(KernelMiss(need.op, need.why, tuple((k.name, tuple(r)) for k, r in verdicts)))
+        for k, _ in verdicts:
+            sources.extend(k.sources)
+    details = Details(capability=cc.sm, kernels=tuple(chosen), misses=tuple(misses), kv_options=tuple(kv_options or ()))
+    if failures:
+        return GateResult("kernel", "fail", " | ".join(failures), srcs(sources), evolve(details, kv_options=()))
+    if open_needs:
+        reason = " | ".join(open_needs)
+        return GateResult("kernel", "unknown", reason, srcs(sources), evolve(details, kv_options=()))
+    if not model.needs:
+        return GateResult("kernel", "unknown", f"the catalog lists no kernel needs for {model.name}", (), details)
+    names = ", ".join(f"{name} ({op})" for op, name in chosen)
+    vouched_for = f" ({'; '.join(vouches)})" if vouches else ""
+    return GateResult("kernel", "pass", f"{cc.sm}: {names}{vouched_for}", srcs(sources), details)
+
+
+def platform(build: Build, hw: Hardware) -> GateResult:
+    cc = hw.compute_capability
+    arch = hw.host_arch[0]
+    if build.source_build is None and arch not in build.images:
+        have = ", ".join(build.images) or "none"
+        return GateResult(
+            "platform", "fail", f"{build.id} has no {arch} image (images for: {have})", srcs(build.sources)
+        )
+    if cc not in build.cuda_archs:
+        return GateResult(
+            "platform",
+            "fail",
+            f"{build.id} (CUDA {build.cuda}) is not compiled for {cc.sm} (targets: {build.cuda_archs})",
+            srcs(build.sources),
+        )
+    if build.unverified:
+        return GateResult(
+            "platform",
+            "unknown",
+            f"{build.id} is known only from unverified sources ({'; '.join(s.note or s.url for s in build.sources)})",
+            srcs(build.sources),
+        )
+    if build.verified_sm is not None and cc not in build.verified_sm:
+        return GateResult(
+            "platform",
+            "unknown",
+            f"{build.id} is only reported working on {build.verified_sm}; {cc.sm} is untested",
+            srcs(build.sources),
+        )
+    where = "built from source" if build.source_build is not None else f"{arch} image"
+    driver = f", driver ≥ {build.driver_min}" if build.driver_min else ""
+    return GateResult("platform", "pass", f"{where}, CUDA {build.cuda} covers {cc.sm}{driver}", srcs(build.sources))

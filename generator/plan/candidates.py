@@ -1,0 +1,206 @@
+"""Candidate paths: every engine × build × variant × matching recipe at a layout, each gated into a
+Candidate (evaluate), and the cheap check of whether a path can run at all before its memory is planned."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+
+from ..catalog.index import Catalog
+from ..catalog.schema import Deployment, Engine, Variant
+from ..catalog.schema.engine import Build
+from ..frozen import evolve
+from . import gates
+from .defects import applies, defects_hitting, with_defects
+from .estimate import speed_of
+from .flags import settings_from_deployment
+from .types import Candidate, Layout, Request, Settings
+
+# Gate results that do not depend on the layout, computed once per resolve() and reused across
+# layouts (keys are catalog ids).
+Memo = dict[tuple[object, ...], object]
+
+
+def _matching_deployments(
+    deployments: Iterable[Deployment], request: Request, engine: Engine, build: Build, variant: Variant, layout: Layout
+) -> list[Deployment]:
+    return [
+        d
+        for d in deployments
+        if d.model == request.model.id
+        and d.variant == variant.id
+        and d.engine == engine.id
+        and d.build == build.id
+        and request.hardware.id in d.hardware
+        and d.gpus_per_node == layout.gpus_per_node
+        and d.nodes == layout.nodes
+    ]
+
+
+def base_settings(engine: Engine, model_has_moe: bool, layout: Layout, deployment: Deployment | None) -> Settings:
+    """The settings a path starts from: a curated recipe's flags read back, else one TP group over every GPU."""
+    if deployment is not None:
+        return settings_from_deployment(engine, deployment, layout)
+    ep = model_has_moe and engine.flags.expert_parallel is not None and layout.gpus > 1
+    return Settings(tp=layout.gpus if engine.parallelism == "tensor" else 1, ep=ep)
+
+
+def evaluate(
+    request: Request,
+    engine: Engine,
+    build: Build,
+    variant: Variant,
+    layout: Layout,
+    deployment: Deployment | None,
+    settings: Settings | None = None,
+    memo: Memo | None = None,
+) -> Candidate:
+    """Gate one path. `settings`: check these instead of the ones recipegen would choose (lint)."""
+    base = settings if settings is not None else base_settings(engine, bool(request.model.moe), layout, deployment)
+    subject = gates.Subject(request, engine, build, variant, layout, deployment, base)
+    found = defects_hitting(request.model, variant, build, request.hardware)
+    results = with_defects(gates.run(subject, memo), found)
+    by_id = {g.gate: g for g in results}
+    kern, fmt, budget = by_id["kernel"], by_id["weight-format"], by_id["memory"].details.budget
+    decided = base
+    if budget is not None:
+        decided = evolve(
+            base,
+            kv_dtype=gates.kv_dtype(subject, kern) if (base.kv_fixed or kern.details.kv_options) else None,
+            context=budget.context,
+            context_auto=base.context_auto and request.context is None,
+            concurrency=budget.concurrency,
+            fraction=budget.fraction,
+        )
+    notes: list[str] = []
+    if fmt.details.via_fallback:
+        notes.append(fmt.reason)
+    cand = Candidate(
+        engine=engine,
+        build=build,
+        variant=variant,
+        layout=layout,
+        deployment=deployment,
+        gates=results,
+        settings=decided,
+        budget=budget,
+        via_fallback=fmt.details.via_fallback,
+        notes=tuple(notes),
+        fallback_args=fmt.details.args,
+        defects=tuple(d.text for d in variant.defects if applies(d, engine, build, request.hardware)),
+        build_defects=found,
+        offload=by_id["memory"].details.offload,
+    )
+    return evolve(cand, speed=speed_of(cand, request, memo)) if cand.runnable else cand
+
+
+def builds_to_try(engine: Engine, request: Request, every_release: bool = False) -> list[Build]:
+    """The build the user named; else the newest official release (by --as-of) and every side path
+    (model images, community images, forks) released by then. Older releases answer --build and history."""
+    if request.build is not None:
+        return [b for b in engine.builds if b.id == request.build]
+    dated = [b for b in engine.builds if request.as_of is None or b.released <= request.as_of]
+    if every_release:
+        return dated
+    official = [b for b in dated if b.provenance == "official"]
+    newest = max(official, key=lambda b: (b.released, b.id)) if official else None
+    return [b for b in dated if b.provenance != "official" or b is newest]
+
+
+Path = tuple[Engine, Build, Variant, "Deployment | None"]
+
+
+def paths_for(
+    catalog: Catalog,
+    request: Request,
+    layout: Layout,
+    every_release: bool = False,
+    builds: dict[str, list[Build]] | None = None,
+) -> list[Path]:
+    """Every candidate path at this layout (engine × build × variant × matching recipe), in report order.
+    `builds`: each engine's builds_to_try for this request, when the caller asks at several layouts."""
+    out: list[Path] = []
+    # the recipes of this model on this GPU and layout, read once rather than once per build and checkpoint
+    here = [
+        d
+        for d in catalog.deployments.values()
+        if d.model == request.model.id and request.hardware.id in d.hardware and d.gpus_per_node == layout.gpus_per_node
+    ]
+    for engine in catalog.engines.values():
+        if request.engine is not None and engine.id != request.engine:
+            continue
+        tried = builds[engine.id] if builds is not None else builds_to_try(engine, request, every_release)
+        for build in tried:
+            for variant in request.model.variants:
+                if request.variant is not None and variant.id != request.variant:
+                    continue
+                matches: list[Deployment | None] = list(
+                    _matching_deployments(here, request, engine, build, variant, layout)
+                )
+                out.extend((engine, build, variant, dep) for dep in matches or [None])
+    return out
+
+
+def candidates_for(
+    catalog: Catalog, request: Request, layout: Layout, every_release: bool = False, memo: Memo | None = None
+) -> list[Candidate]:
+    memo = {} if memo is None else memo
+    return [
+        evaluate(request, engine, build, variant, layout, dep, memo=memo)
+        for engine, build, variant, dep in paths_for(catalog, request, layout, every_release)
+    ]
+
+
+def verdict_paths(
+    catalog: Catalog, request: Request, layout: Layout, every_release: bool = False, memo: Memo | None = None
+) -> list[Candidate]:
+    """What a verdict per build reads (history): for a build with a runnable path, its paths that pass the
+    cheap gates (every runnable one among them); for any other build, every path. In report order."""
+    memo = {} if memo is None else memo
+    out: list[Candidate] = []
+    paths = paths_for(catalog, request, layout, every_release)
+    for _, group in itertools.groupby(paths, key=lambda path: path[1].id):  # a build's paths are adjacent
+        mine = list(group)
+        planned = {
+            i: evaluate(request, *p[:3], layout, p[3], memo=memo)
+            for i, p in enumerate(mine)
+            if may_run(request, p, layout, memo)
+        }
+        if any(c.runnable for c in planned.values()):
+            out.extend(planned.values())
+        else:
+            out.extend(
+                planned[i] if i in planned else evaluate(request, *p[:3], layout, p[3], memo=memo)
+                for i, p in enumerate(mine)
+            )
+    return out
+
+
+def may_run(
+    request: Request, path: Path, layout: Layout, memo: Memo, platforms: gates.PlatformVerdicts | None = None
+) -> bool:
+    """Whether the path passes every gate that does not read the layout (the cheap ones, memoised per path).
+
+    A path that fails one can never be runnable, so the layout search plans memory only for the others.
+    `platforms`: verdicts shared with other resolves (the matrix's cells)."""
+    engine, build, variant, dep = path
+    # a recipe belongs to one layout, and without one the cheap gates read no layout-dependent setting
+    key = ("may-run", engine.id, build.id, variant.id, dep.id if dep else None)
+    known = memo.get(key)
+    if isinstance(known, bool):
+        return known
+    # most paths a layout search rules out, it rules out by their build's image or CUDA alone (6,696 of the
+    # 10,260 paths the default matrix asks about): that verdict is the build's, so it is read before the
+    # path's own subject is made
+    if gates.platform_memoised(engine, build, request.hardware, memo, platforms).outcome != "pass":
+        memo[key] = False
+        return False
+    base = base_settings(engine, bool(request.model.moe), layout, dep)
+    subject = gates.Subject(request, engine, build, variant, layout, dep, base)
+    found = defects_hitting(request.model, variant, build, request.hardware)
+    cheap = gates.run(subject, memo, gates.FEWEST_FIRST, until_not_pass=True)
+    verdict = all(g.outcome == "pass" for g in cheap) and not any(
+        d.blocks and d.gate in gates.LAYOUT_FREE for d in found
+    )
+    memo[key] = verdict
+    return verdict

@@ -1,0 +1,61 @@
+"""Known faults on a path: which of a build's defects this model, checkpoint and GPU run into, how a
+blocking one fails the gate where it shows, and which scoped notes and defects concern a path."""
+
+from __future__ import annotations
+
+from ..catalog.schema import Engine, Hardware, Model, Variant
+from ..catalog.schema.engine import Build, Defect
+from ..catalog.schema.model import Pitfall
+from .types import Candidate, GateResult
+
+
+def defects_hitting(model: Model, variant: Variant, build: Build, hw: Hardware) -> tuple[Defect, ...]:
+    """The build's known defects that this model, checkpoint and GPU run into."""
+    if not build.defects:  # most builds (37 of 46) list none, and this runs for every path
+        return ()
+    needs = {n.op for n in model.needs}
+    return tuple(
+        d
+        for d in build.defects
+        if (d.sm is None or hw.compute_capability in d.sm)
+        and (d.models is None or model.id in d.models)
+        and (d.architectures is None or model.architecture in d.architectures)
+        and (d.ops is None or bool(needs.intersection(d.ops)))
+        and (d.quants is None or variant.quant in d.quants)
+    )
+
+
+def defect_text(defect: Defect) -> str:
+    parts = [f"{defect.id} ({defect.symptom}): {defect.title}"]
+    if defect.log_line:
+        parts.append(f"the engine logs {defect.log_line!r}")
+    parts.append(f"fixed in {defect.fixed_in}" if defect.fixed_in else "no build known to fix it")
+    if defect.workaround:
+        parts.append(f"workaround: {defect.workaround}")
+    return "; ".join(parts)
+
+
+def with_defects(gates: tuple[GateResult, ...], found: tuple[Defect, ...]) -> tuple[GateResult, ...]:
+    """A crash or wrong output with no workaround fails the gate where it shows."""
+    out = list(gates)
+    for defect in found:
+        if not defect.blocks:
+            continue
+        index = next(i for i, g in enumerate(out) if g.gate == defect.gate)
+        if out[index].outcome != "fail":
+            out[index] = GateResult(defect.gate, "fail", f"known defect {defect_text(defect)}", tuple(defect.sources))
+    return tuple(out)
+
+
+def defects(c: Candidate) -> list[str]:
+    """Known faults on this path: the checkpoint's (per engine) and the build's (per GPU, model, feature)."""
+    return [*c.defects, *(f"{c.build.id}: {defect_text(d)}" for d in c.build_defects)]
+
+
+def applies(p: Pitfall, engine: Engine, build: Build, hw: Hardware) -> bool:
+    """A note or defect scoped to engines, builds and GPUs: does it concern this path?"""
+    return (
+        (p.engines is None or engine.id in p.engines)
+        and (p.builds is None or build.id in p.builds)
+        and (p.capability is None or hw.compute_capability in p.capability)
+    )

@@ -1,0 +1,153 @@
+"""Per-GPU bytes of one request: KV cache per context token, and what is fixed per request (sliding-window
+layers, linear-attention state). What the memory budget (memory.py) spends its pool on.
+
+KV bytes per token follow the attention kind *as the engine stores it*: GQA keys+values per KV head (heads
+sharded by TP only as far as they go), MLA's compressed latent (replicated on every TP rank), DSA indexer keys
+(FP8 + one FP32 scale per 128 values), DeepSeek-V4's compressed entries, and sliding-window layers bounded by
+their window.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..catalog.schema import Model
+from ..catalog.schema.common import KvDtype
+from ..frozen import frozen
+
+KV_BYTES: dict[KvDtype, float] = {
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8_e4m3": 1.0,
+    "fp8_e5m2": 1.0,
+    "fp8_ds_mla": 1.0,  # per element; the packed per-token layout is handled below
+    "q8_0": 34 / 32,  # ggml block: 32 int8 + one fp16 scale
+    "q4_0": 18 / 32,
+}
+# FlashMLA's packed FP8 sparse layout: 512 FP8 latent + 4 FP32 scales + 64 BF16 RoPE = 656 B/token.
+FP8_DS_MLA_BYTES = 656
+INDEXER_SCALE_BYTES_PER_128 = 4
+
+
+@frozen
+class Footprint:
+    """Per-GPU cost of one request: bytes per context token, plus bytes fixed per request."""
+
+    per_token: float
+    per_request: float  # sliding-window layers + linear-attention state
+    state_per_request: float  # the part of per_request that is recurrent state
+    lines: tuple[tuple[str, float], ...]  # (what, bytes per token or per request) for the budget table
+
+
+@frozen
+class Unplannable:
+    reason: str
+
+
+def _heads_per_rank(heads: int, tp: int) -> int:
+    return max(1, heads // tp) if tp <= heads else 1
+
+
+def footprint(
+    model: Model, kv_dtype: KvDtype, tp: int, layer_split: int, state_slots: int, mtp: bool = False
+) -> Footprint | Unplannable:
+    """KV bytes per token and fixed bytes per request on one GPU.
+
+    `tp` shards heads (vLLM/SGLang); `layer_split` spreads whole layers over GPUs (llama.cpp);
+    `mtp`: the plan drafts with the model's MTP layers, which keep a KV cache of their own.
+    """
+    att = model.attention
+    elem = KV_BYTES[kv_dtype]
+    kv_layers = (att.layers or model.layers) + (model.mtp_layers if mtp else 0)
+    lines: list[tuple[str, float]] = []
+    per_token = 0.0
+    per_request = 0.0
+
+    if att.kind == "gqa":
+        assert att.num_kv_heads is not None and att.head_dim is not None
+        heads = _heads_per_rank(att.num_kv_heads, tp)
+        per_layer = 2 * heads * att.head_dim * elem
+        window_layers = att.sliding_window_layers or 0 if att.sliding_window else 0
+        full_layers = kv_layers - window_layers
+        per_token += full_layers * per_layer
+        lines.append(
+            (f"K+V: {full_layers} layers × {heads} KV head(s) × {att.head_dim} × {elem:g} B", full_layers * per_layer)
+        )
+        if window_layers:
+            assert att.sliding_window is not None
+            window = window_layers * per_layer * att.sliding_window
+            per_request += window
+            lines.append(
+                (f"sliding window: {window_layers} layers × {att.sliding_window} tokens (per request)", window)
+            )
+    elif att.kind in ("mla", "dsa", "dsa_nope"):
+        assert att.kv_lora_rank is not None
+        rope = att.qk_rope_head_dim or 0
+        width = att.kv_lora_rank + rope
+        if kv_dtype == "fp8_ds_mla" and att.kind != "dsa_nope":
+            per_layer = float(FP8_DS_MLA_BYTES)
+            what = f"MLA latent: {kv_layers} layers × {FP8_DS_MLA_BYTES} B packed FP8"
+        else:
+            per_layer = width * elem
+            what = f"MLA latent: {kv_layers} layers × ({att.kv_lora_rank}+{rope}) × {elem:g} B"
+        per_token += kv_layers * per_layer
+        lines.append((what + " (replicated on every TP rank)", kv_layers * per_layer))
+        if att.indexer is not None:
+            idx = att.indexer
+            idx_layers = idx.layers or kv_layers
+            key = idx.head_dim + INDEXER_SCALE_BYTES_PER_128 * math.ceil(idx.head_dim / 128)
+            cost = idx_layers * key / idx.kpool
+            per_token += cost
+            pooled = f", pooled {idx.kpool}:1" if idx.kpool > 1 else ""
+            lines.append((f"DSA indexer keys: {idx_layers} layers × {key} B FP8{pooled}", cost))
+    elif att.kind == "dsv4":
+        assert att.head_dim is not None and att.compressed is not None and att.sliding_window is not None
+        entry = 584.0 if kv_dtype in ("fp8_ds_mla", "fp8_e4m3") else att.head_dim * elem
+        for group in att.compressed:
+            if group.layers == 0:
+                continue
+            cost = group.layers * entry / group.ratio
+            per_token += cost
+            lines.append((f"compressed KV: {group.layers} layers × {entry:g} B / {group.ratio} tokens", cost))
+        window = model.layers * att.sliding_window * entry
+        per_request += window
+        lines.append((f"sliding window: {model.layers} layers × {att.sliding_window} tokens (per request)", window))
+        if att.indexer is not None:
+            idx = att.indexer
+            ratio = min(g.ratio for g in att.compressed if g.layers)
+            idx_layers = idx.layers or next(g.layers for g in att.compressed if g.ratio == ratio)
+            key = idx.head_dim + INDEXER_SCALE_BYTES_PER_128 * math.ceil(idx.head_dim / 128)
+            cost = idx_layers * key / ratio
+            per_token += cost
+            lines.append((f"CSA indexer keys: {idx_layers} layers × {key} B / {ratio} tokens", cost))
+    else:  # pragma: no cover - the schema's Literal makes this unreachable
+        return Unplannable(f"attention kind {att.kind!r} has no KV formula")
+
+    state = 0.0
+    linear = model.linear_attention
+    if linear is not None:
+        heads = _heads_per_rank(linear.num_heads, tp)
+        k_heads = _heads_per_rank(linear.num_k_heads, tp) if linear.num_k_heads else heads
+        recurrent = linear.layers * heads * linear.head_k_dim * linear.head_v_dim * linear.state_bytes
+        conv = 0.0
+        if linear.conv_kernel:
+            # the short convolution keeps its last kernel-1 inputs of q, k (key heads) and v (value heads), in bf16
+            width = 2 * k_heads * linear.head_k_dim + heads * linear.head_v_dim
+            conv = linear.layers * (linear.conv_kernel - 1) * width * 2
+        state = (recurrent + conv) * state_slots
+        slots = f" × {state_slots} slots" if state_slots > 1 else ""
+        lines.append(
+            (
+                f"{linear.kind.upper()} state: {linear.layers} layers × {heads} heads × "
+                f"{linear.head_k_dim}×{linear.head_v_dim} × {linear.state_bytes} B + conv{slots} (per request)",
+                state,
+            )
+        )
+        per_request += state
+
+    if layer_split > 1:
+        per_token /= layer_split
+        per_request /= layer_split
+        state /= layer_split
+        lines = [(f"{what} ÷ {layer_split} GPUs (layer split)", value / layer_split) for what, value in lines]
+    return Footprint(per_token, per_request, state, tuple(lines))

@@ -1,0 +1,147 @@
+"""The gates that read the layout: topology (the heads split over tensor parallel, multi-node serving) and
+memory (weights and KV per GPU, with host offload when the GPUs alone are too small). gates.py registers them."""
+
+from __future__ import annotations
+
+from ..catalog.schema import Deployment, Engine, Hardware, Model, Variant
+from ..catalog.schema.common import KvDtype
+from ..frozen import evolve
+from .checkpoint_size import checkpoint_bytes
+from .footprint import Unplannable, footprint
+from .memory import Budget, MemoryInputs, plan
+from .offload import OFFLOAD_CONTEXT, SOURCES, OffloadPlan, Refusal, mechanism_of, solve
+from .types import Details, GateResult, Layout, Request, Settings
+
+
+def topology(model: Model, engine: Engine, layout: Layout, hw: Hardware, tp: int | None = None) -> GateResult:
+    """`tp`: the tensor-parallel size the plan sets (default: every GPU of the layout)."""
+    if layout.nodes > 1 and engine.multi_node == "none":
+        return GateResult(
+            "topology", "fail", f"{engine.name} has no multi-node serving here; {layout.nodes} nodes requested"
+        )
+    if engine.parallelism == "layers":
+        return GateResult("topology", "pass", f"layers split over {layout.gpus_per_node} GPU(s) of one node")
+    tp = layout.gpus if tp is None else tp
+    heads = model.attention.num_heads
+    kv_heads = model.attention.num_kv_heads
+    numbers: list[tuple[str, float]] = [("tp", tp), ("heads", heads)]
+    if kv_heads:
+        numbers.append(("kv_heads", kv_heads))
+    details = Details(numbers=tuple(numbers))
+    if heads % tp:
+        reason = f"{heads} attention heads do not split evenly over tensor parallel {tp}"
+        return GateResult("topology", "fail", reason, (), details)
+    if model.attention.kind == "gqa" and kv_heads:
+        ok = (kv_heads % tp == 0) if tp <= kv_heads else (tp % kv_heads == 0)
+        if not ok:
+            return GateResult(
+                "topology",
+                "fail",
+                f"{kv_heads} KV heads cannot be split or replicated evenly over tensor parallel {tp}",
+                tuple(model.attention.sources[:1]),
+                details,
+            )
+    reason = f"tensor parallel {tp} splits {heads} heads"
+    if layout.nodes > 1:
+        link = hw.interconnect.between_nodes or "the network between nodes"
+        reason += f"; across {layout.nodes} nodes over {link}"
+    elif tp > 1 and hw.interconnect.kind in ("pcie", "none"):
+        reason += "; no NVLink: all-reduce goes over PCIe (works, slower)"
+    return GateResult("topology", "pass", reason, (), details)
+
+
+def memory(
+    request: Request,
+    engine: Engine,
+    variant: Variant,
+    layout: Layout,
+    settings: Settings,
+    kv: KvDtype,
+    dep: Deployment | None,
+    may_offload: bool = True,
+) -> GateResult:
+    """Weights per GPU + KV/state for the planned context × concurrency; the budget rides in the details.
+
+    When the GPUs alone are too small (or the engine always keeps experts in host RAM), a path that
+    loads (`may_offload`) gets the engine's host-offload layout (offload.py) at the planned context."""
+    model = request.model
+    sized = checkpoint_bytes(model, variant.size_bytes, variant.quant, named=request.variant == variant.id)
+    size, size_note = sized if sized is not None else (None, None)
+    if size is None and dep is not None:
+        reason = (
+            f"the size of {variant.repo} is not in the catalog, so memory is not planned; the {dep.status} recipe "
+            f"{dep.id} reports it running on this layout with its own context settings"
+        )
+        return GateResult("memory", "pass", reason, tuple(dep.sources))
+    if size is None:
+        return GateResult(
+            "memory", "unknown", f"the size of {variant.repo} is not in the catalog", tuple(variant.sources)
+        )
+    tensor = engine.parallelism == "tensor"
+    layer_split = 1 if tensor else layout.gpus_per_node
+    tp = settings.tp if tensor else 1
+    fp = footprint(model, kv, tp, layer_split, engine.memory.state_slots_per_request, settings.mtp)
+    if isinstance(fp, Unplannable):
+        return GateResult("memory", "unknown", fp.reason)
+    shards = layout.gpus if tensor else layout.gpus_per_node
+    context = request.context if request.context is not None else settings.context
+    concurrency = request.concurrency if request.concurrency is not None else settings.concurrency
+    inputs = MemoryInputs(
+        hardware=request.hardware,
+        engine=engine,
+        model=model,
+        weights_bytes_per_gpu=size / shards,
+        footprint=fp,
+        fraction=settings.fraction,
+        context=context,
+        concurrency=concurrency,
+        context_is_auto=settings.context_auto and request.context is None,
+        size_note=size_note,
+    )
+    sources = (*variant.sources[:1], *engine.memory.sources[:1])
+    where = f"{layout.nodes} node(s) × {layout.gpus_per_node} GPU(s)" if layout.nodes > 1 else f"{layout.gpus} GPU(s)"
+
+    def details(budget: Budget | None, offloaded: OffloadPlan | None = None, host: float | None = None) -> Details:
+        if budget is None:
+            return Details(host_memory_gib=host)
+        numbers = (
+            ("context", budget.context),
+            ("concurrency", budget.concurrency),
+            ("weights_gib", budget.weights_gib),
+        )
+        return Details(numbers=numbers, budget=budget, offload=offloaded, host_memory_gib=host)
+
+    budget = plan(inputs) if not engine.memory.host_offload else None
+    if budget is not None and (
+        budget.fits or dep is not None or not may_offload or mechanism_of(engine, model) is None
+    ):
+        reason = f"on {where}: {budget.reason}"
+        return GateResult("memory", "pass" if budget.fits else "fail", reason, tuple(sources), details(budget))
+    offload_context = context or min(model.max_context, OFFLOAD_CONTEXT)
+
+    def fit(weights_per_gpu: float, kv_share: float) -> Budget:
+        """The GPU budget with these weights per GPU and this share of the layers' KV cache on the GPUs."""
+        on_gpu = evolve(
+            fp,
+            per_token=fp.per_token * kv_share,
+            per_request=fp.per_request * kv_share,
+            state_per_request=fp.state_per_request * kv_share,
+        )
+        return plan(
+            evolve(
+                inputs,
+                weights_bytes_per_gpu=weights_per_gpu,
+                footprint=on_gpu,
+                context=offload_context,
+                context_is_auto=False,
+            )
+        )
+
+    solved = solve(engine, request.hardware, model, size, shards, request.host, fit, layout.gpus_per_node)
+    srcs = tuple(sources) + SOURCES.get(mechanism_of(engine, model) or "weights-gb", ())
+    if isinstance(solved, Refusal):
+        reason = solved.reason if budget is None else f"on {where}: {budget.reason}; host offload: {solved.reason}"
+        return GateResult("memory", "fail", reason, srcs, details(budget, host=solved.host_memory_gib))
+    prefix = "" if budget is None else "the GPUs alone are too small; "
+    reason = f"on {where}: {prefix}fits with {solved.summary()} — {solved.budget.reason}"
+    return GateResult("memory", "pass", reason, srcs, details(solved.budget, solved))

@@ -1,0 +1,187 @@
+"""The layout search: which GPU counts to try, and the first that runs (without host offload, else with it),
+gating at each layout only the paths that pass the cheap gates. Its answer is a Ranking, before plans are made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..catalog.index import Catalog
+from ..catalog.schema.engine import Build
+from ..frozen import frozen
+from . import gates
+from .candidates import Memo, Path, base_settings, builds_to_try, evaluate, may_run, paths_for
+from .defects import defects_hitting, with_defects
+from .ranking import rank_key
+from .types import GATES, Candidate, GateResult, Layout, Request, undecided
+
+NODE_SIZES = (1, 2, 4, 8)
+
+
+def layouts_to_try(request: Request) -> list[Layout]:
+    if request.shrink and request.gpus_per_node is not None:
+        gpus, nodes = request.gpus_per_node, request.nodes
+        out = [Layout(gpus, nodes)]
+        while gpus > 1 or nodes > 1:
+            gpus, nodes = (gpus // 2, nodes) if gpus > 1 else (gpus, nodes // 2)
+            out.append(Layout(gpus, nodes))
+        return out
+    if request.gpus_per_node is not None:
+        return [Layout(request.gpus_per_node, request.nodes)]
+    if max(request.hardware.gpus_per_node) == 1:
+        # one GPU per box (DGX Spark): scale out over nodes
+        if request.nodes > 1:
+            return [Layout(1, request.nodes)]
+        return [Layout(1, n) for n in NODE_SIZES]
+    return [Layout(n, request.nodes) for n in NODE_SIZES]
+
+
+@dataclass
+class _Layouts:
+    """The paths gated at each layout tried, shared by the layout search and the full report of one layout."""
+
+    catalog: Catalog
+    request: Request
+    memo: Memo = field(default_factory=dict)
+    platforms: gates.PlatformVerdicts | None = None
+    paths: dict[Layout, list[Path]] = field(default_factory=dict)
+    gated: dict[Layout, dict[int, Candidate]] = field(default_factory=dict)
+    builds: dict[str, list[Build]] | None = None
+
+    def _paths(self, layout: Layout) -> list[Path]:
+        if layout not in self.paths:
+            if self.builds is None:  # the same at every layout
+                self.builds = {e.id: builds_to_try(e, self.request) for e in self.catalog.engines.values()}
+            self.paths[layout] = paths_for(self.catalog, self.request, layout, builds=self.builds)
+        return self.paths[layout]
+
+    def runnable(self, layout: Layout) -> list[Candidate]:
+        """The runnable paths at this layout, ranked; only paths that pass the cheap gates are planned."""
+        done = self.gated.setdefault(layout, {})
+        for index, path in enumerate(self._paths(layout)):
+            if index not in done and may_run(self.request, path, layout, self.memo, self.platforms):
+                done[index] = evaluate(self.request, *path[:3], layout, path[3], memo=self.memo)
+        return sorted((c for _, c in sorted(done.items()) if c.runnable), key=rank_key)
+
+    def _gate(self, layout: Layout, index: int, path: Path) -> Candidate:
+        done = self.gated.setdefault(layout, {})
+        if index not in done:
+            done[index] = evaluate(self.request, *path[:3], layout, path[3], memo=self.memo)
+        return done[index]
+
+    def every(self, layout: Layout) -> list[Candidate]:
+        """Every path at this layout, in report order (the ones the search planned are reused)."""
+        return [self._gate(layout, index, path) for index, path in enumerate(self._paths(layout))]
+
+    def undecided(self, layout: Layout) -> list[Candidate]:
+        """The paths here that fail no gate but that some gate cannot decide, in report order (only paths
+        that fail no cheap gate are planned)."""
+        return [
+            c
+            for index, path in enumerate(self._paths(layout))
+            if all(g.outcome != "fail" for g in self._layout_free(path, layout))
+            and undecided(c := self._gate(layout, index, path))
+        ]
+
+    def closest(self, layout: Layout) -> list[Candidate]:
+        """The paths at this layout that fail the fewest gates, gated in full, in report order.
+
+        A path fails at least the layout-free gates that do not pass (or that a blocking defect fails), so a
+        path failing more of those than a path already gated fails in all is never planned: most blocked paths
+        fail their platform or architecture and are settled by memoised verdicts alone."""
+        unknown = self.undecided(layout)
+        if unknown:  # a path nothing rules out decides before one that fails a gate (explain says "unknown" too)
+            return unknown
+        done = self.gated.setdefault(layout, {})
+        paths = self._paths(layout)
+        bounds = sorted((self._layout_free_failures(path, layout), index) for index, path in enumerate(paths))
+        fewest = min((len(c.failing()) for c in done.values()), default=len(GATES))
+        for bound, index in bounds:
+            if bound > fewest:
+                break
+            if index not in done:
+                done[index] = evaluate(self.request, *paths[index][:3], layout, paths[index][3], memo=self.memo)
+            fewest = min(fewest, len(done[index].failing()))
+        return [c for _, c in sorted(done.items()) if len(c.failing()) == fewest]
+
+    def _layout_free_failures(self, path: Path, layout: Layout) -> int:
+        return sum(1 for g in self._layout_free(path, layout) if g.outcome != "pass")
+
+    def _layout_free(self, path: Path, layout: Layout) -> tuple[GateResult, ...]:
+        """The gates that do not read the layout, with the blocking defects that show at them (memoised)."""
+        engine, build, variant, dep = path
+        key = ("layout-free", engine.id, build.id, variant.id, dep.id if dep else None)
+        known = self.memo.get(key)
+        if isinstance(known, tuple):
+            return known
+        request = self.request
+        base = base_settings(engine, bool(request.model.moe), layout, dep)
+        subject = gates.Subject(request, engine, build, variant, layout, dep, base)
+        found = defects_hitting(request.model, variant, build, request.hardware)
+        blocking_here = tuple(d for d in found if d.gate in gates.LAYOUT_FREE)
+        results = with_defects(gates.run(subject, self.memo, gates.FEWEST_FIRST), blocking_here)
+        self.memo[key] = results
+        return results
+
+
+Rejections = Literal["all", "closest-when-blocked", "none"]
+
+
+@frozen
+class Ranking:
+    """The layout search's answer before plans are made: the layout reported, its runnable paths ranked,
+    and (when asked for) the paths gated there."""
+
+    request: Request
+    layout: Layout
+    runnable: tuple[Candidate, ...]
+    # every path at the layout in report order ("all"), or those failing the fewest gates ("closest-when-blocked");
+    # None: not gated
+    candidates: tuple[Candidate, ...] | None
+    tried: tuple[int, ...]
+    searched: bool
+    offload_first_at: tuple[int, ...] | None = None
+
+
+def rank(
+    catalog: Catalog,
+    request: Request,
+    rejections: Rejections = "all",
+    platforms: gates.PlatformVerdicts | None = None,
+) -> Ranking:
+    """The layout search: the first layout tried that runs without host offload, else the first that runs
+    with it, else the whole fleet (shrink) or the largest size tried. `rejections`: whether every path of
+    that layout is gated too ("all"), only when nothing runs and only the paths that fail the fewest gates
+    ("closest-when-blocked": the matrix names the closest rejection), or never ("none"). `platforms`: platform
+    verdicts shared with other resolves."""
+    layouts = layouts_to_try(request)
+    gated = _Layouts(catalog, request, platforms=platforms)
+    tried: list[int] = []
+    searched = len(layouts) > 1
+    offloading: tuple[Layout, list[Candidate], tuple[int, ...]] | None = None
+
+    def ranking(layout: Layout, runnable: list[Candidate], offload_first_at: tuple[int, ...] | None) -> Ranking:
+        candidates: tuple[Candidate, ...] | None = None
+        if rejections == "all":
+            candidates = tuple(gated.every(layout))
+        elif rejections == "closest-when-blocked" and not runnable:
+            candidates = tuple(gated.closest(layout))
+        return Ranking(request, layout, tuple(runnable), candidates, tuple(tried), searched, offload_first_at)
+
+    for layout in layouts:
+        tried.append(layout.gpus)
+        runnable = gated.runnable(layout)
+        if runnable and runnable[0].offload is None:
+            return ranking(layout, runnable, None)
+        if runnable and offloading is None:
+            offloading = (layout, runnable, tuple(tried))
+    if offloading is not None:
+        # no layout runs from GPU memory alone: the smallest one that runs with host offload
+        layout, runnable, tried_then = offloading
+        return ranking(layout, runnable, tried_then)
+    if request.shrink:  # nothing runs: with a fleet, report the whole fleet (the most memory per shard)
+        return ranking(layouts[0], [], None)
+    # nothing is known to run: the smallest layout where a path fails no gate (there the answer is
+    # "unknown", not "blocked"), else the largest size tried
+    shown = next((layout for layout in layouts if gated.undecided(layout)), layouts[-1])
+    return ranking(shown, [], None)

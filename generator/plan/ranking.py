@@ -1,0 +1,74 @@
+"""How the runnable paths of a layout are ordered (rank_key), and why the first beats the second (why_first).
+
+Ranking policy (first difference decides, shown to the user as "why this plan first"):
+  0. no host offload > experts in host RAM (CPU computes them) > whole layers on the CPU > weights
+     copied over PCIe every step; a layout search takes a layout that runs without offload first;
+  1. curated before derived: verified > community > reported > derived (someone ran it);
+  2. build provenance: official release > model-specific image > community image > fork;
+  3. native weight kernels before a fallback (Marlin costs throughput), and a path with a known
+     defect (of the checkpoint on this engine, or of the build on this GPU) after both;
+  4. newer build first (facts move with releases);
+  5. larger planned context;
+  6. smaller checkpoint (less to download, more headroom);
+  7. faster estimated decode (speed.py; an estimate, so only a tie-break);
+  8. ids, for a stable order.
+"""
+
+from __future__ import annotations
+
+from .defects import defects
+from .types import Candidate
+
+STATUS_ORDER = {"verified": 0, "community": 1, "reported": 2, "derived": 3}
+PROVENANCE_ORDER = {"official": 0, "model-image": 1, "community": 2, "fork": 3}
+
+
+def offload_cost(c: Candidate) -> int:
+    """0: the GPUs hold every weight; 1: experts run from host RAM on the CPU; 2: whole layers do;
+    3: weights cross PCIe every step."""
+    if c.offload is None:
+        return 0
+    return {"expert-layers": 1, "all-experts": 1, "cpu-layers": 2, "weights-gb": 3}[c.offload.mechanism]
+
+
+def rank_key(c: Candidate) -> tuple[int, int, int, int, int, int, float, float, str, str, str]:
+    context = c.settings.context or 0
+    return (
+        offload_cost(c),
+        STATUS_ORDER[c.status],
+        PROVENANCE_ORDER[c.build.provenance],
+        2 if defects(c) else (1 if c.via_fallback else 0),
+        -c.build.released.toordinal(),
+        -context,
+        c.budget.weights_gib if c.budget else float("inf"),
+        -c.speed.decode_tps if c.speed else 0.0,
+        c.engine.id,
+        c.build.id,
+        c.variant.id,
+    )
+
+
+def why_first(first: Candidate, second: Candidate | None) -> str:
+    if second is None:
+        return "the only path that passes every gate"
+    a, b = rank_key(first), rank_key(second)
+    off = {
+        0: "no host offload",
+        1: "experts in host RAM",
+        2: "whole layers on the CPU",
+        3: "weights copied over PCIe every step",
+    }
+    labels = [
+        f"{off[offload_cost(first)]} before {off[offload_cost(second)]}",
+        f"a curated recipe ({first.status}) beats a {second.status} plan",
+        f"{first.build.provenance} build before a {second.build.provenance} one",
+        "native weight kernels instead of a fallback, or a path without a known defect",
+        f"newer build ({first.build.released} vs {second.build.released})",
+        f"larger planned context ({first.settings.context} vs {second.settings.context})",
+        "a smaller checkpoint (more headroom)",
+        "faster estimated decode (a tie-break only)",
+    ]
+    for index, label in enumerate(labels):
+        if a[index] != b[index]:
+            return f"{label} — next: {second.engine.name} {second.build.id} / {second.variant.id}"
+    return f"tie on every criterion; ordered by id — next: {second.build.id} / {second.variant.id}"
