@@ -16,7 +16,7 @@ from ..frozen import evolve
 
 if TYPE_CHECKING:
     from .derive import Derivation
-    from .hub import Checkpoint, RepoFile
+    from .files import Checkpoint, RepoFile
 
 
 def unknown_architecture(catalog: Catalog, arch: str | None) -> str:
@@ -32,13 +32,14 @@ def unknown_architecture(catalog: Catalog, arch: str | None) -> str:
 
 
 def resolve_any(catalog: Catalog, value: str) -> ModelChoice:
-    from . import hub
+    from .folder import is_local
+    from .hub import looks_like_repo
     from .inference import infer
 
     try:
         return resolve_model(catalog, value)
     except UnknownNameError as unknown:
-        if hub.is_local(value):  # a folder's own files, never a Hub repo its name resembles
+        if is_local(value):  # a folder's own files, never a Hub repo its name resembles
             return from_files(catalog, value)
         if value.startswith(("/", "./", "../", "~")):  # written as a path: no catalog name or repo id
             what = "is a file, not a folder" if Path(value).expanduser().exists() else "does not exist"
@@ -49,7 +50,7 @@ def resolve_any(catalog: Catalog, value: str) -> ModelChoice:
         inferred = infer(catalog, value)
         if inferred is not None:
             return confirm(catalog, value, inferred)
-        if not (hub.is_local(value) or hub.looks_like_repo(value)):
+        if not (is_local(value) or looks_like_repo(value)):
             key = value.strip().casefold()
             family = sorted(
                 (m for m in catalog.models.values() if m.id.startswith(key)), key=lambda m: (m.params_total_b, m.id)
@@ -176,7 +177,8 @@ _QUANT_TAG = re.compile(r"(?i)((?:UD-)?I?Q\d\w*|BF16|F16|F32|MXFP4\w*)$")
 def gguf_variants(checkpoint: Checkpoint, family: Model, note: str) -> tuple[list[Variant], list[str]]:
     """One variant per single-file GGUF quantization in the repo (its file and size); the names of
     split (multi-part) quantizations, which one `hf download FILE` cannot fetch, come back apart."""
-    from .derive import SPLIT_GGUF, slug
+    from .derive import slug
+    from .sizes import SPLIT_GGUF
 
     taken = {v.id for v in family.variants}
     variants: list[Variant] = []
@@ -229,8 +231,8 @@ def gguf_variants(checkpoint: Checkpoint, family: Model, note: str) -> tuple[lis
 def _whole_splits(files: list[RepoFile]) -> tuple[list[RepoFile], dict[str, int]]:
     """Split GGUF quantizations whose every part is present, each as its first part with the parts'
     summed size; the count of parts per first part. Incomplete splits stay as they are."""
-    from .derive import SPLIT_GGUF
-    from .hub import RepoFile
+    from .files import RepoFile
+    from .sizes import SPLIT_GGUF
 
     groups: dict[str, list[RepoFile]] = {}
     for f in files:
@@ -284,6 +286,7 @@ def confirm(catalog: Catalog, value: str, inferred: ModelChoice) -> ModelChoice:
     unreachable) the name stands, and the output says so."""
     from . import hub
     from .derive import derive
+    from .files import HubError
 
     if inferred.facts != "name" or not hub.looks_like_repo(value):
         return inferred
@@ -293,7 +296,7 @@ def confirm(catalog: Catalog, value: str, inferred: ModelChoice) -> ModelChoice:
         checkpoint = hub.read(value, headers=False)
     except hub.RepoNotFound as exc:
         return _not_on_the_hub(value, inferred, exc)
-    except hub.HubError as exc:  # unreachable or gated: the name stands
+    except HubError as exc:  # unreachable or gated: the name stands
         return replace(inferred, how=f"{inferred.how}; its files were not read: {exc.message}")
     derivation = derive(checkpoint)
     named = inferred.model

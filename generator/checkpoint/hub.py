@@ -1,174 +1,38 @@
-"""The Hugging Face Hub edge: read a checkpoint's small files (never its weights) into a typed result.
+"""The Hugging Face Hub edge, and `read`, the entry for a MODEL: a Hub repo id (optionally `@revision`)
+or a local checkpoint folder (read by folder.py). From the Hub it reads a checkpoint's small files, never
+its weights, into a files.Checkpoint: config.json, hf_quant_config.json, model.safetensors.index.json,
+the safetensors headers (ranged reads of the first bytes of each shard), the file list with sizes, and
+the card's `base_model`.
 
-A MODEL is a Hub repo id (optionally `@revision`) or a local checkpoint folder. What is read:
-config.json, hf_quant_config.json, model.safetensors.index.json, the safetensors headers (ranged
-reads of the first bytes of each shard), the file list with sizes, and the card's `base_model`.
-
-huggingface_hub is imported here only, lazily. HF_ENDPOINT, HF_HOME/HF_HUB_CACHE and
-HF_HUB_OFFLINE are read when a command runs (not when the library was first imported), the token
-comes from HF_TOKEN or the token file and is passed per request, so nothing is ever written back.
+The only module that talks to the Hub: huggingface_hub is imported here only, lazily. HF_ENDPOINT,
+HF_HOME/HF_HUB_CACHE and HF_HUB_OFFLINE are read when a command runs (not when the library was first
+imported), the token comes from HF_TOKEN or the token file and is passed per request, so nothing is
+ever written back.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import struct
 import unicodedata
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from ..errors import RecipegenError
-from ..frozen import frozen
+from .files import CONFIG, INDEX, QUANT_CONFIG, Checkpoint, HubError, Read, RepoFile, json_file, total_size
+from .folder import is_local, read_folder
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
-CONFIG = "config.json"
-QUANT_CONFIG = "hf_quant_config.json"
-INDEX = "model.safetensors.index.json"
-SINGLE = "model.safetensors"
-CARD = "README.md"
-MAX_HEADER_BYTES = 100_000_000  # the safetensors format's own cap on a header
-MAX_JSON_BYTES = 50_000_000  # an index of a 1T-parameter model is ~10 MB
 HEADER_SHARD_LIMIT = 200
-MAX_FOLDER_FILES = 5000  # beyond this many shards the per-dtype count is skipped (said so)
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
-
-
-class HubError(RecipegenError):
-    """A Hub or local-folder problem: gated, missing, offline, unreadable. Exit code 2."""
 
 
 class RepoNotFound(HubError):
     """The Hub answered that the repo does not exist (or is private to this token)."""
 
 
-@frozen
-class Read:
-    """One thing read: where (a URL or a local path) and what it was."""
-
-    url: str
-    what: str
-
-
-@frozen
-class RepoFile:
-    path: str
-    size: int | None
-
-
-@frozen
-class Checkpoint:
-    """What the checkpoint's own files say. Every field is read, none guessed."""
-
-    ref: str  # as the user typed it
-    repo_id: str | None  # None for a local folder
-    revision: str | None
-    commit: str | None
-    folder: Path | None  # the local checkpoint folder
-    config: dict[str, Any] | None
-    quant_config: dict[str, Any] | None  # hf_quant_config.json (ModelOpt)
-    index_total_size: int | None
-    dtype_elements: dict[str, int]  # safetensors headers: stored elements per dtype
-    header_bytes: int | None  # sum of tensor bytes per the headers
-    files: tuple[RepoFile, ...]
-    base_model: tuple[str, ...]
-    read: tuple[Read, ...]  # what was actually read (the sources)
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def name(self) -> str:
-        return self.repo_id if self.repo_id is not None else str(self.folder)
-
-    @property
-    def repo(self) -> str:
-        """The repo id a plan names: the Hub repo, or `local/<folder>` for a folder (not on the Hub)."""
-        if self.repo_id is not None:
-            return self.repo_id
-        base = self.folder.name if self.folder else "model"
-        cache = re.fullmatch(r"models--[^/]+?--(.+)", self.folder.parent.parent.name) if self.folder else None
-        if cache and self.folder is not None and self.folder.parent.name == "snapshots":
-            base = cache.group(1)  # a Hugging Face cache snapshot: the repo's name, not the revision hash
-        name = re.sub(r"[^A-Za-z0-9._-]+", "-", base)
-        name = re.sub(r"[-.]{2,}", "-", name).strip("-.") or "model"  # repo ids allow no '--' or '..'
-        return f"local/{name[:96]}"
-
-    def file_size(self, suffix: str) -> int:
-        return sum(f.size or 0 for f in self.files if f.path.endswith(suffix))
-
-    @property
-    def gguf_files(self) -> tuple[RepoFile, ...]:
-        return tuple(f for f in self.files if f.path.endswith(".gguf"))
-
-
 def looks_like_repo(value: str) -> bool:
     return _REPO_ID.match(value.split("@", 1)[0]) is not None
-
-
-def is_local(value: str) -> bool:
-    return Path(value).expanduser().is_dir()
-
-
-def outside_links(folder: Path, limit: int = 3) -> list[str]:
-    """Files of the folder (and its direct subfolders) that are symbolic links to a place outside it,
-    as a Hugging Face cache snapshot's are (../../blobs/…): a container that mounts the folder cannot
-    follow them."""
-    root = folder.resolve()
-    found: list[str] = []
-    try:
-        entries = sorted(folder.iterdir())
-        for entry in entries:
-            children = sorted(entry.iterdir()) if entry.is_dir() and not entry.is_symlink() else [entry]
-            for path in children:
-                if path.is_symlink() and not path.resolve().is_relative_to(root):
-                    found.append(str(path.relative_to(folder)))
-                    if len(found) >= limit:
-                        return found
-    except OSError:
-        return found
-    return found
-
-
-def cache_blobs(folder: Path) -> Path | None:
-    """For a Hugging Face cache snapshot (…/models--ORG--NAME/snapshots/REV) whose files are relative
-    links into its repo's blobs/ folder: that folder, which a container mounts beside the snapshot so
-    the links resolve there too. None for any other folder, or links that go elsewhere."""
-    snapshots = folder.parent
-    blobs = snapshots.parent / "blobs"
-    if snapshots.name != "snapshots" or not snapshots.parent.name.startswith("models--") or not blobs.is_dir():
-        return None
-    links = outside_links(folder, limit=MAX_FOLDER_FILES)
-    if not links:
-        return None
-    root = blobs.resolve()
-    for link in links:
-        path = folder / link
-        if Path(os.readlink(path)).is_absolute() or not path.resolve().is_relative_to(root):
-            return None
-    return blobs
-
-
-def mountable_blobs(folder: Path) -> str | None:
-    """Check that a container can read the checkpoint folder whole: no links out of it, or a Hugging Face
-    cache snapshot whose links all point into its repo's blobs/ (returned: it is mounted beside the snapshot)."""
-    import shlex
-
-    links = outside_links(folder)
-    blobs = cache_blobs(folder) if links else None
-    if blobs is not None:
-        return str(blobs)
-    if links:
-        cache = re.fullmatch(r"models--([\w.-]+?)--([\w.-]+)", folder.parent.parent.name)
-        repo = f"{cache.group(1)}/{cache.group(2)}" if cache and folder.parent.name == "snapshots" else "REPO"
-        copy = shlex.quote(f"{Path.home()}/models/{repo.rsplit('/', 1)[-1]}") if repo != "REPO" else "DIR"
-        raise RecipegenError(
-            f"{folder} holds links to files outside it ({', '.join(links)}; a Hugging Face cache snapshot?), "
-            "which a container that mounts the folder cannot follow",
-            f"point --model at a plain copy: `hf download {repo} --local-dir {copy}`, or `cp -rL` the folder",
-        )
-    return None
 
 
 def parse_ref(value: str) -> tuple[str, str | None]:
@@ -190,171 +54,9 @@ def read(value: str, *, headers: bool = True) -> Checkpoint:
                 f"the checkpoint folder {value!r} resolves to a path with a control character",
                 "move or rename the folder (or its link's target) to a name on one line",
             )
-        return _read_folder(folder, value, headers)
+        return read_folder(folder, value, headers)
     repo, revision = parse_ref(value)
     return _read_hub(value, repo, revision, headers)
-
-
-# ---------------------------------------------------------------------------------------------
-# shared parsing
-
-
-def _json_bytes(raw: bytes, where: str) -> dict[str, Any]:
-    try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise HubError(f"{where} is not valid JSON ({exc})", "re-download the file or fix the checkpoint") from None
-    if not isinstance(data, dict):
-        raise HubError(f"{where} is not a JSON object", "re-download the file or fix the checkpoint")
-    return data
-
-
-def _json_file(path: Path, where: str) -> dict[str, Any]:
-    try:
-        if path.stat().st_size > MAX_JSON_BYTES:
-            raise HubError(f"{where} is larger than {MAX_JSON_BYTES // 10**6} MB", "is this really a checkpoint file?")
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise HubError(f"cannot read {where}: {exc.strerror or exc}", "check the file's permissions") from None
-    return _json_bytes(raw, where)
-
-
-def _list_folder(folder: Path) -> tuple[RepoFile, ...]:
-    """The checkpoint's files: the folder and its direct subfolders (GGUF repos keep quants there),
-    never a whole tree, so pointing at a big directory by mistake stays quick."""
-    found: list[RepoFile] = []
-    try:
-        entries = sorted(folder.iterdir())
-        for entry in entries:
-            children = sorted(entry.iterdir()) if entry.is_dir() and not entry.name.startswith(".") else [entry]
-            for path in children:
-                if path.is_file():
-                    found.append(RepoFile(str(path.relative_to(folder)), path.stat().st_size))
-                if len(found) >= MAX_FOLDER_FILES:
-                    raise HubError(
-                        f"{folder} holds more than {MAX_FOLDER_FILES} files; it does not look like a checkpoint",
-                        "point at the folder holding the checkpoint's config.json",
-                    )
-    except OSError as exc:
-        raise HubError(f"cannot list {folder}: {exc.strerror or exc}", "check the folder's permissions") from None
-    return tuple(found)
-
-
-def _total_size(index: dict[str, Any]) -> int | None:
-    meta = index.get("metadata")
-    total = meta.get("total_size") if isinstance(meta, dict) else None
-    return int(total) if isinstance(total, (int, float)) and total > 0 else None
-
-
-def _card_base_models(text: str) -> tuple[str, ...]:
-    if not text.startswith("---"):
-        return ()
-    end = text.find("\n---", 3)
-    if end < 0:
-        return ()
-    import yaml  # only a model card's front matter needs it: explain of a catalog model never does
-
-    try:
-        meta = yaml.safe_load(text[3:end])
-    except yaml.YAMLError:
-        return ()
-    base = meta.get("base_model") if isinstance(meta, dict) else None
-    if isinstance(base, str):
-        return (base,)
-    if isinstance(base, list):
-        return tuple(b for b in base if isinstance(b, str))
-    return ()
-
-
-_DTYPE_BYTES = {"F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2, "U16": 2}
-
-
-def _count_header(header: dict[str, Any], counts: dict[str, int]) -> int:
-    """Add a safetensors header's elements per dtype to `counts`; return its tensor bytes."""
-    total = 0
-    for name, info in header.items():
-        if name == "__metadata__" or not isinstance(info, dict):
-            continue
-        dtype = str(info.get("dtype"))
-        shape = info.get("shape") or []
-        elements = 1
-        for dim in shape:
-            elements *= int(dim)
-        counts[dtype] = counts.get(dtype, 0) + elements
-        offsets = info.get("data_offsets")
-        if isinstance(offsets, list) and len(offsets) == 2:
-            total += int(offsets[1]) - int(offsets[0])
-    return total
-
-
-# ---------------------------------------------------------------------------------------------
-# local folder
-
-
-def _read_folder(folder: Path, ref: str, headers: bool) -> Checkpoint:
-    files = _list_folder(folder)
-    read_files: list[Read] = []
-
-    def load(name: str) -> dict[str, Any] | None:
-        path = folder / name
-        if not path.is_file():
-            return None
-        read_files.append(Read(str(path), name))
-        return _json_file(path, str(path))
-
-    config = load(CONFIG)
-    quant = load(QUANT_CONFIG)
-    index = load(INDEX)
-    base: tuple[str, ...] = ()
-    if (folder / CARD).is_file():
-        base = _card_base_models((folder / CARD).read_text(encoding="utf-8", errors="replace"))
-        if base:
-            read_files.append(Read(str(folder / CARD), "model card (base_model)"))
-    counts: dict[str, int] = {}
-    header_bytes: int | None = None
-    notes: list[str] = []
-    shards = sorted(folder.glob("*.safetensors"))
-    if headers and shards:
-        header_bytes = 0
-        for shard in shards:
-            try:
-                with shard.open("rb") as handle:
-                    (length,) = struct.unpack("<Q", handle.read(8))
-                    if length > MAX_HEADER_BYTES:
-                        raise ValueError(f"header of {length} bytes")
-                    header = json.loads(handle.read(length))
-            except (OSError, ValueError, struct.error) as exc:
-                notes.append(f"{shard.name}: safetensors header not readable ({exc}); counts left out")
-                counts, header_bytes = {}, None
-                break
-            header_bytes += _count_header(header, counts)
-        else:
-            read_files.append(Read(f"{folder}/*.safetensors", "safetensors headers"))
-    if config is None and not any(f.path.endswith(".gguf") for f in files):
-        raise HubError(
-            f"{folder} has no config.json and no .gguf file",
-            "point at the folder holding the checkpoint's config.json (a Hugging Face snapshot folder)",
-        )
-    return Checkpoint(
-        ref=ref,
-        repo_id=None,
-        revision=None,
-        commit=None,
-        folder=folder.resolve(),
-        config=config,
-        quant_config=quant,
-        index_total_size=_total_size(index) if index else None,
-        dtype_elements=counts,
-        header_bytes=header_bytes or None,
-        files=files,
-        base_model=base,
-        read=tuple(read_files),
-        notes=tuple(notes),
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# the Hub
 
 
 def endpoint() -> str:
@@ -501,7 +203,7 @@ def _read_hub(ref: str, repo: str, revision: str | None, headers: bool) -> Check
                 for p in sorted(snapshot.rglob("*"))
                 if p.is_file()
             )
-        return _json_file(Path(path), f"{repo}/{name}")
+        return json_file(Path(path), f"{repo}/{name}")
 
     config = fetch(CONFIG, True)
     if config is None and is_offline:
@@ -546,7 +248,7 @@ def _read_hub(ref: str, repo: str, revision: str | None, headers: bool) -> Check
         folder=None,
         config=config,
         quant_config=quant,
-        index_total_size=_total_size(index) if index else None,
+        index_total_size=total_size(index) if index else None,
         dtype_elements=counts,
         header_bytes=header_bytes or None,
         files=files,

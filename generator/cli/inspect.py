@@ -31,7 +31,8 @@ def _gb(value: float | None) -> str:
 
 def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
     from ..checkpoint.anymodel import family_of, unknown_architecture
-    from ..checkpoint.derive import nope_layers, observed, text_config
+    from ..checkpoint.configfields import text_config
+    from ..checkpoint.layouts import nope_layers, observed
 
     ck, model = d.checkpoint, d.model
     family, sure, why = family_of(catalog, d)

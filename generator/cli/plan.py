@@ -49,7 +49,7 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
     catalog = load_catalog(recipes)
     request = build_request(catalog, sel)
     if request.weights_folder is not None:
-        from ..checkpoint.hub import mountable_blobs
+        from ..checkpoint.folder import mountable_blobs
 
         request = replace(request, weights_blobs=mountable_blobs(Path(request.weights_folder)))
     resolution = resolve(catalog, request)

@@ -65,7 +65,7 @@ def weights_state(folder: Folder, opts: Options) -> tuple[Status, str, int]:
         return "fail", f"{where} does not exist: not downloaded yet", 0
     present = sum(p.stat().st_size for p in where.rglob("*") if p.is_file())
     if local:
-        from ..checkpoint.hub import cache_blobs, outside_links
+        from ..checkpoint.folder import cache_blobs, outside_links
 
         links = outside_links(where)
         blobs = cache_blobs(where) if links else None

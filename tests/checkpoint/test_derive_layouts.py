@@ -82,7 +82,8 @@ def test_derived_layout_and_memory_equal_curated(hub, tmp_path, monkeypatch, cat
     assert_same_facts(derived, curated)
     total = derived.params_total_b * 1e9
     if derivation.params_how != "computed from config.json shapes":  # the test's tiny shard was counted instead
-        from recipegen.checkpoint.derive import estimate_params, text_config
+        from recipegen.checkpoint.configfields import text_config
+        from recipegen.checkpoint.sizes import estimate_params
 
         assert derivation.checkpoint.config is not None
         config = text_config(derivation.checkpoint.config)

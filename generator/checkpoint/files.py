@@ -1,0 +1,110 @@
+"""A checkpoint's small files as both readers (folder.py, hub.py) see them: their names and size limit,
+the typed result of reading them (Checkpoint, with what was read and the file list), HubError, and the
+parsing they share (a JSON object, the index's total_size). No network, no weights.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+from ..errors import RecipegenError
+from ..frozen import frozen
+
+CONFIG = "config.json"
+QUANT_CONFIG = "hf_quant_config.json"
+INDEX = "model.safetensors.index.json"
+SINGLE = "model.safetensors"
+CARD = "README.md"
+MAX_JSON_BYTES = 50_000_000  # an index of a 1T-parameter model is ~10 MB
+
+
+class HubError(RecipegenError):
+    """A Hub or local-folder problem: gated, missing, offline, unreadable. Exit code 2."""
+
+
+@frozen
+class Read:
+    """One thing read: where (a URL or a local path) and what it was."""
+
+    url: str
+    what: str
+
+
+@frozen
+class RepoFile:
+    path: str
+    size: int | None
+
+
+@frozen
+class Checkpoint:
+    """What the checkpoint's own files say. Every field is read, none guessed."""
+
+    ref: str  # as the user typed it
+    repo_id: str | None  # None for a local folder
+    revision: str | None
+    commit: str | None
+    folder: Path | None  # the local checkpoint folder
+    config: dict[str, Any] | None
+    quant_config: dict[str, Any] | None  # hf_quant_config.json (ModelOpt)
+    index_total_size: int | None
+    dtype_elements: dict[str, int]  # safetensors headers: stored elements per dtype
+    header_bytes: int | None  # sum of tensor bytes per the headers
+    files: tuple[RepoFile, ...]
+    base_model: tuple[str, ...]
+    read: tuple[Read, ...]  # what was actually read (the sources)
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def name(self) -> str:
+        return self.repo_id if self.repo_id is not None else str(self.folder)
+
+    @property
+    def repo(self) -> str:
+        """The repo id a plan names: the Hub repo, or `local/<folder>` for a folder (not on the Hub)."""
+        if self.repo_id is not None:
+            return self.repo_id
+        base = self.folder.name if self.folder else "model"
+        cache = re.fullmatch(r"models--[^/]+?--(.+)", self.folder.parent.parent.name) if self.folder else None
+        if cache and self.folder is not None and self.folder.parent.name == "snapshots":
+            base = cache.group(1)  # a Hugging Face cache snapshot: the repo's name, not the revision hash
+        name = re.sub(r"[^A-Za-z0-9._-]+", "-", base)
+        name = re.sub(r"[-.]{2,}", "-", name).strip("-.") or "model"  # repo ids allow no '--' or '..'
+        return f"local/{name[:96]}"
+
+    def file_size(self, suffix: str) -> int:
+        return sum(f.size or 0 for f in self.files if f.path.endswith(suffix))
+
+    @property
+    def gguf_files(self) -> tuple[RepoFile, ...]:
+        return tuple(f for f in self.files if f.path.endswith(".gguf"))
+
+
+def _json_bytes(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise HubError(f"{where} is not valid JSON ({exc})", "re-download the file or fix the checkpoint") from None
+    if not isinstance(data, dict):
+        raise HubError(f"{where} is not a JSON object", "re-download the file or fix the checkpoint")
+    return data
+
+
+def json_file(path: Path, where: str) -> dict[str, Any]:
+    try:
+        if path.stat().st_size > MAX_JSON_BYTES:
+            raise HubError(f"{where} is larger than {MAX_JSON_BYTES // 10**6} MB", "is this really a checkpoint file?")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise HubError(f"cannot read {where}: {exc.strerror or exc}", "check the file's permissions") from None
+    return _json_bytes(raw, where)
+
+
+def total_size(index: dict[str, Any]) -> int | None:
+    meta = index.get("metadata")
+    total = meta.get("total_size") if isinstance(meta, dict) else None
+    return int(total) if isinstance(total, (int, float)) and total > 0 else None

@@ -1,0 +1,351 @@
+"""A model's layout per architecture family, read from config.json by its rule (data/architectures.yaml):
+the attention layout (gqa, mla, dsa, dsa_nope, dsv4), the recurrent-state layers of a hybrid class
+(lightning, gated DeltaNet, KDA), the experts, and the kernel ops they need. Also the layout facts any
+config.json states (observed), shown for classes without a rule and never planned with.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..catalog.schema import Source
+from ..catalog.schema.common import KernelOp
+from ..catalog.schema.model import Attention, CompressedLayers, Indexer, LinearAttention, Moe, Need
+from .architectures import LinearKind, Rule
+from .configfields import as_int, text_config
+
+LINEAR_OPS: dict[LinearKind, KernelOp] = {
+    "kda": "linear_attention.kda",
+    "gdn": "linear_attention.gdn",
+    "lightning": "attention.lightning",
+}
+LINEAR_NAMES: dict[LinearKind, str] = {
+    "kda": "KDA (Kimi delta attention)",
+    "gdn": "gated DeltaNet",
+    "lightning": "lightning (linear) attention",
+}
+
+
+def layer_split(kind: LinearKind, c: dict[str, Any], layers: int) -> tuple[int, int]:
+    """(recurrent-state layers, attention layers) of a hybrid class, from the fields its kind uses:
+    lightning: attn_type_list (0 linear, 1 softmax); gdn: layer_types, else every full_attention_interval-th
+    layer is full attention; kda: layer_types, else linear_attn_config.kda_layers / full_attn_layers."""
+    types = c.get("layer_types")
+    if kind == "lightning":
+        listed = c.get("attn_type_list")
+        if not isinstance(listed, list) or not listed:
+            raise ValueError("attn_type_list missing (which layers are lightning attention)")
+        main = listed[:layers]
+        return sum(1 for t in main if t == 0), sum(1 for t in main if t == 1)
+    if isinstance(types, list) and types:
+        main = [str(t) for t in types[:layers]]
+        linear = sum(1 for t in main if t == "linear_attention")
+        if linear:
+            return linear, len(main) - linear
+    if kind == "gdn":
+        every = as_int(c.get("full_attention_interval"))
+        if not every:
+            raise ValueError("neither layer_types nor full_attention_interval says which layers are gated DeltaNet")
+        full = sum(1 for i in range(layers) if (i + 1) % every == 0)
+        return layers - full, full
+    la = c.get("linear_attn_config")
+    kda = la.get("kda_layers") if isinstance(la, dict) else None
+    listed = la.get("full_attn_layers") if isinstance(la, dict) else None
+    if not isinstance(kda, list) or not kda:
+        raise ValueError("neither layer_types nor linear_attn_config.kda_layers says which layers are KDA")
+    return len(kda), len(listed) if isinstance(listed, list) else layers - len(kda)
+
+
+def _need_int(c: dict[str, Any], key: str, where: str = "") -> int:
+    value = as_int(c.get(key))
+    if value is None:
+        raise ValueError(f"{where}{key} missing")
+    return value
+
+
+def linear_of(kind: LinearKind, c: dict[str, Any], layers: int, source: Source) -> LinearAttention:
+    """The recurrent-state layers' shape, from the fields the kind uses (fixed per kind)."""
+    if kind == "lightning":  # MiniMax: every head keeps a head_dim x head_dim fp32 state
+        heads = _need_int(c, "num_attention_heads")
+        dim = as_int(c.get("head_dim")) or _need_int(c, "hidden_size") // heads
+        return LinearAttention(
+            kind=kind, layers=layers, num_heads=heads, head_k_dim=dim, head_v_dim=dim, sources=[source]
+        )
+    if kind == "gdn":  # a state per value head; the short convolution spans q, k (key heads) and v
+        dtype = str(c.get("mamba_ssm_dtype", "float32")).lower()
+        return LinearAttention(
+            kind=kind,
+            layers=layers,
+            num_heads=_need_int(c, "linear_num_value_heads"),
+            num_k_heads=_need_int(c, "linear_num_key_heads"),
+            head_k_dim=_need_int(c, "linear_key_head_dim"),
+            head_v_dim=_need_int(c, "linear_value_head_dim"),
+            conv_kernel=as_int(c.get("linear_conv_kernel_dim")),
+            state_bytes=2 if dtype in ("bfloat16", "float16") else 4,
+            sources=[source],
+        )
+    la = c.get("linear_attn_config")
+    if not isinstance(la, dict):
+        raise ValueError("linear_attn_config missing (the KDA layers' heads and width)")
+    dim = _need_int(la, "head_dim", "linear_attn_config.")
+    return LinearAttention(
+        kind=kind,
+        layers=layers,
+        num_heads=_need_int(la, "num_heads", "linear_attn_config."),
+        head_k_dim=dim,
+        head_v_dim=dim,
+        conv_kernel=as_int(la.get("short_conv_kernel_size")),
+        sources=[source],
+    )
+
+
+def _dsv4(c: dict[str, Any], heads: int, layers: int, source: Source) -> Attention:
+    """DeepSeek-V4: per layer a compress ratio (0: only the sliding window; the smallest ratio, CSA, also
+    carries the lightning indexer), one KV head of head_dim, a sliding window on every layer."""
+    ratios = c.get("compress_ratios")
+    if not isinstance(ratios, list) or len(ratios) < layers:
+        raise ValueError("compress_ratios missing or shorter than num_hidden_layers")
+    main = [as_int(r) or 0 for r in ratios[:layers]]  # later entries belong to the MTP layers
+    groups: dict[int, int] = {}
+    for r in main:
+        if r > 0:
+            groups[r] = groups.get(r, 0) + 1
+    if not groups:
+        raise ValueError("compress_ratios names no compressed layer")
+    plain = sum(1 for r in main if r == 0)
+    return Attention(
+        kind="dsv4",
+        num_heads=heads,
+        num_kv_heads=_need_int(c, "num_key_value_heads"),
+        head_dim=_need_int(c, "head_dim"),
+        qk_rope_head_dim=as_int(c.get("qk_rope_head_dim")),
+        sliding_window=_need_int(c, "sliding_window"),
+        sliding_window_layers=plain or None,
+        compressed=[CompressedLayers(ratio=r, layers=n) for r, n in sorted(groups.items())],
+        indexer=Indexer(
+            heads=_need_int(c, "index_n_heads"),
+            head_dim=_need_int(c, "index_head_dim"),
+            topk=_need_int(c, "index_topk"),
+            layers=groups[min(groups)],
+        ),
+        sources=[source],
+    )
+
+
+def attention_of(
+    rule: Rule, c: dict[str, Any], layers: int, source: Source, attention_layers: int | None = None
+) -> Attention:
+    heads = as_int(c.get("num_attention_heads"))
+    if heads is None:
+        raise ValueError("num_attention_heads missing")
+    if rule.attention == "dsv4":
+        return _dsv4(c, heads, layers, source)
+    if rule.attention == "gqa":
+        kv = as_int(c.get("num_key_value_heads")) or heads
+        hidden = as_int(c.get("hidden_size")) or 0
+        head_dim = as_int(c.get("head_dim")) or hidden // heads
+        window = as_int(c.get("sliding_window"))
+        layer_types = c.get("layer_types")
+        window_layers: int | None = None
+        if rule.nope_interval_default is not None:
+            window = as_int(c.get("attention_chunk_size"))
+            window_layers = layers - len(nope_layers(c, layers, rule.nope_interval_default))
+        elif isinstance(layer_types, list) and layer_types:
+            window_layers = sum(1 for t in layer_types if t == "sliding_attention") or None
+        elif window and (pattern := as_int(c.get("sliding_window_pattern") or c.get("_sliding_window_pattern"))):
+            # Gemma-style: every pattern-th layer attends globally, the others within the window
+            window_layers = layers - layers // pattern
+        elif window and c.get("use_sliding_window", True):
+            # Qwen2-style configs window only the layers from max_window_layers on
+            first = as_int(c.get("max_window_layers")) if c.get("use_sliding_window") else None
+            window_layers = layers - first if first is not None and first < layers else layers
+        context = as_int(c.get("max_position_embeddings"))
+        if window_layers is None or window is None or (context is not None and window >= context):
+            window, window_layers = None, None  # a window as long as the context bounds nothing
+        return Attention(
+            kind="gqa",
+            num_heads=heads,
+            num_kv_heads=kv,
+            head_dim=head_dim,
+            layers=attention_layers,
+            sliding_window=window,
+            sliding_window_layers=window_layers,
+            sources=[source],
+        )
+    indexer = None
+    if rule.attention in ("dsa", "dsa_nope"):
+        types = c.get("indexer_types")
+        full = sum(1 for t in types if t == "full") if isinstance(types, list) and types else None
+        indexer = Indexer(
+            heads=as_int(c.get("index_n_heads")) or 0,
+            head_dim=as_int(c.get("index_head_dim")) or 0,
+            topk=as_int(c.get("index_topk")) or 0,
+            layers=full,
+            kpool=as_int(c.get("index_kpool")) or 1,  # keys pooled n:1 before they are cached (GLM-5.3-Flash)
+        )
+    return Attention(
+        kind=rule.attention,
+        num_heads=heads,
+        kv_lora_rank=as_int(c.get("kv_lora_rank")),
+        qk_rope_head_dim=as_int(c.get("qk_rope_head_dim")),
+        qk_nope_head_dim=as_int(c.get("qk_nope_head_dim")),
+        v_head_dim=as_int(c.get("v_head_dim")),
+        layers=attention_layers,
+        indexer=indexer,
+        sources=[source],
+    )
+
+
+def nope_layers(c: dict[str, Any], layers: int, interval: int) -> list[int]:
+    """Indices of the layers without RoPE: the 0s of no_rope_layers, else every interval-th layer."""
+    listed = c.get("no_rope_layers")
+    if isinstance(listed, list) and listed:
+        return [i for i, v in enumerate(listed[:layers]) if v == 0]
+    every = as_int(c.get("no_rope_layer_interval")) or interval
+    return [i for i in range(layers) if (i + 1) % every == 0]
+
+
+def moe_of(rule: Rule, c: dict[str, Any], layers: int) -> Moe | None:
+    experts = as_int(c.get("n_routed_experts")) or as_int(c.get("num_experts")) or as_int(c.get("num_local_experts"))
+    if not experts:
+        return None
+    shared = as_int(c.get("n_shared_experts"))
+    if shared is None:
+        shared = as_int(c.get("num_shared_experts"))
+    if shared is None:
+        shared = 1 if (as_int(c.get("shared_expert_intermediate_size")) or 0) > 0 else 0
+    if rule.shared_experts is not None:
+        shared = rule.shared_experts
+    only = c.get("mlp_only_layers")
+    dense = as_int(c.get("first_k_dense_replace")) or (len(only) if isinstance(only, list) else 0)
+    step = as_int(c.get(rule.moe_every_field)) if rule.moe_every_field else None
+    if step:
+        dense = layers - layers // step
+    return Moe(
+        experts=experts,
+        top_k=as_int(c.get("num_experts_per_tok"))
+        or as_int(c.get("experts_per_token"))
+        or as_int(c.get("num_experts_per_token"))
+        or 1,
+        shared_experts=shared,
+        moe_intermediate=as_int(c.get("moe_intermediate_size")) or as_int(c.get("intermediate_size")),
+        dense_layers=dense,
+    )
+
+
+def needs_of(rule: Rule, att: Attention, linear: LinearAttention | None = None) -> list[Need]:
+    needs = _attention_needs(att)
+    if linear is not None:
+        needs.append(
+            Need(
+                op=LINEAR_OPS[linear.kind],
+                why=f"{linear.layers} {LINEAR_NAMES[linear.kind]} layers keep a recurrent state per request "
+                f"({linear.num_heads} heads of {linear.head_k_dim}×{linear.head_v_dim}, config.json) "
+                "instead of a KV cache",
+            )
+        )
+    return needs + [Need(op=e.op, why=e.why) for e in rule.extra_needs]
+
+
+def _attention_needs(att: Attention) -> list[Need]:
+    if att.kind == "dsv4":
+        assert att.indexer is not None and att.compressed is not None
+        ratios = "/".join(str(g.ratio) for g in att.compressed)
+        return [
+            Need(
+                op="attention.dsv4",
+                head_size=att.head_dim,
+                why=f"DeepSeek-V4 compressed attention (ratios {ratios} plus a {att.sliding_window}-token window) "
+                f"on {att.num_kv_heads} KV head(s) of width {att.head_dim} (config.json)",
+            ),
+            Need(
+                op="indexer.dsa",
+                index_topk=att.indexer.topk,
+                why=f"the lightning indexer picks the top {att.indexer.topk} compressed entries",
+            ),
+        ]
+    if att.kind == "gqa":
+        needs = [
+            Need(
+                op="attention.gqa",
+                head_size=att.head_dim,
+                why=f"grouped-query attention: {att.num_heads} query heads over {att.num_kv_heads} KV heads "
+                f"of width {att.head_dim} (config.json)",
+            )
+        ]
+    else:
+        width = (att.kv_lora_rank or 0) + (att.qk_rope_head_dim or 0)
+        ops: dict[str, KernelOp] = {"mla": "attention.mla", "dsa": "attention.sparse_mla"}
+        op = ops.get(att.kind, "attention.sparse_mla_nope")
+        topk = att.indexer.topk if att.indexer else None
+        needs = [
+            Need(
+                op=op,
+                head_size=width,
+                qk_nope_head_dim=att.qk_nope_head_dim,
+                index_topk=topk,
+                why=f"{'DSA sparse ' if topk else ''}multi-head latent attention over a {width}-wide latent cache "
+                f"(kv_lora_rank {att.kv_lora_rank} + qk_rope_head_dim {att.qk_rope_head_dim}, config.json)"
+                + (", without RoPE" if att.kind == "dsa_nope" else ""),
+            )
+        ]
+        if topk:
+            pooled = f" of the {att.indexer.kpool}:1-pooled keys" if att.indexer and att.indexer.kpool > 1 else ""
+            needs.append(
+                Need(
+                    op="indexer.dsa",
+                    index_topk=topk,
+                    why=f"the DSA lightning indexer picks the top {topk}{pooled} tokens",
+                )
+            )
+    return needs
+
+
+def observed(config: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """Layout facts config.json states, for any class (also ones without a rule): shown, not planned with."""
+    if config is None:
+        return []
+    c = text_config(config)
+    out: list[tuple[str, str]] = []
+    for key in ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim"):
+        if as_int(c.get(key)) is not None:
+            out.append((key, str(c[key])))
+    mla = as_int(c.get("kv_lora_rank")) is not None
+    for key in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "q_lora_rank"):
+        if as_int(c.get(key)) is not None:
+            out.append((f"MLA {key}" if mla else key, str(c[key])))
+    for key in ("index_n_heads", "index_head_dim", "index_topk"):
+        if as_int(c.get(key)) is not None:
+            out.append((f"DSA indexer {key}", str(c[key])))
+    types = c.get("layer_types") or c.get("layers_block_type")
+    if isinstance(types, list) and types:
+        counts: dict[str, int] = {}
+        for t in types:
+            counts[str(t)] = counts.get(str(t), 0) + 1
+        out.append(("layer types", ", ".join(f"{n}× {t}" for t, n in counts.items())))
+        linear = sum(n for t, n in counts.items() if "linear" in t or t in ("mamba", "kda", "gdn"))
+        if linear:
+            out.append(("linear-attention layers", f"{linear} of {len(types)}"))
+    if as_int(c.get("sliding_window")) and c.get("use_sliding_window", True) is not False:
+        out.append(("sliding window", f"{c['sliding_window']} tokens"))
+    pattern = as_int(c.get("sliding_window_pattern") or c.get("_sliding_window_pattern"))
+    if pattern and not types:
+        out.append(("sliding_window_pattern", f"{pattern} (every {pattern}th layer attends globally)"))
+    if as_int(c.get("attention_chunk_size")):
+        out.append(("chunked attention", f"{c['attention_chunk_size']} tokens"))
+    nope = c.get("no_rope_layers")
+    if isinstance(nope, list) and nope:
+        out.append(("NoPE layers", f"{sum(1 for v in nope if v == 0)} of {len(nope)} (no_rope_layers)"))
+    listed = c.get("attn_type_list")
+    if isinstance(listed, list) and listed:
+        out.append(("attn_type_list", f"{listed.count(0)}× linear (0), {listed.count(1)}× softmax (1)"))
+    ratios = c.get("compress_ratios")
+    if isinstance(ratios, list) and ratios:
+        counts = {str(r): ratios.count(r) for r in dict.fromkeys(ratios)}
+        out.append(("compress_ratios", ", ".join(f"{n}× {r}" for r, n in counts.items())))
+    if as_int(c.get("index_kpool")):
+        out.append(("DSA indexer index_kpool", str(c["index_kpool"])))
+    for key in ("linear_attn_config", "linear_conv_kernel_dim", "linear_num_value_heads", "full_attention_interval"):
+        if key in c:
+            out.append((key, str(c[key])[:120]))
+    return out

@@ -1,0 +1,90 @@
+"""How big a checkpoint is: its bytes (index total_size, safetensors headers, file sizes, GGUF files)
+and its parameters (computed from config.json's shapes; counted in the safetensors headers when every
+stored dtype is a float).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..catalog.schema.engine import QuantMethod
+from ..catalog.schema.model import Attention, LinearAttention, Moe
+from ..frozen import frozen
+from .configfields import as_int
+from .files import Checkpoint
+
+FLOAT_DTYPES = {"BF16", "F16", "F32", "F64"}
+
+
+@frozen
+class Size:
+    bytes: float | None
+    how: str
+
+
+SPLIT_GGUF = re.compile(r"-\d{5}-of-\d{5}\.gguf$")
+
+
+def checkpoint_size(ck: Checkpoint, quant: QuantMethod | None) -> Size:
+    if quant == "gguf":
+        ggufs = ck.gguf_files
+        stems = {SPLIT_GGUF.sub("", f.path) for f in ggufs}
+        if len(stems) == 1 and all(f.size for f in ggufs):
+            return Size(float(sum(f.size or 0 for f in ggufs)), f"the GGUF file size ({len(ggufs)} part(s))")
+        return Size(None, f"{len(stems)} GGUF quantizations in the repo: name one (recipegen does not pick)")
+    if ck.index_total_size:
+        return Size(float(ck.index_total_size), "model.safetensors.index.json metadata.total_size")
+    if ck.header_bytes:
+        return Size(float(ck.header_bytes), "the safetensors headers (sum of tensor bytes)")
+    files = ck.file_size(".safetensors")
+    if files:
+        return Size(float(files), "the sizes of the *.safetensors files")
+    return Size(None, "no index, header or file size available")
+
+
+def estimate_params(
+    c: dict[str, Any],
+    att: Attention,
+    moe: Moe | None,
+    layers: int,
+    dense_mlp_field: str | None = None,
+    linear: LinearAttention | None = None,
+) -> tuple[float, float]:
+    """Total and active parameters from config.json's shapes (embeddings, attention or recurrent-state
+    mixer per layer, MLP/experts)."""
+    hidden = as_int(c.get("hidden_size")) or 0
+    vocab = as_int(c.get("vocab_size")) or 0
+    embed = vocab * hidden * (1 if c.get("tie_word_embeddings") else 2)
+    heads = att.num_heads
+    q_lora = as_int(c.get("q_lora_rank"))
+    attn: float
+    if att.kind == "gqa":
+        hd = att.head_dim or 0
+        attn = hidden * heads * hd * 2 + 2 * hidden * (att.num_kv_heads or heads) * hd
+    elif att.kind == "dsv4":
+        hd = att.head_dim or 0
+        q = hidden * q_lora + q_lora * heads * hd if q_lora else hidden * heads * hd
+        attn = q + hidden * (att.num_kv_heads or 1) * hd + heads * hd * hidden
+    else:
+        nope, rope = att.qk_nope_head_dim or 0, att.qk_rope_head_dim or 0
+        v, lora = att.v_head_dim or 0, att.kv_lora_rank or 0
+        q = hidden * q_lora + q_lora * heads * (nope + rope) if q_lora else hidden * heads * (nope + rope)
+        attn = q + hidden * (lora + rope) + lora * heads * (nope + v) + heads * v * hidden
+    if linear is not None:  # mixer per layer: the attention layers' projections, or q/k/v, gate and output
+        kh = linear.num_k_heads or linear.num_heads
+        state = hidden * (2 * kh * linear.head_k_dim + 3 * linear.num_heads * linear.head_v_dim)
+        attn = ((att.layers or 0) * attn + linear.layers * state) / layers if layers else 0
+    dense_width = as_int(c.get(dense_mlp_field)) if dense_mlp_field else None
+    dense_mlp = 3 * hidden * (dense_width or as_int(c.get("intermediate_size")) or 0)
+    if moe is None:
+        total = embed + layers * (attn + dense_mlp)
+        return total, total
+    # latent MoE (Kimi-K3): the routed experts work at routed_expert_hidden_size, not hidden_size
+    expert = 3 * (as_int(c.get("routed_expert_hidden_size")) or hidden) * (moe.moe_intermediate or 0)
+    shared_expert = 3 * hidden * (moe.moe_intermediate or 0)
+    moe_layers = layers - moe.dense_layers
+    dense_part = moe.dense_layers * (attn + dense_mlp) + moe_layers * (attn + moe.shared_experts * shared_expert)
+    total = embed + dense_part + moe_layers * moe.experts * expert
+    active = embed + dense_part + moe_layers * moe.top_k * expert
+    return total, active
