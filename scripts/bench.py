@@ -5,6 +5,7 @@ python scripts/bench.py startup   # `recipegen --gpu sm80 --model glm-5.2` vs ba
 python scripts/bench.py matrix    # resolve the full default matrix (every model × the default fleets)
 python scripts/bench.py memory    # predicted vs published figures (checkpoint sizes, weights in engine logs)
 python scripts/bench.py ratios    # `recipegen explain` and the full default `matrix`, end to end, vs the bare imports
+python scripts/bench.py devices   # each performance device switched off in turn: what it buys the command it serves
 python scripts/bench.py           # all four
 
 Targets for `ratios` (issue 13, with the whole catalog loaded): explain ≤ 1.5×, matrix ≤ 5×.
@@ -147,7 +148,73 @@ def ratios() -> None:
         )
 
 
+# Each performance device, switched off by a patch applied before the CLI runs: the package itself has no
+# switches. `typer held below 0.29` needs a second environment: install typer>=0.29 into a copy of the venv
+# and run `ratios` with its python.
+DEVICES = {
+    "validated-catalog cache": (
+        "import recipegen.catalog.cache as c; c.read = lambda *a: None; c.write = lambda *a: None",
+        ("explain", "generate", "matrix"),
+    ),
+    "parse cache (after a recipe edit)": (
+        "import recipegen.catalog.cache as c; c.read = lambda *a: None; c.write = lambda *a: None;"
+        "import recipegen.catalog.parse_cache as p; p.ParseCache.open = classmethod(lambda cls: None)",
+        ("explain",),
+    ),
+    "@frozen compiling after the 200th instance": (
+        "import sys, recipegen.frozen as f; f.COMPILE_AFTER = sys.maxsize",
+        ("explain", "matrix"),
+    ),
+    "forked matrix workers": (
+        "import recipegen.report.matrix as m; b = m.build_matrix;"
+        "m.build_matrix = lambda c, ms, ts, jobs=None: b(c, ms, ts, jobs=1)",
+        ("matrix",),
+    ),
+}
+# the baseline of "parse cache": the validated cache missing too, as on the first run after a recipe edit
+BASELINES = {"parse cache (after a recipe edit)": DEVICES["validated-catalog cache"][0]}
+
+
+def devices() -> None:
+    """Median wall and CPU time (the processes and their workers) with and without each device, interleaved."""
+    with tempfile.TemporaryDirectory() as tmp:
+        args = {
+            "explain": ["explain", "--gpu", "sm80", "--model", "glm-5.2"],
+            "generate": ["--gpu", "sm80", "--model", "glm-5.2", "--out", str(Path(tmp) / "o"), "--force"],
+            "matrix": ["matrix"],
+        }
+        for device, (patch, served) in DEVICES.items():
+            for command in served:
+                runs = {
+                    "with": _probe(BASELINES.get(device, ""), args[command]),
+                    "without": _probe(patch, args[command]),
+                }
+                wall: dict[str, list[float]] = {name: [] for name in runs}
+                cpu: dict[str, list[float]] = {name: [] for name in runs}
+                for cmd in runs.values():  # each variant warms the caches it keeps
+                    subprocess.run(cmd, check=True, capture_output=True)
+                for _ in range(RUNS):
+                    for name, cmd in runs.items():
+                        start, used = time.perf_counter(), _cpu_seconds()
+                        subprocess.run(cmd, check=True, capture_output=True)
+                        wall[name].append(time.perf_counter() - start)
+                        cpu[name].append(_cpu_seconds() - used)
+                parts = []
+                for label, measured in (("wall", wall), ("CPU", cpu)):
+                    with_, without = (statistics.median(measured[name]) for name in runs)
+                    parts.append(
+                        f"{label} {with_ * 1000:.0f} ms with, {without * 1000:.0f} without "
+                        f"(buys {(without - with_) / without:.0%})"
+                    )
+                print(f"{device} · {command}: " + "; ".join(parts) + f" — medians of {RUNS}")
+
+
+def _probe(patch: str, args: list[str]) -> list[str]:
+    code = f"import sys; {patch}\nfrom recipegen.cli.app import main\nsys.argv = ['recipegen', *sys.argv[1:]]\nmain()"
+    return [sys.executable, "-c", code, *args]
+
+
 if __name__ == "__main__":
     chosen = sys.argv[1:] or ["startup", "matrix", "memory", "ratios"]
     for name in chosen:
-        {"startup": startup, "matrix": matrix, "memory": memory, "ratios": ratios}[name]()
+        {"startup": startup, "matrix": matrix, "memory": memory, "ratios": ratios, "devices": devices}[name]()
