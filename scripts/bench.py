@@ -118,6 +118,22 @@ def _cpu_seconds() -> float:
     return used.ru_utime + used.ru_stime
 
 
+def _interleaved(commands: dict[str, list[str]]) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall and CPU seconds of each command over RUNS interleaved rounds, after one warm-up run each
+    (caches, page cache): load from other processes hits every command alike."""
+    for cmd in commands.values():
+        subprocess.run(cmd, check=True, capture_output=True)
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(RUNS):
+        for name, cmd in commands.items():
+            start, used = time.perf_counter(), _cpu_seconds()
+            subprocess.run(cmd, check=True, capture_output=True)
+            wall[name].append(time.perf_counter() - start)
+            cpu[name].append(_cpu_seconds() - used)
+    return wall, cpu
+
+
 def ratios() -> None:
     """Interleaved (bare, explain, matrix) rounds, so that load from other processes hits all three alike.
 
@@ -129,16 +145,7 @@ def ratios() -> None:
         "explain": [*recipegen, "explain", "--gpu", "sm80", "--model", "glm-5.2"],
         "matrix": [*recipegen, "matrix"],
     }
-    for cmd in commands.values():  # warm the caches and the page cache once
-        subprocess.run(cmd, check=True, capture_output=True)
-    samples: dict[str, list[float]] = {name: [] for name in commands}
-    cpu: dict[str, list[float]] = {name: [] for name in commands}
-    for _ in range(RUNS):
-        for name, cmd in commands.items():
-            start, used = time.perf_counter(), _cpu_seconds()
-            subprocess.run(cmd, check=True, capture_output=True)
-            samples[name].append(time.perf_counter() - start)
-            cpu[name].append(_cpu_seconds() - used)
+    samples, cpu = _interleaved(commands)
     for label, measured in (("ratios", samples), ("cpu ratios", cpu)):
         bare, explain, full = (statistics.median(measured[name]) for name in commands)
         print(
@@ -189,16 +196,7 @@ def devices() -> None:
                     "with": _probe(BASELINES.get(device, ""), args[command]),
                     "without": _probe(patch, args[command]),
                 }
-                wall: dict[str, list[float]] = {name: [] for name in runs}
-                cpu: dict[str, list[float]] = {name: [] for name in runs}
-                for cmd in runs.values():  # each variant warms the caches it keeps
-                    subprocess.run(cmd, check=True, capture_output=True)
-                for _ in range(RUNS):
-                    for name, cmd in runs.items():
-                        start, used = time.perf_counter(), _cpu_seconds()
-                        subprocess.run(cmd, check=True, capture_output=True)
-                        wall[name].append(time.perf_counter() - start)
-                        cpu[name].append(_cpu_seconds() - used)
+                wall, cpu = _interleaved(runs)
                 parts = []
                 for label, measured in (("wall", wall), ("CPU", cpu)):
                     with_, without = (statistics.median(measured[name]) for name in runs)

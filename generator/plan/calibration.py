@@ -10,14 +10,13 @@ from __future__ import annotations
 import datetime as dt
 import statistics
 from dataclasses import replace
-from importlib import resources
 from pathlib import Path
 from typing import Literal
 
 import yaml
 from pydantic import Field, TypeAdapter
 
-from ..catalog.index import Catalog
+from ..catalog.index import Catalog, builtin_root
 from ..catalog.schema.common import KvDtype, Source
 from ..catalog.schema.strict_model import StrictModel
 from ..errors import RecipegenError
@@ -27,7 +26,7 @@ from .footprint import Unplannable, footprint
 from .offload import HostFacts, weight_split
 from .speed import Regime, Scenario, estimate, regime_of
 
-MEASUREMENTS = Path(str(resources.files("recipegen.recipes"))) / "measurements"
+MEASUREMENTS = builtin_root() / "measurements"
 
 
 class Measurement(StrictModel):

@@ -26,8 +26,8 @@ DOCKERFILE = (
 )
 
 
-@pytest.fixture(scope="module")
-def argv_image(tmp_path_factory):
+def _client_and_busybox() -> tuple[Any, str]:
+    """A Docker client that answers and the static busybox the images are made of; skips without either."""
     docker = pytest.importorskip("docker")
     busybox = shutil.which("busybox")
     if busybox is None:
@@ -37,6 +37,12 @@ def argv_image(tmp_path_factory):
         client.ping()
     except Exception as exc:  # the daemon is started by scripts/test.sh
         pytest.skip(f"no Docker engine reachable: {exc}")
+    return client, busybox
+
+
+@pytest.fixture(scope="module")
+def argv_image(tmp_path_factory):
+    client, busybox = _client_and_busybox()
     context = tmp_path_factory.mktemp("image")
     shutil.copy(busybox, context / "busybox")
     (context / "Dockerfile").write_text(DOCKERFILE)
@@ -87,14 +93,7 @@ def _image(client: Any, root: Path, tag: str, entry: str) -> str:
 
 @pytest.fixture(scope="module")
 def images(tmp_path_factory) -> Iterator[dict[str, str]]:  # type: ignore[no-untyped-def]
-    docker = pytest.importorskip("docker")
-    if shutil.which("busybox") is None:
-        pytest.skip("busybox-static is installed by scripts/test.sh")
-    try:
-        client = docker.from_env()
-        client.ping()
-    except Exception as exc:  # the daemon is started by scripts/test.sh
-        pytest.skip(f"no Docker engine reachable: {exc}")
+    client, _ = _client_and_busybox()
     tag = uuid.uuid4().hex[:10]
     base = tmp_path_factory.mktemp("images")
     made = {
