@@ -28,8 +28,6 @@ from ..plan.types import Flag, Resolution
 from .container import START_PERIOD_S, ContainerSpec, container_spec, docker_mounts, node_flags
 from .contract import resolution_json
 from .encode import FILTERS, shell_expand, shell_word, yaml_expand, yaml_value
-from .folder import container_from_json
-from .kubernetes import kube_input, manifests, readme_context
 
 
 class _PackageLoader(BaseLoader):
@@ -204,6 +202,9 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
 
 def kubernetes_files(plan: dict[str, Any], claim: str | None = None) -> dict[str, str]:
     """k8s/'s files from plan.json's content: the same path for a new folder and for one written earlier."""
+    from .folder import container_from_json  # both validate with pydantic, which a plain generate never loads
+    from .kubernetes import kube_input, manifests, readme_context
+
     container = container_from_json(plan.get("container"), "plan.json")
     inp = kube_input(plan, container, __version__, claim)
     files = manifests(inp)

@@ -12,7 +12,9 @@ if args == ["config", "current-context"]:
     print("test-cluster")
 elif args == ["get", "nodes", "-o", "json"]:
     counts = [c for c in os.environ.get("FAKE_KUBE_GPUS", "").split(",") if c]
-    items = [{"metadata": {"name": f"n{i}"}, "status": {"allocatable": {"nvidia.com/gpu": c}}} for i, c in enumerate(counts)]
+    items = [
+        {"metadata": {"name": f"n{i}"}, "status": {"allocatable": {"nvidia.com/gpu": c}}} for i, c in enumerate(counts)
+    ]
     print(json.dumps({"items": items}))
 elif args[:2] == ["get", "crd"] and args[2] in os.environ.get("FAKE_KUBE_CRDS", "").split(","):
     print(args[2])
