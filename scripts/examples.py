@@ -25,9 +25,22 @@ COVERAGE_END = "<!-- coverage end -->"
 GENERATE = {
     "glm-5.2-8xa100-80gb": ["--gpu", "sm80", "--model", "glm-5.2"],
     "deepseek-v4-flash-8xa100-80gb": ["--gpu", "a100", "--model", "deepseek-v4-flash", "--gpus", "8"],
-    "glm-5.3-flash-2xgb10": ["--gpu", "gb10", "--model", "glm-5.3-flash", "--nodes", "2"],
+    "glm-5.3-flash-2xgb10": ["--gpu", "gb10", "--model", "glm-5.3-flash", "--nodes", "2", "--k8s"],
     "glm-5.2-8xh200": ["--gpu", "h200", "--model", "glm-5.2", "--gpus", "8"],
     "deepseek-v4-flash-0731-8xh200": ["--gpu", "h200", "--model", "deepseek-ai/DeepSeek-V4-Flash-0731", "--gpus", "8"],
+    "kimi-k2-2x8xh200": [
+        "--gpu",
+        "h200",
+        "--gpus",
+        "8",
+        "--nodes",
+        "2",
+        "--model",
+        "kimi-k2",
+        "--engine",
+        "vllm",
+        "--k8s",
+    ],
     "gpt-oss-120b-2xrtx-3090": ["--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--host-memory", "128"],
 }
 BLOCKED = {
