@@ -27,7 +27,7 @@ from .steptime import (
     touched,
 )
 
-__all__ = ["Estimate", "Scenario", "class_of", "estimate", "tflops", "touched"]
+__all__ = ["Estimate", "Scenario", "class_of", "estimate", "regime_of", "tflops", "touched"]
 
 DISK_GBS = 2.0  # a local NVMe SSD, sequential read
 PREFILL_CHUNK = {"expert-layers": 512, "weights-gb": 2048}  # llama.cpp ubatch; vLLM/SGLang chunk
@@ -55,6 +55,9 @@ def class_of(s: Scenario) -> str:
     if s.layer_split:
         return "layer split"
     return f"tensor-parallel {kind}"
+
+
+regime_of = class_of  # the name before the classes replaced the three regimes
 
 
 def band_of(regime: str) -> tuple[float, float]:
@@ -96,9 +99,10 @@ class Estimate:
         line = self.per_request()
         if self.concurrency > 1:
             line += f", ~{_tps(self.aggregate_tps)} tok/s total at {self.concurrency} requests"
-        if self.slow:
-            why = f"paced by {self.bound}" if self.bound in OFFLOAD_BOUND else "under 5 tok/s per request"
-            line = f"slow ({why}): {line}"
+        if self.bound in OFFLOAD_BOUND:
+            line = f"offload-bound (paced by {self.bound}): {line}"
+        elif self.slow:
+            line = f"slow (under {SLOW_TPS:g} tok/s per request): {line}"
         return line
 
     def headline(self) -> str:
@@ -106,9 +110,10 @@ class Estimate:
         if self.prefill_tps is not None:
             lo, hi = PREFILL_BAND
             prefill = f"~{self.prefill_tps:,.0f} (likely {lo * self.prefill_tps:,.0f}–{hi * self.prefill_tps:,.0f})"
+        bound = "" if self.slow and self.bound in OFFLOAD_BOUND else f"; bound by {self.bound}"
         return (
             f"{self.speed_line()}; at {self.context:,} tokens of context; prefill {prefill} tok/s; "
-            f"weights load in ~{self.load_s:.0f} s; bound by {self.bound}"
+            f"weights load in ~{self.load_s:.0f} s{bound}"
         )
 
 

@@ -188,7 +188,7 @@ def test_blocked_by_host_ram_advises_a_host_memory_that_really_runs():
 def test_an_offload_plan_names_faster_hardware_without_offload(tmp_path):
     result = run_cli("--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--out", str(tmp_path / "o"))
     assert result.code == 0, result.err
-    own = float(re.search(r"speed \(estimate\): slow \([^)]*\): ~([\d.]+) tok/s", result.out).group(1))
+    own = float(re.search(r"speed \(estimate\): offload-bound \([^)]*\): ~([\d.]+) tok/s", result.out).group(1))
     section = result.out.split("faster without host offload, on other hardware:")[1].split("closest rejected")[0]
     others = [float(x) for x in re.findall(r"~(\d+) tok/s per request \(likely [\d.–]+\) \(estimate\)", section)]
     assert others and all(x > own for x in others)

@@ -182,10 +182,14 @@ def test_explain_and_readme_show_one_figure_with_its_band(tmp_path):
     )
     result = run_cli("--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--out", str(tmp_path / "o"))
     assert result.code == 0, result.err
-    assert re.search(r"speed \(estimate\): slow \(paced by host RAM bandwidth\): ~[\d.]+ tok/s per request", result.out)
+    assert re.search(
+        r"speed \(estimate\): offload-bound \(paced by host RAM bandwidth\): ~[\d.]+ tok/s per request", result.out
+    )
     readme = (tmp_path / "o" / "README.md").read_text()
     assert "## Expected speed (an estimate, not a measurement)" in readme
-    assert re.search(r"\*\*slow \(paced by host RAM bandwidth\): \\?~[\d.]+ tok/s per request \(likely", readme)
+    assert re.search(
+        r"\*\*offload-bound \(paced by host RAM bandwidth\): \\?~[\d.]+ tok/s per request \(likely", readme
+    )
 
 
 def test_a_slow_plan_says_so_first_and_names_faster_hardware(tmp_path):
