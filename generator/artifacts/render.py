@@ -187,6 +187,7 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         "reasoning_parser": reasoning,
         "budget_lines": budget_table(budget, indent="") if budget else ["(no memory plan: size unknown)"],
         "speed_lines": speed_lines(cand, indent=""),
+        "speed_line": cand.speed.speed_line() if cand.speed is not None else None,
         "gates": cand.gates,
         "flags": plan.flags,
         "notes": plan.notes,
