@@ -17,11 +17,12 @@ FIXTURES = sorted(LOGS.glob("*.log"))
 
 
 def fixture(path: Path) -> tuple[str, str, str]:
-    """(source URL line, expected fingerprint, the log body without the two header lines)."""
+    """(source URL line, expected fingerprint, the log body without the header lines)."""
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     assert lines[0].startswith("# source: https://"), path.name
     assert lines[1].startswith("# fingerprint: "), path.name
-    return lines[0], lines[1].removeprefix("# fingerprint: ").strip(), "".join(lines[2:])
+    skip = 3 if len(lines) > 2 and lines[2].startswith("# expect: ") else 2
+    return lines[0], lines[1].removeprefix("# fingerprint: ").strip(), "".join(lines[skip:])
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
