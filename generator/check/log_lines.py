@@ -30,7 +30,10 @@ ENGINE_SIGNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     (
         "llama.cpp",
         "llama.cpp",
-        re.compile(r"llama_model_load|llama-server|ggml_cuda_init|llama_model_loader|llm_load_|print_info: |ggml_|ggml-cuda|GGML_"),
+        re.compile(
+            r"llama_model_load|llama-server|ggml_cuda_init|llama_model_loader|llm_load_|print_info: |"
+            r"ggml_|ggml-cuda|GGML_"
+        ),
     ),
 )
 # a log from one of these front ends also shows the failures of the engine it runs on
@@ -237,9 +240,9 @@ def read_lines(text: str) -> RawFacts:
     for name, pattern in _KV:
         if name in kv:
             continue
-        m = pattern.search(text)
-        if m:
-            kv[name] = float(next(g for g in m.groups() if g).replace(",", ""))
+        stated = pattern.search(text)
+        if stated:
+            kv[name] = float(next(g for g in stated.groups() if g).replace(",", ""))
     return RawFacts(
         engine=engine,
         flavor=flavor,
