@@ -162,7 +162,12 @@ def _log_gpu(catalog: Catalog, texts: tuple[str, ...], cc: str | None) -> tuple[
             return found, value
     if cc is not None:
         try:
-            return resolve_gpu(catalog, cc).hardware, (f"{texts[0]}, " if texts else "") + f"compute capability {cc}"
+            usual = resolve_gpu(catalog, cc).hardware
+            named = f"{texts[0]}, " if texts else ""
+            return (
+                usual,
+                f"{named}compute capability {cc}; planned as the catalog's usual {usual.compute_capability.sm} part",
+            )
         except (RecipegenError, ValueError):
             pass
     return None, (texts[0] if texts else (f"compute capability {cc}" if cc else None))

@@ -87,7 +87,9 @@ GPU_FIELDS = (
     re.compile(r"Your ((?:NVIDIA |Tesla |Quadro )?[\w -]+?) GPU has compute capability"),
     re.compile(r"Device name: ?((?:NVIDIA|Tesla) [^\n,]+)"),
 )
-GENERIC_GPU = re.compile(r"((?:NVIDIA|Tesla) [A-Z][\w-]*(?: [\w-]+){0,3})")
+GENERIC_GPU = re.compile(
+    r"((?:NVIDIA|Tesla) [A-Z][\w-]*(?: [\w-]+){0,3}|\b(?:GeForce )?RTX (?:PRO )?\d{4}(?: Ti| D)?\b|\bRTX A\d{4}\b)"
+)
 # lines that name a GPU or capability the run needs, not the one it has
 REQUIREMENT = re.compile(
     r"only supported|supported on|requires?\b|required|[Mm]inimum|[Mm]in capability|at least|need(?:s|ed)?\b|"
