@@ -54,7 +54,7 @@ def format_diagnosis(d: Diagnosis) -> str:
     more = [f"architecture {f.architecture}"] if f.architecture else []
     more += [f"served as {f.served_name}"] if f.served_name else []
     more += [f"{kind} {name}" for kind, name in f.backends[:4]]
-    more += [f"KV {name.replace('_', ' ')} {value:g}" for name, value in f.kv]
+    more += [_KV_WORDS.get(name, name + " {:g}").format(value) for name, value in f.kv]
     if more:
         out.append("  " + printable(" · ".join(more)))
     out.extend(f"  note: {n}" for n in f.notes)
@@ -66,6 +66,16 @@ def format_diagnosis(d: Diagnosis) -> str:
         missing = " and ".join(x for x, v in (("--model", f.model), ("--gpu", f.hardware)) if v is None)
         out.append(f"for the plan that runs, add {missing} (e.g. recipegen diagnose LOG {_hint(f)})")
     return "\n".join(out) + "\n"
+
+
+_KV_WORDS = {
+    "available_gib": "KV pool {:g} GiB",
+    "tokens": "KV {:,.0f} tokens",
+    "gpu_blocks": "{:.0f} GPU KV blocks",
+    "concurrency": "max concurrency {:g}x",
+    "context": "context {:,.0f}",
+    "kv_mib": "KV {:g} MiB",
+}
 
 
 def _hint(f: LogFacts) -> str:

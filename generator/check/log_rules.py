@@ -179,10 +179,12 @@ def kv_fit_ruling(groups: dict[str, str], facts: LogFacts, text: str) -> Ruling 
         why = f"the context is {want:,} tokens and the KV pool holds {fits:,}"
     else:
         return None
-    fix = (
-        f"--max-model-len {fits} (cut the context to what the pool holds), or grow the pool: {raise_pool}{more}, "
-        "an FP8 KV cache (--kv-cache-dtype fp8) where the attention kernel accepts one"
+    fp8 = (
+        ""
+        if re.search(r"kv[-_]cache[-_]dtype[=' ]+'?fp8", text)
+        else ", an FP8 KV cache (--kv-cache-dtype fp8) where the attention kernel accepts one"
     )
+    fix = f"--max-model-len {fits} (cut the context to what the pool holds), or grow the pool: {raise_pool}{more}{fp8}"
     return Ruling("the context does not fit the KV pool", False, "memory", why, fix)
 
 
