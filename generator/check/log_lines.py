@@ -86,6 +86,7 @@ GPU_FIELDS = (
     re.compile(r"GPU:\s*(?:\d+\s*[x×]\s*)?(NVIDIA [^\n(,]+)"),
     re.compile(r"Your ((?:NVIDIA |Tesla |Quadro )?[\w -]+?) GPU has compute capability"),
     re.compile(r"Device name: ?((?:NVIDIA|Tesla) [^\n,]+)"),
+    re.compile(r"Found GPU\d+ ((?:NVIDIA|Tesla) .+?) which is of cuda capability"),
 )
 GENERIC_GPU = re.compile(
     r"((?:NVIDIA|Tesla) [A-Z][\w-]*(?: [\w-]+){0,3}|\b(?:GeForce )?RTX (?:PRO )?\d{4}(?: Ti| D)?\b|\bRTX A\d{4}\b)"
@@ -101,7 +102,9 @@ _CAPABILITY = (
     (re.compile(r"has compute capability (\d+\.\d+)"), "dotted"),
     (re.compile(r"compute capability:?\s*(\d+\.\d+)", re.IGNORECASE), "dotted"),
     (re.compile(r"Compute Capability: (\d+\.\d+)"), "dotted"),
-    (re.compile(r"device capability:?\s*(\d{2,3})\b", re.IGNORECASE), "packed"),
+    (re.compile(r"which is of cuda capability (\d+\.\d+)"), "dotted"),
+    (re.compile(r"device capability:?\s*(\d+\.\d+)", re.IGNORECASE), "dotted"),
+    (re.compile(r"device capability:?\s*(\d{2,3})(?![.\d])", re.IGNORECASE), "packed"),
     (re.compile(r"(?:device capability|Compute Capability)[:=]?\s*\((\d+), ?(\d+)\)", re.IGNORECASE), "pair"),
 )
 _SM_TOKEN = re.compile(r"\b[Ss][Mm]_?(\d{2,3})[a-z]?\b")
