@@ -55,16 +55,30 @@ class LogFacts:
         return dict(self.kv).get(name)
 
 
+def _bounded(folded: str, start: int, end: int) -> bool:
+    """The name at folded[start:end] stands alone: no word character or dot on either side, no '-<digit>' after."""
+    before = folded[start - 1] if start else ""
+    after = folded[end : end + 2]
+    if before and (before.isalnum() or before in "_."):
+        return False
+    if after[:1] and (after[0].isalnum() or after[0] in "_."):
+        return False
+    return not (after[:1] == "-" and after[1:2].isdigit())
+
+
 def _names_in(text: str, names: dict[str, Any]) -> Any:
     """The catalog entry whose name appears first in `text` (longest name on a tie), or None."""
     best: tuple[int, int, Any] | None = None
     folded = text.casefold()
     for name, entry in names.items():
-        for m in re.finditer(r"(?<![\w.])" + re.escape(name) + r"(?![\w.]|-\d)", folded):
-            key = (m.start(), -len(name), entry)
-            if best is None or key[:2] < best[:2]:
-                best = key
-            break
+        start = folded.find(name)
+        while start != -1 and (best is None or start <= best[0]):
+            if _bounded(folded, start, start + len(name)):
+                key = (start, -len(name), entry)
+                if best is None or key[:2] < best[:2]:
+                    best = key
+                break
+            start = folded.find(name, start + 1)
     return best[2] if best else None
 
 

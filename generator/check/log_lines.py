@@ -9,8 +9,11 @@ they find against the catalog.
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 from ..frozen import frozen
+
+FIRST = 50  # the first few hits of a reader are what the run said; a log repeats them
 
 # (engine id in the catalog, the fork or front end the log shows, its sign); the first sign found wins,
 # so a fork is tried before the engine it comes from.
@@ -153,6 +156,8 @@ _COMMAND_START = re.compile(
     r"|sglang serve|(?:\S*/)?llama-server|ktransformers --)\b.*)$"
 )
 
+_COMMAND_WORDS = ("run ", "serve", "python", "llama-server", "ktransformers --")
+
 
 @frozen
 class RawFacts:
@@ -213,6 +218,8 @@ def capability(text: str) -> str | None:
 def command_line(lines: list[str]) -> str | None:
     """The engine command the log echoes (a shell line, with its backslash continuations)."""
     for number, line in enumerate(lines):
+        if not any(word in line for word in _COMMAND_WORDS):
+            continue
         m = _COMMAND_START.search(line.strip().lstrip("+$# "))
         if m is None:
             continue
@@ -232,14 +239,14 @@ def read_lines(text: str) -> RawFacts:
     version = _first(VERSIONS.get(engine or "", ()), text)
     if version is None and engine == "ktransformers":
         version = _first(VERSIONS["sglang"], text)  # KTransformers serves through its SGLang fork
-    models = tuple(dict.fromkeys(m.group(1) for p in MODEL_FIELDS for m in p.finditer(text)))
+    models = tuple(dict.fromkeys(m.group(1) for p in MODEL_FIELDS for m in islice(p.finditer(text), FIRST)))
     own = _own_lines(text)
-    gpus = [m.group(1).strip() for p in GPU_FIELDS for m in p.finditer(text)]
-    gpus += [m.group(1).strip() for m in GENERIC_GPU.finditer(own)]
+    gpus = [m.group(1).strip() for p in GPU_FIELDS for m in islice(p.finditer(text), FIRST)]
+    gpus += [m.group(1).strip() for m in islice(GENERIC_GPU.finditer(own), FIRST)]
     util = _MEM_UTIL.search(text)
     backends: list[tuple[int, str, str]] = []
     for kind, pattern in _BACKENDS:
-        for m in pattern.finditer(text):
+        for m in islice(pattern.finditer(text), FIRST):
             backends.append((m.start(), kind, m.group(1)))
     kv: dict[str, float] = {}
     for name, pattern in _KV:
