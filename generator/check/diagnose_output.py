@@ -46,7 +46,12 @@ def format_diagnosis(d: Diagnosis) -> str:
         f"model {f.model.name} ({f.model_text})" if f.model else f"model: {f.model_text or 'not in the log'}",
         f"GPU {f.hardware.name} ({f.gpu_text})" if f.hardware else f"GPU: {f.gpu_text or 'not in the log'}",
     ]
-    if f.capability and (f.hardware is None or str(f.hardware.compute_capability) != f.capability):
+    shown = f.gpu_text or ""
+    if (
+        f.capability
+        and f.capability not in shown
+        and (f.hardware is None or str(f.hardware.compute_capability) != f.capability)
+    ):
         said.append(f"compute capability {f.capability}")
     layout = [f"{k} {v}" for k, v in (("tensor parallel", f.tp), ("pipeline parallel", f.pp), ("nodes", f.nodes)) if v]
     said.extend(layout)
@@ -81,9 +86,8 @@ _KV_WORDS = {
 def _hint(f: LogFacts) -> str:
     """The hint to add, written from what the log said (the user only checks it)."""
     parts = []
-    if f.hardware is None:
-        gpu = f"sm{f.capability.replace('.', '')}" if f.capability else "<your GPU, e.g. a100>"
-        parts.append(f"--gpu {shlex.quote(gpu) if f.capability else gpu}")
+    if f.hardware is None:  # what the log named is not in the catalog, so the user names it
+        parts.append("--gpu <your GPU, e.g. a100>")
     if f.model is None:
         parts.append(f"--model {shlex.quote(f.model_text)}" if f.model_text else "--model <the model, e.g. glm-5.2>")
     return printable(" ".join(parts))
