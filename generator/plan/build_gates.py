@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ..catalog.harvest import registers, registry_source
 from ..catalog.schema import Deployment, Engine, Hardware, Kernel, Model, Source, Variant
 from ..catalog.schema.common import KvDtype
 from ..catalog.schema.engine import Build
@@ -56,9 +57,10 @@ def architecture(model: Model, variant: Variant, engine: Engine, build: Build) -
         arch = model.architecture
         label = arch
     details = Details(operation=arch)
-    if arch in build.architectures:
-        return GateResult("architecture", "pass", f"{build.id} loads {label}", srcs(build.sources), details)
-    return GateResult("architecture", "fail", f"{build.id} does not load {label}", srcs(build.sources), details)
+    sources = srcs(registry_source(build), build.sources)
+    if registers(build, arch):
+        return GateResult("architecture", "pass", f"{build.id} loads {label}", sources, details)
+    return GateResult("architecture", "fail", f"{build.id} does not load {label}", sources, details)
 
 
 def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) -> GateResult:
