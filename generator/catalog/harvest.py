@@ -35,11 +35,12 @@ class Harvest:
     built: str | None
     harvested_on: str
     methods: dict[str, str]  # table -> "read" / "ran"
+    counts: dict[str, int]  # table -> how many names / options it holds
     read_from: dict[str, str]  # table -> the file(s) inside the package it was read from
-    architectures: dict[str, dict[str, Any]]  # name -> {module, class, kinds, traits}
+    architectures: frozenset[str]  # every class name the release's registry loads
     tool_parsers: tuple[str, ...] | None
     reasoning_parsers: tuple[str, ...] | None
-    flags: dict[str, dict[str, Any]] | None
+    detail_file: str | None  # per-architecture module/class/kinds/traits and the CLI options
     removed: dict[str, str]  # architecture -> the last release that loaded it (the registry's own table)
     failed: dict[str, str]
 
@@ -66,9 +67,11 @@ def releases(engine: str) -> tuple[str, ...]:
     folder = _root().joinpath(engine)
     if not folder.is_dir():
         return ()
-    return tuple(sorted(p.name[: -len(".json")] for p in folder.iterdir() if p.name.endswith(".json")))
+    names = (p.name for p in folder.iterdir() if p.name.endswith(".json") and not p.name.endswith(".detail.json"))
+    return tuple(sorted(n[: -len(".json")] for n in names))
 
 
+@functools.cache
 def engines() -> tuple[str, ...]:
     root = _root()
     return tuple(sorted(p.name for p in root.iterdir() if p.is_dir())) if root.is_dir() else ()
@@ -78,6 +81,38 @@ def _strings(value: Any) -> tuple[str, ...] | None:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return tuple(value)
     return None
+
+
+def _count(table: Any) -> int:
+    if not isinstance(table, dict):
+        return 0
+    if isinstance(table.get("count"), int):
+        return int(table["count"])
+    return len(table.get("names") or ())
+
+
+def summary(engine: str, release: str) -> dict[str, Any] | None:
+    """What `list engines --format json` says of a release's harvest: each table's method, origin and size."""
+    facts = load(engine, release)
+    if facts is None:
+        return None
+    return {
+        "file": f"data/{FOLDER}/{engine}/{release}.json",
+        "artifact": facts.artifact,
+        "sha256": facts.sha256,
+        "built": facts.built,
+        "harvested_on": facts.harvested_on,
+        "tables": {
+            table: {
+                "method": facts.methods[table],
+                "from": facts.read_from.get(table) or None,
+                "count": facts.counts[table],
+            }
+            for table in facts.methods
+        },
+        "failed": facts.failed,
+        "not_harvested": [t for t in ("attention_selector", "quantization") if t not in facts.methods],
+    }
 
 
 def _names(table: Any) -> tuple[str, ...] | None:
@@ -97,8 +132,7 @@ def load(engine: str, release: str) -> Harvest | None:
     try:
         data = json.loads(_root().joinpath(engine, f"{release}.json").read_text(encoding="utf-8"))
         tables: dict[str, Any] = data["tables"]
-        archs = tables.get("architectures", {}).get("entries")
-        flags = tables.get("flags", {}).get("options")
+        archs = _strings(tables.get("architectures", {}).get("names"))
         read_from = {}
         for table, value in tables.items():
             where = value.get("from")
@@ -111,26 +145,53 @@ def load(engine: str, release: str) -> Harvest | None:
             built=data.get("built"),
             harvested_on=str(data["harvested_on"]),
             methods={table: str(value["method"]) for table, value in tables.items()},
+            counts={table: _count(value) for table, value in tables.items()},
             read_from=read_from,
-            architectures=archs if isinstance(archs, dict) else {},
+            architectures=frozenset(archs or ()),
             tool_parsers=_names(tables.get("tool_parsers")),
             reasoning_parsers=_names(tables.get("reasoning_parsers")),
             removed=dict(tables.get("architectures", {}).get("removed") or {}),
-            flags=flags if isinstance(flags, dict) else None,
+            detail_file=data.get("detail"),
             failed=dict(data.get("failed", {})),
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise RecipegenError(f"{name} is unreadable ({exc})", "reinstall recipegen or rerun scripts/harvest") from exc
 
 
+@functools.cache
+def detail(engine: str, release: str) -> dict[str, Any]:
+    """A release's detail file: {architectures: name -> {module, class, kinds, traits}, flags: option -> {...}}."""
+    facts = load(engine, release)
+    if facts is None or facts.detail_file is None:
+        return {}
+    name = f"data/{FOLDER}/{engine}/{facts.detail_file}"
+    try:
+        data = json.loads(_root().joinpath(engine, facts.detail_file).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RecipegenError(f"{name} is unreadable ({exc})", "reinstall recipegen or rerun scripts/harvest") from exc
+    if not isinstance(data, dict):
+        raise RecipegenError(f"{name} is not a mapping", "reinstall recipegen or rerun scripts/harvest")
+    return data
+
+
+def flags(engine: str, release: str) -> dict[str, dict[str, Any]] | None:
+    """The CLI options read from a release's code (option -> choices/default/aliases where readable)."""
+    options = detail(engine, release).get("flags")
+    return options if isinstance(options, dict) else None
+
+
 def engine_of(build: Build) -> str | None:
     """The harvested engine an official build is a release of (its id is `<engine>-<version>`)."""
     if build.provenance != "official":
         return None
-    for engine in engines():
-        if build.id == f"{engine}-{build.version}":
-            return engine
-    return None
+    if build.id in _ENGINE_OF:
+        return _ENGINE_OF[build.id]
+    found = next((e for e in engines() if build.id == f"{e}-{build.version}"), None)
+    _ENGINE_OF[build.id] = found
+    return found
+
+
+_ENGINE_OF: dict[str, str | None] = {}
 
 
 def of(build: Build) -> Harvest | None:
@@ -160,6 +221,10 @@ def parsers(build: Build, kind: ParserKind) -> tuple[str, ...] | None:
     return harvest.parsers(kind) if harvest is not None else None
 
 
+def registry_source_of(engine: str, release: str) -> tuple[Source, ...]:
+    return _table_source(engine, release, "architectures")
+
+
 def registry_source(build: Build) -> tuple[Source, ...]:
     """The source of a build's harvested registry (one shared record per release), or none."""
     engine = engine_of(build)
@@ -170,6 +235,10 @@ def registry_source(build: Build) -> tuple[Source, ...]:
 def _table_source(engine: str, release: str, table: str) -> tuple[Source, ...]:
     harvest = load(engine, release)
     return (harvest.source(table),) if harvest is not None and table in harvest.methods else ()
+
+
+def flags_source(engine: str, release: str) -> tuple[Source, ...]:
+    return _table_source(engine, release, "flags")
 
 
 def parser_source(build: Build, kind: ParserKind) -> tuple[Source, ...]:

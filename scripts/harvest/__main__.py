@@ -99,6 +99,34 @@ def harvest(engine: str, version: str, artifact: Path, today: str) -> dict[str, 
     return stamp
 
 
+def split(result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The facts file (names only: what the catalog reads per release) and its detail file (per-architecture
+    module/class/kinds/traits and the CLI options, read only by lint and `list engines --verbose`)."""
+    facts = json.loads(json.dumps(result))
+    detail: dict[str, Any] = {"engine": result["engine"], "release": result["release"], "sha256": result["sha256"]}
+    archs = facts["tables"].get("architectures")
+    if archs is not None and "entries" in archs:
+        detail["architectures"] = archs.pop("entries")
+        archs["names"] = sorted(detail["architectures"])
+    flags = facts["tables"].get("flags")
+    if flags is not None and "options" in flags:
+        detail["flags"] = flags.pop("options")
+        flags["count"] = len(detail["flags"])
+    facts["detail"] = f"{result['release']}.detail.json"
+    return facts, detail
+
+
+def write(result: dict[str, Any], folder: Path) -> Path:
+    facts, detail = split(result)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{result['release']}.json"
+    target.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    (folder / facts["detail"]).write_text(
+        json.dumps(detail, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8"
+    )
+    return target
+
+
 def _download(spec: str, folder: Path) -> Path:
     started = time.monotonic()
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(folder), spec]
@@ -132,9 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  FAILED: {exc}", file=sys.stderr)
             failed.append(spec)
             continue
-        target = args.out / engine / f"{version}.json"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        target = write(result, args.out / engine)
         counts = {
             k: len(v.get("entries") or v.get("names") or v.get("options") or []) for k, v in result["tables"].items()
         }

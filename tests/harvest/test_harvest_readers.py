@@ -18,7 +18,18 @@ def _harvest(tmp_path: Path, spec: str, tree: Path) -> tuple[subprocess.Complete
     proc = subprocess.run([*command, "--today", "2026-12-01"], capture_output=True, text=True, timeout=60)
     engine, _, version = spec.partition("==")
     out = tmp_path / engine / f"{version}.json"
-    return proc, (json.loads(out.read_text()) if out.exists() else {})
+    if not out.exists():
+        return proc, {}
+    data = json.loads(out.read_text())
+    detail = json.loads((out.parent / data["detail"]).read_text())  # per-architecture facts and CLI options
+    tables = data["tables"]
+    if "architectures" in tables:
+        assert tables["architectures"]["names"] == sorted(detail["architectures"])
+        tables["architectures"]["entries"] = detail["architectures"]
+    if "flags" in tables:
+        assert tables["flags"]["count"] == len(detail["flags"])
+        tables["flags"]["options"] = detail["flags"]
+    return proc, data
 
 
 @pytest.fixture(scope="module")
