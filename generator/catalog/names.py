@@ -219,7 +219,8 @@ def resolve_user_build(catalog: Catalog, value: str, as_of: dt.date | None = Non
 
 
 def _harvested(catalog: Catalog, engine: Engine, version: str, as_of: dt.date | None) -> BuildChoice | None:
-    """A release known only from its harvested code, when it is nearer at or below `version` than any file's."""
+    """A release older than every hand-written one, known only from its harvested code (the nearest at or
+    below `version`). Between hand-written releases the nearest of those answers, as its facts are checked."""
     from . import harvest
     from .harvested_builds import adopt
 
@@ -229,13 +230,14 @@ def _harvested(catalog: Catalog, engine: Engine, version: str, as_of: dt.date | 
     hand = [
         version_key(b.version) or () for b in release_line(engine, as_of) if (version_key(b.version) or ()) <= wanted
     ]
-    best_hand = max(hand, default=None)
+    if hand:
+        return None
     below = []
     for release in harvest.releases(engine.id):
         key = version_key(release)
         facts = harvest.load(engine.id, release)
         built = dt.date.fromisoformat(facts.built) if facts is not None and facts.built else None
-        if key is None or key > wanted or (best_hand is not None and key <= best_hand):
+        if key is None or key > wanted:
             continue
         if as_of is not None and (built is None or built > as_of):
             continue

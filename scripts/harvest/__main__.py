@@ -23,11 +23,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import llamacpp_reader
 import sglang_reader
 import vllm_reader
 from tree import Tree
 
-READERS: dict[str, Any] = {"vllm": vllm_reader, "sglang": sglang_reader}
+READERS: dict[str, Any] = {"vllm": vllm_reader, "sglang": sglang_reader, "llama.cpp": llamacpp_reader}
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "generator" / "data" / "harvest"
 SCHEMA = 1
@@ -57,7 +58,7 @@ def _table(method: str, read: Any, key: str, value: Any) -> dict[str, Any]:
     return {"method": method, "from": read, key: value}
 
 
-def harvest(engine: str, version: str, artifact: Path, today: str) -> dict[str, Any]:
+def harvest(engine: str, version: str, artifact: Path, today: str, package: str | None = None) -> dict[str, Any]:
     reader = READERS[engine]
     tree = Tree(artifact)
     tables: dict[str, Any] = {}
@@ -87,6 +88,7 @@ def harvest(engine: str, version: str, artifact: Path, today: str) -> dict[str, 
         "schema": SCHEMA,
         "engine": engine,
         "release": version,
+        "package": package or f"{engine}=={version}",  # the PyPI release the artifact is
         "artifact": artifact.name,
         "sha256": _sha256(artifact) if artifact.is_file() else None,
         "built": _built(artifact) if artifact.is_file() else None,
@@ -127,9 +129,11 @@ def write(result: dict[str, Any], folder: Path) -> Path:
     return target
 
 
-def _download(spec: str, folder: Path) -> Path:
+def _download(spec: str, folder: Path, source: bool = False) -> Path:
     started = time.monotonic()
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(folder), spec]
+    if source:  # an sdist that vendors the engine's source tree
+        command[4:4] = ["--no-binary", ":all:"]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=900)
     files = sorted(folder.iterdir())
     if proc.returncode != 0 or not files:
@@ -140,8 +144,12 @@ def _download(spec: str, folder: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/harvest", description=__doc__.splitlines()[0])
-    parser.add_argument("releases", nargs="+", help="ENGINE==VERSION (vllm, sglang from PyPI)")
+    parser.add_argument("releases", nargs="+", help="ENGINE==VERSION (vllm, sglang from PyPI; llama.cpp==COMMIT)")
     parser.add_argument("--tree", type=Path, help="read this unpacked tree / wheel / sdist instead of downloading")
+    parser.add_argument(
+        "--sdist",
+        help="llama.cpp: the PyPI sdist that vendors that commit, e.g. llama-cpp-python==0.3.36 (llama.cpp==0c1e570)",
+    )
     parser.add_argument("--out", type=Path, default=OUT, help="folder for <engine>/<version>.json")
     parser.add_argument("--today", default=dt.date.today().isoformat())
     args = parser.parse_args(argv)
@@ -154,8 +162,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{spec}:", file=sys.stderr)
         try:
             with tempfile.TemporaryDirectory(prefix="harvest-") as tmp:
-                artifact = args.tree or _download(spec, Path(tmp))
-                result = harvest(engine, version, artifact, args.today)
+                if engine == "llama.cpp" and not (args.tree or args.sdist):
+                    raise RuntimeError("llama.cpp is not on PyPI: give --sdist PACKAGE==VERSION or --tree PATH")
+                artifact = args.tree or _download(args.sdist or spec, Path(tmp), source=bool(args.sdist))
+                result = harvest(engine, version, artifact, args.today, args.sdist)
         except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
             print(f"  FAILED: {exc}", file=sys.stderr)
             failed.append(spec)

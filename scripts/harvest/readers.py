@@ -9,7 +9,7 @@ from pyread import UNREADABLE, calls, classes, literal, module_tables, parse
 from tree import Tree
 
 
-def registered_names(tree: Tree, folder: str, method: str) -> list[str]:
+def registered_names(tree: Tree, folder: str, method: str, every_arg: bool = False) -> list[str]:
     """Names given to `X.<method>("name")` / `X.<method>(["a", "b"])` / `name=` in every module of `folder`."""
     names: list[str] = []
     for path in tree.names(folder):
@@ -19,7 +19,7 @@ def registered_names(tree: Tree, folder: str, method: str) -> list[str]:
         for call in calls(parse(text, path), method):
             arg: Any = UNREADABLE
             if call.args:
-                arg = literal(call.args[0])
+                arg = [literal(a) for a in call.args] if every_arg else literal(call.args[0])
             for kw in call.keywords:
                 if kw.arg in ("name", "names", "module_name"):
                     arg = literal(kw.value)

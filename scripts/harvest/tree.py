@@ -15,8 +15,9 @@ class Tree:
         self._files: dict[str, str] = {}  # package path -> member name
         if path.is_dir():
             self._kind = "dir"
-            for file in path.rglob("*.py"):
-                self._files[file.relative_to(path).as_posix()] = str(file)
+            for file in path.rglob("*"):
+                if file.is_file():
+                    self._files[file.relative_to(path).as_posix()] = str(file)
         elif zipfile.is_zipfile(path):
             self._kind = "zip"
             self._zip = zipfile.ZipFile(path)

@@ -116,4 +116,14 @@ def test_a_malformed_spec_is_refused_in_one_line(tmp_path):
         [sys.executable, str(ROOT / "scripts" / "harvest"), "tgi==1.0"], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 2
-    assert proc.stderr.strip() == "tgi==1.0: expected ENGINE==VERSION with ENGINE one of vllm, sglang"
+    assert proc.stderr.strip() == "tgi==1.0: expected ENGINE==VERSION with ENGINE one of vllm, sglang, llama.cpp"
+
+
+def test_llama_cpp_gguf_names_converter_classes_and_server_options(tmp_path):
+    proc, data = _harvest(tmp_path, "llama.cpp==abc1234", DATA / "llama.cpp-tree")
+    assert proc.returncode == 0, proc.stderr
+    table = data["tables"]["architectures"]
+    assert sorted(table["entries"]) == ["(unknown)", "deepseek2", "glm4moe", "llama"]  # clip: the file's dummy
+    assert table["converter"] == ["LlamaForCausalLM", "MistralForCausalLM"]
+    assert data["tables"]["flags"]["options"]["--gpu-layers"] == {"aliases": ["-ngl", "--n-gpu-layers"]}
+    assert data["tables"]["tool_parsers"]["names"] == []  # llama-server reads the format from the chat template
