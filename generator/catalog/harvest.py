@@ -231,6 +231,12 @@ def registers(build: Build, architecture: str) -> bool:
     return architecture in build.architectures
 
 
+def removed_in(build: Build, architecture: str) -> str | None:
+    """The last release that loaded `architecture`, when the build's registry lists it as dropped."""
+    harvest = of(build)
+    return harvest.removed.get(architecture) if harvest is not None else None
+
+
 def parsers(build: Build, kind: ParserKind) -> tuple[str, ...] | None:
     """The build's harvested parser list (its release's own registry), or None when not harvested."""
     harvest = of(build)
