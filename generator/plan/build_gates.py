@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ..catalog.harvest import registers, registry_source, removed_in
 from ..catalog.schema import Deployment, Engine, Hardware, Kernel, Model, Source, Variant
 from ..catalog.schema.common import KvDtype
 from ..catalog.schema.engine import Build
@@ -56,9 +57,13 @@ def architecture(model: Model, variant: Variant, engine: Engine, build: Build) -
         arch = model.architecture
         label = arch
     details = Details(operation=arch)
-    if arch in build.architectures:
-        return GateResult("architecture", "pass", f"{build.id} loads {label}", srcs(build.sources), details)
-    return GateResult("architecture", "fail", f"{build.id} does not load {label}", srcs(build.sources), details)
+    sources = srcs(registry_source(build), build.sources)
+    if registers(build, arch):
+        return GateResult("architecture", "pass", f"{build.id} loads {label}", sources, details)
+    dropped = removed_in(build, arch)
+    if dropped is not None:  # the release's own registry says when it stopped loading the class
+        label += f" (its registry: supported until {dropped}, not since)"
+    return GateResult("architecture", "fail", f"{build.id} does not load {label}", sources, details)
 
 
 def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) -> GateResult:
