@@ -17,6 +17,7 @@ import re
 from dataclasses import field
 from typing import Any
 
+from ..bounds import MAX_LOG_LINE
 from ..catalog.index import Catalog
 from ..catalog.schema import Build, Defect, Fingerprint
 from ..frozen import frozen
@@ -98,8 +99,11 @@ def _applies(fp: Fingerprint, facts: LogFacts) -> bool:
 
 
 def _clean(text: str) -> str:
+    """The log's tail without terminal escapes, each line cut to MAX_LOG_LINE characters: no pattern ever
+    runs over a megabyte-long line (a progress bar, a dumped tensor), so each match is bounded."""
     text = _ANSI.sub("", text[-MAX_CHARS:])
-    return text.replace("\r\n", "\n").replace("^M", "").replace("\r", "\n")
+    text = text.replace("\r\n", "\n").replace("^M", "").replace("\r", "\n")
+    return "\n".join(line[:MAX_LOG_LINE] for line in text.split("\n"))
 
 
 def defect_fingerprints(catalog: Catalog) -> list[Fingerprint]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..bounds import MAX_GPUS
 from ..catalog.index import Catalog
 from ..catalog.schema import Hardware, Model
 from ..errors import RecipegenError
@@ -70,21 +71,32 @@ _GPU_FIELDS = (
     re.compile(r"GPU:\s*(?:\d+\s*[x×]\s*)?(NVIDIA [^\n(,]+)"),
     re.compile(r"(NVIDIA [A-Z][\w-]*(?: [\w-]+){0,3})"),
 )
+MAX_LOOKUPS = 64  # distinct model or GPU names from one log tried against the catalog
 _CC = re.compile(r"compute capability:?\s*(\d+\.\d+)|\b(sm_?\d{2,3})\b", re.IGNORECASE)
 _TP = re.compile(r"tensor_parallel_size=(\d+)|--tensor-parallel-size[ =](\d+)|\btp_size=(\d+)|--tp(?:-size)?[ =](\d+)")
 
 
+_START = re.compile(r"(?<![\w.])(?=(\S\S))")  # where a name may begin: not inside a word or a dotted name
+_AFTER = re.compile(r"[\w.]|-\d")  # what may not follow a name
+
+
 def _names_in(text: str, names: dict[str, Any]) -> Any:
-    """The catalog entry whose name appears first in `text` (longest name on a tie), or None."""
-    best: tuple[int, int, Any] | None = None
+    """The catalog entry whose name appears first in `text` (longest name on a tie), or None.
+
+    One pass over the text: at each place a name may begin, only the names that start with the same two
+    characters are compared, so a 4 MB log costs one scan, not one per catalog name."""
     folded = text.casefold()
-    for name, entry in names.items():
-        for m in re.finditer(r"(?<![\w.])" + re.escape(name) + r"(?![\w.]|-\d)", folded):
-            key = (m.start(), -len(name), entry)
-            if best is None or key[:2] < best[:2]:
-                best = key
-            break
-    return best[2] if best else None
+    by_prefix: dict[str, list[str]] = {}
+    for name in sorted(names, key=len, reverse=True):  # longest first: it wins a tie
+        if len(name) >= 2:
+            by_prefix.setdefault(name[:2], []).append(name)
+    for m in _START.finditer(folded):
+        start = m.start()
+        for name in by_prefix.get(m.group(1), ()):
+            end = start + len(name)
+            if folded.startswith(name, start) and not _AFTER.match(folded, end):
+                return names[name]
+    return None
 
 
 def _model_names(catalog: Catalog) -> dict[str, Model]:
@@ -153,8 +165,14 @@ def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
 
         model, model_text = resolve_any(catalog, hints.model).model, f"--model {hints.model}"
     else:
+        tried: set[str] = set()  # a value the log repeats is looked up once; at most MAX_LOOKUPS in all
         for pattern in _MODEL_FIELDS:
             for m in pattern.finditer(text):
+                if m.group(1) in tried:
+                    continue
+                if len(tried) >= MAX_LOOKUPS:
+                    break
+                tried.add(m.group(1))
                 found = _model_from(catalog, m.group(1))
                 if found is not None:
                     model, model_text = found, m.group(1)
@@ -170,8 +188,14 @@ def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
         hardware, gpu_text = resolve_gpu(catalog, hints.gpu).hardware, f"--gpu {hints.gpu}"
     else:
         names = _hardware_names(catalog)
+        seen: set[str] = set()
         for pattern in _GPU_FIELDS:
             for m in pattern.finditer(text):
+                if m.group(1) in seen:
+                    continue
+                if len(seen) >= MAX_LOOKUPS:
+                    break
+                seen.add(m.group(1))
                 found_hw: Hardware | None = _names_in(m.group(1), names)
                 gpu_text = gpu_text or m.group(1).strip()
                 if found_hw is not None:
@@ -190,5 +214,10 @@ def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
     tp = None
     m = _TP.search(text)
     if m:
-        tp = int(next(g for g in m.groups() if g))
+        digits = next(g for g in m.groups() if g)
+        if len(digits) <= 6 and 1 <= int(digits) <= MAX_GPUS:
+            tp = int(digits)
+        else:  # bounded as --gpus is: a size no node has is not planned with
+            shown = digits if len(digits) <= 20 else f"a {len(digits)}-digit number"
+            notes.append(f"the log's tensor-parallel size {shown} is out of range (1 to {MAX_GPUS:,}); not used")
     return LogFacts(engine, version, build, model, model_text, hardware, gpu_text, tp, tuple(notes))

@@ -248,7 +248,7 @@ def _read_hub(ref: str, repo: str, revision: str | None, headers: bool) -> Check
         folder=None,
         config=config,
         quant_config=quant,
-        index_total_size=total_size(index) if index else None,
+        index_total_size=total_size(index, f"{repo}/{INDEX}") if index else None,
         dtype_elements=counts,
         header_bytes=header_bytes or None,
         files=files,
