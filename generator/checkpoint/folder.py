@@ -35,7 +35,10 @@ MAX_FOLDER_FILES = 5000  # beyond this many shards the per-dtype count is skippe
 
 
 def is_local(value: str) -> bool:
-    return Path(value).expanduser().is_dir()
+    try:  # a name too long for the filesystem, or a link loop, is no folder (is_dir raises on those)
+        return Path(value).expanduser().is_dir()
+    except (OSError, RuntimeError):
+        return False
 
 
 def outside_links(folder: Path, limit: int = 3) -> list[str]:
