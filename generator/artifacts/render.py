@@ -172,9 +172,7 @@ def context_for(resolution: Resolution, command_line: str, build_file: str | Non
         if source
         else [],
         "build_cmd": list(source.build) if source else [],
-        "build_shown": _build_shown(
-            source, f"{hw.compute_capability.major}{hw.compute_capability.minor}", build_file
-        )
+        "build_shown": _build_shown(source, f"{hw.compute_capability.major}{hw.compute_capability.minor}", build_file)
         if source
         else [],
         "entrypoint": [posixpath.join("/opt/llama", posixpath.basename(source.binary))] if source else [],

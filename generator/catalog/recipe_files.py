@@ -44,7 +44,7 @@ class RecipeFileError(Exception):
 
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, if it is a regular file (symlinks followed) within MAX_BYTES."""
-    not_regular = RecipeFileError("not a regular file (a folder, FIFO, socket or device?); a recipe must be a plain file")
+    not_regular = RecipeFileError("not a regular file (a folder, FIFO or device?); a recipe must be a plain file")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
