@@ -141,6 +141,43 @@ def defect_fingerprints(catalog: Catalog) -> list[Fingerprint]:
     return out
 
 
+def _errorish(text: str) -> list[tuple[int, str]]:
+    """The lines that look like an error, found by one scan of the whole text (not a search per line)."""
+    out: list[tuple[int, str]] = []
+    number, counted, end = 1, 0, -1
+    for m in _ERRORISH.finditer(text):
+        if m.start() <= end:  # this line is listed already
+            continue
+        number += text.count("\n", counted, m.start())
+        counted = m.start()
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.start())
+        end = len(text) if end < 0 else end
+        out.append((number, text[start:end].strip()))
+    return out
+
+
+def _first_line_match(pattern: str, text: str) -> tuple[int, str, re.Match[str]] | None:
+    """The first line the pattern matches (its number, the line, the match), found by searching the whole
+    text in one C-level pass: the leftmost match in the text starts no later than the first line's own, so
+    only the lines it lands on are tried alone (a match that ran across lines moves on past them)."""
+    whole, alone = re.compile(pattern, re.MULTILINE), re.compile(pattern)
+    pos = 0
+    while pos <= len(text):
+        m = whole.search(text, pos)
+        if m is None:
+            return None
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.start())
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        own = alone.search(line)
+        if own is not None:
+            return text.count("\n", 0, start) + 1, line, own
+        pos = end + 1
+    return None
+
+
 def diagnose_log(catalog: Catalog, text: str, hints: Hints | None = None) -> Diagnosis:
     hints = hints or Hints()
     text = _clean(text)
@@ -151,17 +188,15 @@ def diagnose_log(catalog: Catalog, text: str, hints: Hints | None = None) -> Dia
     for fp in [*defect_fingerprints(catalog), *catalog.fingerprints.values()]:
         if not _applies(fp, facts):
             continue
-        pattern = re.compile(fp.pattern)
-        for number, line in enumerate(lines, 1):
-            m = pattern.search(line)
-            if m:
-                groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                matches.append(Match(fp, number, line.strip(), groups))
-                break
+        found = _first_line_match(fp.pattern, text)
+        if found is not None:
+            number, line, m = found
+            groups = {k: v for k, v in m.groupdict().items() if v is not None}
+            matches.append(Match(fp, number, line.strip(), groups))
     matches.sort(key=lambda m: (m.fingerprint.generic, m.line_number))
     looked: list[tuple[int, str]] = []
     if not matches:
-        errorish = [(n, line.strip()) for n, line in enumerate(lines, 1) if _ERRORISH.search(line)]
+        errorish = _errorish(text)
         tail = [(n, line.strip()) for n, line in enumerate(lines, 1) if line.strip()]
         looked = (errorish or tail)[-SHOWN_LINES:]
     summary, plan = _plan_that_runs(catalog, facts, hints)

@@ -5,6 +5,7 @@ and matched against the catalog's names; the user's Hints stand in for what the 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -76,27 +77,33 @@ _CC = re.compile(r"compute capability:?\s*(\d+\.\d+)|\b(sm_?\d{2,3})\b", re.IGNO
 _TP = re.compile(r"tensor_parallel_size=(\d+)|--tensor-parallel-size[ =](\d+)|\btp_size=(\d+)|--tp(?:-size)?[ =](\d+)")
 
 
-_START = re.compile(r"(?<![\w.])(?=(\S\S))")  # where a name may begin: not inside a word or a dotted name
-_AFTER = re.compile(r"[\w.]|-\d")  # what may not follow a name
-
-
 def _names_in(text: str, names: dict[str, Any]) -> Any:
     """The catalog entry whose name appears first in `text` (longest name on a tie), or None.
 
-    One pass over the text: at each place a name may begin, only the names that start with the same two
-    characters are compared, so a 4 MB log costs one scan, not one per catalog name."""
-    folded = text.casefold()
-    by_prefix: dict[str, list[str]] = {}
-    for name in sorted(names, key=len, reverse=True):  # longest first: it wins a tie
-        if len(name) >= 2:
-            by_prefix.setdefault(name[:2], []).append(name)
-    for m in _START.finditer(folded):
-        start = m.start()
-        for name in by_prefix.get(m.group(1), ()):
-            end = start + len(name)
-            if folded.startswith(name, start) and not _AFTER.match(folded, end):
-                return names[name]
-    return None
+    One regex over the text, the names laid out as a trie: at each place only the names sharing what was
+    read so far are tried, so a 4 MB log costs one scan in C, not one scan (or one Python step) per name."""
+    m = _names_pattern(tuple(sorted(names))).search(text.casefold())
+    return names[m.group(1)] if m else None
+
+
+@functools.lru_cache(maxsize=8)
+def _names_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    trie: dict[str, Any] = {}
+    for name in names:
+        node = trie
+        for char in name:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def alternatives(node: dict[str, Any]) -> str:
+        branches = [re.escape(char) + alternatives(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body  # greedy: the longer name first, this one if it fails
+
+    # not inside a word or a dotted name, and not followed by one (nor by "-<digit>": another size)
+    return re.compile(r"(?<![\w.])(" + alternatives(trie) + r")(?![\w.]|-\d)")
 
 
 def _model_names(catalog: Catalog) -> dict[str, Model]:

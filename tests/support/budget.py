@@ -1,0 +1,53 @@
+"""A wall-clock budget for one in-process CLI run: a hang fails the test instead of stalling the suite.
+
+SIGALRM interrupts a blocking system call (an open() of a FIFO) and a long pure-Python loop alike; the
+handler raises, so the run stops where it was and the test names the case. Main thread only (pytest's).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from tests.support.cli import Result, run_cli
+
+# CPU seconds one command may use ("a few"), and the wall-clock time after which it counts as hung (a
+# blocked open() of a FIFO uses no CPU; a loaded 2-core CI runner stretches wall time, not CPU time)
+BUDGET_S = float(os.environ.get("RECIPEGEN_CASE_BUDGET_S", "5"))
+HUNG_S = 4 * BUDGET_S
+
+
+class TookTooLong(BaseException):  # not an Exception: the CLI turns those into exit 70
+    pass
+
+
+@contextlib.contextmanager
+def budget(seconds: float = HUNG_S) -> Iterator[None]:
+    def expired(signum: int, frame: Any) -> None:
+        raise TookTooLong(f"still running after {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def timed_cli(*args: str, seconds: float = BUDGET_S, env: dict[str, str] | None = None) -> Result:
+    """run_cli within the budget: hung after 4x `seconds` of wall time, too slow past `seconds` of CPU."""
+    shown = " ".join(a if len(a) < 80 else a[:60] + "…" for a in args)
+    start = time.process_time()
+    try:
+        with budget(4 * seconds):
+            result = run_cli(*args, env=env)
+    except TookTooLong as exc:
+        raise AssertionError(f"`recipegen {shown}` {exc}") from None
+    used = time.process_time() - start
+    assert used <= seconds, f"`recipegen {shown}` used {used:.1f} s of CPU (budget {seconds:g} s)"
+    return result
