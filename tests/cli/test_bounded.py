@@ -242,3 +242,39 @@ def test_lint_reads_a_hostile_script_or_compose_file_in_linear_time(tmp_path, na
     path = tmp_path / name
     path.write_text(text)
     _one_line_error(timed_cli("lint", "--gpu", "h100", str(path)), said)
+
+
+def test_the_leftovers_of_a_killed_run_are_removed_by_the_next_one(tmp_path):
+    out = tmp_path / "plan"
+    request = ("--gpu", "h100", "--model", "qwen3-8b", "--out", str(out))
+    assert timed_cli(*request).code == 0
+    staging = tmp_path / ".plan.k1ll3d.recipegen-staging"  # what kill -9 during the first write leaves
+    staging.mkdir()
+    (staging / "launch.sh").write_text("#!/bin/bash\n")
+    (out / ".launch.sh.k1ll3d.recipegen-tmp").write_text("half a file")
+    (out / "notes.recipegen-tmp.txt").write_text("mine")  # not recipegen's name: kept
+    (tmp_path / "mine.recipegen-staging").mkdir()  # not hidden: not recipegen's
+    assert timed_cli(*request).code == 0
+    assert not staging.exists() and not (out / ".launch.sh.k1ll3d.recipegen-tmp").exists()
+    assert (out / "notes.recipegen-tmp.txt").read_text() == "mine" and (tmp_path / "mine.recipegen-staging").is_dir()
+
+
+def test_launch_build_shows_the_recipes_build_argv_and_its_file_before_docker_builds(tmp_path):
+    import subprocess
+
+    out = tmp_path / "plan"
+    request = ("--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--host-memory", "128")
+    assert timed_cli(*request, "--out", str(out)).code == 0
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    docker = bin_dir / "docker"  # stands in for Docker: records the call, after what was printed
+    docker.write_text('#!/bin/sh\necho "docker $*" >&2\n')
+    docker.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", str(out / "launch.sh"), "build"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0] == "docker build runs these commands from the recipe engines/llama.cpp.yaml (built-in):"
+    assert lines[1].startswith("  configure: cmake -B build") and "-DCMAKE_CUDA_ARCHITECTURES=86" in lines[1]
+    assert lines[2].startswith("  build:     cmake --build build")
+    assert lines[3].startswith("docker build --tag ")
