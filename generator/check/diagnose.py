@@ -158,24 +158,70 @@ def _errorish(text: str) -> list[tuple[int, str]]:
 
 
 def _first_line_match(pattern: str, text: str) -> tuple[int, str, re.Match[str]] | None:
-    """The first line the pattern matches (its number, the line, the match), found by searching the whole
-    text in one C-level pass: the leftmost match in the text starts no later than the first line's own, so
-    only the lines it lands on are tried alone (a match that ran across lines moves on past them)."""
-    whole, alone = re.compile(pattern, re.MULTILINE), re.compile(pattern)
-    pos = 0
-    while pos <= len(text):
-        m = whole.search(text, pos)
-        if m is None:
-            return None
-        start = text.rfind("\n", 0, m.start()) + 1
-        end = text.find("\n", m.start())
-        end = len(text) if end < 0 else end
-        line = text[start:end]
-        own = alone.search(line)
-        if own is not None:
-            return text.count("\n", 0, start) + 1, line, own
-        pos = end + 1
-    return None
+    """The first line the pattern matches (its number, the line, the match). Only the lines holding one of
+    the literals every match must contain are searched, found by str.find in C: linear in the log, with no
+    Python step per line and no match ever running across lines."""
+    compiled = re.compile(pattern)
+    literals = _required_literals(pattern)
+    if literals is None:  # nothing literal to look for: every line is tried
+        for number, line in enumerate(text.split("\n"), 1):
+            m = compiled.search(line)
+            if m:
+                return number, line, m
+        return None
+    best: tuple[int, str, re.Match[str]] | None = None
+    for literal in literals:
+        pos = 0
+        limit = len(text) if best is None else best[0]
+        while (hit := text.find(literal, pos, limit)) >= 0:
+            start = text.rfind("\n", 0, hit) + 1
+            end = text.find("\n", hit)
+            end = len(text) if end < 0 else end
+            m = compiled.search(text[start:end])
+            if m:
+                best = (start, text[start:end], m)
+                break
+            pos = end + 1
+    if best is None:
+        return None
+    start, line, m = best
+    return text.count("\n", 0, start) + 1, line, m
+
+
+def _required_literals(pattern: str) -> list[str] | None:
+    """Literal texts at least one of which every match of the pattern contains (None when there are none
+    of three characters or more), read from Python's own regex parser."""
+    from re import _constants as c  # type: ignore[attr-defined]
+    from re import _parser as parser  # type: ignore[attr-defined]
+
+    def of(items: Any) -> list[str] | None:
+        options: list[list[str]] = []
+        run = ""
+        for op, av in list(items):
+            if op is c.LITERAL:
+                run += chr(av)
+                continue
+            if len(run) >= 3:
+                options.append([run])
+            run = ""
+            if op is c.SUBPATTERN:
+                inner = None if av[1] & c.SRE_FLAG_IGNORECASE else of(av[-1])
+            elif op is c.BRANCH:
+                branches = [of(b) for b in av[1]]
+                inner = None if any(b is None for b in branches) else [x for b in branches for x in b or []]
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] >= 1:
+                inner = of(av[2])
+            else:
+                inner = None
+            if inner:
+                options.append(inner)
+        if len(run) >= 3:
+            options.append([run])
+        # the fewest alternatives, then the longest shortest literal: the rarest text to look for
+        return min(options, key=lambda o: (len(o), -min(len(x) for x in o))) if options else None
+
+    parsed = parser.parse(pattern)
+    return None if parsed.state.flags & c.SRE_FLAG_IGNORECASE else of(parsed)
 
 
 def diagnose_log(catalog: Catalog, text: str, hints: Hints | None = None) -> Diagnosis:
