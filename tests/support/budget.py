@@ -1,4 +1,5 @@
-"""A wall-clock budget for one in-process CLI run: a hang fails the test instead of stalling the suite.
+"""A budget for one in-process CLI run: CPU time, memory (the process's peak) and a wall-clock hang guard,
+so a hang or a blow-up fails the test instead of stalling the suite.
 
 SIGALRM interrupts a blocking system call (an open() of a FIFO) and a long pure-Python loop alike; the
 handler raises, so the run stops where it was and the test names the case. Main thread only (pytest's).
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import time
 from collections.abc import Iterator
@@ -18,6 +20,7 @@ from tests.support.cli import Result, run_cli
 # CPU seconds one command may use ("a few"), and the wall-clock time after which it counts as hung (a
 # blocked open() of a FIFO uses no CPU; a loaded 2-core CI runner stretches wall time, not CPU time)
 BUDGET_S = float(os.environ.get("RECIPEGEN_CASE_BUDGET_S", "5"))
+MAX_RSS_MB = float(os.environ.get("RECIPEGEN_CASE_RSS_MB", "1024"))  # the test process's peak, all cases
 HUNG_S = float(os.environ.get("RECIPEGEN_CASE_HUNG_S", "60"))
 
 
@@ -50,4 +53,6 @@ def timed_cli(*args: str, seconds: float = BUDGET_S, env: dict[str, str] | None 
         raise AssertionError(f"`recipegen {shown}` {exc}") from None
     used = time.process_time() - start
     assert used <= seconds, f"`recipegen {shown}` used {used:.1f} s of CPU (budget {seconds:g} s)"
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    assert peak <= MAX_RSS_MB, f"after `recipegen {shown}` the process peaked at {peak:.0f} MB"
     return result
