@@ -56,7 +56,7 @@ def outside_links(folder: Path, limit: int = 3) -> list[str]:
                     found.append(str(path.relative_to(folder)))
                     if len(found) >= limit:
                         return found
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a link loop, which resolve() reports so
         return found
     return found
 
@@ -75,7 +75,10 @@ def cache_blobs(folder: Path) -> Path | None:
     root = blobs.resolve()
     for link in links:
         path = folder / link
-        if Path(os.readlink(path)).is_absolute() or not path.resolve().is_relative_to(root):
+        try:
+            if Path(os.readlink(path)).is_absolute() or not path.resolve().is_relative_to(root):
+                return None
+        except (OSError, RuntimeError):  # a link loop or one that vanished: not a cache snapshot's link
             return None
     return blobs
 

@@ -128,9 +128,12 @@ def test_a_fifo_or_a_link_loop_in_the_folder_is_never_opened(tmp_path):
     os.symlink("loop.safetensors", folder / "loop.safetensors")
     result = timed_cli("inspect", str(folder))
     assert result.code == 0, result.err
+    os.symlink(".", folder / "sub")
     result = timed_cli("explain", "--gpu", "h100", "--model", str(folder))
     assert result.code in (0, 2, 3), result.err
     assert "internal error" not in result.err
+    result = timed_cli("--gpu", "h100", "--model", str(folder), "--out", str(tmp_path / "out"))  # checks the links
+    assert result.code == 0, result.err
 
 
 def test_a_long_non_ascii_model_name_is_an_unknown_model(tmp_path):
