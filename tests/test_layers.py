@@ -10,7 +10,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "generator"
 
 # The one-way arrows, lowest first: a package may import its own modules and those of any package on a
-# lower floor, never one on its own floor or above. "" is the root: errors.py and frozen.py.
+# lower floor, never one on its own floor or above. "" is the root: errors.py, frozen.py and bounds.py.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("",),
     ("catalog",),

@@ -28,6 +28,10 @@ build_image() {
   local here
   here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
   # llama.cpp-nisparks-dsv4 is built from source (https://github.com/nisparks/llama.cpp @ wip/deepseek-v4-support) for sm80.
+  # A shared recipe's configure/build argv runs inside docker build: it is shown before it runs.
+  echo 'docker build runs these commands from the recipe engines/llama.cpp/llama.cpp-nisparks-dsv4.yaml (built-in):' >&2
+  echo '  configure: cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=80 -DLLAMA_CURL=ON' >&2
+  echo '  build:     cmake --build build --config Release -j' >&2
   docker build --tag "${IMAGE}" "${here}"
 }
 

@@ -28,6 +28,10 @@ build_image() {
   local here
   here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
   # llama.cpp-0c1e570 is built from source (https://github.com/ggml-org/llama.cpp @ 0c1e570) for sm86.
+  # A shared recipe's configure/build argv runs inside docker build: it is shown before it runs.
+  echo 'docker build runs these commands from the recipe engines/llama.cpp.yaml (built-in):' >&2
+  echo '  configure: cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=86 -DLLAMA_CURL=OFF' >&2
+  echo '  build:     cmake --build build --config Release -j --target llama-server' >&2
   docker build --tag "${IMAGE}" "${here}"
 }
 

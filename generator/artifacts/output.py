@@ -4,6 +4,8 @@ A folder recipegen wrote holds a manifest, `.recipegen.json`, naming each file i
 SHA-256 of its content. The rules, in the order they are checked:
 
 - a new folder is built in a unique hidden staging folder beside it and renamed into place;
+- a run killed mid-write leaves a `.*.recipegen-staging` folder or `.*.recipegen-tmp` file; the next
+  run into that folder removes them (recipegen's own names only);
 - an empty folder is filled in place (so `--out .` works in an empty working folder);
 - a folder without a manifest that holds anything is never touched, with or without --force;
 - a folder with a manifest is rewritten only with --force, and only if every file the manifest
@@ -37,6 +39,7 @@ MANIFEST_SCHEMA = "recipegen.manifest/1"
 EXECUTABLE = frozenset({"launch.sh", "verify.sh"})
 LOCK_TIMEOUT_S = 120.0
 _MAX_MANIFEST = 64 * 1024
+TMP, STAGING = ".recipegen-tmp", ".recipegen-staging"  # what a run writes before it renames into place
 _KERNEL_TREES = frozenset({"proc", "sys", "dev"})  # /dev/shm is an ordinary tmpfs and stays allowed
 SUBFOLDERS = frozenset({"k8s"})  # the only folders recipegen writes files into inside --out
 
@@ -144,7 +147,7 @@ def _write_file(folder: Path, name: str, content: str) -> None:
     """Create `folder/name` atomically: a unique temporary file renamed over the name."""
     where = _subfolder(folder, name)
     base = name.rpartition("/")[2]
-    fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".recipegen-tmp", dir=where)
+    fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=TMP, dir=where)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(content.encode("utf-8"))
@@ -191,7 +194,28 @@ def write(files: dict[str, str], out: Path, force: bool) -> bool:
             raise _fail(out, exc) from None
 
 
+def _sweep(folder: Path) -> None:
+    """Remove what a recipegen killed mid-write (kill -9, power loss) left behind: `*.recipegen-staging`
+    folders beside `folder` and `*.recipegen-tmp` files in it. Run under the parent's lock, which every
+    writer of those names holds, so none of them belongs to a live run. Only recipegen's own names, only
+    regular files inside, links never followed."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder.parent):
+            if entry.name.startswith(".") and entry.name.endswith(STAGING) and entry.is_dir(follow_symlinks=False):
+                inside = list(os.scandir(entry.path))
+                if all(e.is_file(follow_symlinks=False) for e in inside):
+                    for e in inside:
+                        os.unlink(e.path)
+                    os.rmdir(entry.path)
+    with contextlib.suppress(OSError):
+        if folder.is_dir() and not folder.is_symlink():
+            for entry in os.scandir(folder):
+                if entry.name.startswith(".") and entry.name.endswith(TMP) and entry.is_file(follow_symlinks=False):
+                    os.unlink(entry.path)
+
+
 def _write_locked(files: dict[str, str], folder: Path, shown: Path, force: bool) -> bool:
+    _sweep(folder)
     if not os.path.lexists(folder):
         _create(files, folder)
         return True
@@ -294,7 +318,7 @@ def _fill(files: dict[str, str], folder: Path, recorded: dict[str, tuple[str, ..
 
 
 def _create(files: dict[str, str], folder: Path) -> None:
-    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".recipegen-staging", dir=folder.parent))
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=STAGING, dir=folder.parent))
     try:
         for name, content in sorted(files.items()):
             _write_file(staging, name, content)

@@ -100,7 +100,20 @@ def _yaml_args(spec: ContainerSpec, rank: int) -> list[str]:
     return [yaml_expand(_compose_references(a.token)) if a.expand else yaml_value(a.token) for a in node.args]
 
 
-def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
+def _build_shown(source: Any, cuda_arch: str, build_file: str | None) -> list[str]:
+    """What `./launch.sh build` prints before docker build runs a recipe's own commands: the argv of
+    each step and the recipe file they came from (a shared recipe folder is a trust point)."""
+    import shlex
+
+    configure = [t.replace("{cuda_arch}", cuda_arch) for t in source.configure]
+    return [
+        f"docker build runs these commands from the recipe {build_file or 'file of this build'}:",
+        f"  configure: {shlex.join(configure)}",
+        f"  build:     {shlex.join(source.build)}",
+    ]
+
+
+def context_for(resolution: Resolution, command_line: str, build_file: str | None = None) -> dict[str, Any]:
     plan = resolution.plans[0]
     cand = plan.candidate
     engine, build, variant, model, hw = (
@@ -159,6 +172,9 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         if source
         else [],
         "build_cmd": list(source.build) if source else [],
+        "build_shown": _build_shown(source, f"{hw.compute_capability.major}{hw.compute_capability.minor}", build_file)
+        if source
+        else [],
         "entrypoint": [posixpath.join("/opt/llama", posixpath.basename(source.binary))] if source else [],
         "multi_node": cand.layout.nodes > 1,
         "command_prefix": [shell_word(t) for t in prefix],
@@ -213,8 +229,11 @@ def kubernetes_files(plan: dict[str, Any], claim: str | None = None) -> dict[str
     return files
 
 
-def render(resolution: Resolution, command_line: str, k8s: bool = False) -> dict[str, str]:
-    """All artifact files for the top plan, as name → content (k8s/… too when asked)."""
+def render(
+    resolution: Resolution, command_line: str, build_file: str | None = None, k8s: bool = False
+) -> dict[str, str]:
+    """All artifact files for the top plan, as name → content (k8s/… too when asked); `build_file` names the
+    recipe file of a source build (launch.sh shows it with the argv it runs)."""
     if not resolution.plans:
         raise RecipegenError("nothing to render: the request is blocked", "run `recipegen explain` for the reasons")
     plan = resolution.plans[0]
@@ -226,7 +245,7 @@ def render(resolution: Resolution, command_line: str, k8s: bool = False) -> dict
             "please report this with the command you ran",
         )
     env = environment()
-    ctx = context_for(resolution, command_line) | {"k8s": k8s}
+    ctx = context_for(resolution, command_line, build_file) | {"k8s": k8s}
     files = {
         "launch.sh": env.get_template("launch.sh.j2").render(ctx),
         "docker-compose.yml": env.get_template("docker-compose.yml.j2").render(ctx),

@@ -44,7 +44,7 @@ class RecipeFileError(Exception):
 
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, if it is a regular file (symlinks followed) within MAX_BYTES."""
-    not_regular = RecipeFileError("not a regular file (a FIFO, socket or device?); a recipe must be a plain file")
+    not_regular = RecipeFileError("not a regular file (a folder, FIFO or device?); a recipe must be a plain file")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
@@ -52,10 +52,11 @@ def read_bytes(path: Path) -> bytes:
             if not stat.S_ISREG(os.stat(path).st_mode):  # a socket cannot even be opened
                 raise not_regular from None
         raise RecipeFileError(f"cannot read: {exc.strerror or exc}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # a directory named x.yaml opens too, but fdopen refuses it
+        os.close(fd)
+        raise not_regular
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise not_regular
         # asked for its size, not the bound: a read of MAX_BYTES + 1 takes a 1 MiB buffer per file (most of a
         # cache key over ~130 recipes); a file that grew since fstat is read on up to the bound
         content = handle.read(min(info.st_size, MAX_BYTES) + 1)

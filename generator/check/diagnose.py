@@ -17,6 +17,7 @@ import re
 from dataclasses import field, replace
 from typing import Any
 
+from ..bounds import MAX_LOG_LINE
 from ..catalog.index import Catalog
 from ..catalog.schema import Build, Defect, Fingerprint
 from ..frozen import frozen
@@ -130,8 +131,11 @@ def _ruled(fp: Fingerprint, number: int, line: str, groups: dict[str, str], fact
 
 
 def _clean(text: str) -> str:
+    """The log's tail without terminal escapes, each line cut to MAX_LOG_LINE characters: no pattern ever
+    runs over a megabyte-long line (a progress bar, a dumped tensor), so each match is bounded."""
     text = _ANSI.sub("", text[-MAX_CHARS:])
-    return text.replace("\r\n", "\n").replace("^M", "").replace("\r", "\n")
+    text = text.replace("\r\n", "\n").replace("^M", "").replace("\r", "\n")
+    return "\n".join(line[:MAX_LOG_LINE] for line in text.split("\n"))
 
 
 def defect_fingerprints(catalog: Catalog) -> list[Fingerprint]:
@@ -186,6 +190,89 @@ def _engine_from_failure(facts: LogFacts, matches: list[Match]) -> LogFacts:
     )
 
 
+def _errorish(text: str) -> list[tuple[int, str]]:
+    """The lines that look like an error, found by one scan of the whole text (not a search per line)."""
+    out: list[tuple[int, str]] = []
+    number, counted, end = 1, 0, -1
+    for m in _ERRORISH.finditer(text):
+        if m.start() <= end:  # this line is listed already
+            continue
+        number += text.count("\n", counted, m.start())
+        counted = m.start()
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.start())
+        end = len(text) if end < 0 else end
+        out.append((number, text[start:end].strip()))
+    return out
+
+
+def _first_line_match(pattern: str, text: str) -> tuple[int, str, re.Match[str]] | None:
+    """The first line the pattern matches (its number, the line, the match). Only the lines holding one of
+    the literals every match must contain are searched, found by str.find in C: linear in the log, with no
+    Python step per line and no match ever running across lines."""
+    compiled = re.compile(pattern)
+    literals = _required_literals(pattern)
+    if literals is None:  # nothing literal to look for: every line is tried
+        for number, line in enumerate(text.split("\n"), 1):
+            m = compiled.search(line)
+            if m:
+                return number, line, m
+        return None
+    best: tuple[int, str, re.Match[str]] | None = None
+    for literal in literals:
+        pos = 0
+        limit = len(text) if best is None else best[0]
+        while (hit := text.find(literal, pos, limit)) >= 0:
+            start = text.rfind("\n", 0, hit) + 1
+            end = text.find("\n", hit)
+            end = len(text) if end < 0 else end
+            m = compiled.search(text[start:end])
+            if m:
+                best = (start, text[start:end], m)
+                break
+            pos = end + 1
+    if best is None:
+        return None
+    start, line, m = best
+    return text.count("\n", 0, start) + 1, line, m
+
+
+def _required_literals(pattern: str) -> list[str] | None:
+    """Literal texts at least one of which every match of the pattern contains (None when there are none
+    of three characters or more), read from Python's own regex parser."""
+    from re import _constants as c  # type: ignore[attr-defined]
+    from re import _parser as parser  # type: ignore[attr-defined]
+
+    def of(items: Any) -> list[str] | None:
+        options: list[list[str]] = []
+        run = ""
+        for op, av in list(items):
+            if op is c.LITERAL:
+                run += chr(av)
+                continue
+            if len(run) >= 3:
+                options.append([run])
+            run = ""
+            if op is c.SUBPATTERN:
+                inner = None if av[1] & c.SRE_FLAG_IGNORECASE else of(av[-1])
+            elif op is c.BRANCH:
+                branches = [of(b) for b in av[1]]
+                inner = None if any(b is None for b in branches) else [x for b in branches for x in b or []]
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] >= 1:
+                inner = of(av[2])
+            else:
+                inner = None
+            if inner:
+                options.append(inner)
+        if len(run) >= 3:
+            options.append([run])
+        # the fewest alternatives, then the longest shortest literal: the rarest text to look for
+        return min(options, key=lambda o: (len(o), -min(len(x) for x in o))) if options else None
+
+    parsed = parser.parse(pattern)
+    return None if parsed.state.flags & c.SRE_FLAG_IGNORECASE else of(parsed)
+
+
 def diagnose_log(catalog: Catalog, text: str, hints: Hints | None = None) -> Diagnosis:
     hints = hints or Hints()
     text = _clean(text)
@@ -196,18 +283,16 @@ def diagnose_log(catalog: Catalog, text: str, hints: Hints | None = None) -> Dia
     for fp in [*defect_fingerprints(catalog), *catalog.fingerprints.values()]:
         if not _applies(fp, facts):
             continue
-        pattern = re.compile(fp.pattern)
-        for number, line in enumerate(lines, 1):
-            m = pattern.search(line)
-            if m:
-                groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                matches.append(_ruled(fp, number, line, groups, facts, text))
-                break
+        found = _first_line_match(fp.pattern, text)
+        if found is not None:
+            number, line, m = found
+            groups = {k: v for k, v in m.groupdict().items() if v is not None}
+            matches.append(_ruled(fp, number, line, groups, facts, text))
     matches.sort(key=lambda m: (m.fingerprint.generic, m.line_number))
     facts = _engine_from_failure(facts, matches)
     looked: list[tuple[int, str]] = []
     if not matches:
-        errorish = [(n, line.strip()) for n, line in enumerate(lines, 1) if _ERRORISH.search(line)]
+        errorish = _errorish(text)
         tail = [(n, line.strip()) for n, line in enumerate(lines, 1) if line.strip()]
         looked = (errorish or tail)[-SHOWN_LINES:]
     summary, plan = _plan_that_runs(catalog, facts, hints)

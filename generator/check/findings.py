@@ -7,6 +7,7 @@ to fix, and the passing run says what to use instead.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Literal
 
@@ -261,9 +262,8 @@ def _topology_finding(
     flag = engine.flags.tensor_parallel
     fits = [
         tp
-        for tp in range(1, layout.gpus + 1)
-        if layout.gpus % tp == 0
-        and topology(request.model, engine, Layout(tp, 1), request.hardware, tp).outcome == "pass"
+        for tp in _divisors(layout.gpus)
+        if topology(request.model, engine, Layout(tp, 1), request.hardware, tp).outcome == "pass"
     ]
     fix = f"{flag} {max(fits)}" if fits and flag else "see the plan below"
     return Finding(
@@ -277,3 +277,9 @@ def _topology_finding(
         tuple(gate.sources[:2]),
         "topology",
     )
+
+
+def _divisors(n: int) -> list[int]:
+    """The divisors of n, found up to its square root: a million GPUs is a thousand steps, not a million."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted({*small, *(n // d for d in small)})

@@ -18,6 +18,7 @@ from dataclasses import field
 import yaml
 
 from ..catalog.index import Catalog
+from ..catalog.recipe_files import RecipeFileError, compose, construct
 from ..catalog.schema import Engine
 from ..catalog.schema.engine import Build
 from ..errors import RecipegenError
@@ -265,8 +266,12 @@ def find_invocation(catalog: Catalog, text: str, source: str) -> Invocation:
     """The first engine invocation in a command line, shell script or compose file."""
     stripped = text.lstrip()
     if re.search(r"^services\s*:", text, re.MULTILINE) and not stripped.startswith(("#!", "docker ", "vllm ")):
-        try:
-            document = yaml.safe_load(text)
+        try:  # nesting and alias expansion bounded as in a recipe file, before a tree is built
+            node = compose(text)
+            document = construct(node) if node is not None else None
+        except RecipeFileError as exc:
+            where = f" (line {exc.line})" if exc.line else ""
+            raise RecipegenError(f"{source}{where}: {exc.message}", "check the compose file") from None
         except yaml.YAMLError as exc:
             first = str(exc).split("\n")[0]
             raise RecipegenError(f"{source} is not valid YAML: {first}", "check the compose file") from None

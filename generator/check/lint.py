@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..bounds import MAX_GPUS, MAX_NODES
 from ..catalog.index import Catalog
 from ..catalog.names import ModelChoice
 from ..catalog.schema import Engine, Hardware, Model, Variant
@@ -67,7 +68,22 @@ def _default_build(engine: Engine) -> Build:
 
 
 def _int(text: str | None) -> int | None:
-    return int(text) if text is not None and text.isdigit() else None
+    return int(text) if text is not None and text.isascii() and text.isdigit() and len(text) <= 18 else None
+
+
+def _count(flag: str | None, text: str | None, high: int) -> int:
+    """A parallel size the command states (TP, PP, DP, nodes), held to the range of --gpus/--nodes: a size no
+    fleet has is refused here, before any search runs over it. Unstated (or not a number) is 1."""
+    if flag is None or text is None or not (text.isascii() and text.isdigit()):
+        return 1
+    value = _int(text)
+    if value is None or not 1 <= value <= high:
+        shown = f"a {len(text)}-digit number" if value is None else str(value)
+        raise RecipegenError(
+            f"{flag} {shown} in the command is out of range; use 1 to {high:,}",
+            "fix the command, or give --gpus and --nodes",
+        )
+    return value
 
 
 def _settings(
@@ -196,11 +212,20 @@ def lint(
             )
         )
 
-    tp = _int(parsed.get(vocab, engine.flags.tensor_parallel)) or 1
-    pp = _int(parsed.get(vocab, "--pipeline-parallel-size")) or 1
-    dp = _int(parsed.get(vocab, "--data-parallel-size")) or 1
-    node_count = nodes or _int(parsed.get(vocab, engine.flags.nnodes)) or 1
+    fleet = MAX_GPUS * MAX_NODES  # TP x PP x DP spans the nodes
+    tp_flag = engine.flags.tensor_parallel
+    tp = _count(tp_flag, parsed.get(vocab, tp_flag) if tp_flag else None, fleet)
+    pp = _count("--pipeline-parallel-size", parsed.get(vocab, "--pipeline-parallel-size"), fleet)
+    dp = _count("--data-parallel-size", parsed.get(vocab, "--data-parallel-size"), fleet)
+    nodes_flag = engine.flags.nnodes
+    node_count = nodes or _count(nodes_flag, parsed.get(vocab, nodes_flag) if nodes_flag else None, MAX_NODES)
     per_node = gpus or max(1, (tp * pp * dp) // node_count)
+    if per_node > MAX_GPUS:
+        raise RecipegenError(
+            f"the command's TP x PP x DP ({tp * pp * dp:,}) over {node_count} node(s) is {per_node:,} GPUs per node; "
+            f"at most {MAX_GPUS:,} are planned",
+            "fix the command, or give --gpus and --nodes",
+        )
     if engine.parallelism == "layers" and gpus is None:
         split = parsed.get(vocab, engine.flags.tensor_split)
         per_node = len(split.split(",")) if split else 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from itertools import islice
 
+from ..bounds import MAX_GPUS
 from ..frozen import frozen
 
 FIRST = 50  # the first few hits of a reader are what the run said; a log repeats them
@@ -176,6 +177,7 @@ class RawFacts:
     backends: tuple[tuple[str, str], ...]  # (kind, name) in the order the log chose them
     kv: tuple[tuple[str, float], ...]  # the KV-cache budget as the log states it
     command: str | None
+    ignored: tuple[str, ...] = ()  # stated numbers out of bounds, not used
 
 
 def _first(patterns: tuple[re.Pattern[str], ...], text: str) -> str | None:
@@ -186,9 +188,17 @@ def _first(patterns: tuple[re.Pattern[str], ...], text: str) -> str | None:
     return None
 
 
-def _int(pattern: re.Pattern[str], text: str) -> int | None:
+def _int(pattern: re.Pattern[str], text: str, what: str, ignored: list[str]) -> int | None:
+    """A count the log states (TP, PP, nodes), bounded as --gpus is: a size no node has is not read, and said."""
     m = pattern.search(text)
-    return int(next(g for g in m.groups() if g)) if m else None
+    if not m:
+        return None
+    digits = next(g for g in m.groups() if g)
+    if len(digits) <= 6 and 1 <= int(digits) <= MAX_GPUS:
+        return int(digits)
+    shown = digits if len(digits) <= 20 else f"a {len(digits)}-digit number"
+    ignored.append(f"the log's {what} size {shown} is out of range (1 to {MAX_GPUS:,}); not used")
+    return None
 
 
 def _own_lines(text: str) -> str:
@@ -234,6 +244,7 @@ def command_line(lines: list[str]) -> str | None:
 
 
 def read_lines(text: str) -> RawFacts:
+    ignored: list[str] = []
     found = next(((engine, flavor) for engine, flavor, sign in ENGINE_SIGNS if sign.search(text)), None)
     engine, flavor = found if found else (None, None)
     version = _first(VERSIONS.get(engine or "", ()), text)
@@ -264,11 +275,12 @@ def read_lines(text: str) -> RawFacts:
         served_name=_first(_SERVED, text),
         gpu_texts=tuple(dict.fromkeys(gpus)),
         capability=capability(text),
-        tp=_int(_TP, text),
-        pp=_int(_PP, text),
-        nodes=_int(_NODES, text),
+        tp=_int(_TP, text, "tensor-parallel", ignored),
+        pp=_int(_PP, text, "pipeline-parallel", ignored),
+        nodes=_int(_NODES, text, "node-count", ignored),
         memory_utilization=float(util.group(1)) if util else None,
         backends=tuple(dict.fromkeys((kind, name) for _, kind, name in sorted(backends))),
         kv=tuple(kv.items()),
         command=command_line(text.split("\n")),
+        ignored=tuple(ignored),
     )

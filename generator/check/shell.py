@@ -10,6 +10,7 @@ import shlex
 
 from ..errors import RecipegenError
 
+MAX_EXPANSION = 256 * 1024  # characters all of one word's variable expansions may produce
 ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])((?:[^{}]|\{[^{}]*\})*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _ALT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):\+((?:[^{}]|\{[^{}]*\})*)\}")
@@ -23,6 +24,7 @@ class Shell:
         self.vars: dict[str, str] = {}
         self.arrays: dict[str, list[str]] = {}
         self.commands: list[tuple[int, list[str]]] = []
+        self._budget = MAX_EXPANSION
         lines = text.replace("\r\n", "\n").split("\n")
         joined: list[tuple[int, str]] = []
         buffer, start = "", 0
@@ -42,11 +44,12 @@ class Shell:
             index += 1
             array = re.match(r"^\s*(?:local\s+|declare\s+-a\s+)?([A-Za-z_]\w*)=\((.*)$", line)
             if array:
-                body = array.group(2)
-                while ")" not in _strip_comment(body) and index < len(joined):
-                    body += "\n" + joined[index][1]
+                parts, last = [array.group(2)], array.group(2)
+                while ")" not in _strip_comment(last) and index < len(joined):  # only the new line: linear
+                    last = joined[index][1]
+                    parts.append(last)
                     index += 1
-                inner = _strip_comment_lines(body).rsplit(")", 1)[0]
+                inner = _strip_comment_lines("\n".join(parts)).rsplit(")", 1)[0]
                 self.arrays[array.group(1)] = split(inner)
                 continue
             words = split(self._alternatives(line))
@@ -71,10 +74,24 @@ class Shell:
         return _ALT.sub(one, line)
 
     def expand(self, word: str, depth: int = 0) -> str:
+        """The word with its variables expanded, 8 levels deep at most and MAX_EXPANSION characters in all
+        (a variable that doubles itself at every level would otherwise grow exponentially)."""
+        if depth == 0:
+            self._budget = MAX_EXPANSION
         if depth > 8:
             return word
 
         def one(m: re.Match[str]) -> str:
+            out = _one(m)
+            self._budget -= len(out)
+            if self._budget < 0:
+                raise RecipegenError(
+                    f"the script's variables expand to more than {MAX_EXPANSION // 1024} KiB of text",
+                    "lint the command itself: recipegen lint -- vllm serve …",
+                )
+            return out
+
+        def _one(m: re.Match[str]) -> str:
             name = m.group(1) or m.group(4)
             default = m.group(3)
             value = self.vars.get(name)

@@ -44,7 +44,7 @@ def resolve_any(catalog: Catalog, value: str) -> ModelChoice:
         if is_local(value):  # a folder's own files, never a Hub repo its name resembles
             return from_files(catalog, value)
         if value.startswith(("/", "./", "../", "~")):  # written as a path: no catalog name or repo id
-            what = "is a file, not a folder" if Path(value).expanduser().exists() else "does not exist"
+            what = "is a file, not a folder" if _exists(value) else "does not exist"
             raise RecipegenError(
                 f"--model {value}: {what}",
                 "give the checkpoint folder (the one holding config.json or the .gguf files), or a model name",
@@ -65,6 +65,13 @@ def resolve_any(catalog: Catalog, value: str) -> ModelChoice:
                 ) from None
             raise unknown from None
         return from_files(catalog, value)
+
+
+def _exists(value: str) -> bool:
+    try:
+        return Path(value).expanduser().exists()
+    except (OSError, RuntimeError):  # a name too long for the filesystem, a link loop
+        return False
 
 
 def _params(model: Model) -> str:

@@ -7,6 +7,7 @@ derivation that puts them together (derive).
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -21,7 +22,12 @@ def word(value: object) -> str | None:
 
 
 def as_int(value: Any) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A whole number, or None: a bool, a string, NaN, an infinity or a fraction is no count."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not (math.isfinite(value) and value == int(value)):
+        return None
+    return int(value)
 
 
 def text_config(config: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from ..catalog.schema import Model, Source, Variant
 from ..catalog.schema.model import LinearAttention
 from ..frozen import frozen
 from .architectures import Rule, rules
+from .config_bounds import config_problem, schema_problem
 from .configfields import as_int, text_config, word
 from .files import Checkpoint
 from .layouts import attention_of, layer_split, linear_of, moe_of, needs_of
@@ -53,6 +54,9 @@ def derive(ck: Checkpoint) -> Derivation:
     rule = rules().get(arch or "")
     if rule is not None:
         c = {**rule.defaults, **c}
+    bad = config_problem(c) if rule is not None else None
+    if bad is not None:  # bounded before any per-layer count or product is computed from it
+        return Derivation(ck, arch, model_type, rule, bad, None, fmt, size, "", tuple(facts))
     layers = as_int(c.get("num_hidden_layers")) or 0
     if rule is None or not layers:
         problem = "config.json names no architecture" if arch is None else f"recipegen has no rule for {arch}"
@@ -107,8 +111,8 @@ def derive(ck: Checkpoint) -> Derivation:
                 architecture=arch or "",
                 model_type=model_type or "unknown",
                 gguf_arch=rule.gguf_arch,
-                params_total_b=round(total / 1e9, 3),
-                params_active_b=round(active / 1e9, 3) if moe is not None else None,
+                params_total_b=round(total / 1e9, 3) or total / 1e9,  # a tiny model is not rounded to none
+                params_active_b=(round(active / 1e9, 3) or active / 1e9) if moe is not None else None,
                 layers=layers,
                 hidden_size=as_int(c.get("hidden_size")) or 0,
                 vocab_size=as_int(c.get("vocab_size")),
@@ -123,6 +127,10 @@ def derive(ck: Checkpoint) -> Derivation:
                 variants=variants,
                 sources=sources,
             )
+            refused = schema_problem(model)
+            if refused is not None:  # what `validate` would refuse in a models/*.yaml is refused here too
+                problem = f"a value derived from {ck.name} is not accepted: {refused}"
+                return Derivation(ck, arch, model_type, rule, problem, None, fmt, size, "", tuple(facts))
     except ValueError as exc:
         problem = f"a value read from {ck.name} is not accepted: {str(exc).splitlines()[0]}"
         return Derivation(ck, arch, model_type, rule, problem, None, fmt, size, "", tuple(facts))

@@ -6,11 +6,15 @@ parsing they share (a JSON object, the index's total_size). No network, no weigh
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
+import stat
 from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from ..bounds import MAX_BYTES, range_error
 from ..errors import RecipegenError
 from ..frozen import frozen
 
@@ -89,22 +93,51 @@ def _json_bytes(raw: bytes, where: str) -> dict[str, Any]:
         data = json.loads(raw)
     except (UnicodeDecodeError, ValueError) as exc:
         raise HubError(f"{where} is not valid JSON ({exc})", "re-download the file or fix the checkpoint") from None
+    except RecursionError:
+        raise HubError(f"{where} nests too deeply to be a config", "re-download or fix the checkpoint") from None
     if not isinstance(data, dict):
         raise HubError(f"{where} is not a JSON object", "re-download the file or fix the checkpoint")
     return data
+
+
+def is_regular(path: Path) -> bool:
+    """A regular file (through its links); a FIFO, device, socket, missing file or link loop is not one."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except (OSError, RuntimeError):
+        return False
+
+
+def read_regular(path: Path, limit: int, where: str) -> bytes:
+    """At most `limit` bytes of a regular file. Opened without blocking and checked after opening, so a FIFO
+    or device named like a checkpoint file (or swapped in for one) is refused, never waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise HubError(f"cannot read {where}: {exc.strerror or exc}", "check the file's permissions") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise HubError(f"{where} is not a regular file", "a checkpoint folder holds plain files")
+        return handle.read(limit)
 
 
 def json_file(path: Path, where: str) -> dict[str, Any]:
     try:
         if path.stat().st_size > MAX_JSON_BYTES:
             raise HubError(f"{where} is larger than {MAX_JSON_BYTES // 10**6} MB", "is this really a checkpoint file?")
-        raw = path.read_bytes()
     except OSError as exc:
         raise HubError(f"cannot read {where}: {exc.strerror or exc}", "check the file's permissions") from None
-    return _json_bytes(raw, where)
+    return _json_bytes(read_regular(path, MAX_JSON_BYTES + 1, where), where)
 
 
-def total_size(index: dict[str, Any]) -> int | None:
+def total_size(index: dict[str, Any], where: str = INDEX) -> int | None:
+    """metadata.total_size in bytes; absent or not a number is None, a number out of range is an error."""
     meta = index.get("metadata")
     total = meta.get("total_size") if isinstance(meta, dict) else None
-    return int(total) if isinstance(total, (int, float)) and total > 0 else None
+    if isinstance(total, bool) or not isinstance(total, int | float):
+        return None
+    if not (math.isfinite(total) and 0 < total <= MAX_BYTES):
+        raise HubError(
+            range_error(f"{where}: metadata.total_size", total, 1, MAX_BYTES), "re-download the index or fix it"
+        )
+    return int(total)

@@ -6,21 +6,39 @@ can mount it whole (links out of the folder; a Hugging Face cache snapshot's blo
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import struct
 from pathlib import Path
 from typing import Any
 
+from ..bounds import MAX_BYTES, in_range, range_error
 from ..errors import RecipegenError
-from .files import CARD, CONFIG, INDEX, QUANT_CONFIG, Checkpoint, HubError, Read, RepoFile, json_file, total_size
+from .files import (
+    CARD,
+    CONFIG,
+    INDEX,
+    QUANT_CONFIG,
+    Checkpoint,
+    HubError,
+    Read,
+    RepoFile,
+    is_regular,
+    json_file,
+    read_regular,
+    total_size,
+)
 
 MAX_HEADER_BYTES = 100_000_000  # the safetensors format's own cap on a header
 MAX_FOLDER_FILES = 5000  # beyond this many shards the per-dtype count is skipped (said so)
 
 
 def is_local(value: str) -> bool:
-    return Path(value).expanduser().is_dir()
+    try:  # a name too long for the filesystem, or a link loop, is no folder (is_dir raises on those)
+        return Path(value).expanduser().is_dir()
+    except (OSError, RuntimeError):
+        return False
 
 
 def outside_links(folder: Path, limit: int = 3) -> list[str]:
@@ -38,7 +56,7 @@ def outside_links(folder: Path, limit: int = 3) -> list[str]:
                     found.append(str(path.relative_to(folder)))
                     if len(found) >= limit:
                         return found
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a link loop, which resolve() reports so
         return found
     return found
 
@@ -57,7 +75,10 @@ def cache_blobs(folder: Path) -> Path | None:
     root = blobs.resolve()
     for link in links:
         path = folder / link
-        if Path(os.readlink(path)).is_absolute() or not path.resolve().is_relative_to(root):
+        try:
+            if Path(os.readlink(path)).is_absolute() or not path.resolve().is_relative_to(root):
+                return None
+        except (OSError, RuntimeError):  # a link loop or one that vanished: not a cache snapshot's link
             return None
     return blobs
 
@@ -92,7 +113,7 @@ def _list_folder(folder: Path) -> tuple[RepoFile, ...]:
         for entry in entries:
             children = sorted(entry.iterdir()) if entry.is_dir() and not entry.name.startswith(".") else [entry]
             for path in children:
-                if path.is_file():
+                if is_regular(path):  # never a FIFO, device or link loop: nothing reads those
                     found.append(RepoFile(str(path.relative_to(folder)), path.stat().st_size))
                 if len(found) >= MAX_FOLDER_FILES:
                     raise HubError(
@@ -104,6 +125,9 @@ def _list_folder(folder: Path) -> tuple[RepoFile, ...]:
     return tuple(found)
 
 
+MAX_CARD_BYTES = 256 * 1024  # a model card's front matter sits at its top
+
+
 def _card_base_models(text: str) -> tuple[str, ...]:
     if not text.startswith("---"):
         return ()
@@ -112,9 +136,12 @@ def _card_base_models(text: str) -> tuple[str, ...]:
         return ()
     import yaml  # only a model card's front matter needs it: explain of a catalog model never does
 
-    try:
-        meta = yaml.safe_load(text[3:end])
-    except yaml.YAMLError:
+    from ..catalog.recipe_files import RecipeFileError, compose, construct
+
+    try:  # nesting and alias expansion bounded as in a recipe file
+        node = compose(text[3:end])
+        meta = construct(node) if node is not None else None
+    except (yaml.YAMLError, RecipeFileError):  # malformed, deep or an alias bomb: no base_model read
         return ()
     base = meta.get("base_model") if isinstance(meta, dict) else None
     if isinstance(base, str):
@@ -127,21 +154,33 @@ def _card_base_models(text: str) -> tuple[str, ...]:
 _DTYPE_BYTES = {"F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2, "U16": 2}
 
 
-def _count_header(header: dict[str, Any], counts: dict[str, int]) -> int:
-    """Add a safetensors header's elements per dtype to `counts`; return its tensor bytes."""
+def _count_header(header: object, counts: dict[str, int], where: str) -> int:
+    """Add a safetensors header's elements per dtype to `counts`; return its tensor bytes. A header that is
+    not an object of tensors, or states a shape or offsets no file can have, is an error naming the tensor."""
+    if not isinstance(header, dict):
+        raise HubError(f"{where}: the safetensors header is not a JSON object", "re-download the file")
     total = 0
     for name, info in header.items():
         if name == "__metadata__" or not isinstance(info, dict):
             continue
-        dtype = str(info.get("dtype"))
+        tensor = f"{where}: tensor {str(name)[:80]!r}"
+        dtype = str(info.get("dtype"))[:16]
         shape = info.get("shape") or []
-        elements = 1
-        for dim in shape:
-            elements *= int(dim)
-        counts[dtype] = counts.get(dtype, 0) + elements
+        if not isinstance(shape, list) or len(shape) > 16 or not all(in_range(d, 0, MAX_BYTES) for d in shape):
+            raise HubError(f"{tensor}: shape {str(shape)[:60]} is not a list of sizes 0 to 10^16", "re-download it")
+        elements = math.prod(shape)
+        if elements > MAX_BYTES:
+            raise HubError(range_error(f"{tensor}: elements", elements, 0, MAX_BYTES), "re-download it")
         offsets = info.get("data_offsets")
-        if isinstance(offsets, list) and len(offsets) == 2:
-            total += int(offsets[1]) - int(offsets[0])
+        pair: list[int] = offsets if isinstance(offsets, list) and len(offsets) == 2 else [-1, -1]
+        if not all(in_range(o, 0, MAX_BYTES) for o in pair) or pair[0] > pair[1]:
+            raise HubError(
+                f"{tensor}: data_offsets {str(offsets)[:60]} are not 0 <= begin <= end <= 10^16", "re-download it"
+            )
+        counts[dtype] = counts.get(dtype, 0) + elements
+        total += pair[1] - pair[0]
+        if total > MAX_BYTES:
+            raise HubError(range_error(f"{where}: tensor bytes", total, 0, MAX_BYTES), "re-download it")
     return total
 
 
@@ -151,7 +190,7 @@ def read_folder(folder: Path, ref: str, headers: bool) -> Checkpoint:
 
     def load(name: str) -> dict[str, Any] | None:
         path = folder / name
-        if not path.is_file():
+        if not is_regular(path):
             return None
         read_files.append(Read(str(path), name))
         return json_file(path, str(path))
@@ -160,28 +199,30 @@ def read_folder(folder: Path, ref: str, headers: bool) -> Checkpoint:
     quant = load(QUANT_CONFIG)
     index = load(INDEX)
     base: tuple[str, ...] = ()
-    if (folder / CARD).is_file():
-        base = _card_base_models((folder / CARD).read_text(encoding="utf-8", errors="replace"))
+    if is_regular(folder / CARD):
+        card = read_regular(folder / CARD, MAX_CARD_BYTES, str(folder / CARD))
+        base = _card_base_models(card.decode("utf-8", errors="replace"))
         if base:
             read_files.append(Read(str(folder / CARD), "model card (base_model)"))
     counts: dict[str, int] = {}
     header_bytes: int | None = None
     notes: list[str] = []
-    shards = sorted(folder.glob("*.safetensors"))
+    shards = [folder / f.path for f in files if f.path.endswith(".safetensors") and "/" not in f.path]
     if headers and shards:
         header_bytes = 0
         for shard in shards:
             try:
-                with shard.open("rb") as handle:
-                    (length,) = struct.unpack("<Q", handle.read(8))
-                    if length > MAX_HEADER_BYTES:
-                        raise ValueError(f"header of {length} bytes")
-                    header = json.loads(handle.read(length))
+                (length,) = struct.unpack("<Q", read_regular(shard, 8, str(shard)))
+                if length > MAX_HEADER_BYTES:
+                    raise ValueError(f"header of {length} bytes")
+                header = json.loads(read_regular(shard, 8 + length, str(shard))[8:])
+            except RecursionError:
+                raise HubError(f"{shard}: the safetensors header nests too deeply", "re-download the file") from None
             except (OSError, ValueError, struct.error) as exc:
                 notes.append(f"{shard.name}: safetensors header not readable ({exc}); counts left out")
                 counts, header_bytes = {}, None
                 break
-            header_bytes += _count_header(header, counts)
+            header_bytes += _count_header(header, counts, str(shard))
         else:
             read_files.append(Read(f"{folder}/*.safetensors", "safetensors headers"))
     if config is None and not any(f.path.endswith(".gguf") for f in files):
@@ -197,7 +238,7 @@ def read_folder(folder: Path, ref: str, headers: bool) -> Checkpoint:
         folder=folder.resolve(),
         config=config,
         quant_config=quant,
-        index_total_size=total_size(index) if index else None,
+        index_total_size=total_size(index, str(folder / INDEX)) if index else None,
         dtype_elements=counts,
         header_bytes=header_bytes or None,
         files=files,

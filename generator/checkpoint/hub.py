@@ -18,6 +18,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
+from ..bounds import MAX_BYTES
 from .files import CONFIG, INDEX, QUANT_CONFIG, Checkpoint, HubError, Read, RepoFile, json_file, total_size
 from .folder import is_local, read_folder
 
@@ -229,8 +230,13 @@ def _read_hub(ref: str, repo: str, revision: str | None, headers: bool) -> Check
                         elements = 1
                         for dim in tensor.shape:
                             elements *= int(dim)
+                            if not 0 <= elements <= MAX_BYTES:  # as a local header is bounded (folder.py)
+                                raise ValueError(f"tensor shape {tensor.shape} out of range")
                         counts[tensor.dtype] = counts.get(tensor.dtype, 0) + elements
-                        header_bytes += tensor.data_offsets[1] - tensor.data_offsets[0]
+                        begin, end = (int(o) for o in tensor.data_offsets)
+                        if not 0 <= begin <= end <= MAX_BYTES:
+                            raise ValueError(f"data_offsets {tensor.data_offsets} out of range")
+                        header_bytes += end - begin
                 read_files.append(Read(f"{url_base}/{repo}", f"safetensors headers of {len(shards)} file(s)"))
             except Exception as exc:  # counts are a bonus; the index and file sizes still give the size
                 counts, header_bytes = {}, None
@@ -248,7 +254,7 @@ def _read_hub(ref: str, repo: str, revision: str | None, headers: bool) -> Check
         folder=None,
         config=config,
         quant_config=quant,
-        index_total_size=total_size(index) if index else None,
+        index_total_size=total_size(index, f"{repo}/{INDEX}") if index else None,
         dtype_elements=counts,
         header_bytes=header_bytes or None,
         files=files,

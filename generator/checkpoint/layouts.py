@@ -46,7 +46,7 @@ def layer_split(kind: LinearKind, c: dict[str, Any], layers: int) -> tuple[int, 
         every = as_int(c.get("full_attention_interval"))
         if not every:
             raise ValueError("neither layer_types nor full_attention_interval says which layers are gated DeltaNet")
-        full = sum(1 for i in range(layers) if (i + 1) % every == 0)
+        full = layers // every  # every every-th layer (closed form: the count comes from an untrusted file)
         return layers - full, full
     la = c.get("linear_attn_config")
     kda = la.get("kda_layers") if isinstance(la, dict) else None
@@ -149,7 +149,7 @@ def attention_of(
         window_layers: int | None = None
         if rule.nope_interval_default is not None:
             window = as_int(c.get("attention_chunk_size"))
-            window_layers = layers - len(nope_layers(c, layers, rule.nope_interval_default))
+            window_layers = layers - nope_count(c, layers, rule.nope_interval_default)
         elif isinstance(layer_types, list) and layer_types:
             window_layers = sum(1 for t in layer_types if t == "sliding_attention") or None
         elif window and (pattern := as_int(c.get("sliding_window_pattern") or c.get("_sliding_window_pattern"))):
@@ -196,13 +196,14 @@ def attention_of(
     )
 
 
-def nope_layers(c: dict[str, Any], layers: int, interval: int) -> list[int]:
-    """Indices of the layers without RoPE: the 0s of no_rope_layers, else every interval-th layer."""
+def nope_count(c: dict[str, Any], layers: int, interval: int) -> int:
+    """How many layers go without RoPE: the 0s of no_rope_layers, else every interval-th layer (a closed
+    form, never a loop over the layer count)."""
     listed = c.get("no_rope_layers")
     if isinstance(listed, list) and listed:
-        return [i for i, v in enumerate(listed[:layers]) if v == 0]
+        return sum(1 for v in listed[:layers] if v == 0)
     every = as_int(c.get("no_rope_layer_interval")) or interval
-    return [i for i in range(layers) if (i + 1) % every == 0]
+    return layers // every if every > 0 else 0
 
 
 def moe_of(rule: Rule, c: dict[str, Any], layers: int) -> Moe | None:
@@ -321,8 +322,11 @@ def observed(config: dict[str, Any] | None) -> list[tuple[str, str]]:
     if isinstance(types, list) and types:
         counts: dict[str, int] = {}
         for t in types:
-            counts[str(t)] = counts.get(str(t), 0) + 1
-        out.append(("layer types", ", ".join(f"{n}× {t}" for t, n in counts.items())))
+            name = t[:40] if isinstance(t, str) else type(t).__name__
+            counts[name] = counts.get(name, 0) + 1
+        shown = list(counts.items())[:8]
+        more = f", … {len(counts) - 8} more" if len(counts) > 8 else ""
+        out.append(("layer types", ", ".join(f"{n}× {t}" for t, n in shown) + more))
         linear = sum(n for t, n in counts.items() if "linear" in t or t in ("mamba", "kda", "gdn"))
         if linear:
             out.append(("linear-attention layers", f"{linear} of {len(types)}"))
@@ -341,7 +345,10 @@ def observed(config: dict[str, Any] | None) -> list[tuple[str, str]]:
         out.append(("attn_type_list", f"{listed.count(0)}× linear (0), {listed.count(1)}× softmax (1)"))
     ratios = c.get("compress_ratios")
     if isinstance(ratios, list) and ratios:
-        counts = {str(r): ratios.count(r) for r in dict.fromkeys(ratios)}
+        counts = {}
+        for r in ratios:  # one pass: a list of a million distinct entries stays linear
+            name = str(r)[:20] if isinstance(r, int | float | str) else type(r).__name__
+            counts[name] = counts.get(name, 0) + 1
         out.append(("compress_ratios", ", ".join(f"{n}× {r}" for r, n in counts.items())))
     if as_int(c.get("index_kpool")):
         out.append(("DSA indexer index_kpool", str(c["index_kpool"])))

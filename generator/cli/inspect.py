@@ -32,7 +32,7 @@ def _gb(value: float | None) -> str:
 def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
     from ..checkpoint.anymodel import family_of, unknown_architecture
     from ..checkpoint.configfields import text_config
-    from ..checkpoint.layouts import nope_layers, observed
+    from ..checkpoint.layouts import nope_count, observed
 
     ck, model = d.checkpoint, d.model
     family, sure, why = family_of(catalog, d)
@@ -66,7 +66,7 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
         att = model.attention
         nope = None
         if d.rule is not None and d.rule.nope_interval_default is not None and ck.config is not None:
-            nope = len(nope_layers(text_config(ck.config), model.layers, d.rule.nope_interval_default))
+            nope = nope_count(text_config(ck.config), model.layers, d.rule.nope_interval_default)
         out["derived"] = {
             "nope_layers": nope,
             "attention": to_data(att, exclude_none=True, exclude=frozenset({"sources"})),

@@ -71,7 +71,10 @@ def generate_command(
     typed = sel.model
     if request.weights_folder is not None:  # the artifacts name the absolute folder, so a rerun finds it anywhere
         sel = replace(sel, model=request.weights_folder)
-    files = render(resolution, sel.command_line(), k8s=k8s)
+    top = resolution.plans[0]  # a build in its own file, else in its engine's file
+    origin = catalog.origins.get(("builds", top.build.id)) or catalog.origins.get(("engines", top.engine.id))
+    build_file = None if origin is None else f"{origin.path} ({origin.root})"
+    files = render(resolution, sel.command_line(), build_file, k8s=k8s)
     target = Path(out) if out is not None else Path(folder_name(resolution))
     changed = write(files, target, force)
     if fmt is Format.json:  # the same object as plan.json, container spec included

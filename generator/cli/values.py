@@ -12,14 +12,8 @@ from typing import Any
 
 import typer
 
-# Inclusive bounds. Wide enough for any real fleet or model, narrow enough that the arithmetic on
-# them stays exact in floats (a 10^400 --context used to end in OverflowError).
-INT_BOUNDS: dict[str, tuple[int, int]] = {
-    "--gpus": (1, 1024),
-    "--nodes": (1, 1024),
-    "--context": (1, 100_000_000),
-    "--concurrency": (1, 1_000_000),
-}
+from ..bounds import INT_BOUNDS, shown
+
 GIB_BOUNDS = (1.0, 4096.0)
 FLOAT_BOUNDS: dict[str, tuple[float, float, str]] = {  # option: (low, high, unit)
     "--host-memory": (1.0, 65536.0, "GiB"),
@@ -85,8 +79,7 @@ def count(ctx: typer.Context, param: typer.CallbackParam, value: int | None) -> 
     option = _option(param)
     low, high = INT_BOUNDS[option]
     if not low <= value <= high:
-        shown = str(value) if len(str(value)) <= 20 else f"a {len(str(value))}-digit number"
-        raise typer.BadParameter(f"{shown} is out of range; use {low} to {high:,}")
+        raise typer.BadParameter(f"{shown(value)} is out of range; use {low} to {high:,}")
     return value
 
 

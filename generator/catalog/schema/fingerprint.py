@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from ...frozen import frozen
 from .common import Sourced
@@ -34,7 +34,44 @@ def _compiles(value: str) -> str:
         re.compile(value)
     except re.error as exc:
         raise ValueError(f"not a valid regular expression: {exc}") from None
+    nested = _nested_repeat(value)
+    if nested is not None:
+        raise ValueError(
+            f"{nested} inside a repeated group (as in (a+)+ or (a|ab)*) can take exponential time on one log line; "
+            "write the pattern without repeating a group that itself repeats or alternates"
+        )
     return value
+
+
+def _nested_repeat(value: str) -> str | None:
+    """The construct that makes this pattern backtrack catastrophically, or None: a repeat (or an
+    alternation) inside a group that repeats more than once. Read from Python's own regex parser."""
+    from re import _constants as c  # type: ignore[attr-defined]
+    from re import _parser as parser  # type: ignore[attr-defined]
+
+    repeats = (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT))
+
+    def inner(tree: Any, under_repeat: bool) -> str | None:
+        for op, av in list(tree):
+            found: str | None = None
+            if op in repeats:
+                many = av[1] is c.MAXREPEAT or av[1] > 1
+                if under_repeat and many:
+                    return "a repeat"
+                found = inner(av[2], under_repeat or many)
+            elif op is c.BRANCH:
+                if under_repeat:
+                    return "an alternation"
+                found = next((f for f in (inner(b, False) for b in av[1]) if f), None)
+            elif op is c.SUBPATTERN:
+                found = inner(av[-1], under_repeat)
+            elif op in (c.ASSERT, c.ASSERT_NOT):
+                found = inner(av[1], under_repeat)
+            if found is not None:  # an atomic group (not walked) never backtracks into itself
+                return found
+        return None
+
+    return inner(parser.parse(value), False)
 
 
 def _bounds(value: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Annotated, Literal
 
+from ...bounds import MAX_CONTEXT, MAX_HEADS, MAX_LAYERS, MAX_PARAMS_B, MAX_VOCAB, MAX_WIDTH
 from ...frozen import frozen
 from ..capability import Capability, CapabilitySet
 from .common import KernelOp, KvDtype, Sourced
@@ -12,37 +13,47 @@ from .engine import QuantMethod, RequiredArg
 from .records import Limits, Strict
 from .text import Alias, ClassName, GitRef, Id, Name, RepoFile, RepoId, Text, Word
 
+# A model's dimensions, bounded (bounds.py) as catalog facts and as facts derived from a checkpoint's files:
+# a zero, negative or absurd one is refused with the field named before any plan is made from it.
+Layers = Annotated[int, Limits(ge=1, le=MAX_LAYERS)]
+SomeLayers = Annotated[int, Limits(ge=0, le=MAX_LAYERS)]
+Width = Annotated[int, Limits(ge=1, le=MAX_WIDTH)]
+SomeWidth = Annotated[int, Limits(ge=0, le=MAX_WIDTH)]  # qk_rope_head_dim is 0 without RoPE
+Heads = Annotated[int, Limits(ge=1, le=MAX_HEADS)]
+Tokens = Annotated[int, Limits(ge=1, le=MAX_CONTEXT)]
+Params = Annotated[float, Limits(gt=0, le=MAX_PARAMS_B)]
+
 AttentionKind = Literal["gqa", "mla", "dsa", "dsa_nope", "dsv4"]
 
 
 @frozen(kw_only=True)
 class Indexer(Strict):
-    heads: int
-    head_dim: int
-    topk: int
-    layers: int | None = None  # layers that cache indexer keys; default: all attention layers
+    heads: Heads
+    head_dim: Width
+    topk: Tokens
+    layers: SomeLayers | None = None  # layers that cache indexer keys; default: all attention layers
     kpool: Annotated[int, Limits(ge=1)] = 1  # keys pooled n:1 before caching
 
 
 @frozen(kw_only=True)
 class CompressedLayers(Strict):
-    ratio: Annotated[int, Limits(ge=1)]  # tokens folded into one cached entry
-    layers: Annotated[int, Limits(ge=0)]
+    ratio: Annotated[int, Limits(ge=1, le=MAX_CONTEXT)]  # tokens folded into one cached entry
+    layers: SomeLayers
 
 
 @frozen(kw_only=True)
 class Attention(Sourced):
     kind: AttentionKind
-    num_heads: int
-    num_kv_heads: int | None = None
-    head_dim: int | None = None
-    kv_lora_rank: int | None = None
-    qk_rope_head_dim: int | None = None
-    qk_nope_head_dim: int | None = None
-    v_head_dim: int | None = None
-    layers: int | None = None  # layers with a KV cache; default: all layers
-    sliding_window: int | None = None
-    sliding_window_layers: int | None = None
+    num_heads: Heads
+    num_kv_heads: Heads | None = None
+    head_dim: Width | None = None
+    kv_lora_rank: Width | None = None
+    qk_rope_head_dim: SomeWidth | None = None
+    qk_nope_head_dim: SomeWidth | None = None
+    v_head_dim: Width | None = None
+    layers: SomeLayers | None = None  # layers with a KV cache; default: all layers
+    sliding_window: Tokens | None = None
+    sliding_window_layers: SomeLayers | None = None
     indexer: Indexer | None = None
     compressed: list[CompressedLayers] | None = None  # DeepSeek-V4 CSA/HCA layout
 
@@ -62,22 +73,26 @@ class Attention(Sourced):
 @frozen(kw_only=True)
 class LinearAttention(Sourced):
     kind: Literal["kda", "gdn", "lightning"]
-    layers: int
-    num_heads: int  # heads that each keep a head_k_dim x head_v_dim state (GDN: the value heads)
-    num_k_heads: int | None = None  # key heads when fewer than num_heads (GDN); default: num_heads
-    head_k_dim: int
-    head_v_dim: int
-    conv_kernel: int | None = None
-    state_bytes: int = 4  # bytes per recurrent-state element (fp32 state)
+    layers: SomeLayers
+    num_heads: Heads  # heads that each keep a head_k_dim x head_v_dim state (GDN: the value heads)
+    num_k_heads: Heads | None = None  # key heads when fewer than num_heads (GDN); default: num_heads
+    head_k_dim: Width
+    head_v_dim: Width
+    conv_kernel: Width | None = None
+    state_bytes: Annotated[int, Limits(ge=1, le=16)] = 4  # bytes per recurrent-state element (fp32 state)
 
 
 @frozen(kw_only=True)
 class Moe(Strict):
-    experts: int
-    top_k: int
-    shared_experts: int = 0
-    moe_intermediate: int | None = None
-    dense_layers: int = 0
+    experts: Heads
+    top_k: Heads
+    shared_experts: Annotated[int, Limits(ge=0, le=MAX_HEADS)] = 0
+    moe_intermediate: Width | None = None
+    dense_layers: SomeLayers = 0
+
+    def _check(self) -> None:
+        if self.top_k > self.experts:
+            raise ValueError(f"top_k {self.top_k} is more than the {self.experts} experts")
 
 
 @frozen(kw_only=True)
@@ -171,17 +186,17 @@ class Model(Sourced):
     architecture: ClassName
     model_type: Word
     gguf_arch: Word | None = None
-    params_total_b: float
-    params_active_b: float | None = None
-    layers: int
-    hidden_size: int
-    vocab_size: int | None = None
+    params_total_b: Params
+    params_active_b: Params | None = None
+    layers: Layers
+    hidden_size: Width
+    vocab_size: Annotated[int, Limits(ge=1, le=MAX_VOCAB)] | None = None
     tied_embeddings: bool = False  # config.json tie_word_embeddings: the input table is also the output head
     attention: Attention
     linear_attention: LinearAttention | None = None
     moe: Moe | None = None
-    mtp_layers: int = 0
-    max_context: int
+    mtp_layers: SomeLayers = 0
+    max_context: Tokens
     multimodal: bool = False
     trust_remote_code: bool = False
     needs: list[Need] = field(default_factory=list)
@@ -191,3 +206,15 @@ class Model(Sourced):
     pitfalls: list[Pitfall] = field(default_factory=list)
     required_args: list[ModelArg] = field(default_factory=list)  # arguments derived plans must carry
     watch: list[Pitfall] = field(default_factory=list)  # upstream work that would open new paths
+
+    def _check(self) -> None:
+        """Layer counts within the model's own: a part larger than the whole is no layout."""
+        parts = {
+            "attention.layers": self.attention.layers,
+            "attention.sliding_window_layers": self.attention.sliding_window_layers,
+            "linear_attention.layers": self.linear_attention.layers if self.linear_attention else None,
+            "moe.dense_layers": self.moe.dense_layers if self.moe else None,
+        }
+        for name, count in parts.items():
+            if count is not None and count > self.layers:
+                raise ValueError(f"{name} {count} is more than the model's {self.layers} layers")
