@@ -8,6 +8,7 @@ import re
 
 from ..errors import RecipegenError, UnknownNameError
 from ..frozen import evolve, frozen
+from .buildversions import BuildResolution
 from .capability import Capability
 from .index import Catalog
 from .schema import Build, Engine, Hardware, Model
@@ -160,12 +161,6 @@ def resolve_variant(model: Model, value: str) -> str:
     raise UnknownNameError("variants", value, _suggest(value, [v.id for v in model.variants]), "--variant")
 
 
-@frozen
-class BuildChoice:
-    build_id: str
-    how: str  # which build answers, said to the user
-
-
 _VERSION = re.compile(r"^[vb]?(\d+(?:\.\d+)*)(?![0-9A-Za-z])")
 
 
@@ -185,59 +180,10 @@ def release_line(engine: Engine, as_of: dt.date | None = None) -> list[Build]:
     return sorted(line, key=lambda b: version_key(b.version) or ())
 
 
-def resolve_user_build(catalog: Catalog, value: str, as_of: dt.date | None = None) -> BuildChoice:
-    """--build: a build id, ENGINE==VERSION, or an image reference; a version picks the nearest release at or below."""
-    key = _fold(value)
-    for _, build in catalog.builds():
-        if _fold(build.id) == key:
-            return BuildChoice(build.id, f"build {build.id}")
-        if any(_fold(image) == key for image in build.images.values()):
-            return BuildChoice(build.id, f"image of build {build.id} ({build.provenance}, {build.released})")
-    if "==" in value:
-        engine_name, version = (part.strip() for part in value.split("==", 1))
-        found = [e for e in catalog.engines.values() if _fold(engine_name) in {_fold(n) for n in (e.id, *e.aliases)}]
-        if not found:
-            raise UnknownNameError("engines", engine_name, _suggest(engine_name, list(catalog.engines)), "--build")
-        return _nearest(found[0], version, value, as_of)
-    if "/" in value or ":" in value:
-        repo, _, tag = value.rpartition(":") if ":" in value.split("/")[-1] else (value, "", "")
-        for engine in catalog.engines.values():
-            repos = {image.rpartition(":")[0].casefold() for b in engine.builds for image in b.images.values()}
-            if repo.casefold() in repos:
-                if not tag or version_key(tag) is None:
-                    raise RecipegenError(
-                        f"--build {value}: the tag {tag or '(none)'!r} names no version",
-                        f"give the release tag (e.g. {repo}:v0.30.0) or {engine.id}==VERSION",
-                    )
-                return _nearest(engine, tag, value, as_of)
-        raise RecipegenError(
-            f"--build {value}: no engine in the catalog publishes images under {repo!r}",
-            "give a build id (`recipegen list engines`) or ENGINE==VERSION, e.g. vllm==0.30.0",
-        )
-    ids = [b.id for _, b in catalog.builds()]
-    raise UnknownNameError("builds", value, _suggest(value, ids), "--build")
+def resolve_user_build(
+    catalog: Catalog, value: str, as_of: dt.date | None = None, on: dt.date | None = None
+) -> BuildResolution:
+    """--build: a build id, ENGINE==VERSION, a version string or an image reference (catalog/buildnames.py)."""
+    from .buildnames import resolve_build_name
 
-
-def _nearest(engine: Engine, version: str, value: str, as_of: dt.date | None) -> BuildChoice:
-    wanted = version_key(version)
-    line = release_line(engine, as_of)
-    if wanted is None:
-        raise RecipegenError(f"--build {value}: {version!r} is not a version", f"e.g. {engine.id}==0.30.0")
-    if not line:
-        raise RecipegenError(f"--build {value}: the catalog has no dated {engine.name} release", "use a build id")
-    below = [b for b in line if (version_key(b.version) or ()) <= wanted]
-    if not below:
-        raise RecipegenError(
-            f"--build {value}: older than the oldest {engine.name} release in the catalog ({line[0].version}, "
-            f"{line[0].released})",
-            "recipegen has no facts for that release; upgrade, or pass the oldest known build",
-        )
-    chosen = below[-1]
-    if version_key(chosen.version) == wanted:
-        return BuildChoice(chosen.id, f"{engine.name} {chosen.version} = build {chosen.id} ({chosen.released})")
-    newer = "newer than any release in the catalog; " if chosen is line[-1] else ""
-    return BuildChoice(
-        chosen.id,
-        f"{engine.name} {version}: {newer}answering for {chosen.id} ({chosen.released}), "
-        "the nearest known release at or below it",
-    )
+    return resolve_build_name(catalog, value, on=on or as_of, as_of=as_of)

@@ -26,6 +26,7 @@ from .options import (
     HostMemory,
     ModelOpt,
     Nodes,
+    Pulled,
     Recipes,
     VariantOpt,
     Version,
@@ -92,6 +93,7 @@ def generate(
     context: Context = None,
     concurrency: Concurrency = None,
     as_of: AsOf = None,
+    pulled: Pulled = None,
     host_memory: HostMemory = None,
     host_bandwidth: HostBandwidth = None,
     out: Annotated[
@@ -129,6 +131,7 @@ def generate(
         as_of,
         host_memory=host_memory,
         host_bandwidth=host_bandwidth,
+        pulled=pulled,
     )
     generate_command(sel, out, force, fmt, recipes)
 
@@ -166,6 +169,7 @@ def explain(
     context: Context = None,
     concurrency: Concurrency = None,
     as_of: AsOf = None,
+    pulled: Pulled = None,
     host_memory: HostMemory = None,
     host_bandwidth: HostBandwidth = None,
     fmt: FormatOpt = Format.text,
@@ -189,6 +193,7 @@ def explain(
         as_of,
         host_memory=host_memory,
         host_bandwidth=host_bandwidth,
+        pulled=pulled,
     )
     resolution = resolve(catalog, build_request(catalog, sel))
     if fmt is Format.json:
