@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..catalog.buildversions import BuildResolution
 from ..catalog.index import Catalog
 from ..catalog.schema import Hardware, Model
 from ..errors import RecipegenError
@@ -36,6 +37,7 @@ class LogFacts:
     gpu_text: str | None = None
     tp: int | None = None
     notes: tuple[str, ...] = ()
+    resolution: BuildResolution | None = None  # how the version line was understood as a build
 
 
 _ENGINE_SIGNS = (
@@ -136,13 +138,13 @@ def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
         if m:
             version = m.group(1)
             break
-    build = None
+    build, resolution = None, None
     if engine is not None and version is not None and engine in catalog.engines:
         from ..catalog.names import resolve_user_build
 
         try:
             choice = resolve_user_build(catalog, f"{engine}=={version}")
-            build = choice.build_id
+            build, resolution = choice.build_id, choice
             if catalog.build(build)[1].version != version:
                 notes.append(choice.how)
         except RecipegenError as exc:
@@ -191,4 +193,4 @@ def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
     m = _TP.search(text)
     if m:
         tp = int(next(g for g in m.groups() if g))
-    return LogFacts(engine, version, build, model, model_text, hardware, gpu_text, tp, tuple(notes))
+    return LogFacts(engine, version, build, model, model_text, hardware, gpu_text, tp, tuple(notes), resolution)
