@@ -110,8 +110,8 @@ class BuildNameError(RecipegenError):
         example = f"{engine.id}=={release.version}" if engine and release else None
         say = f"say it as {option} {example}" if example else f"give a build id ({option} {near[0].id})" if near else ""
         parent = near[0].id if near else "a release"
-        private = f"or describe your build in --recipes DIR as engines/<engine>/<id>.yaml with `extends: {parent}`"
-        hint = f"{say}, {private}" if say else private
+        private = f"describe your build in --recipes DIR as engines/<engine>/<id>.yaml with `extends: {parent}`"
+        hint = f"{say}, or {private}" if say else private
         super().__init__(f"{option} {value}: {why}{nearest}", hint)
 
 
