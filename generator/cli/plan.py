@@ -65,6 +65,11 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
                 "see the reasons above",
             )
         raise BlockedError("blocked: no path runs this request; nothing written", "see the reasons above")
+    found = request.build_resolution
+    if found is not None and found.rule == "rolling" and sel.as_of is None and sel.pulled is None:
+        import datetime as dt  # a rolling tag was read today: the artifacts' command says so, so a rerun agrees
+
+        sel = replace(sel, pulled=str(dt.date.today()))
     if sel.gpu is None or sel.gpu.casefold() == "auto":  # rerunning the artifacts' command needs no GPU here
         sel = replace(sel, gpu=request.hardware.id)
     typed = sel.model
