@@ -17,7 +17,11 @@ from .buildversions import BuildResolution, _engine_named, _order, for_version, 
 from .index import Catalog
 
 _PIP_SHOW = re.compile(r"\bName:\s*(?P<name>[A-Za-z0-9_.-]+).*?\bVersion:\s*(?P<version>\S+)", re.S)
-_NAMED = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_.-]*?)\s*(?:==|\s+)v?(?P<version>\d[0-9A-Za-z.+]*)$")
+_NAMED = re.compile(
+    r"^(?P<name>[A-Za-z][A-Za-z0-9_.]*(?:-[A-Za-z][A-Za-z0-9_.]*)*)(?:\s+version)?(?::\s*|==|\s+|-)"
+    r"v?(?P<version>\d[0-9A-Za-z.+]*)$",
+    re.I,
+)
 
 
 def resolve_build_name(

@@ -18,9 +18,7 @@ Confidence = Literal["exact", "nearest", "approximate"]
 _HEX = re.compile(r"[0-9a-f]{7,40}")
 _DATE8 = re.compile(r"(20\d\d)(\d\d)(\d\d)")
 # tag parts that pick a variant of the same build: CUDA, host arch, OS, Python, image flavour
-_VARIANT = re.compile(
-    r"cu\d+|cuda\d+(?:\.\d+)*|x86_64|amd64|aarch64|arm64|ubuntu\d+|py3\d*|runtime|b200|gb200", re.I
-)
+_VARIANT = re.compile(r"cu\d+|cuda\d+(?:\.\d+)*|x86_64|amd64|aarch64|arm64|ubuntu\d+|py3\d*|runtime|b200|gb200", re.I)
 _VERSION = re.compile(
     r"^[vV]?(?P<release>\d+(?:\.\d+)*)(?:(?P<pre>a|b|rc)(?P<pre_n>\d*))?(?:\.post(?P<post>\d+))?"
     r"(?:\.dev(?P<dev>\d+))?(?:\+(?P<local>[0-9A-Za-z.]+))?$"

@@ -114,6 +114,7 @@ def test_ngc_containers_map_by_their_release_notes(cli):
     ("given", "build", "rule"),
     [
         ("0.5.3", "sglang-0.5.3", "version"),  # what `python -m sglang.launch_server --version` prints
+        ("SGLang version: 0.5.3", "sglang-0.5.3", "version"),
         ("sglang==0.5.3rc0", "sglang-0.5.2", "version-string"),  # a pre-release: the release before it
         ("vllm 0.11.1rc2.dev123+g0123abc", "vllm-0.11.0", "version-string"),
         (
