@@ -13,7 +13,7 @@ import difflib
 import re
 
 from ..errors import RecipegenError
-from .buildversions import BuildResolution, _engine_named, _order, for_version, parse_version
+from .buildversions import BuildResolution, engine_named, for_version, parse_version, version_order
 from .index import Catalog
 
 _PIP_SHOW = re.compile(r"\bName:\s*(?P<name>[A-Za-z0-9_.-]+).*?\bVersion:\s*(?P<version>\S+)", re.S)
@@ -49,7 +49,7 @@ def resolve_build_name(
             if named
             else (p.strip() for p in text.split("==", 1))
         )
-        engine = _engine_named(catalog, name)
+        engine = engine_named(catalog, name)
         if engine is None:
             hint = difflib.get_close_matches(name.casefold(), list(catalog.engines), n=3, cutoff=0.5)
             raise RecipegenError(
@@ -75,12 +75,14 @@ def resolve_build_name(
 def _bare_version(
     catalog: Catalog, text: str, engine_hint: str | None, option: str, as_of: dt.date | None
 ) -> BuildResolution:
-    engine = _engine_named(catalog, engine_hint) if engine_hint else None
+    engine = engine_named(catalog, engine_hint) if engine_hint else None
     if engine is not None:
         return for_version(engine, text, text, option, as_of)
     wanted = parse_version(text)
     owners = [
-        e for e in catalog.engines.values() if any(wanted and _order(b.version) == wanted.order for b in e.builds)
+        e
+        for e in catalog.engines.values()
+        if any(wanted and version_order(b.version) == wanted.order for b in e.builds)
     ]
     if len(owners) == 1:
         return for_version(owners[0], text, text, option, as_of)

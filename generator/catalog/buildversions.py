@@ -15,10 +15,10 @@ from .schema.imagenames import RollingTag
 
 Confidence = Literal["exact", "nearest", "approximate"]
 
-_HEX = re.compile(r"[0-9a-f]{7,40}")
-_DATE8 = re.compile(r"(20\d\d)(\d\d)(\d\d)")
+HEX = re.compile(r"[0-9a-f]{7,40}")
+DATE8 = re.compile(r"(20\d\d)(\d\d)(\d\d)")
 # tag parts that pick a variant of the same build: CUDA, host arch, OS, Python, image flavour
-_VARIANT = re.compile(r"cu\d+|cuda\d+(?:\.\d+)*|x86_64|amd64|aarch64|arm64|ubuntu\d+|py3\d*|runtime|b200|gb200", re.I)
+VARIANT = re.compile(r"cu\d+|cuda\d+(?:\.\d+)*|x86_64|amd64|aarch64|arm64|ubuntu\d+|py3\d*|runtime|b200|gb200", re.I)
 _VERSION = re.compile(
     r"^[vV]?(?P<release>\d+(?:\.\d+)*)(?:(?P<pre>a|b|rc)(?P<pre_n>\d*))?(?:\.post(?P<post>\d+))?"
     r"(?:\.dev(?P<dev>\d+))?(?:\+(?P<local>[0-9A-Za-z.]+))?$"
@@ -76,7 +76,7 @@ class Version:
     @property
     def built(self) -> dt.date | None:
         match = re.search(r"(?:^|\.)d(20\d{6})", self.local or "")
-        return _date8(match.group(1)) if match else None
+        return date8(match.group(1)) if match else None
 
 
 def parse_version(text: str) -> Version | None:
@@ -89,8 +89,8 @@ def parse_version(text: str) -> Version | None:
     return Version(release, pre, dev, match["local"], text.strip().lstrip("vV"))
 
 
-def _date8(text: str) -> dt.date | None:
-    match = _DATE8.fullmatch(text)
+def date8(text: str) -> dt.date | None:
+    match = DATE8.fullmatch(text)
     if not match:
         return None
     try:
@@ -113,27 +113,27 @@ class BuildNameError(RecipegenError):
         super().__init__(f"{option} {value}: {why}{nearest}", hint)
 
 
-def _official(engine: Engine, until: dt.date | None = None) -> list[Build]:
+def official_line(engine: Engine, until: dt.date | None = None) -> list[Build]:
     line = [
         b
         for b in engine.builds
         if b.provenance == "official" and parse_version(b.version) and (until is None or b.released <= until)
     ]
-    return sorted(line, key=lambda b: _order(b.version))
+    return sorted(line, key=lambda b: version_order(b.version))
 
 
-def _order(version: str) -> tuple[Any, ...]:
+def version_order(version: str) -> tuple[Any, ...]:
     parsed = parse_version(version)
     return parsed.order if parsed else ()
 
 
-def _closest(builds: list[Build], when: dt.date | None, count: int = 3) -> list[Build]:
+def closest_builds(builds: list[Build], when: dt.date | None, count: int = 3) -> list[Build]:
     if when is None:
         return sorted(builds, key=lambda b: b.released, reverse=True)[:count]
     return sorted(builds, key=lambda b: (abs((b.released - when).days), b.id))[:count]
 
 
-def _engine_named(catalog: Catalog, name: str) -> Engine | None:
+def engine_named(catalog: Catalog, name: str) -> Engine | None:
     key = name.strip().casefold()
     for engine in catalog.engines.values():
         if key in {n.casefold() for n in (engine.id, engine.name, *engine.aliases)}:
@@ -148,16 +148,16 @@ def for_version(
     parsed = parse_version(version)
     if parsed is None:
         raise RecipegenError(f"{option} {given}: {version!r} is not a version", f"e.g. {engine.id}==0.30.0")
-    line = _official(engine, as_of)
+    line = official_line(engine, as_of)
     if not line:
         raise RecipegenError(f"{option} {given}: the catalog has no dated {engine.name} release", "use a build id")
-    below = [b for b in line if _order(b.version) <= parsed.order]
+    below = [b for b in line if version_order(b.version) <= parsed.order]
     if not below:
         raise BuildNameError(
             option, given, f"older than the oldest {engine.name} release in the catalog", engine, line[:2]
         )
     chosen = below[-1]
-    if _order(chosen.version) == parsed.order and parsed.final:
+    if version_order(chosen.version) == parsed.order and parsed.final:
         same = parse_version(chosen.version)
         exact = same is not None and same.text == parsed.text
         how = f"{engine.name} {chosen.version} = build {chosen.id} ({chosen.released})"

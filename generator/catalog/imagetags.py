@@ -7,16 +7,16 @@ import datetime as dt
 
 from ..errors import RecipegenError
 from .buildversions import (
-    _DATE8,
-    _HEX,
-    _VARIANT,
+    DATE8,
+    HEX,
+    VARIANT,
     BuildNameError,
     BuildResolution,
     Confidence,
-    _closest,
-    _date8,
-    _official,
+    closest_builds,
+    date8,
     for_version,
+    official_line,
     parse_version,
     rolling_tag,
 )
@@ -42,7 +42,7 @@ def split_image(reference: str) -> tuple[str, str, str]:
 
 def stem(tag: str) -> str:
     """A tag without the parts that pick a variant of one build: glm53-flash-arm64-cu130 → glm53-flash."""
-    parts = [p for p in tag.casefold().split("-") if p and not _VARIANT.fullmatch(p)]
+    parts = [p for p in tag.casefold().split("-") if p and not VARIANT.fullmatch(p)]
     return "-".join(parts)
 
 
@@ -71,7 +71,7 @@ def resolve_image(
     if not owners:
         named = [e for e in catalog.engines.values() if e.id.replace(".", "") in repo.replace(".", "")]
         guess = named[0] if named else None
-        near = _closest(_official(guess), on, 2) if guess else []
+        near = closest_builds(official_line(guess), on, 2) if guess else []
         raise BuildNameError(
             option, reference, f"no engine in the catalog publishes images under {repo!r}", guess, near
         )
@@ -79,7 +79,9 @@ def resolve_image(
     in_repo = list({b.id: b for b, r, _, _ in _images(engine) if r == repo}.values())
     if not tag:
         if digest:
-            raise BuildNameError(option, reference, "a digest the catalog does not know", engine, _closest(in_repo, on))
+            raise BuildNameError(
+                option, reference, "a digest the catalog does not know", engine, closest_builds(in_repo, on)
+            )
         tag = "latest"  # what docker pulls for a reference without a tag
     official_repo = any(b.provenance == "official" for b in in_repo)
     base = stem(tag)
@@ -103,19 +105,21 @@ def resolve_image(
         return BuildResolution(reference, build.id, "family", "approximate", how)
     why = f"the tag {tag!r} is no release, rolling tag or model image the catalog knows"
     images = [b for b in in_repo if b.provenance == "model-image"]
-    near = _closest(images, _tag_date(tag) or on, 2) + _closest(_official(engine), _tag_date(tag) or on, 1)
+    near = closest_builds(images, _tag_date(tag) or on, 2) + closest_builds(
+        official_line(engine), _tag_date(tag) or on, 1
+    )
     raise BuildNameError(option, reference, why, engine, near)
 
 
 def _tag_date(tag: str) -> dt.date | None:
     for part in tag.split("-"):
-        if _DATE8.fullmatch(part):
-            return _date8(part)
+        if DATE8.fullmatch(part):
+            return date8(part)
     return None
 
 
 def _release_on(engine: Engine, when: dt.date) -> Build | None:
-    line = [b for b in _official(engine) if b.released <= when]
+    line = [b for b in official_line(engine) if b.released <= when]
     return max(line, key=lambda b: (b.released, b.id)) if line else None
 
 
@@ -134,19 +138,19 @@ def _rolling(
     when, said = on, f"on {on}"
     if rolling.follows == "main" and rest:
         dated = _tag_date(tag)
-        commit = next((p for p in rest.split("-") if _HEX.fullmatch(p) and not _DATE8.fullmatch(p)), None)
+        commit = next((p for p in rest.split("-") if HEX.fullmatch(p) and not DATE8.fullmatch(p)), None)
         if dated is not None:
             when, said = dated, f"built {dated}"
         elif commit is not None:
             found = _commit_date(engine, commit)
             if found is None:
                 why = f"commit {commit} is not in the catalog's table of {engine.name} main-branch dates"
-                raise BuildNameError(option, reference, why, engine, _closest(_official(engine), on, 2))
+                raise BuildNameError(option, reference, why, engine, closest_builds(official_line(engine), on, 2))
             when, said = found[0], f"commit {commit} is of {found[0]} ({found[1]})"
     chosen = _release_on(engine, when)
     if chosen is None:
         raise BuildNameError(
-            option, reference, f"no {engine.name} release in the catalog by {when}", engine, _official(engine)[:2]
+            option, reference, f"no {engine.name} release in the catalog by {when}", engine, official_line(engine)[:2]
         )
     if as_of is not None and chosen.released > as_of:
         raise RecipegenError(f"{option} {reference}: {chosen.id} was released after --as-of {as_of}")
@@ -175,7 +179,7 @@ def _commit_date(engine: Engine, commit: str) -> tuple[dt.date, str] | None:
 
 def _community(engine: Engine, in_repo: list[Build], reference: str, tag: str, on: dt.date) -> BuildResolution:
     dated = _tag_date(tag)
-    build = _closest(in_repo, dated, 1)[0] if dated else max(in_repo, key=lambda b: (b.released, b.id))
+    build = closest_builds(in_repo, dated, 1)[0] if dated else max(in_repo, key=lambda b: (b.released, b.id))
     known = ", ".join(sorted({t for b, _, t, _ in _images(engine) if b is build and t}))
     newer = "newer than" if dated is None or dated > build.released else "other than"
     how = (
