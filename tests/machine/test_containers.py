@@ -30,7 +30,8 @@ def running(tmp_path_factory) -> Iterator[dict[str, str]]:  # type: ignore[no-un
     unique = uuid.uuid4().hex[:8]
     nightly = f"lmsysorg/sglang:nightly-dev-cu13-20260624-{unique}"  # a tag of its own: nothing real is shadowed
     private = f"recipegen-test/private-sglang:{unique}"
-    image, _ = client.images.build(path=str(context), tag=nightly, rm=True)
+    # no build cache: other runs on this Docker engine remove images made of the same layers at any time
+    image, _ = client.images.build(path=str(context), tag=nightly, rm=True, nocache=True)
     image.tag(private)
     names = {"nightly": f"rg-nightly-{unique}", "private": f"rg-private-{unique}"}
     started: list[Any] = []
