@@ -1,42 +1,52 @@
 #!/usr/bin/env python3
-"""Estimate vs published decode speed for every row of recipes/measurements/ (run by hand).
+"""The step model against every published row of recipes/measurements/ (run by hand).
 
-python scripts/calibrate.py          # the table, the median error and the measured/estimated band
+python scripts/calibrate.py            # every row: measured, held-out estimate, ratio; the per-class table
+python scripts/calibrate.py --write    # also refit generator/plan/speed_constants.py and the README's table
 """
 
 from __future__ import annotations
 
+import re
 import statistics
+import sys
+from pathlib import Path
 
 from recipegen.catalog.load import load as load_catalog
-from recipegen.plan.calibration import by_regime, compare, load, prefill_ratios, summary
-from recipegen.plan.speed import BANDS, PREFILL_BAND
+from recipegen.plan.calibration import calibrate, prefill_ratios, readme_table, render_constants
+from recipegen.plan.speed import PREFILL_BAND
+
+ROOT = Path(__file__).resolve().parent.parent
+CONSTANTS = ROOT / "generator" / "plan" / "speed_constants.py"
+README = ROOT / "README.md"
+MARKERS = ("<!-- speed-table:start -->", "<!-- speed-table:end -->")
+
+
+def with_table(readme: str, table: str) -> str:
+    start, end = MARKERS
+    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
+    return pattern.sub(lambda _: f"{start}\n{table}\n{end}", readme)
 
 
 def main() -> None:
-    catalog = load_catalog([])
-    rows = [compare(catalog, m) for m in load()]
-    print(f"{'measurement':44} {'engine':12} {'GPUs':>10} {'measured':>9} {'estimate':>9} {'meas/est':>8}")
-    for c in rows:
+    cal = calibrate(load_catalog([]))
+    print(f"{'measurement':48} {'engine':13} {'class':30} {'meas':>7} {'held-out':>8} {'ratio':>6}")
+    for c in cal.comparisons:
         m = c.row
-        gpus = f"{m.gpus}x{m.hardware}"
-        print(f"{m.id:44} {m.engine:12} {gpus:>10} {m.decode_tps:9.1f} {c.estimate:9.1f} {c.ratio:8.2f}")
-    median, _, _ = summary(rows)
-    print(f"\n{len(rows)} measurements: median error of the roofline {median:.0%}")
-    for regime, group in by_regime(rows).items():
-        median, low, high = summary(group)
-        band = BANDS[regime]
-        print(
-            f"  {regime}: {len(group)} rows, median error {median:.0%}, measured/estimated 10th-90th percentile "
-            f"{low:.2f}-{high:.2f} (band used in the output: {band[0]}-{band[1]})"
-        )
-    ratios = prefill_ratios(rows)
+        print(f"{m.id:48} {m.engine:13} {c.regime:30} {m.decode_tps:7.1f} {c.estimate:8.1f} {c.ratio:6.2f}")
+    print()
+    print(readme_table(cal))
+    ratios = prefill_ratios(cal.comparisons)
     if ratios:
         errors = [abs(1 - 1 / r) for r in ratios]
         print(
             f"prefill: {len(ratios)} rows, median error {statistics.median(errors):.0%}, measured/estimated "
             f"{ratios[0]:.2f}-{ratios[-1]:.2f} (band used in the output: {PREFILL_BAND[0]}-{PREFILL_BAND[1]})"
         )
+    if "--write" in sys.argv[1:]:
+        CONSTANTS.write_text(render_constants(cal), encoding="utf-8")
+        README.write_text(with_table(README.read_text(encoding="utf-8"), readme_table(cal)), encoding="utf-8")
+        print(f"wrote {CONSTANTS.relative_to(ROOT)} and the table in README.md")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ class NodeSpec:
     rank: int
     service: str  # the compose service name
     args: tuple[Arg, ...]  # after the image's entrypoint (engine command prefix included when needed)
+    rank_arg: int | None = None  # the index in args of this node's rank value (one worker template serves all ranks)
 
 
 @frozen
@@ -58,6 +59,7 @@ class ContainerSpec:
     weights_blobs: str | None = None  # its cache blobs/ folder (a Hugging Face cache snapshot), mounted beside it
     weights_file: str | None = None  # GGUF: the one file to load
     weights_bytes: int | None = None
+    weights_revision: str | None = None  # the Hub revision the download pins
     driver_min: str | None = None
     reasoning_parser: str | None = None
     tool_parser: str | None = None
@@ -114,6 +116,7 @@ class ContainerSpec:
             "weights_blobs": self.weights_blobs,
             "weights_file": self.weights_file,
             "weights_bytes": self.weights_bytes,
+            "weights_revision": self.weights_revision,
             "driver_min": self.driver_min,
             "reasoning_parser": self.reasoning_parser,
             "tool_parser": self.tool_parser,
@@ -125,6 +128,7 @@ class ContainerSpec:
                     "container": self.container_name(n.rank),
                     "args": [a.token for a in n.args],
                     "expand": [i for i, a in enumerate(n.args) if a.expand],
+                    "rank_arg": n.rank_arg,
                 }
                 for n in self.nodes
             ],
@@ -195,13 +199,16 @@ def container_spec(resolution: Resolution) -> ContainerSpec:
     nodes = []
     for node in node_flags(plan):
         args: list[Arg] = list(prefix)
+        rank_arg = None
         for flag in node.flags:
             if flag.flag:
                 args.append(Arg(flag.flag))
             if flag.value is not None:
+                if node.role != "single" and flag.flag == engine.flags.node_rank:
+                    rank_arg = len(args)
                 args.append(Arg(flag.value, flag.expand))
         service = "engine" if node.role == "single" else ("head" if node.rank == 0 else f"worker-{node.rank}")
-        nodes.append(NodeSpec(node.role, node.rank, service, tuple(args)))
+        nodes.append(NodeSpec(node.role, node.rank, service, tuple(args), rank_arg))
     docker = cand.deployment.docker if cand.deployment else None
     folder = resolution.request.weights_folder
     if folder is not None and not cand.variant.repo.startswith("local/"):
@@ -228,6 +235,7 @@ def container_spec(resolution: Resolution) -> ContainerSpec:
         weights_blobs=resolution.request.weights_blobs if folder is not None else None,
         weights_file=cand.variant.file,
         weights_bytes=int(cand.variant.size_bytes) if cand.variant.size_bytes else None,
+        weights_revision=cand.variant.revision,
         driver_min=cand.build.driver_min,
         reasoning_parser=plan.settings.reasoning_parser,
         tool_parser=plan.settings.tool_parser,

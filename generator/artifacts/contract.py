@@ -132,6 +132,8 @@ def defect_json(d: Defect) -> dict[str, Any]:
         "log_line": d.log_line,
         "fixed_in": d.fixed_in,
         "workaround": d.workaround,
+        "workaround_args": [{"flag": a.flag, "value": a.value} for a in d.workaround_args],
+        "workaround_env": [{"name": e.name, "value": e.value} for e in d.workaround_env],
         "sources": _sources(d.sources),
     }
 

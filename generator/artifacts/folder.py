@@ -46,6 +46,7 @@ class _Node(_Strict):
     container: str
     args: list[str]
     expand: list[int]
+    rank_arg: int | None = Field(default=None, ge=0)  # written since the Kubernetes output; older folders lack it
 
 
 class _Container(_Strict):
@@ -70,6 +71,7 @@ class _Container(_Strict):
     weights_blobs: str | None = Field(default=None, pattern=r"^/[^\x00-\x1f\x7f]*$")  # its cache blobs/
     weights_file: str | None
     weights_bytes: int | None
+    weights_revision: str | None = None
     driver_min: str | None
     reasoning_parser: str | None
     tool_parser: str | None
@@ -111,6 +113,18 @@ class Folder:
         raise RecipegenError(f"{self.path}: no node with rank {rank}", f"this plan has ranks {ranks}")
 
 
+def container_from_json(data: Any, plan_file: Path | str) -> dict[str, Any]:
+    """plan.json's "container", validated (ContainerSpec.to_json's shape)."""
+    try:
+        return _Container.model_validate(data).model_dump()
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in ("container", *err["loc"]))
+        raise RecipegenError(
+            f"{plan_file}: {where}: {err['msg']}", "regenerate the folder with recipegen; do not edit plan.json by hand"
+        ) from None
+
+
 def load(path: Path) -> Folder:
     plan_file = path / "plan.json"
     if not plan_file.is_file():
@@ -130,12 +144,5 @@ def load(path: Path) -> Folder:
             f"{plan_file}: field container is missing (written by an older recipegen)",
             "regenerate the folder with this recipegen",
         )
-    try:
-        container = _Container.model_validate(plan["container"]).model_dump()
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in ("container", *err["loc"]))
-        raise RecipegenError(
-            f"{plan_file}: {where}: {err['msg']}", "regenerate the folder with recipegen; do not edit plan.json by hand"
-        ) from None
+    container = container_from_json(plan["container"], plan_file)
     return Folder(path, plan, container)

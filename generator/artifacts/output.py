@@ -38,6 +38,7 @@ EXECUTABLE = frozenset({"launch.sh", "verify.sh"})
 LOCK_TIMEOUT_S = 120.0
 _MAX_MANIFEST = 64 * 1024
 _KERNEL_TREES = frozenset({"proc", "sys", "dev"})  # /dev/shm is an ordinary tmpfs and stays allowed
+SUBFOLDERS = frozenset({"k8s"})  # the only folders recipegen writes files into inside --out
 
 
 def _digest(content: bytes) -> str:
@@ -84,7 +85,26 @@ def _manifest(folder: Path) -> dict[str, tuple[str, ...]] | None:
 
 
 def _plain_name(name: str) -> bool:
-    return bool(name) and name not in (".", "..", MANIFEST) and "/" not in name and "\0" not in name
+    """A file name recipegen writes: plain, or one of SUBFOLDERS and a plain name inside it."""
+    sub, _, base = name.rpartition("/")
+    plain = bool(base) and base not in (".", "..", MANIFEST) and "\0" not in base
+    return plain and (not sub or sub in SUBFOLDERS)
+
+
+def _subfolder(folder: Path, name: str) -> Path:
+    """The folder `name` lands in, created when missing; a link or a file in its place is refused."""
+    sub = name.rpartition("/")[0]
+    if not sub:
+        return folder
+    path = folder / sub
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        os.mkdir(path, 0o755)
+        return path
+    if not stat.S_ISDIR(info.st_mode):
+        raise OutputConflictError(f"{path} is not a folder recipegen can write into (a link or a file)", "move it away")
+    return path
 
 
 def manifest_text(files: dict[str, str]) -> str:
@@ -122,12 +142,14 @@ def _locked(folder: Path) -> Iterator[None]:
 
 def _write_file(folder: Path, name: str, content: str) -> None:
     """Create `folder/name` atomically: a unique temporary file renamed over the name."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".recipegen-tmp", dir=folder)
+    where = _subfolder(folder, name)
+    base = name.rpartition("/")[2]
+    fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".recipegen-tmp", dir=where)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(content.encode("utf-8"))
         os.chmod(tmp, 0o755 if name in EXECUTABLE else 0o644)
-        os.replace(tmp, folder / name)
+        os.replace(tmp, where / base)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -217,6 +239,34 @@ def _write_locked(files: dict[str, str], folder: Path, shown: Path, force: bool)
     return True
 
 
+def add(files: dict[str, str], out: Path, under: str) -> bool:
+    """Add (or replace) the files under the subfolder `under` of a folder recipegen wrote, keeping the rest as it
+    is; a file recipegen wrote and someone edited since stops it, as with --force."""
+    folder = _target(out)
+    with _locked(folder.parent):
+        recorded = _manifest(folder) if folder.is_dir() else None
+        if recorded is None:
+            raise OutputConflictError(
+                f"{out} is not a folder recipegen wrote (no {MANIFEST})", "give the folder `recipegen … --out` wrote"
+            )
+        kept: dict[str, str] = {}
+        for name, digests in recorded.items():
+            if name.startswith(under + "/"):
+                continue
+            content = _read_regular(folder / name)
+            if content is None:
+                continue  # deleted since: it stays deleted
+            if _digest(content) not in digests:
+                raise OutputConflictError(
+                    f"{out}/{name} was changed since recipegen wrote it", "move or delete that file, then run again"
+                )
+            kept[name] = content.decode("utf-8")
+        try:
+            return _write_locked(kept | files, folder, out, force=True)
+        except OSError as exc:
+            raise _fail(out, exc) from None
+
+
 def _digest_of(path: Path) -> str | None:
     content = _read_regular(path)
     return None if content is None else _digest(content)
@@ -236,6 +286,10 @@ def _fill(files: dict[str, str], folder: Path, recorded: dict[str, tuple[str, ..
         if name not in files:  # recipegen's own file from an earlier plan, unchanged since (checked)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(folder / name)
+    for sub in SUBFOLDERS:  # emptied above: it was recipegen's
+        if any(n.startswith(sub + "/") for n in recorded) and not any(n.startswith(sub + "/") for n in files):
+            with contextlib.suppress(OSError):
+                os.rmdir(folder / sub)
     _write_file(folder, MANIFEST, manifest_text(files))
 
 
@@ -250,5 +304,10 @@ def _create(files: dict[str, str], folder: Path) -> None:
     finally:
         if staging.exists():
             for child in staging.iterdir():
-                child.unlink()
+                if child.is_dir() and not child.is_symlink():
+                    for grandchild in child.iterdir():
+                        grandchild.unlink()
+                    child.rmdir()
+                else:
+                    child.unlink()
             staging.rmdir()

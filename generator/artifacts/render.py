@@ -187,6 +187,7 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         "reasoning_parser": reasoning,
         "budget_lines": budget_table(budget, indent="") if budget else ["(no memory plan: size unknown)"],
         "speed_lines": speed_lines(cand, indent=""),
+        "speed_line": cand.speed.speed_line() if cand.speed is not None else None,
         "gates": cand.gates,
         "flags": plan.flags,
         "notes": plan.notes,
@@ -200,8 +201,20 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
     }
 
 
-def render(resolution: Resolution, command_line: str) -> dict[str, str]:
-    """All artifact files for the top plan, as name → content."""
+def kubernetes_files(plan: dict[str, Any], claim: str | None = None) -> dict[str, str]:
+    """k8s/'s files from plan.json's content: the same path for a new folder and for one written earlier."""
+    from .folder import container_from_json  # both validate with pydantic, which a plain generate never loads
+    from .kubernetes import kube_input, manifests, readme_context
+
+    container = container_from_json(plan.get("container"), "plan.json")
+    inp = kube_input(plan, container, __version__, claim)
+    files = manifests(inp)
+    files["k8s/README.md"] = environment().get_template("k8s-README.md.j2").render(readme_context(inp, plan))
+    return files
+
+
+def render(resolution: Resolution, command_line: str, k8s: bool = False) -> dict[str, str]:
+    """All artifact files for the top plan, as name → content (k8s/… too when asked)."""
     if not resolution.plans:
         raise RecipegenError("nothing to render: the request is blocked", "run `recipegen explain` for the reasons")
     plan = resolution.plans[0]
@@ -213,7 +226,7 @@ def render(resolution: Resolution, command_line: str) -> dict[str, str]:
             "please report this with the command you ran",
         )
     env = environment()
-    ctx = context_for(resolution, command_line)
+    ctx = context_for(resolution, command_line) | {"k8s": k8s}
     files = {
         "launch.sh": env.get_template("launch.sh.j2").render(ctx),
         "docker-compose.yml": env.get_template("docker-compose.yml.j2").render(ctx),
@@ -226,4 +239,6 @@ def render(resolution: Resolution, command_line: str) -> dict[str, str]:
     }
     if ctx["source"] is not None:
         files["Dockerfile"] = env.get_template("Dockerfile.j2").render(ctx)
+    if k8s:
+        files |= kubernetes_files(json.loads(files["plan.json"]))
     return files

@@ -153,6 +153,10 @@ def _check_required_args(
                 for a_index, arg in enumerate(fmt.requires_args):
                     path = f"builds[{b_index}].weight_formats[{w_index}].requires_args[{a_index}]"
                     check("engines", engine_id, path, [build], arg)
+            for d_index, defect in enumerate(build.defects):
+                for a_index, arg in enumerate(defect.workaround_args):
+                    path = f"builds[{b_index}].defects[{d_index}].workaround_args[{a_index}]"
+                    check("engines", engine_id, path, [build], arg)
     for model_id, model in catalog.models.items():
         notes = [("pitfalls", model.pitfalls)]
         notes += [(f"variants[{i}].defects", v.defects) for i, v in enumerate(model.variants)]

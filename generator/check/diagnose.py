@@ -14,13 +14,15 @@ when it does, the diagnosis resolves that request and shows the plan that runs.
 from __future__ import annotations
 
 import re
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Any
 
 from ..catalog.index import Catalog
 from ..catalog.schema import Build, Defect, Fingerprint
 from ..frozen import frozen
 from .log_facts import Hints, LogFacts, read_facts
+from .log_lines import FLAVORS
+from .log_rules import LINE_RULES, RULES, Ruling
 
 MAX_CHARS = 4 * 1024 * 1024  # the tail that is read: start-up lines plus the failure fit many times over
 SHOWN_LINES = 12
@@ -34,6 +36,24 @@ class Match:
     line_number: int  # 1-based, in the text given
     line: str
     groups: dict[str, str]
+    ruling: Ruling | None = None  # what the line's own reasons and numbers say (log_rules.py)
+
+    @property
+    def why(self) -> str:
+        return printable(self.ruling.why) if self.ruling else self.fill(self.fingerprint.explanation)
+
+    @property
+    def fix(self) -> str:
+        return printable(self.ruling.fix) if self.ruling else self.fill(self.fingerprint.fix)
+
+    @property
+    def gate(self) -> str | None:
+        return self.ruling.gate if self.ruling else self.fingerprint.gate
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        own = self.ruling.sources if self.ruling else ()
+        return tuple(dict.fromkeys((*own, *(s.url for s in self.fingerprint.sources))))
 
     def fill(self, text: str) -> str:
         """The fingerprint's prose with {group} replaced by what the log said."""
@@ -51,6 +71,8 @@ class Diagnosis:
     looked_at: tuple[tuple[int, str], ...]  # the lines shown when nothing matched
     plan_summary: tuple[str, ...] = ()  # the plan that runs, when the log names model and GPU
     plan_json: dict[str, Any] | None = field(default=None)
+    slow_path: tuple[str, ...] = ()  # kernels slower than the best the catalog knows for this GPU
+    lint: tuple[str, ...] = ()  # lint's findings on the command the log echoes
 
     @property
     def known(self) -> bool:
@@ -87,14 +109,24 @@ def printable(text: str) -> str:
 
 
 def _applies(fp: Fingerprint, facts: LogFacts) -> bool:
-    if fp.engines is not None and facts.engine is not None and facts.engine not in fp.engines:
+    if fp.engines is not None and facts.runs_on and not set(facts.runs_on) & set(fp.engines):
         return False
     return not (
         fp.versions
         and facts.version
         and facts.engine in (fp.engines or [])
+        and re.match(r"\d+\.\d+", facts.version)
         and not _in_range(facts.version, fp.versions)
     )
+
+
+def _ruled(fp: Fingerprint, number: int, line: str, groups: dict[str, str], facts: LogFacts, text: str) -> Match:
+    ruling = None
+    if fp.id in LINE_RULES:
+        ruling = LINE_RULES[fp.id](line, facts, text)
+    elif fp.id in RULES:
+        ruling = RULES[fp.id](groups, facts, text)
+    return Match(fp, number, line.strip(), groups, ruling)
 
 
 def _clean(text: str) -> str:
@@ -137,6 +169,23 @@ def defect_fingerprints(catalog: Catalog) -> list[Fingerprint]:
     return out
 
 
+def _engine_from_failure(facts: LogFacts, matches: list[Match]) -> LogFacts:
+    """A log that names no engine still shows one when its failure line is one engine's own wording."""
+    if facts.engine is not None or not matches or matches[0].fingerprint.engines is None:
+        return facts
+    engines = matches[0].fingerprint.engines
+    if len(engines) != 1:
+        return facts
+    note = f"the engine is read from the failure line, which only {FLAVORS.get(engines[0], engines[0])} prints"
+    return replace(
+        facts,
+        engine=engines[0],
+        flavor=FLAVORS.get(engines[0], engines[0]),
+        runs_on=(engines[0],),
+        notes=(*facts.notes, note),
+    )
+
+
 def diagnose_log(catalog: Catalog, text: str, hints: Hints | None = None) -> Diagnosis:
     hints = hints or Hints()
     text = _clean(text)
@@ -152,16 +201,27 @@ def diagnose_log(catalog: Catalog, text: str, hints: Hints | None = None) -> Dia
             m = pattern.search(line)
             if m:
                 groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                matches.append(Match(fp, number, line.strip(), groups))
+                matches.append(_ruled(fp, number, line, groups, facts, text))
                 break
     matches.sort(key=lambda m: (m.fingerprint.generic, m.line_number))
+    facts = _engine_from_failure(facts, matches)
     looked: list[tuple[int, str]] = []
     if not matches:
         errorish = [(n, line.strip()) for n, line in enumerate(lines, 1) if _ERRORISH.search(line)]
         tail = [(n, line.strip()) for n, line in enumerate(lines, 1) if line.strip()]
         looked = (errorish or tail)[-SHOWN_LINES:]
     summary, plan = _plan_that_runs(catalog, facts, hints)
-    return Diagnosis(tuple(matches), facts, tuple(looked), summary, plan)
+    from .log_checks import lint_command, slow_path
+
+    return Diagnosis(
+        tuple(matches),
+        facts,
+        tuple(looked),
+        summary,
+        plan,
+        slow_path(catalog, facts, text),
+        lint_command(catalog, facts),
+    )
 
 
 def _plan_that_runs(catalog: Catalog, facts: LogFacts, hints: Hints) -> tuple[tuple[str, ...], dict[str, Any] | None]:

@@ -1,6 +1,7 @@
 """What an engine log says about the run it comes from: the engine and its version (and so the catalog
-build), the model, the GPU and the tensor-parallel size, each read from the lines engines print at start-up
-and matched against the catalog's names; the user's Hints stand in for what the log does not say.
+build), the model, the GPU and its capability, the layout, the kernels chosen, the KV budget and the command,
+read by log_lines.py from the lines engines print and matched here against the catalog's names; the user's
+Hints stand in for what the log does not say.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from ..catalog.index import Catalog
 from ..catalog.schema import Hardware, Model
 from ..errors import RecipegenError
 from ..frozen import frozen
+from .log_lines import RUNS_ON, read_lines
 
 
 @frozen
@@ -26,10 +28,10 @@ class Hints:
 
 @frozen
 class LogFacts:
-    """What the log says about the run, each with the line it came from."""
+    """What the log says about the run, each read from the line the engine printed (log_lines.py)."""
 
-    engine: str | None = None
-    version: str | None = None
+    engine: str | None = None  # the catalog's engine id
+    version: str | None = None  # the version text as the log prints it
     build: str | None = None  # a catalog build id
     model: Model | None = None
     model_text: str | None = None
@@ -37,43 +39,33 @@ class LogFacts:
     gpu_text: str | None = None
     tp: int | None = None
     notes: tuple[str, ...] = ()
+    flavor: str | None = None  # vLLM, SGLang, llama.cpp, ik_llama.cpp, KTransformers
+    runs_on: tuple[str, ...] = ()  # the engines whose failures this log can show
+    architecture: str | None = None
+    served_name: str | None = None
+    capability: str | None = None  # the run's own compute capability, dotted
+    pp: int | None = None
+    nodes: int | None = None
+    memory_utilization: float | None = None
+    backends: tuple[tuple[str, str], ...] = ()  # (attention|moe|gemm, name) as the run chose them
+    kv: tuple[tuple[str, float], ...] = ()  # the KV-cache budget lines
     resolution: BuildResolution | None = None  # how the version line was understood as a build
+    command: str | None = None  # the engine command the log echoes
+    warnings: tuple[str, ...] = ()  # hints that could not be used
+
+    def kv_value(self, name: str) -> float | None:
+        return dict(self.kv).get(name)
 
 
-_ENGINE_SIGNS = (
-    ("vllm", re.compile(r"vllm|EngineCore|APIServer pid", re.IGNORECASE)),
-    ("sglang", re.compile(r"sglang|launch_server", re.IGNORECASE)),
-    ("llama.cpp", re.compile(r"llama_model_load|llama-server|ggml_cuda_init|llama_model_loader")),
-)
-_VERSIONS = {
-    "vllm": (
-        re.compile(r"LLM engine \(v(\d+\.\d+\.\d+[\w.+-]*)\)"),
-        re.compile(r"vLLM (?:API server )?[Vv]ersion\s*:?\s*v?(\d+\.\d+\.\d+[\w.+-]*)"),
-        re.compile(r"vllm/vllm-openai:v(\d+\.\d+\.\d+)"),
-        re.compile(r"\bvllm(?:==|:\s*[Vv]?)(\d+\.\d+\.\d+)"),
-    ),
-    "sglang": (
-        re.compile(r"lmsysorg/sglang:v(\d+\.\d+\.\d+)"),
-        re.compile(r"\bsglang(?:==|:\s*v?| version:?\s*v?)(\d+\.\d+\.\d+[\w.+-]*)", re.IGNORECASE),
-    ),
-    "llama.cpp": (re.compile(r"build: \d+ \(([0-9a-f]{7,})\)"),),
-}
-_MODEL_FIELDS = (
-    re.compile(r"\bmodel='([^']+)'"),
-    re.compile(r"\bmodel_path='([^']+)'"),
-    re.compile(r"--model(?:-path)?[ =]+['\"]?([^\s'\"\\]+)"),
-    re.compile(r"\b(?:vllm|sglang) serve\s+([^\s\\-][^\s\\]*)"),
-    re.compile(r"Starting to load model ([^\s.]+(?:\.[^\s.]+)*?)\.{0,3}$", re.MULTILINE),
-    re.compile(r"loading model '([^']+)'"),
-)
-_GPU_FIELDS = (
-    re.compile(r"Device \d+: (NVIDIA [^,\n]+)"),
-    re.compile(r"GPU [\d,]+: (NVIDIA [^\n(]+)"),
-    re.compile(r"GPU:\s*(?:\d+\s*[x×]\s*)?(NVIDIA [^\n(,]+)"),
-    re.compile(r"(NVIDIA [A-Z][\w-]*(?: [\w-]+){0,3})"),
-)
-_CC = re.compile(r"compute capability:?\s*(\d+\.\d+)|\b(sm_?\d{2,3})\b", re.IGNORECASE)
-_TP = re.compile(r"tensor_parallel_size=(\d+)|--tensor-parallel-size[ =](\d+)|\btp_size=(\d+)|--tp(?:-size)?[ =](\d+)")
+def _bounded(folded: str, start: int, end: int) -> bool:
+    """The name at folded[start:end] stands alone: no word character or dot on either side, no '-<digit>' after."""
+    before = folded[start - 1] if start else ""
+    after = folded[end : end + 2]
+    if before and (before.isalnum() or before in "_."):
+        return False
+    if after[:1] and (after[0].isalnum() or after[0] in "_."):
+        return False
+    return not (after[:1] == "-" and after[1:2].isdigit())
 
 
 def _names_in(text: str, names: dict[str, Any]) -> Any:
@@ -81,11 +73,14 @@ def _names_in(text: str, names: dict[str, Any]) -> Any:
     best: tuple[int, int, Any] | None = None
     folded = text.casefold()
     for name, entry in names.items():
-        for m in re.finditer(r"(?<![\w.])" + re.escape(name) + r"(?![\w.]|-\d)", folded):
-            key = (m.start(), -len(name), entry)
-            if best is None or key[:2] < best[:2]:
-                best = key
-            break
+        start = folded.find(name)
+        while start != -1 and (best is None or start <= best[0]):
+            if _bounded(folded, start, start + len(name)):
+                key = (start, -len(name), entry)
+                if best is None or key[:2] < best[:2]:
+                    best = key
+                break
+            start = folded.find(name, start + 1)
     return best[2] if best else None
 
 
@@ -127,70 +122,110 @@ def _model_from(catalog: Catalog, value: str) -> Model | None:
     return found
 
 
-def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
+def _build(catalog: Catalog, engine: str, version: str, notes: list[str]) -> BuildResolution | None:
+    from ..catalog.names import resolve_user_build
+
+    if engine not in catalog.engines or not re.match(r"\d+\.\d+", version):
+        return None
+    try:
+        choice = resolve_user_build(catalog, f"{engine}=={version}")
+    except RecipegenError as exc:
+        notes.append(f"{exc.message.removeprefix(f'--build {engine}=={version}: ')}; plans use the builds it knows")
+        return None
+    if catalog.build(choice.build_id)[1].version != version:
+        notes.append(choice.how)
+    return choice
+
+
+def _hinted_model(catalog: Catalog, hint: str, warnings: list[str]) -> Model | None:
+    from ..checkpoint.anymodel import resolve_any
+
+    try:
+        return resolve_any(catalog, hint).model
+    except (RecipegenError, OSError) as exc:
+        message = exc.message if isinstance(exc, RecipegenError) else str(exc)
+        warnings.append(f"--model {hint!r} is not used ({message}); the model is read from the log")
+        return None
+
+
+def _hinted_gpu(catalog: Catalog, hint: str, warnings: list[str]) -> Hardware | None:
     from ..catalog.names import resolve_gpu
 
-    notes: list[str] = []
-    engine = next((name for name, sign in _ENGINE_SIGNS if sign.search(text)), None)
-    version = None
-    for pattern in _VERSIONS.get(engine or "", ()):
-        m = pattern.search(text)
-        if m:
-            version = m.group(1)
-            break
-    build, resolution = None, None
-    if engine is not None and version is not None and engine in catalog.engines:
-        from ..catalog.names import resolve_user_build
+    try:
+        return resolve_gpu(catalog, hint).hardware
+    except (RecipegenError, ValueError) as exc:
+        message = exc.message if isinstance(exc, RecipegenError) else str(exc)
+        warnings.append(f"--gpu {hint!r} is not used ({message}); the GPU is read from the log")
+        return None
 
+
+def _log_model(catalog: Catalog, texts: tuple[str, ...], text: str) -> tuple[Model | None, str | None]:
+    for value in texts:
+        found = _model_from(catalog, value)
+        if found is not None:
+            return found, value
+    model: Model | None = _names_in(text, _model_names(catalog))
+    return (model, model.name) if model is not None else (None, texts[0] if texts else None)
+
+
+def _log_gpu(catalog: Catalog, texts: tuple[str, ...], cc: str | None) -> tuple[Hardware | None, str | None]:
+    from ..catalog.names import resolve_gpu
+
+    names = _hardware_names(catalog)
+    for value in texts:
+        found: Hardware | None = _names_in(value, names)
+        if found is not None:
+            return found, value
+    if cc is not None:
         try:
-            choice = resolve_user_build(catalog, f"{engine}=={version}")
-            build, resolution = choice.build_id, choice
-            if catalog.build(build)[1].version != version:
-                notes.append(choice.how)
-        except RecipegenError as exc:
-            notes.append(f"{exc.message.removeprefix(f'--build {engine}=={version}: ')}; plans use the builds it knows")
-    model, model_text = None, None
-    if hints.model:
-        from ..checkpoint.anymodel import resolve_any
+            usual = resolve_gpu(catalog, cc).hardware
+            named = f"{texts[0]}, " if texts else ""
+            return (
+                usual,
+                f"{named}compute capability {cc}; planned as the catalog's usual {usual.compute_capability.sm} part",
+            )
+        except (RecipegenError, ValueError):
+            pass
+    return None, (texts[0] if texts else (f"compute capability {cc}" if cc else None))
 
-        model, model_text = resolve_any(catalog, hints.model).model, f"--model {hints.model}"
-    else:
-        for pattern in _MODEL_FIELDS:
-            for m in pattern.finditer(text):
-                found = _model_from(catalog, m.group(1))
-                if found is not None:
-                    model, model_text = found, m.group(1)
-                    break
-                model_text = model_text or m.group(1)
-            if model is not None:
-                break
-        if model is None:
-            model = _names_in(text, _model_names(catalog))
-            model_text = model.name if model is not None else model_text
-    hardware, gpu_text = None, None
-    if hints.gpu:
-        hardware, gpu_text = resolve_gpu(catalog, hints.gpu).hardware, f"--gpu {hints.gpu}"
-    else:
-        names = _hardware_names(catalog)
-        for pattern in _GPU_FIELDS:
-            for m in pattern.finditer(text):
-                found_hw: Hardware | None = _names_in(m.group(1), names)
-                gpu_text = gpu_text or m.group(1).strip()
-                if found_hw is not None:
-                    hardware, gpu_text = found_hw, m.group(1).strip()
-                    break
-            if hardware is not None:
-                break
-        if hardware is None:
-            m = _CC.search(text)
-            if m:
-                cc_text = m.group(1) or m.group(2)
-                try:
-                    hardware, gpu_text = resolve_gpu(catalog, cc_text).hardware, cc_text
-                except (RecipegenError, ValueError):
-                    gpu_text = cc_text
-    tp = None
-    m = _TP.search(text)
-    if m:
-        tp = int(next(g for g in m.groups() if g))
-    return LogFacts(engine, version, build, model, model_text, hardware, gpu_text, tp, tuple(notes), resolution)
+
+def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
+    """What the log says, resolved against the catalog; a hint stands in for what the log does not say, and a
+    hint that names nothing the catalog knows is a warning, never the end of the reading."""
+    raw = read_lines(text)
+    notes: list[str] = []
+    warnings: list[str] = []
+    found = _build(catalog, raw.engine, raw.version, notes) if raw.engine and raw.version else None
+    model = _hinted_model(catalog, hints.model, warnings) if hints.model else None
+    model_text = f"--model {hints.model}" if model is not None else None
+    if model is None:
+        model, model_text = _log_model(catalog, raw.model_texts, text)
+    hardware = _hinted_gpu(catalog, hints.gpu, warnings) if hints.gpu else None
+    gpu_text = f"--gpu {hints.gpu}" if hardware is not None else None
+    if hardware is None:
+        hardware, gpu_text = _log_gpu(catalog, raw.gpu_texts, raw.capability)
+    cc = raw.capability or (str(hardware.compute_capability) if hardware is not None else None)
+    return LogFacts(
+        engine=raw.engine,
+        version=raw.version,
+        build=found.build_id if found else None,
+        model=model,
+        model_text=model_text,
+        hardware=hardware,
+        gpu_text=gpu_text,
+        tp=raw.tp,
+        notes=tuple(notes),
+        flavor=raw.flavor,
+        runs_on=RUNS_ON.get(raw.engine or "", (raw.engine,) if raw.engine else ()),
+        architecture=raw.architecture,
+        served_name=raw.served_name,
+        capability=cc,
+        pp=raw.pp,
+        nodes=raw.nodes,
+        memory_utilization=raw.memory_utilization,
+        backends=raw.backends,
+        kv=raw.kv,
+        command=raw.command,
+        warnings=tuple(warnings),
+        resolution=found,
+    )

@@ -19,7 +19,7 @@ import typer
 import typer.main
 
 from ..errors import ExitCode, RecipegenError
-from . import catalog, diagnose, history, inspect, lint, machine, plan
+from . import catalog, diagnose, history, inspect, kube, lint, machine, plan
 from . import values as cli_values
 
 app = typer.Typer(
@@ -32,7 +32,7 @@ app = typer.Typer(
 )
 # The root command and `generate` are one function: `recipegen --gpu … --model …` needs no subcommand.
 app.callback()(plan.generate)
-for group in (plan, catalog, diagnose, history, inspect, lint, machine):  # the order of `--help`
+for group in (plan, catalog, diagnose, history, inspect, lint, machine, kube):  # the order of `--help`
     app.registered_commands.extend(group.commands.registered_commands)
 
 

@@ -97,3 +97,20 @@ def validate(
     typer.echo(f"catalog ok: {counts}, {builds} engine builds")
     for kind, entry_id, origin in catalog.overridden:
         typer.echo(f"  {kind}/{cli_values.printable(entry_id)} overridden by {cli_values.printable(origin.path, 2000)}")
+
+
+@commands.command("coverage")
+def coverage(
+    fmt: Annotated[Format, typer.Option("--format", metavar="text|json", help="markdown table or json")] = Format.text,
+    recipes: Recipes = [],  # noqa: B006
+) -> None:
+    """Where the catalog is thin: per model family × GPU class, the official release a path runs on since, the
+    community paths, and the known defects (the README's coverage table)."""
+    from ..report.coverage import coverage as cells_of
+    from ..report.coverage import to_json, to_markdown
+
+    cells = cells_of(load_catalog(recipes))
+    if fmt is Format.json:
+        typer.echo(json.dumps(to_json(cells), indent=2, ensure_ascii=False))
+    else:
+        typer.echo(to_markdown(cells), nl=False)

@@ -145,13 +145,24 @@ def preflight_(
     head_addr: HeadAddr = None,
     dist_port: DistPort = None,
     image: Image = None,
+    k8s: Annotated[
+        bool,
+        typer.Option("--k8s", help="check the folder's k8s/ manifests, and the cluster when kubectl has a context"),
+    ] = False,
     fmt: FormatOpt = Format.text,
 ) -> None:
     """Every check the folder's plan implies on this machine, each ✓/✗/? with the fix; exit 1 when one blocks."""
     from ..machine.preflight import as_json, blocking, run_checks, text
 
+    if Path(path).name == "k8s" and (Path(path).parent / "plan.json").is_file():
+        path, k8s = str(Path(path).parent), True  # `preflight DIR/k8s` means the manifests
     folder = _folder(path)
-    checks = run_checks(folder, _options(folder, model_dir, port, no_gpu, node, head_addr, dist_port, image))
+    if k8s:
+        from ..machine.kube_preflight import k8s_checks
+
+        checks = k8s_checks(folder)
+    else:
+        checks = run_checks(folder, _options(folder, model_dir, port, no_gpu, node, head_addr, dist_port, image))
     if fmt is Format.json:
         typer.echo(json.dumps({"folder": str(path), "checks": as_json(checks)}, indent=2, ensure_ascii=False))
     else:

@@ -40,7 +40,9 @@ if TYPE_CHECKING:
 commands = typer.Typer()
 
 
-def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, recipes: list[str]) -> None:
+def generate_command(
+    sel: Selectors, out: str | None, force: bool, fmt: Format, recipes: list[str], k8s: bool = False
+) -> None:
     from ..artifacts.contract import resolution_json
     from ..artifacts.output import write
     from ..artifacts.render import folder_name, render
@@ -75,7 +77,7 @@ def generate_command(sel: Selectors, out: str | None, force: bool, fmt: Format, 
     typed = sel.model
     if request.weights_folder is not None:  # the artifacts name the absolute folder, so a rerun finds it anywhere
         sel = replace(sel, model=request.weights_folder)
-    files = render(resolution, sel.command_line())
+    files = render(resolution, sel.command_line(), k8s=k8s)
     target = Path(out) if out is not None else Path(folder_name(resolution))
     changed = write(files, target, force)
     if fmt is Format.json:  # the same object as plan.json, container spec included
@@ -111,6 +113,12 @@ def generate(
         bool,
         typer.Option("--force", help="replace the files recipegen wrote in --out earlier (other files are kept)"),
     ] = False,
+    k8s: Annotated[
+        bool,
+        typer.Option(
+            "--k8s", help="also write k8s/: Kubernetes manifests (a LeaderWorkerSet across nodes) for kubectl apply -k"
+        ),
+    ] = False,
     fmt: FormatOpt = Format.text,
     recipes: Recipes = [],  # noqa: B006 - typer reads the default, never mutates it
     version: Version = False,
@@ -138,7 +146,7 @@ def generate(
         host_bandwidth=host_bandwidth,
         pulled=pulled,
     )
-    generate_command(sel, out, force, fmt, recipes)
+    generate_command(sel, out, force, fmt, recipes, k8s)
 
 
 def _refuse_options_before(ctx: typer.Context) -> None:

@@ -68,7 +68,7 @@ def alternatives(catalog: Catalog, blocked: Resolution, limit: int = 4) -> list[
             if cand.offload is not None:
                 summary += ", with host offload"
             if cand.speed is not None:
-                summary += f"; ~{cand.speed.decode_tps:.0f} tok/s per request (estimate)"
+                summary += f"; {cand.speed.per_request()} (estimate)"
             decode = cand.speed.decode_tps if cand.speed is not None else None
             out.append(Alternative(target.label, summary, decode, cand.offload is not None))
         if len(out) >= limit:
@@ -77,9 +77,10 @@ def alternatives(catalog: Catalog, blocked: Resolution, limit: int = 4) -> list[
 
 
 def faster_elsewhere(catalog: Catalog, resolution: Resolution) -> list[Alternative]:
-    """For a plan that needs host offload: other hardware that holds the model and decodes faster."""
+    """For a slow plan (host offload, or under 5 tok/s per request): other hardware that holds the model in
+    GPU memory and decodes faster."""
     top = resolution.plans[0].candidate
-    if top.offload is None or top.speed is None:
+    if top.speed is None or (top.offload is None and not top.speed.slow):
         return []
     return [
         alt

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..catalog.schema import Engine, Hardware, Model, Variant
 from ..catalog.schema.engine import Build, Defect
 from ..catalog.schema.model import Pitfall
-from .types import Candidate, GateResult
+from .types import Candidate, Flag, GateResult
 
 
 def defects_hitting(model: Model, variant: Variant, build: Build, hw: Hardware) -> tuple[Defect, ...]:
@@ -59,3 +59,28 @@ def applies(p: Pitfall, engine: Engine, build: Build, hw: Hardware) -> bool:
         and (p.builds is None or build.id in p.builds)
         and (p.capability is None or hw.compute_capability in p.capability)
     )
+
+
+def with_workarounds(
+    cand: Candidate, flags: list[Flag], env: list[tuple[str, str, str]], hw: Hardware
+) -> tuple[list[Flag], list[tuple[str, str, str]], list[str]]:
+    """The plan's flags and environment with the workarounds of the build's defects it runs into; a workaround
+    flag the plan already sets to another value is not applied, and said so."""
+    flags, env, notes = list(flags), list(env), []
+    for defect in cand.build_defects:
+        for arg in defect.workaround_args:
+            if arg.capability is not None and hw.compute_capability not in arg.capability:
+                continue
+            present = next((f for f in flags if f.flag == arg.flag), None)
+            if present is None:
+                reason = f"works around known defect {defect.id}: {arg.reason}"
+                flags.append(Flag(arg.flag, arg.value, reason, tuple(arg.sources or defect.sources[:1])))
+            elif present.value != arg.value:
+                notes.append(
+                    f"the workaround of known defect {defect.id} ({arg.flag} {arg.value or ''}) conflicts with the "
+                    f"planned {present.flag} {present.value or ''}; not applied"
+                )
+        for var in defect.workaround_env:
+            if all(name != var.name for name, _, _ in env):
+                env.append((var.name, var.value, f"works around known defect {defect.id}: {var.reason}"))
+    return flags, env, notes

@@ -1,4 +1,4 @@
-"""A candidate's speed estimate: the roofline of speed.py fed with what the planners decided."""
+"""A candidate's speed estimate: the step model of speed.py fed with what the planners decided."""
 
 from __future__ import annotations
 
@@ -37,6 +37,9 @@ def scenario_of(cand: Candidate, request: Request) -> Scenario | None:
         cpu_dense_layers=off.cpu_layers if off is not None and off.mechanism == "cpu-layers" else 0,
         streamed_gib_per_gpu=float(off.gb_per_gpu) if off is not None else 0.0,
         cpu_prefill=off is not None and off.mechanism == "all-experts",
+        engine=cand.engine.id,
+        cuda_graphs=not any(a.strip() in ("--enforce-eager", "--disable-cuda-graph") for a in cand.fallback_args),
+        mtp=cand.settings.mtp,
     )
 
 

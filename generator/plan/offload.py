@@ -124,10 +124,15 @@ class WeightSplit:
     dense_layers: int
     resident_bytes: float
     note: str
+    expert_params: float = 0.0  # routed-expert parameters, from the shapes
+    total_params: float = 0.0  # the total those shapes sit in
 
 
 def weight_split(model: Model, size: float) -> WeightSplit | None:
     """Routed-expert bytes per MoE layer. None for a dense model.
+
+    The result's `total_params` is the catalog's total, or the total from the shapes where the expert
+    shapes alone exceed it (a rounded headline such as Kimi K2's "1T").
 
     Expert parameters come from the shapes (experts × 3 projections × hidden × moe_intermediate),
     or from total − active when the catalog has no expert width. Non-expert weights are taken at
@@ -148,7 +153,13 @@ def weight_split(model: Model, size: float) -> WeightSplit | None:
     else:
         return None
     if expert_params >= total:
-        return None
+        # the catalog's total is a rounded headline (Kimi K2: "1T"); the shapes say more: the experts plus what a
+        # token reads besides its top-k of them (active − top-k share of the experts), or 2 % if unknown
+        besides = expert_params * 0.02
+        if model.params_active_b is not None and model.params_active_b * 1e9 > expert_params * moe.top_k / moe.experts:
+            besides = model.params_active_b * 1e9 - expert_params * moe.top_k / moe.experts
+        total = expert_params + besides
+        how += f"; the catalog's {model.params_total_b:g}B total is below that, so the total is taken from the shapes"
     per_param = size / total
     rest = (total - expert_params) * min(max(per_param, NON_EXPERT_MIN_BYTES), NON_EXPERT_MAX_BYTES)
     experts = size - rest
@@ -159,7 +170,7 @@ def weight_split(model: Model, size: float) -> WeightSplit | None:
         f"{size / 1e9:.1f} GB checkpoint; the other {rest / 1e9:.1f} GB (attention, shared experts, dense layers, "
         "embeddings) stay on the GPUs"
     )
-    return WeightSplit(experts / moe_layers, moe_layers, moe.dense_layers, rest, note)
+    return WeightSplit(experts / moe_layers, moe_layers, moe.dense_layers, rest, note, expert_params, total)
 
 
 @frozen

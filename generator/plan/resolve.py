@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from ..catalog.index import Catalog
 from ..catalog.schema import Source
 from ..frozen import evolve
-from .defects import applies, defects
+from .defects import applies, defects, with_workarounds
 from .flags import (
     argv_of,
     common_flags,
@@ -92,6 +92,8 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         )
     if cand.budget is not None:
         notes.extend(cand.budget.notes)
+    flags, env, workaround_notes = with_workarounds(cand, flags, env, request.hardware)
+    notes.extend(workaround_notes)
     notes.extend(f"known defect: {text}" for text in defects(cand))
     notes.extend(variant.notes)
     notes.extend(p.text for p in model.pitfalls if applies(p, engine, build, request.hardware))

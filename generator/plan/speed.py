@@ -1,69 +1,67 @@
-"""Speed estimate of a plan: a roofline over the catalog's bandwidth and throughput facts.
+"""Speed estimate of a plan: the step-time model of steptime.py with the constants fitted per engine.
 
-Decode is memory-bound: every step reads the weights it uses (dense weights, the experts the
-batch routes to) and each request's KV cache. Each part is read where it lives — GPU memory
-(HBM/GDDR), host RAM (experts the CPU computes), or copied over PCIe (`--cpu-offload-gb`) — and
-the parts add up, because a layer waits for the one before it. Prefill is compute-bound: FLOPs
-per token over the GPUs' dense tensor throughput, plus any weights that cross PCIe per chunk.
-
-Engines reach a fraction of the peaks; the efficiencies below are assumptions, shown with every
-estimate and checked against published measurements by scripts/calibrate.py (recipes/measurements/),
-which also sets the band: the 10th–90th percentile of measured ÷ estimated over that table.
+Decode: one step's time is the step model (memory or compute roofline + engine, kernel, all-reduce, hop,
+host and PCIe terms) with the coefficients scripts/calibrate.py fitted over recipes/measurements/
+(speed_constants.py). The band is the cross-validated residual band of the plan's class: measured ÷
+estimated of each published row predicted by a fit that never saw its source, 10th–90th percentile.
+Prefill is compute-bound: FLOPs per token over the GPUs' dense tensor throughput, plus any weights that
+cross PCIe per chunk.
 """
 
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Literal
 
-from ..catalog.schema import Hardware, Model
 from ..frozen import frozen
-from .offload import HostFacts, WeightSplit, weight_split
+from . import speed_constants as fitted
+from .offload import WeightSplit
+from .steptime import (
+    EFF_COMPUTE,
+    EFF_PCIE,
+    MTP_ACCEPTANCE,
+    PART_READ,
+    Scenario,
+    step_parts,
+    terms,
+    tflops,
+    touched,
+)
 
-EFF_GPU_MEMORY = 0.7  # share of the GPU memory bandwidth decode kernels reach
-EFF_HOST_MEMORY = 0.6  # share of host RAM bandwidth CPU expert kernels reach
-EFF_PCIE = 0.8
-EFF_COMPUTE = 0.5  # share of dense tensor throughput (prefill GEMMs; decode at large batch)
-ALLREDUCE_LATENCY_S = {"nvlink": 10e-6, "pcie": 25e-6, "network": 50e-6}
-NETWORK_GBS = 25.0  # between nodes when the catalog names no number: one 200 Gb/s link
+__all__ = ["Estimate", "Scenario", "class_of", "estimate", "regime_of", "tflops", "touched"]
+
 DISK_GBS = 2.0  # a local NVMe SSD, sequential read
 PREFILL_CHUNK = {"expert-layers": 512, "weights-gb": 2048}  # llama.cpp ubatch; vLLM/SGLang chunk
-Regime = Literal["roofline", "tensor-parallel dense", "tensor-parallel MoE"]
-# measured ÷ estimated, about the 10th and 90th percentile of each regime's rows in recipes/measurements
-# (scripts/calibrate.py prints them; tests/plan/test_speed.py fails when the table moves outside a band)
-BANDS: dict[Regime, tuple[float, float]] = {
-    "roofline": (0.75, 1.3),
-    # one published run (vLLM, 2×B200, batch 1) at ×0.28, up to where the single-GPU rows fell
-    "tensor-parallel dense": (0.25, 1.3),
-    # SGLang's DeepSeek-V3 on 8×H200 at batch 1 ran at 3–8% of the roofline: per-layer MoE kernels
-    # and all-reduces at tiny batches, not memory bandwidth, set the pace there
-    "tensor-parallel MoE": (0.03, 0.08),
-}
-# prefill, measured ÷ estimated over the 7 rows with a prompt speed (their full spread: a small sample;
+SLOW_TPS = 5.0  # below this a plan is called slow first
+OFFLOAD_BOUND = ("host RAM bandwidth", "PCIe (weights copied every step)")
+# prefill, measured ÷ estimated over the rows with a prompt speed (their full spread: a small sample;
 # llama.cpp's quantized int8 GEMMs beat the dense BF16 figure, short MoE prompts fall short of it)
 PREFILL_BAND = (0.35, 2.1)
+PREFILL_READ = 0.7  # share of GPU memory bandwidth a prefill chunk reads weights at
+Regime = str  # a calibration class: "single-GPU dense · vllm", "tensor-parallel MoE", "CPU offload", …
 
 
-@frozen
-class Scenario:
-    """Everything the roofline needs, already decided by the memory and offload planners."""
+def class_of(s: Scenario) -> str:
+    """The calibration class of a plan: the README reports each class's cross-validated error."""
+    gpus = s.gpus_per_node * s.nodes
+    if s.cpu_expert_layers or s.cpu_dense_layers or s.streamed_gib_per_gpu:
+        return "CPU offload"
+    if s.nodes > 1:
+        return "multi-node"
+    if s.hardware.host_link.kind == "unified":
+        return "unified memory"
+    kind = "MoE" if s.model.moe is not None else "dense"
+    if gpus == 1:
+        return f"single-GPU {kind} · {s.engine or fitted.DEFAULT_ENGINE}"
+    if s.layer_split:
+        return "layer split"
+    return f"tensor-parallel {kind}"
 
-    model: Model
-    hardware: Hardware
-    gpus_per_node: int
-    nodes: int
-    layer_split: bool  # llama.cpp: GPUs work one after another; else tensor parallel over all GPUs
-    size_bytes: float  # the checkpoint
-    quant: str
-    kv_per_token_gpu: float  # bytes per context token on one GPU
-    per_request_gpu: float  # bytes per request on one GPU read every step (windows, recurrent state)
-    context: int
-    concurrency: int
-    host: HostFacts
-    cpu_expert_layers: int = 0  # routed-expert layers computed by the CPU from host RAM
-    streamed_gib_per_gpu: float = 0.0  # --cpu-offload-gb: copied over PCIe every forward pass
-    cpu_prefill: bool = False  # the CPU also computes the host experts during prefill (KTransformers)
-    cpu_dense_layers: int = 0  # llama.cpp --gpu-layers below the layer count: the first layers run on the CPU
+
+regime_of = class_of  # the name before the classes replaced the three regimes
+
+
+def band_of(regime: str) -> tuple[float, float]:
+    return fitted.BANDS.get(regime, fitted.POOLED_BAND)
 
 
 @frozen
@@ -75,166 +73,99 @@ class Estimate:
     prefill_tps: float | None
     load_s: float
     bound: str  # what dominates a decode step
-    regime: Regime = "roofline"
+    regime: Regime = "single-GPU dense · vllm"
     lines: tuple[str, ...] = field(default_factory=tuple)
     assumptions: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def band(self) -> tuple[float, float]:
-        return BANDS[self.regime]
+        return band_of(self.regime)
+
+    @property
+    def slow(self) -> bool:
+        """Under 5 tok/s per request, or paced by host RAM or PCIe: say so before the number."""
+        return self.decode_tps < SLOW_TPS or self.bound in OFFLOAD_BOUND
+
+    def per_request(self) -> str:
+        """ "~N tok/s per request (likely A–B)": the expected figure and the band of its class."""
+        low, high = self.band
+        return (
+            f"~{_tps(self.decode_tps)} tok/s per request (likely {_tps(low * self.decode_tps)}–"
+            f"{_tps(high * self.decode_tps)})"
+        )
+
+    def speed_line(self) -> str:
+        """The one figure a user reads, with the total at the planned concurrency; "slow" first when it is."""
+        line = self.per_request()
+        if self.concurrency > 1:
+            line += f", ~{_tps(self.aggregate_tps)} tok/s total at {self.concurrency} requests"
+        if self.bound in OFFLOAD_BOUND:
+            line = f"offload-bound (paced by {self.bound}): {line}"
+        elif self.slow:
+            line = f"slow (under {SLOW_TPS:g} tok/s per request): {line}"
+        return line
 
     def headline(self) -> str:
-        low, high = self.band
         prefill = "unknown"
         if self.prefill_tps is not None:
             lo, hi = PREFILL_BAND
-            prefill = f"{self.prefill_tps:,.0f} (likely {lo * self.prefill_tps:,.0f}–{hi * self.prefill_tps:,.0f})"
-        span = f"{low * self.decode_tps:.1f}–{high * self.decode_tps:.1f}"
-        if high < 0.5:
-            decode = (
-                f"up to {self.decode_tps:.0f} tok/s per request (the roofline: the published {self.regime} runs "
-                f"reached only ×{low:g}–×{high:g} of theirs — recipes/measurements)"
-            )
-        else:
-            measured = (
-                "published runs fell"
-                if self.regime == "roofline"
-                else "the one published tensor-parallel dense run fell at ×0.28, single-GPU runs up to ×1.3; band"
-            )
-            decode = (
-                f"~{self.decode_tps:.1f} tok/s per request (likely {span}: {measured} at ×{low:g}–×{high:g} of the "
-                "roofline)"
-            )
+            prefill = f"~{self.prefill_tps:,.0f} (likely {lo * self.prefill_tps:,.0f}–{hi * self.prefill_tps:,.0f})"
+        bound = "" if self.slow and self.bound in OFFLOAD_BOUND else f"; bound by {self.bound}"
         return (
-            f"{decode}, {self.aggregate_tps:.0f} tok/s over {self.concurrency} request(s) at {self.context:,} "
-            f"tokens of context; prefill ~{prefill} tok/s; weights load in ~{self.load_s:.0f} s; "
-            f"bound by {self.bound}"
+            f"{self.speed_line()}; at {self.context:,} tokens of context; prefill {prefill} tok/s; "
+            f"weights load in ~{self.load_s:.0f} s{bound}"
         )
 
 
-def regime_of(s: Scenario) -> Regime:
-    if s.layer_split or s.gpus_per_node * s.nodes == 1:
-        return "roofline"
-    return "tensor-parallel MoE" if s.model.moe is not None else "tensor-parallel dense"
-
-
-def touched(model: Model, batch: int) -> float:
-    """Share of a layer's routed experts a batch reads: 1 − (1 − k/E)^batch (independent routing)."""
-    if model.moe is None:
-        return 1.0
-    share = model.moe.top_k / model.moe.experts
-    return 1 - (1 - share) ** batch
-
-
-def tflops(hw: Hardware, quant: str) -> tuple[float, str]:
-    t = hw.tensor_tflops
-    if quant in ("nvfp4", "mxfp4", "mixed_fp4_fp8") and hw.fp4_tensor_cores and t.fp4:
-        return t.fp4, "FP4"
-    if quant in ("fp8", "fp8_block", "mixed_fp4_fp8") and hw.fp8_tensor_cores and t.fp8:
-        return t.fp8, "FP8"
-    return t.bf16, "BF16"
-
-
-def _comm(s: Scenario) -> tuple[float, str]:
-    """Two all-reduces of the hidden state per layer under tensor parallelism."""
-    gpus = s.gpus_per_node * s.nodes
-    if s.layer_split or gpus == 1:
-        return 0.0, ""
-    link = s.hardware.interconnect
-    if s.nodes > 1:
-        gbs, kind = NETWORK_GBS, "network"
-    elif link.kind == "nvlink" and link.bandwidth_gbs:
-        gbs, kind = link.bandwidth_gbs / 2, "nvlink"
-    else:
-        gbs, kind = s.hardware.host_link.gbs, "pcie"
-    message = s.concurrency * s.model.hidden_size * 2
-    per = ALLREDUCE_LATENCY_S[kind] + 2 * (gpus - 1) / gpus * message / (gbs * 1e9)
-    t = 2 * s.model.layers * per
-    return t, f"all-reduce over {kind}: 2 × {s.model.layers} layers × {per * 1e6:.0f} µs = {t * 1e3:.2f} ms"
+def _tps(v: float) -> str:
+    return f"{v:.1f}" if v < 10 else f"{v:,.0f}"
 
 
 def estimate(s: Scenario) -> Estimate:
     model, hw = s.model, s.hardware
     gpus = s.gpus_per_node * s.nodes
     batch = max(1, s.concurrency)
-    split: WeightSplit | None = weight_split(model, s.size_bytes)
-    lines: list[str] = []
-    # --- decode: bytes per step
-    if split is not None:
-        share = touched(model, batch)
-        gpu_expert_layers = split.moe_layers - s.cpu_expert_layers
-        gpu_weights = split.resident_bytes + gpu_expert_layers * split.expert_layer_bytes * share
-        host_weights = s.cpu_expert_layers * split.expert_layer_bytes * share
-        lines.append(
-            f"weights read per step: {split.resident_bytes / 1e9:.2f} GB dense + {share:.0%} of the routed experts "
-            f"({batch} request(s), top-{model.moe.top_k if model.moe else 0}) = {gpu_weights / 1e9:.2f} GB on GPU"
-            + (f", {host_weights / 1e9:.2f} GB in host RAM" if host_weights else "")
-        )
-    else:
-        cpu_share = s.cpu_dense_layers / model.layers
-        gpu_weights = s.size_bytes * (1 - cpu_share) - s.streamed_gib_per_gpu * 2**30 * gpus
-        host_weights = s.size_bytes * cpu_share
-        lines.append(
-            f"weights read per step: {gpu_weights / 1e9:.2f} GB on GPU"
-            + (f", {host_weights / 1e9:.2f} GB in host RAM ({s.cpu_dense_layers} layers)" if host_weights else "")
-        )
-    # per GPU: tensor parallel shards weights; a layer split runs the GPUs one after another
-    parallel = 1 if s.layer_split else gpus
-    kv_gpu = batch * (s.context * s.kv_per_token_gpu + s.per_request_gpu)
-    kv_total = kv_gpu * (s.gpus_per_node if s.layer_split else 1)
-    if s.cpu_dense_layers:  # the CPU layers keep their KV in host RAM and read it there
-        kv_host = kv_total * s.cpu_dense_layers / model.layers
-        kv_total -= kv_host
-        host_weights += kv_host
-    bw = hw.bandwidth_gbs * 1e9 * EFF_GPU_MEMORY
-    t_gpu = gpu_weights / parallel / bw + kv_total / bw
+    t = terms(s)
+    engine, shared = fitted.constants(s.engine)
+    parts = step_parts(t, engine, shared)
+    lines = list(t.lines)
+    read = PART_READ.get(hw.id)
     lines.append(
-        f"KV read per step: {batch} × {s.context:,} tokens × {s.kv_per_token_gpu / 1024:.1f} KiB/token per GPU "
-        f"= {kv_gpu / 1e9:.2f} GB per GPU"
+        f"GPU memory: {t.x['mem'] * 1e3:.2f} ms at {t.read_share:.0%} of {hw.bandwidth_gbs:g} GB/s"
+        + (f" (published read figure: {read[1]})" if read else " (assumed achievable share)")
+        + f" × {engine['mem']:.2f} ({s.engine or fitted.DEFAULT_ENGINE}'s fitted factor) = "
+        f"{engine['mem'] * t.x['mem'] * 1e3:.2f} ms"
     )
+    if "GPU compute" in parts:
+        lines.append(f"compute: {t.compute_s * 1e3:.2f} ms exceeds the memory time at {batch} request(s)")
+    for what, seconds in parts.items():
+        if what not in ("GPU memory bandwidth", "GPU compute"):
+            lines.append(f"{what}: {seconds * 1e3:.2f} ms")
+    step = sum(parts.values())
+    per_token = step
+    if s.mtp and model.mtp_layers:
+        per_token = step * (1 + model.mtp_layers / model.layers) / (1 + MTP_ACCEPTANCE)
+        lines.append(
+            f"MTP speculative decoding: {1 + MTP_ACCEPTANCE:.2f} tokens per step at {MTP_ACCEPTANCE:.0%} acceptance, "
+            f"the draft layer adds {model.mtp_layers / model.layers:.1%}"
+        )
+    bound = max(parts, key=lambda k: parts[k])
     lines.append(
-        f"GPU memory: ({gpu_weights / 1e9:.2f} GB ÷ {parallel} + {kv_total / 1e9:.2f} GB) ÷ "
-        f"({hw.bandwidth_gbs:g} GB/s × {EFF_GPU_MEMORY}) = {t_gpu * 1e3:.2f} ms"
+        f"decode step: {step * 1e3:.2f} ms → {1 / per_token:.1f} tok/s per request, {batch / per_token:.0f} in all"
     )
     active = (model.params_active_b or model.params_total_b) * 1e9
     peak, dtype = tflops(hw, s.quant)
-    t_compute = 2 * active * batch / (parallel * peak * 1e12 * EFF_COMPUTE)
-    parts = {"GPU memory bandwidth": max(t_gpu, t_compute)}
-    if t_compute > t_gpu:
-        parts = {"GPU compute": t_compute}
-        lines.append(f"compute: 2 × {active / 1e9:.1f}B × {batch} ÷ {peak:g} {dtype} TFLOPS = {t_compute * 1e3:.2f} ms")
-    if host_weights:
-        t_host = host_weights / (s.host.bandwidth_gbs * 1e9 * EFF_HOST_MEMORY)
-        parts["host RAM bandwidth"] = t_host
-        lines.append(
-            f"host RAM: {host_weights / 1e9:.2f} GB ÷ ({s.host.bandwidth_gbs:g} GB/s × {EFF_HOST_MEMORY}) "
-            f"= {t_host * 1e3:.2f} ms"
-        )
-    if s.streamed_gib_per_gpu:
-        streamed = s.streamed_gib_per_gpu * 2**30
-        # each GPU copies its share over its own link; the node's RAM feeds all of them
-        per_node = s.gpus_per_node
-        link = min(hw.host_link.gbs * per_node, s.host.bandwidth_gbs) * 1e9 * EFF_PCIE
-        t_pcie = streamed * per_node / link
-        parts["PCIe (weights copied every step)"] = t_pcie
-        lines.append(
-            f"PCIe: {s.streamed_gib_per_gpu:g} GiB × {per_node} GPU(s) ÷ (min({per_node} × "
-            f"{hw.host_link.describe()}, host RAM {s.host.bandwidth_gbs:g} GB/s) × {EFF_PCIE}) = {t_pcie * 1e3:.1f} ms"
-        )
-    t_comm, comm_line = _comm(s)
-    if t_comm:
-        parts["tensor-parallel all-reduce"] = t_comm
-        lines.append(comm_line)
-    step = sum(parts.values())
-    bound = max(parts, key=lambda k: parts[k])
-    lines.append(f"decode step: {step * 1e3:.2f} ms → {1 / step:.1f} tok/s per request, {batch / step:.0f} in all")
-    # --- prefill
-    prefill = _prefill(s, split, active, peak, dtype, parallel, lines)
+    parallel = 1 if s.layer_split else gpus
+    prefill = _prefill(s, t.split, active, peak, dtype, parallel, lines)
     load = s.size_bytes / (DISK_GBS * 1e9)
+    regime = class_of(s)
+    low, high = band_of(regime)
     assumptions: tuple[str, ...] = (
-        f"efficiency: {EFF_GPU_MEMORY:.0%} of GPU memory bandwidth, {EFF_HOST_MEMORY:.0%} of host RAM bandwidth, "
-        f"{EFF_PCIE:.0%} of PCIe, {EFF_COMPUTE:.0%} of dense tensor throughput",
-        "routed experts are picked independently per request; speculative decoding and prefix caching ignored",
+        f"step constants fitted per engine on {fitted.ROWS} published runs (recipes/measurements); the band "
+        f"×{low:g}–×{high:g} is the cross-validated spread of the '{regime}' class"
+        + ("" if regime in fitted.BANDS else " (too few rows of its own: the spread of all rows)"),
+        "routed experts are picked independently per request; prefix caching ignored"
+        + ("" if s.mtp else "; no speculative decoding"),
         f"decode at a context filled to {s.context:,} tokens (shorter conversations decode faster)",
         f"weights load from a local NVMe SSD at ~{DISK_GBS:g} GB/s (network storage is slower)",
         f"prefill uses {hw.name}'s dense {dtype} tensor TFLOPS from vendor figures (recipes/hardware/{hw.id}.yaml "
@@ -247,14 +178,14 @@ def estimate(s: Scenario) -> Estimate:
             "backend a MoE model reads only the experts it routes to, so it can run faster than this",
         )
     return Estimate(
-        decode_tps=1 / step,
-        aggregate_tps=batch / step,
+        decode_tps=1 / per_token,
+        aggregate_tps=batch / per_token,
         concurrency=batch,
         context=s.context,
         prefill_tps=prefill,
         load_s=load,
         bound=bound,
-        regime=regime_of(s),
+        regime=regime,
         lines=tuple(lines),
         assumptions=assumptions,
     )
@@ -279,7 +210,7 @@ def _prefill(
         read = split.resident_bytes + gpu_layers * split.expert_layer_bytes * touched(model, chunk)
     else:
         read = s.size_bytes - s.streamed_gib_per_gpu * 2**30 * s.gpus_per_node * s.nodes
-    floor = read / parallel / (s.hardware.bandwidth_gbs * 1e9 * EFF_GPU_MEMORY) / chunk
+    floor = read / parallel / (s.hardware.bandwidth_gbs * 1e9 * PREFILL_READ) / chunk
     if floor > t:
         t = floor
         text += f", but a {chunk}-token batch reads {read / 1e9:.1f} GB of weights: memory-bound"

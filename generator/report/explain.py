@@ -61,7 +61,9 @@ def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, v
     if not r.plans:
         out.extend(advice_lines(r, alternatives or []))
     elif alternatives:
-        out.extend(["", "Plan #1 needs host offload; faster without it, on other hardware:"])
+        top = r.plans[0].candidate
+        why = "needs host offload; faster without it" if top.offload is not None else "is slow; faster"
+        out.extend(["", f"Plan #1 {why}, on other hardware:"])
         out.extend(f"  • on {alt.target}: {alt.summary}" for alt in alternatives)
     return "\n".join(out) + "\n"
 

@@ -67,9 +67,10 @@ def generate_summary(
         lines.append(f"  offload: {top.candidate.offload.summary()}")
     if top.candidate.speed is not None:
         lines.append(f"  speed (estimate): {top.candidate.speed.headline()}")
-    if top.candidate.offload is not None:  # what the same model does on hardware that holds it
-        faster = faster_elsewhere(catalog, resolution)
-        lines.extend(["  faster without host offload, on other hardware:"] if faster else [])
+    if top.candidate.offload is not None or (top.candidate.speed is not None and top.candidate.speed.slow):
+        faster = faster_elsewhere(catalog, resolution)  # what the same model does on hardware that holds it
+        head = "faster without host offload" if top.candidate.offload is not None else "faster"
+        lines.extend([f"  {head}, on other hardware:"] if faster else [])
         lines.extend(f"    • {alt.target}: {alt.summary}" for alt in faster)
     lines.extend(closest_rejections(resolution))
     verb = "wrote" if changed else "unchanged"

@@ -288,6 +288,19 @@ def run_artifacts(out: Path, scratch: Path, base_url: str, seen: list[str]) -> N
             if keyword in ("RUN", "ENTRYPOINT"):
                 assert isinstance(json.loads(rest), list)
 
+    container = json.loads((out / "plan.json").read_text())["container"]
+    kube = [d for d in yaml.safe_load_all((out / "k8s" / "engine.yaml").read_text(encoding="utf-8")) if d]
+    templates = (
+        [kube[0]["spec"]["template"]]
+        if kube[0]["kind"] == "Deployment"
+        else [kube[0]["spec"]["leaderWorkerTemplate"][t] for t in ("leaderTemplate", "workerTemplate")]
+    )
+    for node, template in zip(container["nodes"], templates, strict=False):
+        engine = template["spec"]["containers"][0]
+        assert [kube_launched(a, node["rank"]) for a in engine["args"]] == node["args"]
+        for var in engine.get("env", []):
+            assert re.fullmatch(r"(?:[^$]|\$\$)*", var["value"]), var  # Kubernetes expands nothing in it
+
     stand_ins, record, models = scratch / "bin", scratch / "record", scratch / "models"
     for folder in (stand_ins, record, models):
         folder.mkdir()
@@ -331,6 +344,17 @@ def run_artifacts(out: Path, scratch: Path, base_url: str, seen: list[str]) -> N
     assert seen and seen[0] == urlpath_of(out)
 
 
+def kube_launched(arg: str, rank: int) -> str:
+    """A pod's arg as its process gets it (`$$` is `$`; only the LeaderWorkerSet's variables expand)."""
+    env = {"LWS_WORKER_INDEX": str(rank), "LWS_LEADER_ADDRESS": "${HEAD_ADDR}", "DIST_PORT": "${DIST_PORT}"}
+
+    def one(m: re.Match[str]) -> str:
+        assert m[0] == "$$" or m[1] in env, f"{arg!r} would be expanded by Kubernetes"
+        return "$" if m[0] == "$$" else env[m[1]]
+
+    return re.sub(r"\$\$|\$\((\w+)\)", one, arg)
+
+
 def interpolated(token: str, env: dict[str, str]) -> str:
     """A compose value as Compose reads it: `$$` is a literal `$`, ${VAR} and ${VAR:-default} expand."""
     token = token.replace("$$", "\0")
@@ -360,7 +384,7 @@ def attempt(scenario: str, kind: str, entry: str, path: tuple[Any, ...], value: 
             return "refused"
         args, _ = SCENARIOS[scenario]
         out = root / "out"
-        result = run_cli(*args, "--recipes", str(user), "--out", str(out))
+        result = run_cli(*args, "--recipes", str(user), "--out", str(out), "--k8s")
         assert "Traceback" not in result.err
         assert result.code in (0, 3), result.err  # what validate accepts, generate writes (or says blocked)
         if result.code == 3:
@@ -428,7 +452,7 @@ def test_payloads_in_every_field_that_accepts_them_at_once(server, scenario):
                     set_at(documents[key], parts, get_at(original(*key), parts))
             assert result.code == 0, result.err
             out = root / "out"
-            result = run_cli(*args, "--recipes", str(user), "--out", str(out))
+            result = run_cli(*args, "--recipes", str(user), "--out", str(out), "--k8s")
             assert result.code == 0, result.err
             scratch = root / "scratch"
             scratch.mkdir()

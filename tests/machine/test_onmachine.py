@@ -104,12 +104,12 @@ def test_a_container_that_exits_ends_in_the_line_that_killed_it(cli, folder, tmp
         assert r.code == 1
         assert r.err.count("\n") == 1
         assert r.err.startswith(
-            f"error: {name}-0 exited with code 1: no attention kernel in this vLLM build fits the model's attention"
+            f"error: {name}-0 exited with code 1: vLLM's attention selector found no backend for this layer"
         )
         assert "| ERROR [core.py:708] EngineCore failed to start." in r.out  # the log tail
         # diagnose's explanation, with the folder's model and GPU filling what the log does not say
-        assert "✗ no attention kernel in this vLLM build" in r.out and "(vllm-no-attention-backend)" in r.out
-        assert "    fix: Run `recipegen explain" in r.out
+        assert "✗ vLLM's attention selector found no backend" in r.out and "(vllm-no-attention-backend)" in r.out
+        assert "    fix: When a backend refused only for a setting" in r.out and "run `recipegen explain" in r.out
     finally:
         assert cli("down", str(folder)).code == 0
     assert docker_client.containers.list(all=True, filters={"name": name}) == []

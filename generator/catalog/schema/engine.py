@@ -15,6 +15,7 @@ from .text import (
     Alias,
     ArgWord,
     EngineFlag,
+    EnvName,
     Expandable,
     GitRef,
     HttpsUrl,
@@ -105,6 +106,15 @@ class RequiredArg(Sourced):
 
 
 @frozen(kw_only=True)
+class DefectEnv(Sourced):
+    """An environment variable a defect's workaround sets."""
+
+    name: EnvName
+    value: ArgWord
+    reason: Text
+
+
+@frozen(kw_only=True)
 class Kernel(Sourced):
     """One kernel (backend) of a build, and the shapes/dtypes/GPUs it accepts."""
 
@@ -179,6 +189,9 @@ class Defect(Sourced):
     log_line: Text | None = None  # what the engine prints when it hits
     fixed_in: Id | None = None  # id of the first build without it
     workaround: Text | None = None
+    # the workaround as arguments and environment a plan on the build carries (flags the planner does not set)
+    workaround_args: list[RequiredArg] = field(default_factory=list)
+    workaround_env: list[DefectEnv] = field(default_factory=list)
 
     def _check(self) -> None:
         if not _dated_url(self.sources):
@@ -187,7 +200,8 @@ class Defect(Sourced):
     @property
     def blocks(self) -> bool:
         """A crash or wrong output with no way around it blocks the build; anything else only ranks it lower."""
-        return self.symptom in ("crash", "wrong-output") and self.workaround is None
+        worked_around = self.workaround is not None or bool(self.workaround_args or self.workaround_env)
+        return self.symptom in ("crash", "wrong-output") and not worked_around
 
 
 @frozen(kw_only=True)

@@ -10,7 +10,20 @@ from .common import Sourced
 from .records import Check
 from .text import Id, Name, Text
 
-Stage = Literal["weights-load", "gemm-kernel", "attention-backend", "kv-cache", "oom", "parser", "other"]
+Stage = Literal[
+    "driver",
+    "model-config",
+    "weights-load",
+    "gemm-kernel",
+    "attention-backend",
+    "kv-cache",
+    "cuda-graph",
+    "distributed",
+    "oom",
+    "parser",
+    "request",
+    "other",
+]
 GateName = Literal["architecture", "weight-format", "kernel", "platform", "memory", "topology"]
 
 _VERSION_TERM = re.compile(r"^(>=|<=|==|>|<)\d+(\.\d+){0,2}$")

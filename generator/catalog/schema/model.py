@@ -176,6 +176,7 @@ class Model(Sourced):
     layers: int
     hidden_size: int
     vocab_size: int | None = None
+    tied_embeddings: bool = False  # config.json tie_word_embeddings: the input table is also the output head
     attention: Attention
     linear_attention: LinearAttention | None = None
     moe: Moe | None = None

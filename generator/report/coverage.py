@@ -1,0 +1,138 @@
+"""Where the catalog is thin: per model family × GPU class, the official release a path runs on since, the
+community paths (images, forks, backports) that run it, and the builds' known defects that hit it.
+
+"Runs" here means every gate that needs no memory plan passes (architecture, weight format, kernels, image
+and CUDA): whether a model fits a card is a question of the fleet, not of the catalog's coverage. A cell with
+no path at all says "none found": the catalog knows of no way through, which is a survey's to-do.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from ..catalog.index import Catalog
+from ..catalog.schema import Model
+from ..catalog.schema.engine import Build
+from ..frozen import frozen
+from ..plan.candidates import may_run, paths_for
+from ..plan.defects import defects_hitting
+from ..plan.gates import PlatformVerdicts
+from ..plan.types import Layout, Request
+
+# each class's usual part with the most memory of its class (memory is not what a cell asks)
+CLASSES: tuple[tuple[str, str], ...] = (
+    ("sm80", "a100-80gb"),
+    ("sm86", "rtx-a6000"),
+    ("sm89", "l40s"),
+    ("sm90", "h200"),
+    ("sm100", "b200"),
+    ("sm120", "rtx-pro-6000"),
+    ("sm121", "gb10"),
+)
+LAYOUT = Layout(gpus_per_node=8, nodes=1)
+
+
+@frozen
+class Cell:
+    family: str  # the model id
+    gpu_class: str
+    official_since: tuple[str, dt.date] | None  # the first official release with a path
+    official_now: bool  # the newest official release has one
+    community: tuple[tuple[str, dt.date], ...]  # side paths with a path, newest first
+    defects_open: tuple[str, ...]  # hitting the newest official release with a path
+    defects_closed: tuple[str, ...]  # hitting an older release only
+
+    @property
+    def found(self) -> bool:
+        return self.official_since is not None or bool(self.community)
+
+
+def _cell(catalog: Catalog, model: Model, gpu_class: str, hw_id: str, platforms: PlatformVerdicts) -> Cell:
+    hw = catalog.hardware[hw_id]
+    request = Request(model=model, hardware=hw, gpus_per_node=LAYOUT.gpus_per_node)
+    memo: dict[tuple[object, ...], object] = {}
+    running: dict[str, Build] = {}
+    hits: dict[str, set[str]] = {}
+    owner: dict[str, str] = {}
+    for path in paths_for(catalog, request, LAYOUT, every_release=True):
+        engine, build, variant, _ = path
+        owner[build.id] = engine.id
+        if may_run(request, path, LAYOUT, memo, platforms):
+            running[build.id] = build
+            hits.setdefault(build.id, set()).update(d.id for d in defects_hitting(model, variant, build, hw))
+    official = sorted((b for b in running.values() if b.provenance == "official"), key=lambda b: (b.released, b.id))
+    newest = {
+        e.id: max((b for b in e.builds if b.provenance == "official"), key=lambda b: (b.released, b.id), default=None)
+        for e in catalog.engines.values()
+    }
+    now = [b for b in official if newest.get(owner[b.id]) is b]
+    opened = set().union(*(hits[b.id] for b in now)) if now else set()
+    closed = set().union(*(hits[b.id] for b in official)) - opened if official else set()
+    side = sorted((b for b in running.values() if b.provenance != "official"), key=lambda b: (b.released, b.id))
+    return Cell(
+        family=model.id,
+        gpu_class=gpu_class,
+        official_since=(official[0].id, official[0].released) if official else None,
+        official_now=bool(now),
+        community=tuple((b.id, b.released) for b in reversed(side)),
+        defects_open=tuple(sorted(opened)),
+        defects_closed=tuple(sorted(closed)),
+    )
+
+
+def coverage(catalog: Catalog) -> list[Cell]:
+    platforms = PlatformVerdicts()
+    return [
+        _cell(catalog, model, gpu_class, hw_id, platforms)
+        for model in sorted(catalog.models.values(), key=lambda m: m.id)
+        for gpu_class, hw_id in CLASSES
+    ]
+
+
+def cell_text(cell: Cell) -> str:
+    """`✓ vllm-0.10.0+` (official since), `✓ … (not newest)`, `+3 side 2026-09` (community paths, the newest's
+    month), `⚠ 1 open, 2 fixed` (defects); `none found` when the catalog knows no path."""
+    if not cell.found:
+        return "none found"
+    parts = []
+    if cell.official_since is not None:
+        since = f"✓ {cell.official_since[0]}+"
+        parts.append(since if cell.official_now else f"{since} (not newest)")
+    if cell.community:
+        parts.append(f"+{len(cell.community)} side {cell.community[0][1]:%Y-%m}")
+    if cell.defects_open or cell.defects_closed:
+        parts.append(f"⚠ {len(cell.defects_open)} open, {len(cell.defects_closed)} fixed")
+    return " · ".join(parts)
+
+
+def to_markdown(cells: list[Cell]) -> str:
+    classes = [c for c, _ in CLASSES]
+    rows = ["| family | " + " | ".join(classes) + " |", "|---|" + "---|" * len(classes)]
+    by_family: dict[str, dict[str, Cell]] = {}
+    for cell in cells:
+        by_family.setdefault(cell.family, {})[cell.gpu_class] = cell
+    for family, row in by_family.items():
+        rows.append(f"| {family} | " + " | ".join(cell_text(row[c]) for c in classes) + " |")
+    return "\n".join(rows) + "\n"
+
+
+def to_json(cells: list[Cell]) -> dict[str, Any]:
+    return {
+        "schema": "recipegen.coverage/1",
+        "gpu_classes": {c: hw for c, hw in CLASSES},
+        "cells": [
+            {
+                "family": c.family,
+                "gpu_class": c.gpu_class,
+                "official_since": {"build": c.official_since[0], "released": str(c.official_since[1])}
+                if c.official_since
+                else None,
+                "official_newest_runs": c.official_now,
+                "community": [{"build": b, "released": str(d)} for b, d in c.community],
+                "defects_open": list(c.defects_open),
+                "defects_closed": list(c.defects_closed),
+            }
+            for c in cells
+        ],
+    }

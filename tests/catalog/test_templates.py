@@ -1,0 +1,29 @@
+"""The field-report templates (docs/templates/) validate as they are and reach a plan: a community build
+copied into a recipe folder plans on its GPU, and a defect pasted into it is named on that plan."""
+
+from __future__ import annotations
+
+import yaml
+
+from tests.support.data import REPO
+
+TEMPLATES = REPO / "docs" / "templates"
+
+
+def test_a_community_build_and_its_defect_from_the_templates(cli, tmp_path):
+    build = yaml.safe_load((TEMPLATES / "community-build.yaml").read_text(encoding="utf-8"))
+    defect = yaml.safe_load((TEMPLATES / "defect.yaml").read_text(encoding="utf-8"))
+    folder = tmp_path / "recipes" / "engines" / "vllm"
+    folder.mkdir(parents=True)
+    (folder / f"{build['id']}.yaml").write_text(yaml.safe_dump(build | defect, sort_keys=False), encoding="utf-8")
+    recipes = str(tmp_path / "recipes")
+    assert cli("validate", recipes).code == 0
+    args = ("--gpu", "rtx-pro-6000", "--model", "qwen3-235b", "--build", build["id"], "--recipes", recipes)
+    plan = cli("explain", "--format", "json", *args).json()["plans"][0]
+    assert plan["build"] == build["id"] and plan["provenance"] == "community"
+    assert [d["id"] for d in plan["build_defects"]] == [defect["defects"]["add"][0]["id"]]
+    entry = defect["defects"]["add"][0]
+    assert entry["workaround"] in cli("explain", *args).out
+    applied = [f for f in plan["flags"] if f["flag"] == entry["workaround_args"][0]["flag"]]
+    assert applied and applied[0]["reason"].startswith(f"works around known defect {entry['id']}")
+    assert entry["workaround_args"][0]["flag"] in plan["argv"]
