@@ -165,6 +165,7 @@ def resolution_json(r: Resolution) -> dict[str, Any]:
             "nodes": r.layout.nodes,
             "engine": req.engine,
             "build": req.build,
+            "build_resolution": req.build_resolution.as_json() if req.build_resolution else None,
             "context": req.context,
             "concurrency": req.concurrency,
             "host_memory_gib": req.host.memory_gib,

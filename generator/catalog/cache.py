@@ -149,10 +149,10 @@ class _CatalogUnpickler(pickle.Unpickler):
 def _allowed() -> dict[tuple[str, str], Any]:
     from . import schema
     from .index import Origin
-    from .schema import deployment, engine, fingerprint, hardware, model
+    from .schema import deployment, engine, fingerprint, hardware, imagenames, model
 
     kinds: list[Any] = [Origin, Capability, CapabilitySet, dt.date]
-    for module in (schema.common, deployment, engine, fingerprint, hardware, model):
+    for module in (schema.common, deployment, engine, fingerprint, hardware, imagenames, model):
         kinds.extend(v for v in vars(module).values() if is_record(v) and v.__module__ == module.__name__)
     return {(kind.__module__, kind.__qualname__): kind for kind in kinds}
 

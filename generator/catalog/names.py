@@ -8,6 +8,7 @@ import re
 
 from ..errors import RecipegenError, UnknownNameError
 from ..frozen import evolve, frozen
+from .buildversions import BuildResolution
 from .capability import Capability
 from .index import Catalog
 from .schema import Build, Engine, Hardware, Model
@@ -160,12 +161,6 @@ def resolve_variant(model: Model, value: str) -> str:
     raise UnknownNameError("variants", value, _suggest(value, [v.id for v in model.variants]), "--variant")
 
 
-@frozen
-class BuildChoice:
-    build_id: str
-    how: str  # which build answers, said to the user
-
-
 _VERSION = re.compile(r"^[vb]?(\d+(?:\.\d+)*)(?![0-9A-Za-z])")
 
 
@@ -185,40 +180,34 @@ def release_line(engine: Engine, as_of: dt.date | None = None) -> list[Build]:
     return sorted(line, key=lambda b: version_key(b.version) or ())
 
 
-def resolve_user_build(catalog: Catalog, value: str, as_of: dt.date | None = None) -> BuildChoice:
-    """--build: a build id, ENGINE==VERSION, or an image reference; a version picks the nearest release at or below."""
-    key = _fold(value)
-    for _, build in catalog.builds():
-        if _fold(build.id) == key:
-            return BuildChoice(build.id, f"build {build.id}")
-        if any(_fold(image) == key for image in build.images.values()):
-            return BuildChoice(build.id, f"image of build {build.id} ({build.provenance}, {build.released})")
-    if "==" in value:
-        engine_name, version = (part.strip() for part in value.split("==", 1))
-        found = [e for e in catalog.engines.values() if _fold(engine_name) in {_fold(n) for n in (e.id, *e.aliases)}]
-        if not found:
-            raise UnknownNameError("engines", engine_name, _suggest(engine_name, list(catalog.engines)), "--build")
-        return _harvested(catalog, found[0], version, as_of) or _nearest(found[0], version, value, as_of)
-    if "/" in value or ":" in value:
-        repo, _, tag = value.rpartition(":") if ":" in value.split("/")[-1] else (value, "", "")
-        for engine in catalog.engines.values():
-            repos = {image.rpartition(":")[0].casefold() for b in engine.builds for image in b.images.values()}
-            if repo.casefold() in repos:
-                if not tag or version_key(tag) is None:
-                    raise RecipegenError(
-                        f"--build {value}: the tag {tag or '(none)'!r} names no version",
-                        f"give the release tag (e.g. {repo}:v0.30.0) or {engine.id}==VERSION",
-                    )
-                return _harvested(catalog, engine, tag, as_of) or _nearest(engine, tag, value, as_of)
-        raise RecipegenError(
-            f"--build {value}: no engine in the catalog publishes images under {repo!r}",
-            "give a build id (`recipegen list engines`) or ENGINE==VERSION, e.g. vllm==0.30.0",
-        )
-    ids = [b.id for _, b in catalog.builds()]
-    raise UnknownNameError("builds", value, _suggest(value, ids), "--build")
+def resolve_user_build(
+    catalog: Catalog, value: str, as_of: dt.date | None = None, on: dt.date | None = None, option: str = "--build"
+) -> BuildResolution:
+    """--build: a build id, ENGINE==VERSION, a version string or an image reference (catalog/buildnames.py); a
+    release older than every hand-written one answers from its harvested code (harvested_builds.py)."""
+    from .buildnames import resolve_build_name
+    from .buildversions import BuildNameError
+
+    try:
+        return resolve_build_name(catalog, value, on=on or as_of, as_of=as_of, option=option)
+    except BuildNameError as exc:
+        if exc.older is None:
+            raise
+        engine_id, version = exc.older
+        found = _harvested(catalog, catalog.engines[engine_id], version, value, as_of)
+        if found is not None:
+            return found
+        from . import harvest
+
+        oldest = min(harvest.releases(engine_id), key=lambda r: version_key(r) or (), default=None)
+        if oldest is None:
+            raise
+        raise RecipegenError(f"{exc.message}; the oldest whose code was read is {oldest}", exc.hint) from None
 
 
-def _harvested(catalog: Catalog, engine: Engine, version: str, as_of: dt.date | None) -> BuildChoice | None:
+def _harvested(
+    catalog: Catalog, engine: Engine, version: str, given: str, as_of: dt.date | None
+) -> BuildResolution | None:
     """A release older than every hand-written one, known only from its harvested code (the nearest at or
     below `version`). Between hand-written releases the nearest of those answers, as its facts are checked."""
     from . import harvest
@@ -249,37 +238,8 @@ def _harvested(catalog: Catalog, engine: Engine, version: str, as_of: dt.date | 
     if build is None:
         return None
     exact = "" if key == wanted else f" (the nearest harvested release at or below {version})"
-    return BuildChoice(
-        build.id,
+    how = (
         f"{engine.name} {release} = build {build.id}{exact}: registry, parsers and flags read from its wheel; "
-        "kernels carried from a later release, unverified",
+        "kernels carried from a later release, unverified"
     )
-
-
-def _nearest(engine: Engine, version: str, value: str, as_of: dt.date | None) -> BuildChoice:
-    wanted = version_key(version)
-    line = release_line(engine, as_of)
-    if wanted is None:
-        raise RecipegenError(f"--build {value}: {version!r} is not a version", f"e.g. {engine.id}==0.30.0")
-    if not line:
-        raise RecipegenError(f"--build {value}: the catalog has no dated {engine.name} release", "use a build id")
-    below = [b for b in line if (version_key(b.version) or ()) <= wanted]
-    if not below:
-        from . import harvest
-
-        harvested = min(harvest.releases(engine.id), key=lambda r: version_key(r) or (), default=None)
-        read = f"; the oldest whose code was read is {harvested}" if harvested else ""
-        raise RecipegenError(
-            f"--build {value}: older than the oldest {engine.name} release in the catalog ({line[0].version}, "
-            f"{line[0].released}){read}",
-            "recipegen has no facts for that release; upgrade, or pass the oldest known build",
-        )
-    chosen = below[-1]
-    if version_key(chosen.version) == wanted:
-        return BuildChoice(chosen.id, f"{engine.name} {chosen.version} = build {chosen.id} ({chosen.released})")
-    newer = "newer than any release in the catalog; " if chosen is line[-1] else ""
-    return BuildChoice(
-        chosen.id,
-        f"{engine.name} {version}: {newer}answering for {chosen.id} ({chosen.released}), "
-        "the nearest known release at or below it",
-    )
+    return BuildResolution(given, build.id, "harvested", "exact" if key == wanted else "nearest", how)

@@ -124,6 +124,7 @@ def diagnosis_json(d: Diagnosis) -> dict[str, Any]:
             "engine": f.engine,
             "version": f.version,
             "build": f.build,
+            "build_resolution": f.resolution.as_json() if f.resolution else None,
             "model": f.model.id if f.model else None,
             "model_text": f.model_text,
             "hardware": f.hardware.id if f.hardware else None,

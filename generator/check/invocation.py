@@ -11,12 +11,14 @@ launch.sh).
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import re
 import shlex
 from dataclasses import field
 
 import yaml
 
+from ..catalog.buildversions import BuildResolution
 from ..catalog.index import Catalog
 from ..catalog.recipe_files import RecipeFileError, compose, construct
 from ..catalog.schema import Engine
@@ -55,6 +57,7 @@ class Invocation:
     where: str = ""  # line or service it came from
     build_how: str = ""  # how the image was understood as a build
     mounts: tuple[tuple[str, str], ...] = ()  # bind mounts (host path, container path) of a docker run / service
+    resolution: BuildResolution | None = None  # how the image (or --build) was understood as a build
 
     def host_path(self, path: str) -> str | None:
         """The host path a container path lies at through a bind mount, or None."""
@@ -77,28 +80,30 @@ class NoInvocation(RecipegenError):
         )
 
 
-def _image_build(catalog: Catalog, image: str) -> tuple[Engine | None, Build | None, str]:
+def _image_build(catalog: Catalog, image: str) -> tuple[Engine | None, Build | None, str, BuildResolution | None]:
     """The engine and catalog build an image reference names, and how it was understood."""
+    from ..catalog.imagetags import split_image
     from ..catalog.names import resolve_user_build
     from ..plan.flags import local_image
 
-    repo = image.rpartition(":")[0] if ":" in image.rsplit("/", 1)[-1] else image
+    repo = split_image(image)[0]
     found_engine = None
     for engine, build in catalog.builds():
-        if build.source_build is not None and repo == local_image(build).rpartition(":")[0]:
-            return engine, build, f"the local image of {build.id}"  # what recipegen's Dockerfile builds for a fork
-        for ref in build.images.values():
-            if ref == image:
-                return engine, build, f"from the image {image}"
-            if ref.rpartition(":")[0] == repo:
-                found_engine = engine
-    if found_engine is None:
-        return None, None, ""
+        if build.source_build is not None and repo == split_image(local_image(build))[0]:
+            return (
+                engine,
+                build,
+                f"the local image of {build.id}",
+                None,
+            )  # what recipegen's Dockerfile builds for a fork
+        if any(split_image(ref)[0] == repo for ref in build.images.values()):
+            found_engine = engine
     try:
-        choice = resolve_user_build(catalog, image)
+        choice = resolve_user_build(catalog, image, on=dt.date.today(), option="the image")
     except RecipegenError:
-        return found_engine, None, ""
-    return found_engine, catalog.build(choice.build_id)[1], choice.how
+        return found_engine, None, "", None
+    engine, build = catalog.build(choice.build_id)
+    return engine, build, choice.how, choice
 
 
 def _engine_start(catalog: Catalog, tokens: list[str], prefer: Engine | None = None) -> tuple[Engine, int] | None:
@@ -207,12 +212,12 @@ def _docker_run(catalog: Catalog, tokens: list[str], env: dict[str, str], where:
     if index >= len(tokens):
         return None
     image, rest = tokens[index], [*entrypoint, *tokens[index + 1 :]]
-    engine, build, how = _image_build(catalog, image)
+    engine, build, how, res = _image_build(catalog, image)
     inner = _from_tokens(catalog, rest, env, where, depth, engine) if rest else None
     if inner is not None:
-        return Invocation(inner.engine, inner.args, inner.env, image, build, where, how, tuple(mounts))
+        return Invocation(inner.engine, inner.args, inner.env, image, build, where, how, tuple(mounts), res)
     if engine is not None and engine.image_entrypoint and not entrypoint:
-        return Invocation(engine, tuple(rest), env, image, build, where, how, tuple(mounts))
+        return Invocation(engine, tuple(rest), env, image, build, where, how, tuple(mounts), res)
     return None
 
 
@@ -252,13 +257,13 @@ def _from_compose(catalog: Catalog, document: dict[str, object], source: str) ->
         entrypoint, command = words(service.get("entrypoint")), words(service.get("command"))
         image = str(service.get("image") or "")
         where = f"service {name}"
-        engine, build, how = _image_build(catalog, image) if image else (None, None, "")
+        engine, build, how, res = _image_build(catalog, image) if image else (None, None, "", None)
         inner = _from_tokens(catalog, [*entrypoint, *command], env, where, prefer=engine)
         mounts = _compose_binds(service.get("volumes"))
         if inner is not None:
-            return Invocation(inner.engine, inner.args, inner.env, image or None, build, where, how, mounts)
+            return Invocation(inner.engine, inner.args, inner.env, image or None, build, where, how, mounts, res)
         if engine is not None and engine.image_entrypoint and not entrypoint:
-            return Invocation(engine, tuple(command), env, image, build, where, how, mounts)
+            return Invocation(engine, tuple(command), env, image, build, where, how, mounts, res)
     return None
 
 

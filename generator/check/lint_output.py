@@ -56,6 +56,7 @@ def lint_json(r: LintResult) -> dict[str, Any]:
         "engine": r.invocation.engine.id,
         "build": r.build.id,
         "build_note": r.build_note,
+        "build_resolution": r.invocation.resolution.as_json() if r.invocation.resolution else None,
         "image": r.invocation.image,
         "where": r.invocation.where,
         "model": r.model.id if r.model else None,

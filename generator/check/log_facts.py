@@ -10,6 +10,7 @@ import functools
 import re
 from typing import Any
 
+from ..catalog.buildversions import BuildResolution
 from ..catalog.index import Catalog
 from ..catalog.schema import Hardware, Model
 from ..errors import RecipegenError
@@ -49,6 +50,7 @@ class LogFacts:
     memory_utilization: float | None = None
     backends: tuple[tuple[str, str], ...] = ()  # (attention|moe|gemm, name) as the run chose them
     kv: tuple[tuple[str, float], ...] = ()  # the KV-cache budget lines
+    resolution: BuildResolution | None = None  # how the version line was understood as a build
     command: str | None = None  # the engine command the log echoes
     warnings: tuple[str, ...] = ()  # hints that could not be used
 
@@ -123,7 +125,7 @@ def _model_from(catalog: Catalog, value: str) -> Model | None:
     return found
 
 
-def _build(catalog: Catalog, engine: str, version: str, notes: list[str]) -> str | None:
+def _build(catalog: Catalog, engine: str, version: str, notes: list[str]) -> BuildResolution | None:
     from ..catalog.names import resolve_user_build
 
     if engine not in catalog.engines or not re.match(r"\d+\.\d+", version):
@@ -135,7 +137,7 @@ def _build(catalog: Catalog, engine: str, version: str, notes: list[str]) -> str
         return None
     if catalog.build(choice.build_id)[1].version != version:
         notes.append(choice.how)
-    return choice.build_id
+    return choice
 
 
 def _hinted_model(catalog: Catalog, hint: str, warnings: list[str]) -> Model | None:
@@ -196,7 +198,7 @@ def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
     raw = read_lines(text)
     notes: list[str] = list(raw.ignored)
     warnings: list[str] = []
-    build = _build(catalog, raw.engine, raw.version, notes) if raw.engine and raw.version else None
+    found = _build(catalog, raw.engine, raw.version, notes) if raw.engine and raw.version else None
     model = _hinted_model(catalog, hints.model, warnings) if hints.model else None
     model_text = f"--model {hints.model}" if model is not None else None
     if model is None:
@@ -209,7 +211,7 @@ def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
     return LogFacts(
         engine=raw.engine,
         version=raw.version,
-        build=build,
+        build=found.build_id if found else None,
         model=model,
         model_text=model_text,
         hardware=hardware,
@@ -228,4 +230,5 @@ def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
         kv=raw.kv,
         command=raw.command,
         warnings=tuple(warnings),
+        resolution=found,
     )

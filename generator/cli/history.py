@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import typer
 
 from .options import (
     AsOf,
+    BuildOpt,
     EngineOpt,
     Format,
     FormatOpt,
@@ -16,6 +18,7 @@ from .options import (
     Gpus,
     ModelOpt,
     Nodes,
+    Pulled,
     Recipes,
     VariantOpt,
     load_catalog,
@@ -34,7 +37,9 @@ def history_command(
     gpu_memory: GpuMemory = None,
     engine: EngineOpt = None,
     variant: VariantOpt = None,
+    build: BuildOpt = None,
     as_of: AsOf = None,
+    pulled: Pulled = None,
     fmt: FormatOpt = Format.text,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
@@ -42,9 +47,12 @@ def history_command(
     from ..report.history import history, history_json, history_text
 
     catalog = load_catalog(recipes)
-    sel = Selectors(gpu, model, gpus, nodes, gpu_memory, engine, None, variant, as_of=as_of)
+    sel = Selectors(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, as_of=as_of, pulled=pulled)
     request = build_request(catalog, sel)
+    if request.build is not None and request.engine is None:  # --build names the engine whose history it is in
+        request = replace(request, engine=catalog.build(request.build)[0].id)
     found = history(catalog, request)
+    yours = next((v for h in found for v in (*h.line, *h.side) if v.build.id == request.build), None)
     if fmt is Format.json:
         document = {
             "request": {
@@ -53,10 +61,14 @@ def history_command(
                 "gpus": gpus,
                 "nodes": nodes,
                 "as_of": str(request.as_of) if request.as_of else None,
+                "build": request.build,
+                "build_resolution": request.build_resolution.as_json() if request.build_resolution else None,
             },
             "engines": history_json(found),
         }
         typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         typer.echo(f"understood: {request.target_note}\n")
+        if request.build is not None:
+            typer.echo(f"your build {request.build}: {yours.detail if yours else 'no verdict on this request'}\n")
         typer.echo(history_text(found), nl=False)

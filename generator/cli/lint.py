@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..errors import RecipegenError
 from . import values as cli_values
-from .options import Format, FormatOpt, GpuMemory, Recipes, load_catalog
+from .options import BuildOpt, Format, FormatOpt, GpuMemory, Pulled, Recipes, load_catalog
+
+if TYPE_CHECKING:
+    from ..catalog.index import Catalog
+    from ..check.invocation import Invocation
 
 commands = typer.Typer()
 
@@ -22,7 +26,9 @@ MAX_FILE_BYTES = 1024 * 1024  # a launch script or compose file; anything bigger
     context_settings={"ignore_unknown_options": True},
 )
 def lint(
-    command: Annotated[list[str], typer.Argument(metavar="FILE_OR_COMMAND", hidden=True, show_default=False)],
+    command: Annotated[
+        list[str] | None, typer.Argument(metavar="FILE_OR_COMMAND", hidden=True, show_default=False)
+    ] = None,
     gpu: Annotated[
         str | None,
         typer.Option("--gpu", metavar="GPU", callback=cli_values.name, help="the GPU it runs on (for the gate checks)"),
@@ -36,6 +42,17 @@ def lint(
         typer.Option("--nodes", metavar="N", callback=cli_values.count, help="nodes (default: from the command)"),
     ] = None,
     gpu_memory: GpuMemory = None,
+    build: BuildOpt = None,
+    pulled: Pulled = None,
+    container: Annotated[
+        str | None,
+        typer.Option(
+            "--container",
+            metavar="NAME",
+            callback=cli_values.name,
+            help="lint the engine command of a running container (its image, argv and labels, via Docker)",
+        ),
+    ] = None,
     fmt: FormatOpt = Format.text,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
@@ -45,8 +62,16 @@ def lint(
     from ..check.lint import lint as run_lint
     from ..check.lint_output import dumps, format_lint
 
+    command = command or []
     catalog = load_catalog(recipes)
-    if command == ["-"]:
+    if container is not None:
+        if command:
+            raise RecipegenError("--container and a command or file were both given", "give one of the two")
+        from ..machine.containers import container_invocation
+        from ..machine.dockerhost import connect
+
+        invocation = container_invocation(catalog, connect(), container)
+    elif command == ["-"]:
         data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
         if len(data) > MAX_FILE_BYTES:
             raise RecipegenError(f"stdin is larger than {MAX_FILE_BYTES // 1024} KiB", "lint a script or compose file")
@@ -69,6 +94,8 @@ def lint(
         raise RecipegenError(f"no such file {command[0]!r}", "give a file, or the command after --")
     else:
         invocation = from_argv(catalog, command)
+    if build is not None:
+        invocation = _with_build(catalog, invocation, build, pulled)
     result = run_lint(catalog, invocation, gpu, gpus, nodes, gpu_memory)
     typer.echo(dumps(result) if fmt is Format.json else format_lint(result), nl=fmt is Format.json)
     if result.failing:
@@ -87,3 +114,22 @@ def _exists(name: str) -> bool:
         return Path(name).exists()
     except OSError:
         return False
+
+
+def _with_build(catalog: Catalog, invocation: Invocation, build: str, pulled: str | None) -> Invocation:
+    """--build overrides the build the command's image names (or the newest, when it names none)."""
+    from dataclasses import replace
+
+    from ..catalog.names import resolve_user_build
+    from .request import parse_date
+
+    on = parse_date(pulled, "--pulled") if pulled else None
+    found = resolve_user_build(catalog, build, on=on)
+    engine, chosen = catalog.build(found.build_id)
+    if engine.id != invocation.engine.id:
+        raise RecipegenError(
+            f"--build {build} is {chosen.id}, a {engine.name} build, but the command runs {invocation.engine.name}",
+            f"give a {invocation.engine.name} build",
+        )
+    how = f"--build {build} → {found.how}"
+    return replace(invocation, build=chosen, build_how=how, resolution=found)

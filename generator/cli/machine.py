@@ -106,17 +106,33 @@ def _options(
 
 
 @commands.command("detect")
-def detect(fmt: FormatOpt = Format.text, recipes: Recipes = []) -> None:  # noqa: B006
-    """This machine's NVIDIA GPUs (NVML, else nvidia-smi), mapped to catalog hardware."""
+def detect(
+    fmt: FormatOpt = Format.text,
+    containers: Annotated[
+        bool, typer.Option("--containers", help="only the engine containers running here (no GPU needed)")
+    ] = False,
+    recipes: Recipes = [],  # noqa: B006
+) -> None:
+    """This machine's NVIDIA GPUs (NVML, else nvidia-smi), mapped to catalog hardware, and the engine containers
+    running here (through the Docker engine), each named as a build."""
+    from ..machine.containers import containers_json, containers_text, engine_containers
     from ..machine.detect import detect_json, detect_text, require_gpus
+    from ..machine.dockerhost import connect, try_connect
     from ..machine.localgpu import probe
 
-    machine = require_gpus(probe())
+    machine = None if containers else require_gpus(probe())
     catalog = load_catalog(recipes)
+    client = connect() if containers else try_connect()[0]
+    found = engine_containers(catalog, client) if client is not None else None
     if fmt is Format.json:
-        typer.echo(json.dumps(detect_json(catalog, machine), indent=2, ensure_ascii=False))
-    else:
-        typer.echo(detect_text(catalog, machine))
+        document = detect_json(catalog, machine) if machine is not None else {}
+        document["containers"] = containers_json(found) if found is not None else None
+        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        return
+    lines = [detect_text(catalog, machine)] if machine is not None else []
+    if found is not None:
+        lines += containers_text(found)
+    typer.echo("\n".join(lines))
 
 
 @commands.command("preflight")

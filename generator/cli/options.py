@@ -89,8 +89,9 @@ BuildOpt = Annotated[
     typer.Option(
         "--build",
         metavar="BUILD",
-        callback=cli_values.name,
-        help="the build you run: a build id, ENGINE==VERSION (vllm==0.30.0) or an image (vllm/vllm-openai:v0.30.0)",
+        callback=cli_values.build_text,
+        help="the build you run: a build id, ENGINE==VERSION (vllm==0.30.0), what `vllm --version` or `pip show` "
+        "prints, or the image (vllm/vllm-openai:v0.30.0, :latest, :nightly-<commit>, nvcr.io/nvidia/vllm:26.01-py3)",
     ),
 ]
 VariantOpt = Annotated[
@@ -121,6 +122,15 @@ AsOf = Annotated[
         metavar="DATE",
         callback=cli_values.name,
         help="answer with the builds released by this date (YYYY-MM-DD)",
+    ),
+]
+Pulled = Annotated[
+    str | None,
+    typer.Option(
+        "--pulled",
+        metavar="DATE",
+        callback=cli_values.name,
+        help="when you pulled a rolling tag (:latest, :nightly), YYYY-MM-DD: --build reads it at that date",
     ),
 ]
 HostMemory = Annotated[

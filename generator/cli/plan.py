@@ -26,6 +26,7 @@ from .options import (
     HostMemory,
     ModelOpt,
     Nodes,
+    Pulled,
     Recipes,
     VariantOpt,
     Version,
@@ -66,6 +67,11 @@ def generate_command(
                 "see the reasons above",
             )
         raise BlockedError("blocked: no path runs this request; nothing written", "see the reasons above")
+    found = request.build_resolution
+    if found is not None and found.rule == "rolling" and sel.as_of is None and sel.pulled is None:
+        import datetime as dt  # a rolling tag was read today: the artifacts' command says so, so a rerun agrees
+
+        sel = replace(sel, pulled=str(dt.date.today()))
     if sel.gpu is None or sel.gpu.casefold() == "auto":  # rerunning the artifacts' command needs no GPU here
         sel = replace(sel, gpu=request.hardware.id)
     typed = sel.model
@@ -97,6 +103,7 @@ def generate(
     context: Context = None,
     concurrency: Concurrency = None,
     as_of: AsOf = None,
+    pulled: Pulled = None,
     host_memory: HostMemory = None,
     host_bandwidth: HostBandwidth = None,
     out: Annotated[
@@ -140,6 +147,7 @@ def generate(
         as_of,
         host_memory=host_memory,
         host_bandwidth=host_bandwidth,
+        pulled=pulled,
     )
     generate_command(sel, out, force, fmt, recipes, k8s)
 
@@ -177,6 +185,7 @@ def explain(
     context: Context = None,
     concurrency: Concurrency = None,
     as_of: AsOf = None,
+    pulled: Pulled = None,
     host_memory: HostMemory = None,
     host_bandwidth: HostBandwidth = None,
     fmt: FormatOpt = Format.text,
@@ -200,6 +209,7 @@ def explain(
         as_of,
         host_memory=host_memory,
         host_bandwidth=host_bandwidth,
+        pulled=pulled,
     )
     resolution = resolve(catalog, build_request(catalog, sel))
     if fmt is Format.json:

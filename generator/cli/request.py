@@ -32,6 +32,7 @@ class Selectors:
     as_of: str | None = None
     host_memory: float | None = None
     host_bandwidth: float | None = None
+    pulled: str | None = None  # the date the user pulled a rolling tag (--pulled)
 
     def command_line(self) -> str:
         """The request as a recipegen command (written into the artifacts, so reruns are identical)."""
@@ -48,6 +49,7 @@ class Selectors:
             ("--context", self.context),
             ("--concurrency", self.concurrency),
             ("--as-of", self.as_of),
+            ("--pulled", self.pulled),
             ("--host-memory", self.host_memory),
             ("--host-bandwidth", self.host_bandwidth),
         ):
@@ -81,7 +83,7 @@ def build_request(catalog: Catalog, sel: Selectors) -> Request:
     as_of = parse_date(sel.as_of, "--as-of") if sel.as_of else None
     # a folder is named by its absolute path, so the artifacts of `./x` and of `/abs/x` are the same bytes
     notes = [f"--model {choice.folder or sel.model} → {choice.how}", f"--gpu {sel.gpu or 'auto'} → {target.how}"]
-    build = resolve_user_build(catalog, sel.build, as_of) if sel.build else None
+    build = resolve_user_build(catalog, sel.build, as_of, rolling_date(sel)) if sel.build else None
     if build is not None:
         released = catalog.build(build.build_id)[1].released
         if as_of is not None and released > as_of:
@@ -108,7 +110,17 @@ def build_request(catalog: Catalog, sel: Selectors) -> Request:
         as_of=as_of,
         model_facts=choice.facts,
         weights_folder=choice.folder,
+        build_resolution=build,
     )
+
+
+def rolling_date(sel: Selectors) -> dt.date:
+    """The date a rolling tag (:latest, :nightly) is read at: --as-of, else --pulled, else today."""
+    if sel.as_of:
+        return parse_date(sel.as_of, "--as-of")
+    if sel.pulled:
+        return parse_date(sel.pulled, "--pulled")
+    return dt.date.today()
 
 
 def parse_date(value: str, option: str) -> dt.date:

@@ -20,6 +20,7 @@ FLOAT_BOUNDS: dict[str, tuple[float, float, str]] = {  # option: (low, high, uni
     "--host-bandwidth": (1.0, 10000.0, "GB/s"),
 }
 MAX_NAME = 256
+MAX_PASTE = 4096  # a pasted `pip show` output
 MAX_PATH = 4096
 MAX_SHOWN = 300
 
@@ -61,6 +62,14 @@ def name(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_text(v, _option(param), MAX_NAME) for v in value]
     return _text(value, _option(param), MAX_NAME)
+
+
+def build_text(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
+    """--build: one name, or what `pip show vllm` printed (its lines are read as one)."""
+    if value is None:
+        return None
+    folded = " ".join(str(value).split())
+    return _text(folded, _option(param), MAX_PASTE) if folded else _text(value, _option(param), MAX_NAME)
 
 
 def path(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:

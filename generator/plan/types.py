@@ -6,6 +6,7 @@ import datetime as dt
 from dataclasses import field
 from typing import Literal
 
+from ..catalog.buildversions import BuildResolution
 from ..catalog.schema import Deployment, Engine, Hardware, Model, Source, Variant
 from ..catalog.schema.common import KvDtype, PlanStatus
 from ..catalog.schema.engine import Build, Defect
@@ -37,6 +38,7 @@ class Request:
     host: HostFacts = field(default_factory=HostFacts)  # host RAM and bandwidth (offload, speed)
     weights_folder: str | None = None  # a local checkpoint folder (absolute) the artifacts mount; not a gate input
     weights_blobs: str | None = None  # a cache snapshot's blobs/ folder its links point into, mounted beside it
+    build_resolution: BuildResolution | None = None  # how --build was understood (text, build, rule, how sure)
 
 
 @frozen

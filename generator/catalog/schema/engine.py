@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from ...frozen import frozen
 from ..capability import CapabilitySet
 from .common import HostArch, KernelOp, KvDtype, Source, Sourced
+from .imagenames import ImageNames
 from .records import Limits, Strict
 from .text import (
     Alias,
@@ -258,3 +259,5 @@ class Engine(Sourced):
     kv_dtype_aliases: dict[Word, list[KvDtype]] = field(default_factory=dict)
     memory: MemoryBehaviour
     builds: Annotated[list[Build], Limits(min_length=1)]
+    # the tags its images go by that name no version: rolling tags, nightly commits, vendor containers
+    image_names: ImageNames = field(default_factory=ImageNames)

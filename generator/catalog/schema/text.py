@@ -162,6 +162,7 @@ EnvName = Annotated[
     str,
     Check(_grammar(r"[A-Za-z_][A-Za-z0-9_]*", "an environment variable name ([A-Za-z_][A-Za-z0-9_]*)", 128)),
 ]
+Commit = Annotated[str, Check(_grammar(r"[0-9a-f]{7,40}", "a git commit (7 to 40 lowercase hex digits)", 40))]
 GitRef = Annotated[
     str,
     Check(

@@ -1,0 +1,179 @@
+"""The build a user names, the way they name it (issue 22): every rule of the resolver through the CLI, each
+visible in `understood:` and in `request.build_resolution`, and the refusal line when nothing fits."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ASK = ("explain", "--gpu", "h200", "--model", "llama-3.3-70b")
+
+
+def resolution(cli: Any, build: str, *extra: str) -> dict[str, Any]:
+    result = cli(*ASK, "--build", build, *extra, "--format", "json")
+    assert result.code in (0, 3), result.err  # runnable or blocked: either way for the build named
+    request = result.json()["request"]
+    found = request["build_resolution"]
+    assert found["build"] == request["build"] and found["how"] in request["understood_as"]
+    assert {p["build"] for p in result.json()["plans"]} <= {found["build"]}
+    return dict(found)
+
+
+def release_on(catalog: Any, engine: str, day: dt.date) -> Any:
+    """The newest official release of the engine out by that day, from the catalog's own dates."""
+    line = [b for b in catalog.engines[engine].builds if b.provenance == "official" and b.released <= day]
+    return max(line, key=lambda b: b.released)
+
+
+@pytest.mark.parametrize(
+    ("given", "build", "rule"),
+    [
+        ("vllm/vllm-openai:gptoss", "vllm-gptoss-image", "image"),  # an exact catalog tag
+        ("docker.io/vllm/vllm-openai:v0.30.0", "vllm-0.30.0", "version"),  # Docker Hub's registry spelled out
+        ("vllm/vllm-openai:v0.30.0-cu129", "vllm-0.30.0", "version"),  # a CUDA variant of a release tag
+        ("vllm/vllm-openai:glm53-flash", "vllm-glm53-flash-image", "family"),  # catalog: glm53-flash-cu129
+        ("vllm/vllm-openai:glm53-flash-cu130", "vllm-glm53-flash-image", "family"),
+    ],
+)
+def test_tags_and_families_name_their_build(cli, given, build, rule):
+    found = resolution(cli, given)
+    assert (found["given"], found["build"], found["rule"]) == (given, build, rule)
+
+
+def test_a_newer_tag_of_a_community_image_answers_for_its_build_and_says_so(cli):
+    found = resolution(cli, "openguardrails/vllm-glm52-sm80:9ab12cd3f-pr38476-pr39012")
+    assert (found["build"], found["rule"], found["confidence"]) == (
+        "vllm-glm52-sm80-pr38476",
+        "community-tag",
+        "approximate",
+    )
+    assert "newer than the catalog's facts (435f82d61-pr38476" in found["how"]
+
+
+@pytest.mark.parametrize("option", ["--as-of", "--pulled"])
+def test_latest_is_the_release_it_pointed_to_on_that_date(cli, catalog, option):
+    day = dt.date(2026, 8, 1)
+    expected = release_on(catalog, "vllm", day)
+    for tag in ("latest", "latest-cu129"):
+        found = resolution(cli, f"vllm/vllm-openai:{tag}", option, str(day))
+        assert (found["build"], found["rule"]) == (expected.id, "rolling")
+        assert f":{tag} on {day} was vLLM {expected.version}" in found["how"]
+
+
+def test_rolling_tags_without_a_date_are_read_today(cli, catalog):
+    newest = release_on(catalog, "sglang", dt.date.today())
+    found = resolution(cli, "lmsysorg/sglang:latest-cu129")
+    assert found["build"] == newest.id and f"on {dt.date.today()} was SGLang" in found["how"]
+    blackwell = resolution(cli, "lmsysorg/sglang:blackwell", "--as-of", "2026-07-01")
+    assert blackwell["build"] == release_on(catalog, "sglang", dt.date(2026, 7, 1)).id
+    assert blackwell["confidence"] == "approximate"  # what the tag follows is not published
+
+
+def test_main_branch_tags_answer_for_the_release_before_them(cli, catalog):
+    dev = resolution(cli, "lmsysorg/sglang:dev-glm52-nvfp4", "--pulled", "2026-07-20")
+    assert dev["build"] == release_on(catalog, "sglang", dt.date(2026, 7, 20)).id
+    assert dev["rule"] == "rolling" and "the release before it" in dev["how"]
+    dated = resolution(cli, "lmsysorg/sglang:nightly-dev-cu13-20260624-b2c8f7a2")  # the tag carries its date
+    assert (
+        dated["build"] == release_on(catalog, "sglang", dt.date(2026, 6, 24)).id and "built 2026-06-24" in dated["how"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("tag", "day"),
+    [("nightly-435f82d61", dt.date(2026, 6, 22)), ("cu129-nightly-ace95c9cf", dt.date(2026, 6, 3))],
+)
+def test_a_nightly_commit_answers_for_the_release_before_its_date(cli, catalog, tag, day):
+    found = resolution(cli, f"vllm/vllm-openai:{tag}")
+    assert (found["build"], found["rule"], found["confidence"]) == (
+        release_on(catalog, "vllm", day).id,
+        "nightly-commit",
+        "approximate",
+    )
+    assert f"is of {day}" in found["how"]
+
+
+def test_ngc_containers_map_by_their_release_notes(cli):
+    exact = resolution(cli, "nvcr.io/nvidia/vllm:26.01-py3")
+    assert (exact["build"], exact["rule"]) == ("vllm-0.11.1", "vendor")
+    assert "rel-26-01.html" in exact["how"]
+    short = resolution(cli, "nvidia/vllm:26.01-py3")
+    assert short["build"] == "vllm-0.11.1"
+    between = resolution(cli, "nvcr.io/nvidia/vllm:25.11-py3")  # not in the table: bounded by 25.10 and 26.01
+    assert (between["build"], between["confidence"]) == ("vllm-0.10.2", "approximate")
+    assert "between 25.10 (vLLM 0.10.2) and 26.01 (0.11.1)" in between["how"]
+    unknown = cli(*ASK, "--build", "nvcr.io/nvidia/sglang:25.10-py3")
+    assert unknown.code == 2 and len(unknown.err.strip().splitlines()) == 1
+    assert "sglang-release-notes" in unknown.err and "--build sglang==X" in unknown.err
+
+
+@pytest.mark.parametrize(
+    ("given", "build", "rule"),
+    [
+        ("0.5.3", "sglang-0.5.3", "version"),  # what `python -m sglang.launch_server --version` prints
+        ("SGLang version: 0.5.3", "sglang-0.5.3", "version"),
+        ("sglang==0.5.3rc0", "sglang-0.5.2", "version-string"),  # a pre-release: the release before it
+        ("vllm 0.11.1rc2.dev123+g0123abc", "vllm-0.11.0", "version-string"),
+        (
+            "Name: vllm\nVersion: 0.22.1rc1.dev124+gace95c9cf.d20260603\nSummary: A high-throughput …",
+            "vllm-0.22.0",
+            "version-string",
+        ),
+    ],
+)
+def test_version_strings_as_users_paste_them(cli, given, build, rule):
+    found = resolution(cli, given)
+    assert (found["build"], found["rule"]) == (build, rule)
+    if rule == "version-string":
+        assert found["confidence"] == "approximate" and "the release before it" in found["how"]
+
+
+def test_a_digest_names_the_build_that_lists_it(cli, tmp_path):
+    digest = "sha256:" + "ab" * 32
+    private(tmp_path, "vllm-0.30.0-pinned", "vllm-0.30.0", f"vllm/vllm-openai:v0.30.0@{digest}")
+    found = resolution(cli, f"vllm/vllm-openai@{digest}", "--recipes", str(tmp_path))
+    assert (found["build"], found["rule"], found["confidence"]) == ("vllm-0.30.0-pinned", "digest", "exact")
+
+
+def private(root: Path, build_id: str, parent: str, image: str) -> None:
+    folder = root / "engines" / "vllm"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{build_id}.yaml").write_text(
+        f"id: {build_id}\nextends: {parent}\nversion: private build of {parent}\nreleased: 2026-10-01\n"
+        f"images:\n  x86_64: {image}\n"
+    )
+
+
+def test_an_unknown_tag_is_refused_with_the_nearest_builds_and_how_to_say_it(cli, tmp_path):
+    tag = "vllm/vllm-openai:deepseekv41-flash-0909"
+    result = cli(*ASK, "--build", tag)
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1
+    line = result.err
+    assert f"--build {tag}:" in line and "nearest known: " in line and "vllm-glm53-flash-image" in line
+    assert "say it as --build vllm==" in line and "--recipes DIR" in line
+    parent = line.split("`extends: ")[1].split("`")[0]
+    private(tmp_path, "my-dsv41", parent, tag)  # doing what the line says makes the tag a build
+    found = resolution(cli, tag, "--recipes", str(tmp_path))
+    assert (found["build"], found["rule"]) == ("my-dsv41", "image")
+
+
+def test_history_and_generate_take_the_same_names(cli, catalog, tmp_path):
+    history = cli(
+        "history", "--gpu", "h200", "--model", "llama-3.3-70b", "--build", "vllm/vllm-openai:latest", "--pulled",
+        "2026-08-01", "--format", "json",
+    )  # fmt: skip
+    assert history.code == 0, history.err
+    expected = release_on(catalog, "vllm", dt.date(2026, 8, 1)).id
+    assert history.json()["request"]["build_resolution"]["build"] == expected
+    assert [e["engine"] for e in history.json()["engines"]] == ["vllm"]
+    out = tmp_path / "out"
+    text = cli("generate", "--gpu", "h200", "--model", "llama-3.3-70b", "--build", "vllm/vllm-openai:latest",
+               "--out", str(out))  # fmt: skip
+    assert text.code == 0, text.err
+    today = dt.date.today()
+    assert f":latest on {today} was vLLM" in text.out
+    # the artifacts' command pins the day the tag was read, so rerunning it answers for the same build
+    assert f"--build vllm/vllm-openai:latest --pulled {today}" in (out / "README.md").read_text()
