@@ -36,7 +36,8 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
 
     ck, model = d.checkpoint, d.model
     family, sure, why = family_of(catalog, d)
-    builds = [b.id for _, b in catalog.builds() if d.architecture and d.architecture in b.architectures]
+    gguf = d.weight_format.quant == "gguf"  # GGUF files: only the engines that load GGUF count
+    builds = [b.id for _, b in catalog.builds() if not gguf and d.architecture and d.architecture in b.architectures]
     if model is not None and model.gguf_arch:
         builds += [b.id for _, b in catalog.builds() if model.gguf_arch in b.architectures]
     out: dict[str, Any] = {
@@ -48,7 +49,9 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
         "model_type": d.model_type,
         "rule": d.rule.attention if d.rule else None,
         "loaded_by": builds,
-        "problem": d.problem if d.rule else unknown_architecture(catalog, d.architecture),
+        "problem": d.problem
+        if d.rule or d.weight_format.quant == "gguf"
+        else unknown_architecture(catalog, d.architecture),
         "observed": [{"what": k, "value": v} for k, v in observed(ck.config)],
         "weight_format": {"quant": d.weight_format.quant, "label": d.weight_format.label},
         "size_bytes": d.size.bytes,

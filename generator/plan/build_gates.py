@@ -57,6 +57,16 @@ def architecture(model: Model, variant: Variant, engine: Engine, build: Build) -
         label = arch
     details = Details(operation=arch)
     if arch in build.architectures:
+        if engine.loads == "gguf" and variant.file is None:  # llama-server --model takes one file
+            return GateResult(  # unknown, not fail: the repo may well hold a quantization that fits
+                "architecture",
+                "unknown",
+                f"{build.id} loads {label}, but the catalog names no file of {variant.repo} (variant {variant.id}) "
+                f"and llama-server loads one: download one quantization (`hf download {variant.repo} --include "
+                "'*Q4_K_M*' --local-dir DIR`, a quant the repo lists) and plan it with --model DIR",
+                srcs(build.sources),
+                details,
+            )
         return GateResult("architecture", "pass", f"{build.id} loads {label}", srcs(build.sources), details)
     return GateResult("architecture", "fail", f"{build.id} does not load {label}", srcs(build.sources), details)
 
