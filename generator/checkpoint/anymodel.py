@@ -111,6 +111,10 @@ def _from_checkpoint(catalog: Catalog, value: str, checkpoint: Checkpoint) -> Mo
         f"{derivation.architecture} derived from {read} of {checkpoint.name} "
         f"(status derived; weights {variant.quant}, size from {derivation.size.how})"
     )
+    if derivation.rule is not None and derivation.rule.generic:
+        from .generic import kind_label
+
+        how += f"; layout derived by the generic {kind_label(derivation.rule)} rule (no class rule for it)"
     return ModelChoice(derivation.model, variant.id, how, facts="files")
 
 

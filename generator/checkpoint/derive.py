@@ -13,6 +13,7 @@ from ..frozen import frozen
 from .architectures import Rule, rules
 from .configfields import as_int, slug, text_config, word
 from .files import Checkpoint
+from .generic import generic_rule, kind_label
 from .layouts import attention_of, layer_split, linear_of, moe_of, needs_of
 from .sizes import FLOAT_DTYPES, Size, checkpoint_size, estimate_params
 from .weightformat import WeightFormat, weight_format
@@ -49,9 +50,15 @@ def derive(ck: Checkpoint) -> Derivation:
     rule = rules().get(arch or "")
     if rule is not None:
         c = {**rule.defaults, **c}
+    elif arch is not None:  # no class rule: the generic one, from the fields the engines read
+        generic = generic_rule(arch, c)
+        if isinstance(generic, str):
+            return Derivation(ck, arch, model_type, None, generic, None, fmt, size, "", tuple(facts))
+        rule = generic
+        facts.append(("layout rule", f"derived by the generic {kind_label(rule)} rule"))
     layers = as_int(c.get("num_hidden_layers")) or 0
     if rule is None or not layers:
-        problem = "config.json names no architecture" if arch is None else f"recipegen has no rule for {arch}"
+        problem = "config.json names no architecture" if arch is None else "config.json has no num_hidden_layers"
         return Derivation(ck, arch, model_type, None, problem, None, fmt, size, "", tuple(facts))
     config_url = next((r.url for r in ck.read if r.what == "config.json"), ck.name)
     source = Source(url=config_url, note="config.json, read by recipegen")

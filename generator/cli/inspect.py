@@ -48,6 +48,7 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
         "architecture": d.architecture,
         "model_type": d.model_type,
         "rule": d.rule.attention if d.rule else None,
+        "rule_from": ("generic" if d.rule.generic else "class") if d.rule else None,
         "loaded_by": builds,
         "problem": d.problem
         if d.rule or d.weight_format.quant == "gguf"
@@ -148,7 +149,8 @@ def text(r: dict[str, Any]) -> str:
     )
     derived = r.get("derived")
     if derived:
-        lines.append(f"  attention: {_attention_line(derived['attention'])}")
+        generic = " (derived by the generic rule: no class rule)" if r.get("rule_from") == "generic" else ""
+        lines.append(f"  attention: {_attention_line(derived['attention'])}{generic}")
         if derived["linear_attention"]:
             lines.append(f"  linear attention: {_linear_line(derived['linear_attention'])}")
         if derived["nope_layers"]:
