@@ -22,6 +22,7 @@ from ..catalog.vocabulary import ParsedArgs, Vocabulary, parse_args, vocabulary
 from ..errors import RecipegenError
 from ..frozen import frozen
 from ..plan.types import Layout, Plan, Request, Settings
+from . import release_flags
 from .findings import Finding, Severity, gate_findings
 from .flag_rules import build_parser_findings, image_findings, parser_findings, path_findings, vocabulary_findings
 from .invocation import Invocation
@@ -143,7 +144,7 @@ def lint(
         else vocabulary(_default_build(engine).cli_reference or "")
     )
     parsed = parse_args(vocab, invocation.args)
-    findings = vocabulary_findings(engine, parsed, vocab)
+    findings = release_flags.adjust(engine, build, parsed, vocab, vocabulary_findings(engine, parsed, vocab))
 
     model_flag = engine.flags.model
     model_arg = parsed.get(vocab, model_flag) if model_flag else (parsed.positionals[0] if parsed.positionals else None)

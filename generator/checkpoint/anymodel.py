@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 def unknown_architecture(catalog: Catalog, arch: str | None) -> str:
     if arch is None:
         return "its config.json names no architecture class"
-    builds = [b.id for _, b in catalog.builds() if arch in b.architectures]
+    from ..catalog.harvest import registers
+
+    builds = [b.id for _, b in catalog.builds() if registers(b, arch)]
     if not builds:
         return f"no engine in the catalog registers {arch}"
     return (

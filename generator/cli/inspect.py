@@ -36,10 +36,12 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
 
     ck, model = d.checkpoint, d.model
     family, sure, why = family_of(catalog, d)
+    from ..catalog.harvest import registers
+
     gguf = d.weight_format.quant == "gguf"  # GGUF files: only the engines that load GGUF count
-    builds = [b.id for _, b in catalog.builds() if not gguf and d.architecture and d.architecture in b.architectures]
+    builds = [b.id for _, b in catalog.builds() if not gguf and d.architecture and registers(b, d.architecture)]
     if model is not None and model.gguf_arch:
-        builds += [b.id for _, b in catalog.builds() if model.gguf_arch in b.architectures]
+        builds += [b.id for _, b in catalog.builds() if registers(b, model.gguf_arch)]
     out: dict[str, Any] = {
         "model": ck.name,
         "revision": ck.revision,
