@@ -1,8 +1,8 @@
 """Classes without a rule of their own in data/architectures.yaml are laid out by the generic rule from the
 config.json fields the engines read: real config.json files (tests/data/configs, see PROVENANCE.md), each
-planned from a local folder, parameters within 3 % of the index's total_size, the KV cache per token as vLLM
-computes it (vllm/config/model.py: get_num_kv_heads × get_head_size × 2 (K and V) per attention layer ×
-num_hidden_layers, at the KV dtype's bytes)."""
+planned from a local folder, parameters within 3 % of the index's total_size, the KV cache per token as
+vLLM computes it per GPU (vllm/config/model.py: get_num_kv_heads = max(1, KV heads // TP) × get_head_size
+× 2 (K and V) per attention layer × num_hidden_layers, at the KV dtype's bytes)."""
 
 from __future__ import annotations
 
@@ -60,4 +60,5 @@ def test_a_class_without_a_rule_is_laid_out_by_the_generic_rule(tmp_path, arch):
     assert "generic" in explained.json()["request"]["understood_as"]
     memory = plans[0]["memory"]
     per_element = 1 if "fp8" in plans[0].get("kv_dtype", "") else 2
-    assert memory["kv_bytes_per_token"] == config["num_hidden_layers"] * kv * head_dim * 2 * per_element
+    per_gpu = max(1, kv // plans[0]["gpus"])  # vLLM: max(1, total KV heads // tensor parallel size)
+    assert memory["kv_bytes_per_token"] == config["num_hidden_layers"] * per_gpu * head_dim * 2 * per_element
