@@ -24,6 +24,20 @@ SSM_FIELDS = ("mamba_d_state", "ssm_state_size", "mamba_expand", "hybrid_overrid
 SSM_TYPES = {"mamba", "mamba2", "ssm", "conv", "short_conv", "recurrent", "rwkv"}
 
 
+# fields that give some layers another shape than the rest (per-layer-type heads, windows or patterns the
+# generic rule does not read): such a class needs its own rule, and the field is named
+UNREAD_LAYOUT_FIELDS = (
+    "hybrid_layer_pattern",
+    "swa_num_key_value_heads",
+    "swa_head_dim",
+    "swa_num_attention_heads",
+    "global_attn_every_n_layers",
+    "attention_layers",
+    "block_configs",
+    "layers_num_heads",
+)
+
+
 def _layer_types(c: dict[str, Any]) -> set[str]:
     found: set[str] = set()
     for key in ("layer_types", "layers_block_type", "layer_type_list"):
@@ -48,6 +62,11 @@ def generic_rule(arch: str, c: dict[str, Any]) -> Rule | str:
     problem = recurrent_problem(c)
     if problem is not None:
         return problem
+    unread = [f for f in UNREAD_LAYOUT_FIELDS if f in c]
+    if unread:
+        return f"config.json has {', '.join(unread)}, a per-layer layout the generic rule does not read"
+    if c.get("kv_lora_rank") is None and c.get("v_head_dim") not in (None, c.get("head_dim")):
+        return "config.json gives v_head_dim apart from head_dim without MLA, a layout the generic rule does not read"
     if "num_attention_heads" not in c:
         return "config.json has no num_attention_heads: the attention layout is not stated"
     linear: str | None = None
