@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -58,6 +59,15 @@ class Harvest:
         name, _, version = self.package.partition("==")
         url = f"https://pypi.org/project/{name}/{version}/"
         return Source(url=url, date=dt.date.fromisoformat(self.harvested_on), note=note)
+
+
+_VERSION = re.compile(r"^[vb]?(\d+(?:\.\d+)*)(?![0-9A-Za-z])")
+
+
+def release_key(version: str) -> tuple[int, ...] | None:
+    """0.8.5 → (0, 8, 5); b6200 → (6200,); else None (the same reading as catalog.names.version_key)."""
+    match = _VERSION.match(version.strip())
+    return tuple(int(p) for p in match.group(1).split(".")) if match else None
 
 
 @functools.lru_cache(maxsize=1)
@@ -219,6 +229,12 @@ def registers(build: Build, architecture: str) -> bool:
     if harvest is not None and harvest.architectures:
         return architecture in harvest.architectures
     return architecture in build.architectures
+
+
+def removed_in(build: Build, architecture: str) -> str | None:
+    """The last release that loaded `architecture`, when the build's registry lists it as dropped."""
+    harvest = of(build)
+    return harvest.removed.get(architecture) if harvest is not None else None
 
 
 def parsers(build: Build, kind: ParserKind) -> tuple[str, ...] | None:

@@ -33,22 +33,18 @@ def _unverified(sources: list[Source], why: str) -> list[Source]:
 
 def _template(engine: Engine, key: tuple[int, ...]) -> Build | None:
     """The hand-written official release nearest above `key` (its kernels are the closest known facts)."""
-    from .names import version_key
-
     line = sorted(
-        (b for b in engine.builds if b.provenance == "official" and version_key(b.version) is not None),
-        key=lambda b: version_key(b.version) or (),
+        (b for b in engine.builds if b.provenance == "official" and harvest.release_key(b.version) is not None),
+        key=lambda b: harvest.release_key(b.version) or (),
     )
-    above = [b for b in line if (version_key(b.version) or ()) > key]
+    above = [b for b in line if (harvest.release_key(b.version) or ()) > key]
     return above[0] if above else (line[-1] if line else None)
 
 
 def make(engine: Engine, release: str) -> Build | None:
     """The build of a harvested release without a hand-written file, or None when it cannot be made."""
-    from .names import version_key
-
     facts = harvest.load(engine.id, release)
-    key = version_key(release)
+    key = harvest.release_key(release)
     if facts is None or key is None or not facts.architectures:
         return None
     base = _template(engine, key)

@@ -272,9 +272,13 @@ def _nearest(engine: Engine, version: str, value: str, as_of: dt.date | None) ->
         raise RecipegenError(f"--build {value}: the catalog has no dated {engine.name} release", "use a build id")
     below = [b for b in line if (version_key(b.version) or ()) <= wanted]
     if not below:
+        from . import harvest
+
+        harvested = min(harvest.releases(engine.id), key=lambda r: version_key(r) or (), default=None)
+        read = f"; the oldest whose code was read is {harvested}" if harvested else ""
         raise RecipegenError(
             f"--build {value}: older than the oldest {engine.name} release in the catalog ({line[0].version}, "
-            f"{line[0].released})",
+            f"{line[0].released}){read}",
             "recipegen has no facts for that release; upgrade, or pass the oldest known build",
         )
     chosen = below[-1]

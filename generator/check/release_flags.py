@@ -48,22 +48,21 @@ def adjust(engine: Engine, build: Build, parsed: ParsedArgs, vocab: Vocabulary, 
     """`found` checked against the named release's own flags where it was harvested."""
     engine_id = harvest.engine_of(build)
     options = harvest.flags(engine_id, build.version) if engine_id else None
-    if engine_id is None or options is None:
-        return found
+    if engine_id is None or options is None or vocab.version == build.version:
+        return found  # a vocabulary dumped by running this very release knows better than reading it
     known = _spellings(options)
-    same = vocab.version == build.version
     # the newer vocabulary's "unknown" is wrong for a flag this release has
-    kept = [f for f in found if same or f.code != "unknown-flag" or f.flag is None or not _has(known, f.flag)]
+    kept = [f for f in found if f.code != "unknown-flag" or f.flag is None or not _has(known, f.flag)]
     source = harvest.flags_source(engine_id, build.version)
     for spelling in dict.fromkeys(parsed.spellings.values()):
         if not spelling.startswith("--") or _has(known, spelling):
             continue
         added = first_release_with(engine_id, spelling)
+        if added is None:  # no release's code shows it as read: the vocabulary's own check speaks for it
+            continue
         later = (
             f"{engine.name} added it in {added}"
-            if added and (version_key(added) or ()) > (version_key(build.version) or ())
-            else "no harvested release has it"
-            if added is None
+            if (version_key(added) or ()) > (version_key(build.version) or ())
             else f"{engine.name} {added} has it, {build.version} does not"
         )
         kept.append(
@@ -74,7 +73,7 @@ def adjust(engine: Engine, build: Build, parsed: ParsedArgs, vocab: Vocabulary, 
                 None,
                 f"{engine.name} {build.version} exits at argument parsing (unrecognized arguments)",
                 f"{build.id}'s own CLI options (read from its wheel) have no {spelling}; {later}",
-                f"use {engine.id}=={added} or later, or drop {spelling}" if added else f"drop {spelling}",
+                f"use {engine.id}=={added} or later, or drop {spelling}",
                 source,
             )
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..catalog.harvest import registers, registry_source
+from ..catalog.harvest import registers, registry_source, removed_in
 from ..catalog.schema import Deployment, Engine, Hardware, Kernel, Model, Source, Variant
 from ..catalog.schema.common import KvDtype
 from ..catalog.schema.engine import Build
@@ -70,6 +70,9 @@ def architecture(model: Model, variant: Variant, engine: Engine, build: Build) -
                 details,
             )
         return GateResult("architecture", "pass", f"{build.id} loads {label}", sources, details)
+    dropped = removed_in(build, arch)
+    if dropped is not None:  # the release's own registry says when it stopped loading the class
+        label += f" (its registry: supported until {dropped}, not since)"
     return GateResult("architecture", "fail", f"{build.id} does not load {label}", sources, details)
 
 

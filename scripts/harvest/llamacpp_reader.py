@@ -19,7 +19,7 @@ QUOTED = re.compile(r'"([^"]+)"')
 
 
 def _root(tree: Tree) -> str:
-    arch = next((n for n in tree.names(suffix="src/llama-arch.cpp")), None)
+    arch = max(tree.names(suffix="src/llama-arch.cpp"), key=len, default=None)  # the path as the archive has it
     if arch is None:
         raise LookupError("no src/llama-arch.cpp (LLM_ARCH_NAMES)")
     return arch[: -len("src/llama-arch.cpp")]

@@ -62,3 +62,25 @@ def test_an_architecture_only_the_harvested_registry_has_is_known_to_be_loaded(t
     result = run_cli("inspect", str(tmp_path))
     assert "no engine in the catalog registers" not in result.out
     assert "JambaForCausalLM (model_type jamba); loaded by vllm-0.33.0" in result.out
+
+
+def test_a_class_the_release_dropped_is_refused_with_the_last_release_that_loaded_it():
+    args = ("explain", "--gpu", "h200", "--model", "minimax-m1", "--engine", "vllm")
+    newest = run_cli(*args, "--build", "vllm==0.33.0")
+    # vLLM 0.33.0's registry.py lists it in _PREVIOUSLY_SUPPORTED_MODELS
+    assert "vllm-0.33.0 does not load MiniMaxM1ForCausalLM (its registry: supported until 0.23.0" in newest.out
+    last = run_cli(*args, "--build", "vllm==0.23.0", "--format", "json").json()
+    gates = [g for r in [*last["plans"], *last["rejected"]] for g in r.get("gates", []) if g["gate"] == "architecture"]
+    assert gates and all(g["outcome"] == "pass" for g in gates)
+
+
+def test_a_flag_the_named_release_has_is_not_called_unknown_by_a_newer_vocabulary():
+    # --enable-reasoning is in vLLM 0.8.5's own arg_utils.py/cli_args.py and gone from 0.33.0's CLI
+    command = ("--model", "Qwen/Qwen3-8B", "--enable-reasoning", "--reasoning-parser", "deepseek_r1")
+
+    def flag_codes(image):
+        out = run_cli("lint", "--gpu", "a100", "--format", "json", "--", "docker", "run", image, *command).json()
+        return {f["code"] for f in out["findings"] if f["flag"] == "--enable-reasoning"}
+
+    assert "unknown-flag" not in flag_codes("vllm/vllm-openai:v0.8.5")
+    assert "unknown-flag" in flag_codes("vllm/vllm-openai:v0.33.0")
