@@ -97,6 +97,8 @@ def _from_checkpoint(catalog: Catalog, value: str, checkpoint: Checkpoint) -> Mo
     if derivation.model is None:
         if derivation.rule is None:
             reason = unknown_architecture(catalog, derivation.architecture)
+            if derivation.problem and checkpoint.config is not None and derivation.architecture:
+                reason += f"; the generic rule does not apply: {derivation.problem}"
             if checkpoint.config is None:
                 reason = "it has no config.json (a GGUF-only repo)" + (
                     f"; its card names base_model {', '.join(checkpoint.base_model)}" if checkpoint.base_model else ""

@@ -35,6 +35,10 @@ UNREAD_LAYOUT_FIELDS = (
     "attention_layers",
     "block_configs",
     "layers_num_heads",
+    "compress_ratios",
+    "attention_chunk_size",
+    "no_rope_layers",
+    "index_kpool",
 )
 
 
