@@ -158,6 +158,13 @@ def resolve_variant(model: Model, value: str) -> str:
     for variant in model.variants:
         if key in {_fold(variant.id), _fold(variant.repo)}:
             return variant.id
+    # a GGUF quantization by its name (Q4_K_M: variant gguf-q4-k-m) or its file (any part of a split set)
+    quant = "gguf-" + re.sub(r"[^a-z0-9.]+", "-", key).strip("-.")
+    split = re.sub(r"-\d{5}-of-(\d{5})\.gguf$", r"-00001-of-\1.gguf", key)
+    for variant in model.variants:
+        file = _fold(variant.file or "")
+        if variant.quant == "gguf" and (variant.id == quant or (file and split in {file, file.rsplit("/", 1)[-1]})):
+            return variant.id
     raise UnknownNameError("variants", value, _suggest(value, [v.id for v in model.variants]), "--variant")
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from ..bounds import MAX_BYTES, range_error
 from ..errors import RecipegenError
 from ..frozen import frozen
+from .gguf import GgufQuant
 
 CONFIG = "config.json"
 QUANT_CONFIG = "hf_quant_config.json"
@@ -62,6 +63,7 @@ class Checkpoint:
     base_model: tuple[str, ...]
     read: tuple[Read, ...]  # what was actually read (the sources)
     notes: tuple[str, ...] = field(default_factory=tuple)
+    gguf: tuple[GgufQuant, ...] = field(default_factory=tuple)  # the GGUF quantizations, headers read where said
 
     @property
     def name(self) -> str:

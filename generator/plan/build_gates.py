@@ -59,6 +59,16 @@ def architecture(model: Model, variant: Variant, engine: Engine, build: Build) -
     details = Details(operation=arch)
     sources = srcs(registry_source(build), build.sources)
     if registers(build, arch):
+        if engine.loads == "gguf" and variant.file is None:  # llama-server --model takes one file
+            return GateResult(  # unknown, not fail: the repo may well hold a quantization that fits
+                "architecture",
+                "unknown",
+                f"{build.id} loads {label}, but the catalog names no file of {variant.repo} (variant {variant.id}) "
+                f"and llama-server loads one: download one quantization (`hf download {variant.repo} --include "
+                "'*Q4_K_M*' --local-dir DIR`, a quant the repo lists) and plan it with --model DIR",
+                sources,
+                details,
+            )
         return GateResult("architecture", "pass", f"{build.id} loads {label}", sources, details)
     dropped = removed_in(build, arch)
     if dropped is not None:  # the release's own registry says when it stopped loading the class

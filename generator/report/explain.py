@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ..plan.advice import Alternative
-from ..plan.checkpoint_size import INT4_QUANTS, int4_estimate
 from ..plan.describe import MARK, budget_table, candidate_title, gate_lines, speed_lines, target_line
 from ..plan.types import GATES, Candidate, Resolution
 
@@ -171,14 +170,6 @@ def advice_lines(r: Resolution, alternatives: list[Alternative]) -> list[str]:
             f"  • the checkpoint size decides: {online}`recipegen inspect {unsized[0]}` shows the size its files "
             "give; state it as size_gb in a models/*.yaml passed with --recipes"
         )
-        named = sorted(
-            {c.variant.id for c in unknown if c.variant.quant in INT4_QUANTS and c.variant.size_bytes is None}
-        )
-        if named and r.request.variant is None and int4_estimate(r.request.model) is not None:
-            out.append(
-                f"  • or name the INT4 variant (--variant {named[0]}): its size is then estimated from the "
-                "parameter count, said as an estimate"
-            )
     # the kernel wall, where the kernel is what blocks (the build loads the model, its weights and image fit)
     walls = sorted(
         {
