@@ -55,3 +55,13 @@ def test_glm_5_3_flash_on_four_rtx_pro_6000_is_blocked_before_the_jovian_image_a
     after = cli(*ask, "--as-of", "2026-09-04").json()
     assert after["verdict"] == "runnable"
     assert after["plans"][0]["build"] == "vllm-glm53-flash-sm120-jovian-r25"
+
+
+def test_glm_5_1_runs_on_one_rtx_3090_from_the_unsloth_gguf_with_the_experts_in_host_ram(cli):
+    doc = cli(
+        "explain", "--format", "json", "--gpu", "rtx-3090", "--gpus", "1", "--model", "glm-5.1", "--host-memory", "256"
+    ).json()
+    assert doc["verdict"] == "runnable"
+    top = doc["plans"][0]
+    assert (top["engine"], top["variant"], top["repo"]) == ("llama.cpp", "gguf", "unsloth/GLM-5.1-GGUF")
+    assert top["offload"]  # 236 GB of weights on a 24 GB card: the experts live in host RAM
