@@ -42,7 +42,8 @@ def _grade(c: Candidate) -> tuple[Symbol, list[str]]:
     if c.via_fallback:
         why.append(c.gate("weight-format").reason)
     if c.variant.publisher == "community":
-        why.append(f"community weights {c.variant.repo}")
+        cited = next((s.url for s in c.variant.sources if s.url.startswith("https://")), None)
+        why.append(f"community weights {c.variant.repo}" + (f" [{cited}]" if cited else ""))
     if c.offload is not None:
         why.append(
             f"only with host offload — {c.offload.summary()}; the seed's table rates GPU-only paths and says "
