@@ -43,7 +43,8 @@ def _grade(c: Candidate) -> tuple[Symbol, list[str]]:
     if c.via_fallback:
         why.append(c.gate("weight-format").reason)
     if c.variant.publisher == "community":
-        why.append(f"community weights {c.variant.repo}")
+        cited = next((s.url for s in c.variant.sources if s.url.startswith("https://")), None)
+        why.append(f"community weights {c.variant.repo}" + (f" [{cited}]" if cited else ""))
     estimated = next((n for n in (c.budget.notes if c.budget else ()) if n.startswith(ESTIMATED)), None)
     if estimated is not None:  # the plan fits by an estimated size: said, with the format's source
         why.append(estimated)

@@ -132,9 +132,22 @@ def test_glm52_a100_plan_is_consistent_with_the_seed(cli):
     memory = doc["plans"][0]["memory"]
     assert (memory["context"], memory["concurrency"], memory["fits"]) == (131072, 4, True)
     assert memory["full_length_requests"] >= 1
-    # the planner on its own lands on the same context: 256K does not fit, 128K does
+    # the planner on its own lands on the same context on the seed's image: 256K does not fit, 128K does
+    # (a later image plans from its own derived weights estimate, which leaves a few hundred MiB more KV)
+    seed_image = ("--build", "vllm-glm52-sm80-pr38476")
     solved = cli(
-        "explain", "--format", "json", "--gpu", "a100", "--model", "glm-5.2", "--gpus", "8", "--context", "262144"
+        "explain",
+        "--format",
+        "json",
+        "--gpu",
+        "a100",
+        "--model",
+        "glm-5.2",
+        "--gpus",
+        "8",
+        "--context",
+        "262144",
+        *seed_image,
     ).json()
     assert solved["verdict"] == "blocked"
 
