@@ -25,7 +25,7 @@ download() {
 }
 
 args_0=(
-  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, seed 003)
+  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, the LibertAIDAI/GLM-5.3-Flash-NVFP4 card)
   '/models/GLM-5.2-NVFP4'
   # the name clients send in the `model` field
   '--served-model-name' 'glm-5.2'

@@ -25,7 +25,7 @@ download() {
 }
 
 args_0=(
-  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, seed 003)
+  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, the LibertAIDAI/GLM-5.3-Flash-NVFP4 card)
   '/models/GLM-5.2-Int4-Int8Mix'
   # listen on all interfaces inside the container
   '--host' '0.0.0.0'

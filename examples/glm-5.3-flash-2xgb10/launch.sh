@@ -28,7 +28,7 @@ download() {
 }
 
 args_0=(
-  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, seed 003)
+  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, the LibertAIDAI/GLM-5.3-Flash-NVFP4 card)
   '--model-path' '/models/GLM-5.3-Flash-NVFP4'
   # the name clients send in the `model` field
   '--served-model-name' 'glm-5.3-flash'
@@ -71,7 +71,7 @@ args_0=(
 )
 
 args_1=(
-  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, seed 003)
+  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, the LibertAIDAI/GLM-5.3-Flash-NVFP4 card)
   '--model-path' '/models/GLM-5.3-Flash-NVFP4'
   # the name clients send in the `model` field
   '--served-model-name' 'glm-5.3-flash'

@@ -32,7 +32,7 @@ build_image() {
 }
 
 args_0=(
-  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, seed 003)
+  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, the LibertAIDAI/GLM-5.3-Flash-NVFP4 card)
   '--model' '/models/gpt-oss-120b-GGUF'
   # the name clients send in the `model` field
   '--alias' 'gpt-oss-120b'

@@ -46,7 +46,7 @@ def _grade(c: Candidate) -> tuple[Symbol, list[str]]:
     if c.offload is not None:
         why.append(
             f"only with host offload — {c.offload.summary()}; the seed's table rates GPU-only paths and says "
-            "CPU+GPU hybrids fit at a large speed cost [seed:001 §6.2]"
+            "CPU+GPU hybrids fit at a large speed cost"
         )
     return ("◐" if why else "✓"), why
 
