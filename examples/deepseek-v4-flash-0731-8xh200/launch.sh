@@ -19,9 +19,9 @@ NAME='recipegen-deepseek-v4-flash'
 download() {
   # The engine reads a local directory, never a repo id: some model code opens files by path.
   # Gated repos: export HF_TOKEN beforehand; it is never written into these files.
-  if [ ! -d "${MODEL_DIR}/"'DeepSeek-V4-Flash-0731' ]; then
-    hf download 'deepseek-ai/DeepSeek-V4-Flash-0731' --local-dir "${MODEL_DIR}/"'DeepSeek-V4-Flash-0731'
-  fi
+  # Always run: hf download resumes an interrupted download and skips the files already complete,
+  # so a rerun after a cut connection (or for another file of the same repo) fetches only what is missing.
+  hf download 'deepseek-ai/DeepSeek-V4-Flash-0731' --local-dir "${MODEL_DIR}/"'DeepSeek-V4-Flash-0731'
 }
 
 args_0=(

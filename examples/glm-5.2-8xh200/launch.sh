@@ -19,9 +19,9 @@ NAME='recipegen-glm-5.2'
 download() {
   # The engine reads a local directory, never a repo id: some model code opens files by path.
   # Gated repos: export HF_TOKEN beforehand; it is never written into these files.
-  if [ ! -d "${MODEL_DIR}/"'GLM-5.2-Int4-Int8Mix' ]; then
-    hf download 'QuantTrio/GLM-5.2-Int4-Int8Mix' --local-dir "${MODEL_DIR}/"'GLM-5.2-Int4-Int8Mix'
-  fi
+  # Always run: hf download resumes an interrupted download and skips the files already complete,
+  # so a rerun after a cut connection (or for another file of the same repo) fetches only what is missing.
+  hf download 'QuantTrio/GLM-5.2-Int4-Int8Mix' --local-dir "${MODEL_DIR}/"'GLM-5.2-Int4-Int8Mix'
 }
 
 args_0=(

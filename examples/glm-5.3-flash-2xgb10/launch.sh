@@ -22,9 +22,9 @@ DIST_PORT="${DIST_PORT:-20000}"
 download() {
   # The engine reads a local directory, never a repo id: some model code opens files by path.
   # Gated repos: export HF_TOKEN beforehand; it is never written into these files.
-  if [ ! -d "${MODEL_DIR}/"'GLM-5.3-Flash-NVFP4' ]; then
-    hf download 'LibertAIDAI/GLM-5.3-Flash-NVFP4' --local-dir "${MODEL_DIR}/"'GLM-5.3-Flash-NVFP4'
-  fi
+  # Always run: hf download resumes an interrupted download and skips the files already complete,
+  # so a rerun after a cut connection (or for another file of the same repo) fetches only what is missing.
+  hf download 'LibertAIDAI/GLM-5.3-Flash-NVFP4' --local-dir "${MODEL_DIR}/"'GLM-5.3-Flash-NVFP4'
 }
 
 args_0=(

@@ -19,9 +19,9 @@ NAME='recipegen-gpt-oss-120b'
 download() {
   # The engine reads a local directory, never a repo id: some model code opens files by path.
   # Gated repos: export HF_TOKEN beforehand; it is never written into these files.
-  if [ ! -d "${MODEL_DIR}/"'gpt-oss-120b-GGUF' ]; then
-    hf download 'ggml-org/gpt-oss-120b-GGUF' --local-dir "${MODEL_DIR}/"'gpt-oss-120b-GGUF'
-  fi
+  # Always run: hf download resumes an interrupted download and skips the files already complete,
+  # so a rerun after a cut connection (or for another file of the same repo) fetches only what is missing.
+  hf download 'ggml-org/gpt-oss-120b-GGUF' --local-dir "${MODEL_DIR}/"'gpt-oss-120b-GGUF'
 }
 
 build_image() {
