@@ -81,6 +81,7 @@ class MemoryInputs:
     context: int | None  # fixed by the user or a recipe
     concurrency: int | None
     context_is_auto: bool = False
+    concurrency_by: str = "user"  # who fixed `concurrency`: "user" (--concurrency) or "recipe" (its own flag)
     size_note: str | None = None
 
 
@@ -209,7 +210,7 @@ def plan(inputs: MemoryInputs) -> Budget:
     if inputs.context is not None and not inputs.context_is_auto:
         context = inputs.context
         if inputs.concurrency is not None:
-            return decide(context, inputs.concurrency, "user", fits(context, inputs.concurrency))
+            return decide(context, inputs.concurrency, inputs.concurrency_by, fits(context, inputs.concurrency))
         if max_concurrency(context) < 1:
             return decide(context, 1, "kv", False)
         concurrency = default_concurrency(context)

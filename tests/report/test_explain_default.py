@@ -1,0 +1,29 @@
+"""explain's default fits a screen: verdict, plan, memory and speed, ≤ 5 notes, the closest rejections."""
+
+from __future__ import annotations
+
+from tests.support.cli import run_cli
+
+REQUEST = ("explain", "--gpu", "sm80", "--gpus", "8", "--model", "glm-5.2")
+
+
+def test_default_is_one_screen_and_verbose_has_everything() -> None:
+    short, full = run_cli(*REQUEST), run_cli(*REQUEST, "--verbose")
+    assert short.code == full.code == 0
+    lines = short.out.splitlines()
+    assert len(lines) <= 70 < len(full.out.splitlines())
+    assert lines[lines.index("") + 1].startswith("VERDICT: runnable")
+    notes = [line for line in lines if line.strip().startswith("note:")]
+    assert 1 <= len(notes) <= 5
+    assert any("more note(s) (--verbose)" in line for line in lines)
+    closest = [line for line in lines[lines.index(next(x for x in lines if x.startswith("Closest"))) + 1 :] if line]
+    assert all(line.lstrip()[0] in "✗?" for line in closest[:3])
+    full_notes = [line for line in full.out.splitlines() if line.strip().startswith("note:")]
+    assert notes == full_notes[: len(notes)] and len(full_notes) > len(notes)  # the same notes, most important first
+
+
+def test_concurrency_a_recipe_fixed_is_not_labelled_user() -> None:
+    out = run_cli(*REQUEST).out
+    assert "decided by: recipe" in out and "(user)" not in out and "decided by: user" not in out
+    given = run_cli(*REQUEST, "--concurrency", "2").out
+    assert "decided by: user" in given
