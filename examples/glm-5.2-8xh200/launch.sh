@@ -59,7 +59,7 @@ args_0=(
   '--reasoning-parser' 'glm45'
   # GLM-5.2 ships one MTP layer; speculative decoding with it speeds up decode
   '--speculative-config.method' 'mtp'
-  # one draft token per step, as in the seed's command
+  # one draft token per step, as in the deployment report's command
   '--speculative-config.num_speculative_tokens' '1'
   # keeps the log readable under load
   '--disable-uvicorn-access-log'

@@ -11,6 +11,7 @@ from ..catalog.targets import Target
 from ..frozen import frozen
 from ..plan.gates import PlatformVerdicts
 from ..plan.layout_search import Ranking, rank
+from ..plan.offload import SOURCES as OFFLOAD_SOURCES
 from ..plan.ranking import rank_key
 from ..plan.types import Candidate, Request
 
@@ -44,15 +45,15 @@ def _grade(c: Candidate) -> tuple[Symbol, list[str]]:
     if c.variant.publisher == "community":
         why.append(f"community weights {c.variant.repo}")
     if c.offload is not None:
+        cited = next((src.url for src in OFFLOAD_SOURCES[c.offload.mechanism] if src.url.startswith("http")), None)
         why.append(
-            f"only with host offload — {c.offload.summary()}; the seed's table rates GPU-only paths and says "
-            "CPU+GPU hybrids fit at a large speed cost"
+            f"only with host offload (a large speed cost) — {c.offload.summary()}" + (f" [{cited}]" if cited else "")
         )
     return ("◐" if why else "✓"), why
 
 
 def _annotations(r: Ranking) -> tuple[str, ...]:
-    """Notes the catalog keeps for this model on this GPU (e.g. where a later source disagrees with a seed)."""
+    """Notes the catalog keeps for this model on this GPU (e.g. where a later source disagrees with an earlier one)."""
     cc = r.request.hardware.compute_capability
     return tuple(
         p.text + (f" [{p.sources[0].url}]" if p.sources else "")
