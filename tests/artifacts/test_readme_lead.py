@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 from tests.support.cli import run_cli
+from tests.support.docker import free_port
 
 
 def generate(tmp_path: Path, *args: str) -> Path:
@@ -53,3 +55,18 @@ def test_generate_json_says_which_folder_it_wrote(tmp_path: Path) -> None:
     assert printed["written"]["folder"] == str(out.resolve())
     assert set(printed["written"]["files"]) == {p.name for p in out.iterdir() if not p.name.startswith(".")}
     assert {k: v for k, v in printed.items() if k != "written"} == json.loads((out / "plan.json").read_text())
+
+
+def test_verify_stops_at_a_failed_health_check_with_one_cause(tmp_path: Path) -> None:
+    out = generate(tmp_path, "--gpu", "h100", "--model", "qwen3-8b")
+    nothing_listens = f"http://127.0.0.1:{free_port()}"
+    proc = subprocess.run(
+        ["bash", str(out / "verify.sh")],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "BASE_URL": nothing_listens, "TIMEOUT": "5"},
+        timeout=60,
+    )
+    fails = [line for line in proc.stdout.splitlines() if line.startswith("FAIL")]
+    assert proc.returncode == 1 and len(fails) == 1 and fails[0].startswith("FAIL  health")
+    assert "not healthy yet" in proc.stdout
