@@ -274,11 +274,22 @@ def history_text(histories: list[EngineHistory]) -> str:
     out: list[str] = []
     for h in histories:
         out.append(h.summary())
+        rows: list[tuple[BuildVerdict, BuildVerdict, int, str]] = []  # first, last, count, what they say
         for v in h.line:
             # a runnable (or undecided) verdict for a release older than the model is about its architecture
             shown = h.predates_model(v) and (v.runnable or (v.gate is not None and v.gate.outcome != "fail"))
-            before = f" (released before the model, {h.model_released})" if shown else ""
-            out.append(f"  {v.build.released}  {v.build.id:<28} {v.detail}{before}")
+            said = v.detail + (f" (released before the model, {h.model_released})" if shown else "")
+            if rows and rows[-1][3] == said:  # consecutive releases that say the same: one row
+                first, _, count, _ = rows[-1]
+                rows[-1] = (first, v, count + 1, said)
+            else:
+                rows.append((v, v, 1, said))
+        for first, last, count, said in rows:
+            if count == 1:
+                out.append(f"  {first.build.released}  {first.build.id:<28} {said}")
+            else:
+                span = f"{first.build.id} … {last.build.id} ({count})"
+                out.append(f"  {first.build.released}  {span:<28} {said}  [to {last.build.released}]")
         for f in h.flips:
             out.append(f"  ↳ {f.before.build.id} → {f.after.build.id}: {f.change}")
         for v in h.side:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from tests.support.cli import run_cli
 
 REQUEST = ("explain", "--gpu", "sm80", "--gpus", "8", "--model", "glm-5.2")
@@ -27,3 +29,11 @@ def test_concurrency_a_recipe_fixed_is_not_labelled_user() -> None:
     assert "decided by: recipe" in out and "(user)" not in out and "decided by: user" not in out
     given = run_cli(*REQUEST, "--concurrency", "2").out
     assert "decided by: user" in given
+
+
+def test_history_says_a_run_of_identical_releases_once() -> None:
+    out = run_cli("history", "--gpu", "sm80", "--gpus", "8", "--model", "glm-5.2").out
+    rows = [line.split(None, 2) for line in out.splitlines() if line[:4] == "  20"]
+    said = [row[2].split("  [to ")[0].split(") ", 1)[-1] if "…" in row[2] else row[2] for row in rows]
+    assert all(a != b for a, b in itertools.pairwise(said)), "two rows in a row say the same"
+    assert any("…" in row[2] for row in rows) and len(out.splitlines()) < 60
