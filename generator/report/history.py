@@ -17,6 +17,7 @@ from ..catalog.index import Catalog
 from ..catalog.schema import Build, Engine
 from ..frozen import frozen
 from ..plan.candidates import Memo, verdict_paths
+from ..plan.describe import clip
 from ..plan.flags import parser_facts
 from ..plan.layout_search import layouts_to_try
 from ..plan.ranking import rank_key
@@ -113,7 +114,7 @@ def short(reason: str, limit: int = 90) -> str:
     # drop the parentheticals (the why, a CUDA version), not what follows them
     while (inner := re.sub(r" ?\([^()]*\)", "", text)) != text:
         text = inner
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return clip(text, limit)
 
 
 def _parsers(request: Request | None, cand: Candidate) -> tuple[str, ...]:
@@ -176,7 +177,7 @@ def _new_parser_facts(before: BuildVerdict, after: BuildVerdict) -> list[str]:
 
 def _brief(reason: str, limit: int = 200) -> str:
     text = reason.split(" | ")[0]
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return clip(text, limit)
 
 
 def engine_history(

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..plan.advice import alternatives, faster_elsewhere
 from ..plan.checkpoint_size import ESTIMATED
-from ..plan.describe import candidate_title, target_line
+from ..plan.describe import MARK, candidate_title, clip, target_line
 from ..plan.ranking import rank_key
 from .explain import explain_text
 
@@ -31,7 +31,10 @@ def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
     for cand in rejected[:limit]:
         first = cand.failing()[0]
         gates = ", ".join(g.gate for g in cand.failing())
-        out.append(f"    ✗ {cand.engine.id} {cand.build.id} · {cand.variant.id} [{gates}]: {first.reason[:140]}")
+        mark = MARK[first.outcome]  # the same ✗ / ? as explain
+        out.append(
+            f"    {mark} {cand.engine.id} {cand.build.id} · {cand.variant.id} [{gates}]: {clip(first.reason, 140)}"
+        )
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 from tests.support.cli import run_cli
 
@@ -37,3 +38,15 @@ def test_history_says_a_run_of_identical_releases_once() -> None:
     said = [row[2].split("  [to ")[0].split(") ", 1)[-1] if "…" in row[2] else row[2] for row in rows]
     assert all(a != b for a, b in itertools.pairwise(said)), "two rows in a row say the same"
     assert any("…" in row[2] for row in rows) and len(out.splitlines()) < 60
+
+
+def test_generate_and_explain_mark_a_path_alike(tmp_path) -> None:
+    def marks(text: str) -> dict[tuple[str, str], str]:
+        found = re.findall(r"^\s+([✗?]) .*?(\S+) · (\S+) \[", text, re.M)
+        return {(build, variant): mark for mark, build, variant in found}
+
+    explained = marks(run_cli(*REQUEST).out)
+    generated = marks(run_cli(*REQUEST[1:], "--out", str(tmp_path / "o")).out)
+    shared = explained.keys() & generated.keys()
+    assert shared and "?" in explained.values()
+    assert {k: explained[k] for k in shared} == {k: generated[k] for k in shared}
