@@ -203,21 +203,38 @@ def to_markdown(cells: list[Cell], targets: list[Target]) -> str:
         out.append(f"| {model} | " + " | ".join(_short(c) for c in by_target.values()) + " |")
     out.append("")
     out.extend(f"- {symbol} {meaning}" for symbol, meaning in LEGEND.items())
+    why = [c for c in cells if c.symbol in ("◐", "?") and c.reasons]
+    if why:
+        out.extend(["", "Why each ◐ and ?:"])
+        out.extend(f"- {c.symbol} {c.model} on {c.target}: {'; '.join(c.reasons)}" for c in why)
     return "\n".join(out) + "\n"
 
 
 def to_html(cells: list[Cell], targets: list[Target]) -> str:
+    """A page that reads without hovering: reasons under each mark, a filter box, print-friendly, no network."""
+    import datetime as dt
+
     labels, rows = _grid(cells, targets)
     head = "".join(f"<th>{html.escape(label)}</th>" for label in labels)
     body = []
     for model, by_target in rows.items():
         tds = "".join(
-            f'<td title="{html.escape(" | ".join(c.reasons))}">{html.escape(_short(c))}</td>'
+            f'<td class="s{"ok" if c.symbol == "✓" else "no" if c.symbol == "✗" else "mid"}">'
+            f"<b>{html.escape(_short(c))}</b>"
+            + (f"<small>{html.escape('; '.join(c.reasons))}</small>" if c.reasons else "")
+            + "</td>"
             for c in by_target.values()
         )
-        body.append(f"<tr><th>{html.escape(model)}</th>{tds}</tr>")
+        body.append(f'<tr data-model="{html.escape(model)}"><th>{html.escape(model)}</th>{tds}</tr>')
     legend = "".join(f"<li>{html.escape(s)} {html.escape(m)}</li>" for s, m in LEGEND.items())
     return (
-        '<!doctype html>\n<meta charset="utf-8"><title>recipegen matrix</title>\n'
-        f"<table><tr><th>model</th>{head}</tr>\n" + "\n".join(body) + f"\n</table>\n<ul>{legend}</ul>\n"
+        '<!doctype html>\n<html lang="en"><meta charset="utf-8"><title>recipegen matrix</title>\n'
+        "<style>body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:.3em .5em;vertical-align:top;text-align:left}"
+        "td small{display:block;max-width:28em;color:#444}.sok{background:#e6f4e6}.sno{background:#fbe9e9}"
+        ".smid{background:#fff6dd}@media print{#filter{display:none}td small{font-size:9px}}</style>\n"
+        f"<h1>recipegen matrix</h1><p>Generated {dt.date.today().isoformat()} from the built-in catalog.</p>\n"
+        '<p><input id="filter" placeholder="filter models" oninput="for(const r of document.querySelectorAll('
+        "'tr[data-model]'))r.hidden=!r.dataset.model.includes(this.value.toLowerCase())\"></p>\n"
+        f"<table><tr><th>model</th>{head}</tr>\n" + "\n".join(body) + f"\n</table>\n<ul>{legend}</ul>\n</html>\n"
     )

@@ -50,3 +50,18 @@ def test_generate_and_explain_mark_a_path_alike(tmp_path) -> None:
     shared = explained.keys() & generated.keys()
     assert shared and "?" in explained.values()
     assert {k: explained[k] for k in shared} == {k: generated[k] for k in shared}
+
+
+def test_matrix_says_why_for_every_half_mark_and_question_mark() -> None:
+    md = run_cli("matrix", "--model", "glm-5.2", "--target", "8xa100-80gb", "--target", "1xrtx-4090").out
+    grid = next(line for line in md.splitlines() if line.startswith("| glm-5.2 |"))
+    marks = grid.count("◐") + grid.count("?")
+    assert marks and len([line for line in md.splitlines() if re.match(r"- [◐?] glm-5.2 on ", line)]) == marks
+    page = run_cli("matrix", "--model", "glm-5.2", "--format", "html").out
+    assert "<h1>recipegen matrix</h1>" in page and re.search(r"Generated \d{4}-\d\d-\d\d", page)
+    assert (
+        "<small>" in page
+        and 'id="filter"' in page
+        and "@media print" in page
+        and "http" not in page.split("<table>")[0]
+    )
