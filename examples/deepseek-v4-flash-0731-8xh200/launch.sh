@@ -19,13 +19,13 @@ NAME='recipegen-deepseek-v4-flash'
 download() {
   # The engine reads a local directory, never a repo id: some model code opens files by path.
   # Gated repos: export HF_TOKEN beforehand; it is never written into these files.
-  if [ ! -d "${MODEL_DIR}/"'DeepSeek-V4-Flash-0731' ]; then
-    hf download 'deepseek-ai/DeepSeek-V4-Flash-0731' --local-dir "${MODEL_DIR}/"'DeepSeek-V4-Flash-0731'
-  fi
+  # Always run: hf download resumes an interrupted download and skips the files already complete,
+  # so a rerun after a cut connection (or for another file of the same repo) fetches only what is missing.
+  hf download 'deepseek-ai/DeepSeek-V4-Flash-0731' --local-dir "${MODEL_DIR}/"'DeepSeek-V4-Flash-0731'
 }
 
 args_0=(
-  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, seed 003)
+  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, the LibertAIDAI/GLM-5.3-Flash-NVFP4 card)
   '/models/DeepSeek-V4-Flash-0731'
   # the name clients send in the `model` field
   '--served-model-name' 'deepseek-v4-flash'

@@ -19,9 +19,9 @@ NAME='recipegen-deepseek-v4-flash'
 download() {
   # The engine reads a local directory, never a repo id: some model code opens files by path.
   # Gated repos: export HF_TOKEN beforehand; it is never written into these files.
-  if [ ! -d "${MODEL_DIR}/"'DeepSeek-V4-Flash-FP4-FP8-GGUF' ]; then
-    hf download 'nsparks/DeepSeek-V4-Flash-FP4-FP8-GGUF' --include 'DeepSeek-V4-Flash-FP4-FP8-native.gguf' --local-dir "${MODEL_DIR}/"'DeepSeek-V4-Flash-FP4-FP8-GGUF'
-  fi
+  # Always run: hf download resumes an interrupted download and skips the files already complete,
+  # so a rerun after a cut connection (or for another file of the same repo) fetches only what is missing.
+  hf download 'nsparks/DeepSeek-V4-Flash-FP4-FP8-GGUF' --include 'DeepSeek-V4-Flash-FP4-FP8-native.gguf' --local-dir "${MODEL_DIR}/"'DeepSeek-V4-Flash-FP4-FP8-GGUF'
 }
 
 build_image() {
@@ -36,7 +36,7 @@ build_image() {
 }
 
 args_0=(
-  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, seed 003)
+  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, the LibertAIDAI/GLM-5.3-Flash-NVFP4 card)
   '--model' '/models/DeepSeek-V4-Flash-FP4-FP8-GGUF/DeepSeek-V4-Flash-FP4-FP8-native.gguf'
   # the name clients send in the `model` field
   '--alias' 'deepseek-v4-flash'

@@ -74,6 +74,9 @@ if curl -fsS --max-time 10 "${BASE_URL}${HEALTH_PATH}" >/dev/null; then
   pass health
 else
   fail health "no success from ${BASE_URL}${HEALTH_PATH} (still loading? see docker logs)"
+  # every other check needs a healthy server: one cause, one FAIL
+  echo "not checking models, chat: the server is not healthy yet"
+  exit 1
 fi
 
 if models="$(curl -fsS --max-time 10 "${BASE_URL}/v1/models")" \

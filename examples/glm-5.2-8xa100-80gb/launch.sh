@@ -19,13 +19,13 @@ NAME='recipegen-glm-5.2'
 download() {
   # The engine reads a local directory, never a repo id: some model code opens files by path.
   # Gated repos: export HF_TOKEN beforehand; it is never written into these files.
-  if [ ! -d "${MODEL_DIR}/"'GLM-5.2-NVFP4' ]; then
-    hf download 'nvidia/GLM-5.2-NVFP4' --local-dir "${MODEL_DIR}/"'GLM-5.2-NVFP4'
-  fi
+  # Always run: hf download resumes an interrupted download and skips the files already complete,
+  # so a rerun after a cut connection (or for another file of the same repo) fetches only what is missing.
+  hf download 'nvidia/GLM-5.2-NVFP4' --local-dir "${MODEL_DIR}/"'GLM-5.2-NVFP4'
 }
 
 args_0=(
-  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, seed 003)
+  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, the LibertAIDAI/GLM-5.3-Flash-NVFP4 card)
   '/models/GLM-5.2-NVFP4'
   # the name clients send in the `model` field
   '--served-model-name' 'glm-5.2'

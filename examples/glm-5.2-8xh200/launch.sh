@@ -19,13 +19,13 @@ NAME='recipegen-glm-5.2'
 download() {
   # The engine reads a local directory, never a repo id: some model code opens files by path.
   # Gated repos: export HF_TOKEN beforehand; it is never written into these files.
-  if [ ! -d "${MODEL_DIR}/"'GLM-5.2-Int4-Int8Mix' ]; then
-    hf download 'QuantTrio/GLM-5.2-Int4-Int8Mix' --local-dir "${MODEL_DIR}/"'GLM-5.2-Int4-Int8Mix'
-  fi
+  # Always run: hf download resumes an interrupted download and skips the files already complete,
+  # so a rerun after a cut connection (or for another file of the same repo) fetches only what is missing.
+  hf download 'QuantTrio/GLM-5.2-Int4-Int8Mix' --local-dir "${MODEL_DIR}/"'GLM-5.2-Int4-Int8Mix'
 }
 
 args_0=(
-  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, seed 003)
+  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, the LibertAIDAI/GLM-5.3-Flash-NVFP4 card)
   '/models/GLM-5.2-Int4-Int8Mix'
   # listen on all interfaces inside the container
   '--host' '0.0.0.0'
@@ -59,7 +59,7 @@ args_0=(
   '--reasoning-parser' 'glm45'
   # GLM-5.2 ships one MTP layer; speculative decoding with it speeds up decode
   '--speculative-config.method' 'mtp'
-  # one draft token per step, as in the seed's command
+  # one draft token per step, as in the deployment report's command
   '--speculative-config.num_speculative_tokens' '1'
   # keeps the log readable under load
   '--disable-uvicorn-access-log'

@@ -19,9 +19,9 @@ NAME='recipegen-gpt-oss-120b'
 download() {
   # The engine reads a local directory, never a repo id: some model code opens files by path.
   # Gated repos: export HF_TOKEN beforehand; it is never written into these files.
-  if [ ! -d "${MODEL_DIR}/"'gpt-oss-120b-GGUF' ]; then
-    hf download 'ggml-org/gpt-oss-120b-GGUF' --include 'gpt-oss-120b-mxfp4-*-of-00003.gguf' --local-dir "${MODEL_DIR}/"'gpt-oss-120b-GGUF'
-  fi
+  # Always run: hf download resumes an interrupted download and skips the files already complete,
+  # so a rerun after a cut connection (or for another file of the same repo) fetches only what is missing.
+  hf download 'ggml-org/gpt-oss-120b-GGUF' --include 'gpt-oss-120b-mxfp4-*-of-00003.gguf' --local-dir "${MODEL_DIR}/"'gpt-oss-120b-GGUF'
 }
 
 build_image() {
@@ -36,7 +36,7 @@ build_image() {
 }
 
 args_0=(
-  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, seed 003)
+  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, the LibertAIDAI/GLM-5.3-Flash-NVFP4 card)
   '--model' '/models/gpt-oss-120b-GGUF/gpt-oss-120b-mxfp4-00001-of-00003.gguf'
   # the name clients send in the `model` field
   '--alias' 'gpt-oss-120b'

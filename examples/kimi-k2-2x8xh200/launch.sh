@@ -22,13 +22,13 @@ DIST_PORT="${DIST_PORT:-20000}"
 download() {
   # The engine reads a local directory, never a repo id: some model code opens files by path.
   # Gated repos: export HF_TOKEN beforehand; it is never written into these files.
-  if [ ! -d "${MODEL_DIR}/"'Kimi-K2-Thinking' ]; then
-    hf download 'moonshotai/Kimi-K2-Thinking' --local-dir "${MODEL_DIR}/"'Kimi-K2-Thinking'
-  fi
+  # Always run: hf download resumes an interrupted download and skips the files already complete,
+  # so a rerun after a cut connection (or for another file of the same repo) fetches only what is missing.
+  hf download 'moonshotai/Kimi-K2-Thinking' --local-dir "${MODEL_DIR}/"'Kimi-K2-Thinking'
 }
 
 args_0=(
-  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, seed 003)
+  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, the LibertAIDAI/GLM-5.3-Flash-NVFP4 card)
   '/models/Kimi-K2-Thinking'
   # the name clients send in the `model` field
   '--served-model-name' 'kimi-k2'
@@ -63,7 +63,7 @@ args_0=(
 )
 
 args_1=(
-  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, seed 003)
+  # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, the LibertAIDAI/GLM-5.3-Flash-NVFP4 card)
   '/models/Kimi-K2-Thinking'
   # the name clients send in the `model` field
   '--served-model-name' 'kimi-k2'

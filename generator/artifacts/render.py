@@ -211,12 +211,24 @@ def context_for(resolution: Resolution, command_line: str, build_file: str | Non
         "notes": plan.notes,
         "sources": plan.sources,
         "rejected": resolution.rejected(),
+        "rejected_groups": rejected_groups(resolution.rejected()),
+        "container_name": spec.container_name(0),
         "changes": resolution.changes,
         "driver_min": build.driver_min or "unknown",
         "start_period": f"{START_PERIOD_S // 60}m",
         "dist_port": DIST_PORT,
         "container": spec,
     }
+
+
+def rejected_groups(rejected: Any) -> list[dict[str, Any]]:
+    """The rejected paths grouped by reason: one entry per distinct (gate, outcome, reason), most paths first."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for r in rejected:
+        key = (str(getattr(r.gate, "value", r.gate)), str(getattr(r.outcome, "value", r.outcome)), str(r.reason))
+        groups.setdefault(key, []).append(f"{r.engine} {r.build} · {r.variant}")
+    ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    return [{"gate": g, "outcome": o, "reason": why, "paths": paths} for (g, o, why), paths in ordered]
 
 
 def kubernetes_files(plan: dict[str, Any], claim: str | None = None) -> dict[str, str]:
@@ -252,6 +264,7 @@ def render(
         "launch.sh": env.get_template("launch.sh.j2").render(ctx),
         "docker-compose.yml": env.get_template("docker-compose.yml.j2").render(ctx),
         "README.md": env.get_template("README.md.j2").render(ctx),
+        "REJECTED.md": env.get_template("REJECTED.md.j2").render(ctx),
         "verify.sh": env.get_template("verify.sh.j2").render(ctx),
         "plan.json": json.dumps(
             resolution_json(resolution) | {"container": ctx["container"].to_json()}, indent=2, ensure_ascii=False

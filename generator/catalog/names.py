@@ -8,6 +8,7 @@ import re
 
 from ..errors import RecipegenError, UnknownNameError
 from ..frozen import evolve, frozen
+from . import gpu_names
 from .buildversions import BuildResolution
 from .capability import Capability
 from .index import Catalog
@@ -42,8 +43,20 @@ def resolve_model(catalog: Catalog, value: str) -> ModelChoice:
         for variant in model.variants:
             if key == _fold(variant.repo):
                 return ModelChoice(model, variant.id, f"model {model.name}, variant {variant.id} ({variant.repo})")
-    names = [m.id for m in catalog.models.values()] + [a for m in catalog.models.values() for a in m.aliases]
-    raise UnknownNameError("models", value, _suggest(value, names), "--model")
+    raise UnknownNameError("models", value, _suggest_models(catalog, value), "--model")
+
+
+def _suggest_models(catalog: Catalog, value: str) -> list[str]:
+    """One slot per model, never two aliases of one; a family prefix (deepseek-v4 → deepseek-v4-flash) first."""
+    key = re.sub(r"[^a-z0-9.]+", "-", _fold(value)).strip("-")
+    scored = []
+    for model in catalog.models.values():
+        names = [_fold(n) for n in (model.id, model.name, *model.aliases)]
+        family = any(n.startswith(key) or key.startswith(n) for n in names)
+        ratio = max(difflib.SequenceMatcher(None, key, n).ratio() for n in names)
+        if family or ratio >= 0.6:
+            scored.append((not family, -ratio, len(model.id), model.id))
+    return [model_id for *_, model_id in sorted(scored)[:4]]
 
 
 def find_model(catalog: Catalog, value: str) -> ModelChoice | None:
@@ -86,14 +99,22 @@ def resolve_gpu(catalog: Catalog, value: str, memory_gib: float | None = None) -
         None,
     )
     how = ""
+    try:
+        cc = Capability.parse(value) if hardware is None else None
+    except ValueError:
+        cc = None
+    if hardware is None and cc is None and (loose := gpu_names.match(catalog.hardware.values(), value)):
+        hardware = loose
     if hardware is not None:
-        how = hardware.name
+        how = (
+            hardware.name
+            if _fold(value) in {_fold(hardware.id), _fold(hardware.name), *(_fold(a) for a in hardware.aliases)}
+            else f"{hardware.name} (from {value!r})"
+        )
     else:
-        try:
-            cc = Capability.parse(value)
-        except ValueError:
-            cc = None
         if cc is None:
+            if hint := gpu_names.unknown_gpu_hint(value):
+                raise RecipegenError(f"no GPU {value!r} in the catalog for --gpu", hint)
             names = [h.id for h in catalog.hardware.values()] + [
                 a for h in catalog.hardware.values() for a in h.aliases
             ]

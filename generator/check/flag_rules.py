@@ -21,7 +21,9 @@ VLLM_QUANTIZATION_DOC = Source(
     url="https://docs.vllm.ai/en/latest/models/engine_args.html",
     note="--quantization: if None, vLLM first checks the quantization_config attribute in the model config file",
 )
-SEED_LOCAL_PATH = Source(url="seed:003 §1", note="point the engine at a local directory")
+SEED_LOCAL_PATH = Source(
+    url="https://huggingface.co/LibertAIDAI/GLM-5.3-Flash-NVFP4", note="point the engine at a local directory"
+)
 
 
 def vocabulary_findings(engine: Engine, parsed: ParsedArgs, vocab: Vocabulary) -> list[Finding]:

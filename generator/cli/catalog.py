@@ -9,7 +9,7 @@ import typer
 
 from ..catalog.kinds import KIND_NAMES
 from . import values as cli_values
-from .options import Format, Kind, MatrixFormat, Recipes, load_catalog
+from .options import Format, MatrixFormat, Recipes, load_catalog
 
 commands = typer.Typer()
 
@@ -58,22 +58,32 @@ def matrix(
         typer.echo(to_markdown(cells, targets), nl=False)
 
 
+_LIST_SYNONYMS = {"gpus": "hardware", "gpu": "hardware", "model": "models", "engine": "engines", "builds": "engines"}
+
+
 @commands.command("list")
 def list_(
-    kind: Annotated[Kind, typer.Argument(metavar="|".join(KIND_NAMES), hidden=True, show_default=False)],
+    kind: Annotated[str, typer.Argument(metavar="|".join(KIND_NAMES), hidden=True, show_default=False)],
     fmt: Annotated[Format, typer.Option("--format", metavar="text|json", help="text table or json")] = Format.text,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
     """List the catalog: models, hardware, engines (one row per build), deployments or fingerprints."""
+    from ..errors import RecipegenError
     from ..report.listing import rows
 
+    name = _LIST_SYNONYMS.get(kind.strip().casefold(), kind.strip().casefold())
+    if name not in KIND_NAMES:
+        raise RecipegenError(
+            f"cannot list {kind!r}",
+            f"list one of: {', '.join(KIND_NAMES)} (gpus lists hardware); see `recipegen list --help`",
+        )
     catalog = load_catalog(recipes)
-    table = rows(catalog, kind.value, detail=fmt is Format.json)
+    table = rows(catalog, name, detail=fmt is Format.json)
     if fmt is Format.json:
         typer.echo(json.dumps(table, indent=2, ensure_ascii=False))
         return
     if not table:
-        typer.echo(f"no {kind.value} in the catalog")
+        typer.echo(f"no {name} in the catalog")
         return
     columns = list(table[0])
     widths = {c: max(len(c), *(len(str(r[c])) for r in table)) for c in columns}

@@ -83,8 +83,9 @@ def generate_command(
     files = render(resolution, sel.command_line(), build_file, k8s=k8s)
     target = Path(out) if out is not None else Path(folder_name(resolution))
     changed = write(files, target, force)
-    if fmt is Format.json:  # the same object as plan.json, container spec included
-        typer.echo(files["plan.json"], nl=False)
+    if fmt is Format.json:  # plan.json's object, container spec included, and where it was written
+        written = {"folder": str(target.resolve()), "files": sorted(files), "changed": changed}
+        typer.echo(json.dumps({"written": written, **json.loads(files["plan.json"])}, indent=2, ensure_ascii=False))
         return
     shown = cli_values.printable(str(target) if out is not None else f"./{target}", 2000)
     typer.echo(generate_summary(catalog, resolution, typed, shown, sorted(files), changed))
@@ -190,6 +191,9 @@ def explain(
     host_bandwidth: HostBandwidth = None,
     fmt: FormatOpt = Format.text,
     recipes: Recipes = [],  # noqa: B006
+    verbose: Annotated[
+        bool, typer.Option("--verbose", help="every plan, note and rejected path with its gates (default: one screen)")
+    ] = False,
 ) -> None:
     """Decision trace: every candidate path with a ✓/✗ per gate, the memory budget, and advice when blocked."""
     from ..plan.resolve import resolve
@@ -220,5 +224,5 @@ def explain(
         from ..report.history import explain_lines
         from ..report.summary import explanation
 
-        typer.echo(explanation(catalog, resolution), nl=False)
+        typer.echo(explanation(catalog, resolution, verbose), nl=False)
         typer.echo("\n".join(explain_lines(catalog, resolution)))

@@ -71,7 +71,13 @@ def build_request(catalog: Catalog, sel: Selectors) -> Request:
         detected = auto_gpu(catalog, required=sel.gpu is not None)
     if (sel.gpu is None and detected is None) or sel.model is None:
         missing = " and ".join(n for n, v in (("--gpu", sel.gpu or detected), ("--model", sel.model)) if v is None)
-        raise RecipegenError(f"{missing} is required", "e.g. recipegen --gpu sm80 --model glm-5.2")
+        hint = "e.g. recipegen --gpu sm80 --model glm-5.2"
+        if sel.gpu is None and sel.model is not None:  # --gpu auto found no GPU here: say so, and what to type
+            hint = (
+                "no NVIDIA GPU was detected on this machine, so --gpu cannot default to auto; name the target, "
+                "e.g. --gpu h100, --gpu 'RTX 4090' or --gpu sm86 --gpu-memory 24 (`recipegen list gpus`)"
+            )
+        raise RecipegenError(f"{missing} is required", hint)
     choice = resolve_any(catalog, sel.model)
     if detected is not None:  # the detected part's id, so --gpu-memory still applies
         target = resolve_gpu(catalog, detected[0].id, sel.gpu_memory)

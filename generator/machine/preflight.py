@@ -308,7 +308,8 @@ def _shm_check(c: dict[str, Any]) -> Check:
         "shm",
         "unknown",
         f"--ipc host shares the host's /dev/shm of {have / 2**30:.1f} GiB, less than {c['shm_size']}",
-        "enlarge /dev/shm (`sudo mount -o remount,size=16G /dev/shm`) if NCCL fails",
+        # the size asked for, never below what is already there (have < want here)
+        f"enlarge /dev/shm (`sudo mount -o remount,size={-(-max(want, have) // 2**30)}G /dev/shm`) if NCCL fails",
     )
 
 

@@ -70,3 +70,13 @@ def candidate_title(cand: Candidate) -> str:
     tag = f"curated: {cand.deployment.id}" if cand.deployment else "derived"
     build = f"{cand.build.id} ({cand.build.provenance}, {cand.build.released})"
     return f"{cand.engine.name} {build} · {cand.variant.id} ({cand.variant.repo}) · {tag}"
+
+
+def clip(text: str, limit: int) -> str:
+    """At most `limit` characters, cut at a word boundary and marked with "…" (never mid-word, never silently)."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if " " in cut and not text[limit - 1].isspace():
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:(") + "…"

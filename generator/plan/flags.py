@@ -191,14 +191,34 @@ def common_flags(engine: Engine, model: Model, variant: Variant, skip: set[str])
         "the local checkpoint folder, mounted read-only"
         if variant.repo.startswith("local/")
         else "weights downloaded beforehand to a local directory and mounted read-only "
-        "(an engine pointed at a repo id may resolve files it cannot find, seed 003)"
+        "(an engine pointed at a repo id may resolve files it cannot find, the LibertAIDAI/GLM-5.3-Flash-NVFP4 card)"
     )
     if flags.model is None:
-        out.append(Flag("", path, why_path, (Source(url="seed:003 §1", note="point the engine at a local directory"),)))
+        out.append(
+            Flag(
+                "",
+                path,
+                why_path,
+                (
+                    Source(
+                        url="https://huggingface.co/LibertAIDAI/GLM-5.3-Flash-NVFP4",
+                        note="point the engine at a local directory",
+                    ),
+                ),
+            )
+        )
     elif flags.model not in skip:
         out.append(
             Flag(
-                flags.model, path, why_path, (Source(url="seed:003 §1", note="point the engine at a local directory"),)
+                flags.model,
+                path,
+                why_path,
+                (
+                    Source(
+                        url="https://huggingface.co/LibertAIDAI/GLM-5.3-Flash-NVFP4",
+                        note="point the engine at a local directory",
+                    ),
+                ),
             )
         )
     if flags.served_model_name not in skip:

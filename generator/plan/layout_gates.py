@@ -96,6 +96,7 @@ def memory(
         context=context,
         concurrency=concurrency,
         context_is_auto=settings.context_auto and request.context is None,
+        concurrency_by="user" if request.concurrency is not None else "recipe",
         size_note=size_note,
     )
     sources = (*variant.sources[:1], *engine.memory.sources[:1])

@@ -81,6 +81,7 @@ class MemoryInputs:
     context: int | None  # fixed by the user or a recipe
     concurrency: int | None
     context_is_auto: bool = False
+    concurrency_by: str = "user"  # who fixed `concurrency`: "user" (--concurrency) or "recipe" (its own flag)
     size_note: str | None = None
 
 
@@ -209,7 +210,7 @@ def plan(inputs: MemoryInputs) -> Budget:
     if inputs.context is not None and not inputs.context_is_auto:
         context = inputs.context
         if inputs.concurrency is not None:
-            return decide(context, inputs.concurrency, "user", fits(context, inputs.concurrency))
+            return decide(context, inputs.concurrency, inputs.concurrency_by, fits(context, inputs.concurrency))
         if max_concurrency(context) < 1:
             return decide(context, 1, "kv", False)
         concurrency = default_concurrency(context)
@@ -225,7 +226,7 @@ def plan(inputs: MemoryInputs) -> Budget:
             continue
         most = max_concurrency(context)
         # a useful default keeps room for a small batch of requests beside one at full length;
-        # with per-request state, concurrency gives way before context does (seed 003)
+        # with per-request state, concurrency gives way before context does (the LibertAIDAI/GLM-5.3-Flash-NVFP4 card)
         room_for_batch = not stateful or most >= SMALL_BATCH or context == contexts[-1]
         if most >= 1 and room_for_batch and fits(context, 1 if static_alloc else min(SMALL_BATCH, most)):
             limit = "model-max" if at_max else ("state" if stateful and most <= SMALL_BATCH else "kv")

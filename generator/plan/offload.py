@@ -50,7 +50,9 @@ SOURCES: dict[Mechanism, tuple[Source, ...]] = {
             note="--n-cpu-moe N keeps the MoE weights of the first N layers in the CPU (tensor overrides for "
             "blk.0 … blk.N-1 expert tensors); --cpu-moe keeps all of them",
         ),
-        _source(url="shared/engine-cli/llama-server-0c1e570.json", note="--n-cpu-moe, --tensor-split, --gpu-layers"),
+        _source(
+            url="generator/data/engine-cli/llama-server-0c1e570.json", note="--n-cpu-moe, --tensor-split, --gpu-layers"
+        ),
     ),
     "all-experts": (
         _source(
@@ -58,11 +60,14 @@ SOURCES: dict[Mechanism, tuple[Source, ...]] = {
             note="experts split between CPU (--kt-cpuinfer) and GPU (--kt-num-gpu-experts); --kt-method picks the "
             "CPU kernel",
         ),
-        _source(url="shared/engine-cli/sglang-0.5.23.json", note="--kt-method, --kt-weight-path, --kt-num-gpu-experts"),
+        _source(
+            url="generator/data/engine-cli/sglang-0.5.23.json",
+            note="--kt-method, --kt-weight-path, --kt-num-gpu-experts",
+        ),
     ),
     "cpu-layers": (
         _source(
-            url="shared/engine-cli/llama-server-0c1e570.json",
+            url="generator/data/engine-cli/llama-server-0c1e570.json",
             note="--gpu-layers N: max. number of layers to store in VRAM; the others stay in host RAM on the CPU",
         ),
         _source(
@@ -82,7 +87,7 @@ SOURCES: dict[Mechanism, tuple[Source, ...]] = {
             note="cpu-offload design: the weights are pinned on the CPU and streamed into the GPU layer by layer "
             "during every forward pass",
         ),
-        _source(url="shared/engine-cli/vllm-0.33.0.json", note="--cpu-offload-gb (float); SGLang 0.5.23: int"),
+        _source(url="generator/data/engine-cli/vllm-0.33.0.json", note="--cpu-offload-gb (float); SGLang 0.5.23: int"),
     ),
 }
 

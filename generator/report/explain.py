@@ -26,6 +26,15 @@ def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, v
         for plan in r.plans:
             cand = plan.candidate
             out.append(f"  #{plan.rank} {candidate_title(cand)}")
+            if plan.rank > 1 and not verbose:
+                if cand.speed is not None:
+                    out.append(f"     speed (estimate): {cand.speed.headline()}")
+                if plan.rank >= 3:
+                    rest = len(r.plans) - plan.rank
+                    if rest:
+                        out.append(f"  … {rest} more runnable plan(s) (--verbose or --format json lists them all)")
+                    break
+                continue
             if plan.why_first:
                 out.append(f"     why first: {plan.why_first}")
             out.extend(gate_lines(cand))
@@ -37,18 +46,16 @@ def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, v
                 out.append(f"     speed (estimate): {cand.speed.headline()}")
             if plan.rank == 1:
                 out.append("     command: " + " ".join(plan.argv))
-                out.extend(f"     note: {note}" for note in plan.notes)
-            if not verbose and plan.rank >= 3:
-                rest = len(r.plans) - plan.rank
-                if rest:
-                    out.append(f"  … {rest} more runnable plan(s) (--format json lists them all)")
-                break
+                shown = plan.notes if verbose else plan.notes[:KEY_NOTES]
+                out.extend(f"     note: {note}" for note in shown)
+                if len(plan.notes) > len(shown):
+                    out.append(f"     … {len(plan.notes) - len(shown)} more note(s) (--verbose)")
     elif r.undecided:
         out.append(unknown_verdict(r))
     else:
         out.append("VERDICT: blocked — no engine build runs this model on this target")
     out.append("")
-    out.extend(rejected_lines(r))
+    out.extend(rejected_lines(r) if verbose else closest_lines(r))
     if r.changes:
         out.append("")
         out.append("What changed between builds:")
@@ -65,6 +72,26 @@ def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, v
         out.extend(["", f"Plan #1 {why}, on other hardware:"])
         out.extend(f"  • on {alt.target}: {alt.summary}" for alt in alternatives)
     return "\n".join(out) + "\n"
+
+
+KEY_NOTES = 5  # the default view's notes, most important first; --verbose shows all
+CLOSEST = 3  # the default view's rejected paths, closest first
+
+
+def closest_lines(r: Resolution) -> list[str]:
+    """The rejected paths that came closest (fewest failing gates), each with its first failing reason."""
+    rejected = [c for c in r.candidates if not c.runnable and not _format_mismatch(c)]
+    rejected.sort(key=lambda c: (len(c.failing()), c.gate("architecture").outcome != "pass"))
+    if not rejected:
+        return ["Rejected paths: none"]
+    out = [f"Closest rejected paths ({min(CLOSEST, len(rejected))} of {len(rejected)}; --verbose shows every gate):"]
+    for cand in rejected[:CLOSEST]:
+        first = cand.failing()[0]
+        gates = ", ".join(g.gate for g in cand.failing())
+        out.append(
+            f"  {MARK[first.outcome]} {cand.engine.name} {cand.build.id} · {cand.variant.id} [{gates}]: {first.reason}"
+        )
+    return out
 
 
 def _format_mismatch(cand: Candidate) -> bool:

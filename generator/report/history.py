@@ -17,6 +17,7 @@ from ..catalog.index import Catalog
 from ..catalog.schema import Build, Engine
 from ..frozen import frozen
 from ..plan.candidates import Memo, verdict_paths
+from ..plan.describe import clip
 from ..plan.flags import parser_facts
 from ..plan.layout_search import layouts_to_try
 from ..plan.ranking import rank_key
@@ -113,7 +114,7 @@ def short(reason: str, limit: int = 90) -> str:
     # drop the parentheticals (the why, a CUDA version), not what follows them
     while (inner := re.sub(r" ?\([^()]*\)", "", text)) != text:
         text = inner
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return clip(text, limit)
 
 
 def _parsers(request: Request | None, cand: Candidate) -> tuple[str, ...]:
@@ -176,7 +177,7 @@ def _new_parser_facts(before: BuildVerdict, after: BuildVerdict) -> list[str]:
 
 def _brief(reason: str, limit: int = 200) -> str:
     text = reason.split(" | ")[0]
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return clip(text, limit)
 
 
 def engine_history(
@@ -274,11 +275,22 @@ def history_text(histories: list[EngineHistory]) -> str:
     out: list[str] = []
     for h in histories:
         out.append(h.summary())
+        rows: list[tuple[BuildVerdict, BuildVerdict, int, str]] = []  # first, last, count, what they say
         for v in h.line:
             # a runnable (or undecided) verdict for a release older than the model is about its architecture
             shown = h.predates_model(v) and (v.runnable or (v.gate is not None and v.gate.outcome != "fail"))
-            before = f" (released before the model, {h.model_released})" if shown else ""
-            out.append(f"  {v.build.released}  {v.build.id:<28} {v.detail}{before}")
+            said = v.detail + (f" (released before the model, {h.model_released})" if shown else "")
+            if rows and rows[-1][3] == said:  # consecutive releases that say the same: one row
+                first, _, count, _ = rows[-1]
+                rows[-1] = (first, v, count + 1, said)
+            else:
+                rows.append((v, v, 1, said))
+        for first, last, count, said in rows:
+            if count == 1:
+                out.append(f"  {first.build.released}  {first.build.id:<28} {said}")
+            else:
+                span = f"{first.build.id} … {last.build.id} ({count})"
+                out.append(f"  {first.build.released}  {span:<28} {said}  [to {last.build.released}]")
         for f in h.flips:
             out.append(f"  ↳ {f.before.build.id} → {f.after.build.id}: {f.change}")
         for v in h.side:

@@ -12,6 +12,7 @@ from ..frozen import frozen
 from ..plan.checkpoint_size import ESTIMATED
 from ..plan.gates import PlatformVerdicts
 from ..plan.layout_search import Ranking, rank
+from ..plan.offload import SOURCES as OFFLOAD_SOURCES
 from ..plan.ranking import rank_key
 from ..plan.types import Candidate, Request
 
@@ -49,15 +50,15 @@ def _grade(c: Candidate) -> tuple[Symbol, list[str]]:
     if estimated is not None:  # the plan fits by an estimated size: said, with the format's source
         why.append(estimated)
     if c.offload is not None:
+        cited = next((src.url for src in OFFLOAD_SOURCES[c.offload.mechanism] if src.url.startswith("http")), None)
         why.append(
-            f"only with host offload — {c.offload.summary()}; the seed's table rates GPU-only paths and says "
-            "CPU+GPU hybrids fit at a large speed cost [seed:001 §6.2]"
+            f"only with host offload (a large speed cost) — {c.offload.summary()}" + (f" [{cited}]" if cited else "")
         )
     return ("◐" if why else "✓"), why
 
 
 def _annotations(r: Ranking) -> tuple[str, ...]:
-    """Notes the catalog keeps for this model on this GPU (e.g. where a later source disagrees with a seed)."""
+    """Notes the catalog keeps for this model on this GPU (e.g. where a later source disagrees with an earlier one)."""
     cc = r.request.hardware.compute_capability
     return tuple(
         p.text + (f" [{p.sources[0].url}]" if p.sources else "")
@@ -207,21 +208,38 @@ def to_markdown(cells: list[Cell], targets: list[Target]) -> str:
         out.append(f"| {model} | " + " | ".join(_short(c) for c in by_target.values()) + " |")
     out.append("")
     out.extend(f"- {symbol} {meaning}" for symbol, meaning in LEGEND.items())
+    why = [c for c in cells if c.symbol in ("◐", "?") and c.reasons]
+    if why:
+        out.extend(["", "Why each ◐ and ?:"])
+        out.extend(f"- {c.symbol} {c.model} on {c.target}: {'; '.join(c.reasons)}" for c in why)
     return "\n".join(out) + "\n"
 
 
 def to_html(cells: list[Cell], targets: list[Target]) -> str:
+    """A page that reads without hovering: reasons under each mark, a filter box, print-friendly, no network."""
+    import datetime as dt
+
     labels, rows = _grid(cells, targets)
     head = "".join(f"<th>{html.escape(label)}</th>" for label in labels)
     body = []
     for model, by_target in rows.items():
         tds = "".join(
-            f'<td title="{html.escape(" | ".join(c.reasons))}">{html.escape(_short(c))}</td>'
+            f'<td class="s{"ok" if c.symbol == "✓" else "no" if c.symbol == "✗" else "mid"}">'
+            f"<b>{html.escape(_short(c))}</b>"
+            + (f"<small>{html.escape('; '.join(c.reasons))}</small>" if c.reasons else "")
+            + "</td>"
             for c in by_target.values()
         )
-        body.append(f"<tr><th>{html.escape(model)}</th>{tds}</tr>")
+        body.append(f'<tr data-model="{html.escape(model)}"><th>{html.escape(model)}</th>{tds}</tr>')
     legend = "".join(f"<li>{html.escape(s)} {html.escape(m)}</li>" for s, m in LEGEND.items())
     return (
-        '<!doctype html>\n<meta charset="utf-8"><title>recipegen matrix</title>\n'
-        f"<table><tr><th>model</th>{head}</tr>\n" + "\n".join(body) + f"\n</table>\n<ul>{legend}</ul>\n"
+        '<!doctype html>\n<html lang="en"><meta charset="utf-8"><title>recipegen matrix</title>\n'
+        "<style>body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:.3em .5em;vertical-align:top;text-align:left}"
+        "td small{display:block;max-width:28em;color:#444}.sok{background:#e6f4e6}.sno{background:#fbe9e9}"
+        ".smid{background:#fff6dd}@media print{#filter{display:none}td small{font-size:9px}}</style>\n"
+        f"<h1>recipegen matrix</h1><p>Generated {dt.date.today().isoformat()} from the built-in catalog.</p>\n"
+        '<p><input id="filter" placeholder="filter models" oninput="for(const r of document.querySelectorAll('
+        "'tr[data-model]'))r.hidden=!r.dataset.model.includes(this.value.toLowerCase())\"></p>\n"
+        f"<table><tr><th>model</th>{head}</tr>\n" + "\n".join(body) + f"\n</table>\n<ul>{legend}</ul>\n</html>\n"
     )

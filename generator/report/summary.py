@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..plan.advice import alternatives, faster_elsewhere
 from ..plan.checkpoint_size import ESTIMATED
-from ..plan.describe import candidate_title, target_line
+from ..plan.describe import MARK, candidate_title, clip, target_line
 from ..plan.ranking import rank_key
 from .explain import explain_text
 
@@ -15,10 +15,10 @@ if TYPE_CHECKING:
     from ..plan.types import Resolution
 
 
-def explanation(catalog: Catalog, resolution: Resolution) -> str:
+def explanation(catalog: Catalog, resolution: Resolution, verbose: bool = False) -> str:
     """explain's trace with its advice: where else the model runs when blocked, or runs faster when offloaded."""
     alts = alternatives(catalog, resolution) if not resolution.plans else faster_elsewhere(catalog, resolution)
-    return explain_text(resolution, alts)
+    return explain_text(resolution, alts, verbose=verbose)
 
 
 def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
@@ -27,11 +27,14 @@ def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
     rejected.sort(key=lambda c: (len(c.failing()), rank_key(c)))
     if not rejected:
         return []
-    out = [f"  closest rejected paths ({len(rejected)} in all; README.md lists every gate failure):"]
+    out = [f"  closest rejected paths ({len(rejected)} in all; REJECTED.md groups them by reason):"]
     for cand in rejected[:limit]:
         first = cand.failing()[0]
         gates = ", ".join(g.gate for g in cand.failing())
-        out.append(f"    ✗ {cand.engine.id} {cand.build.id} · {cand.variant.id} [{gates}]: {first.reason[:140]}")
+        mark = MARK[first.outcome]  # the same ✗ / ? as explain
+        out.append(
+            f"    {mark} {cand.engine.id} {cand.build.id} · {cand.variant.id} [{gates}]: {clip(first.reason, 140)}"
+        )
     return out
 
 

@@ -38,11 +38,23 @@ def test_container_receives_exactly_the_planned_argv(cli, tmp_path, argv_image):
     assert HOSTILE.format(pwn=pwn) in planned
 
     models = tmp_path / "models"
-    (models / "GLM-5.2-NVFP4").mkdir(parents=True)  # already downloaded: launch.sh skips `hf download`
-    env = {"HOME": str(tmp_path), "MODEL_DIR": str(models), "IMAGE": image}
+    (models / "GLM-5.2-NVFP4").mkdir(parents=True)  # a folder from an earlier, maybe interrupted, download
+    stand_in, calls = tmp_path / "bin", tmp_path / "hf-calls"
+    stand_in.mkdir()
+    (stand_in / "hf").write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{calls}"\n')
+    (stand_in / "hf").chmod(0o755)
+    env = {
+        "HOME": str(tmp_path),
+        "MODEL_DIR": str(models),
+        "IMAGE": image,
+        "PATH": f"{stand_in}:/usr/local/bin:/usr/bin:/bin",
+    }
     printed, _ = run_launch(client, out, "recipegen-glm-5.2-0", env)
     received = printed.splitlines()
     assert received == [f"<{arg}>" for arg in planned]
+    # the folder exists, yet hf download still runs: it resumes and skips the files already complete
+    hf_argv = calls.read_text().splitlines()
+    assert hf_argv[:2] == ["download", "nvidia/GLM-5.2-NVFP4"] and "--local-dir" in hf_argv
     assert not pwn.exists(), "a value was executed by the shell"
 
 

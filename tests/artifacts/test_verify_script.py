@@ -102,7 +102,7 @@ def test_swallowed_tool_call_fails(verify_sh):
     assert "FAIL  tools: tool_calls is null and content is empty" in proc.stdout
 
 
-def test_unreachable_server_fails_every_check(verify_sh):
+def test_unreachable_server_fails_once_for_its_one_cause(verify_sh):
     proc = subprocess.run(
         ["bash", str(verify_sh)],
         capture_output=True,
@@ -110,5 +110,5 @@ def test_unreachable_server_fails_every_check(verify_sh):
         timeout=60,
         env={"BASE_URL": "http://127.0.0.1:9", "PATH": "/usr/bin:/bin:/usr/local/bin", "TIMEOUT": "5"},
     )
-    assert proc.returncode == 5
-    assert proc.stdout.count("FAIL") == 5
+    assert proc.returncode == 1  # the health check failed; every other check would fail for the same cause
+    assert proc.stdout.count("FAIL") == 1 and "FAIL  health" in proc.stdout

@@ -231,7 +231,7 @@ def test_gb10_reasoning_parser_choice_of_seed_003(cli):
     )
     f = finding(doc, "reasoning-parser")
     assert (f["severity"], f["value"], f["fix"]) == ("silent", "glm45", "--reasoning-parser deepseek_r1")
-    assert "seed:003" in " ".join(f["sources"])
+    assert "https://huggingface.co/LibertAIDAI/GLM-5.3-Flash-NVFP4" in " ".join(f["sources"])
     # the same parser is right for SGLang on the same GPU
     sglang = run(
         cli,

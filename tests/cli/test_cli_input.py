@@ -95,7 +95,7 @@ def test_help_shows_plain_metavars(cli):
 
 
 def test_usage_errors_stay_exit_2_on_one_line(cli):
-    for args in (("--no-such-option",), ("list",), ("list", "gpus"), ("explain", "--format", "xml"), ("nonsense",)):
+    for args in (("--no-such-option",), ("list",), ("list", "gpuz"), ("explain", "--format", "xml"), ("nonsense",)):
         result = cli(*args)
         assert result.code == 2, args
         assert "help" in one_line_error(result)

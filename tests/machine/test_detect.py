@@ -119,7 +119,7 @@ def test_gpu_auto_on_an_unknown_gpu_says_to_add_it(cli, smi, tmp_path):
 
 def test_no_gpu_and_no_flag_keeps_asking_for_gpu(cli, tmp_path):
     r = cli("--model", "glm-5.2", env={"PATH": str(tmp_path)})
-    assert r.code == 2 and "--gpu is required" in r.err
+    assert r.code == 2 and "--gpu is required" in r.err and "no NVIDIA GPU was detected" in r.err
     r = cli("--gpu", "auto", "--model", "glm-5.2", env={"PATH": str(tmp_path)})
     assert r.code == 2 and "no NVIDIA GPU found" in r.err
 

@@ -13,7 +13,7 @@ from .text import Text
 
 @frozen(kw_only=True)
 class Source(Strict):
-    """Where a fact comes from. `url` may also be a seed reference such as `seed:001 §4`."""
+    """Where a fact comes from. `url` is a public URL or a file inside the package."""
 
     url: Text
     date: dt.date | None = None
