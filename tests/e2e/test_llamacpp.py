@@ -154,3 +154,28 @@ def test_a_folder_as_model_does_not_start_and_lint_says_so(folder: tuple[Path, P
     r = run_cli("lint", str(script))
     assert r.code == 1 and "model-not-file" not in r.out  # the text names the rule by what it does
     assert "opens --model as one GGUF file" in r.out
+
+
+def test_docker_compose_up_serves(folder: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    out, models, binary = folder
+    if not docker_ok() or subprocess.run(["docker", "compose", "version"], capture_output=True).returncode != 0:
+        pytest.skip("e2e: no `docker compose` plugin here (Debian's docker.io ships none)")
+    image = json.loads((out / "plan.json").read_text())["container"]["image"]
+    scratch_image(binary, image, tmp_path)
+    port = free_port()
+    # this machine has no GPU: the override drops the folder's NVIDIA device reservation, nothing else
+    (tmp_path / "cpu.yml").write_text('services:\n  "engine":\n    deploy: !reset {}\n')
+    project = f"recipegen-e2e-{uuid.uuid4().hex[:8]}"
+    files = ["-f", str(out / "docker-compose.yml"), "-f", str(tmp_path / "cpu.yml")]
+    compose = ["docker", "compose", "-p", project, *files]
+    env = {**os.environ, "MODEL_DIR": str(models), "PORT": str(port)}
+    try:
+        up = subprocess.run([*compose, "up", "-d", "--no-build"], env=env, capture_output=True, text=True, check=False)
+        assert up.returncode == 0, up.stderr
+        base = f"http://127.0.0.1:{port}"
+        wait_healthy(base + "/health", lambda: True, 60)
+        code, text = _verify(base, out)
+        assert code == 0, text
+    finally:
+        subprocess.run([*compose, "down", "-t", "1"], env=env, capture_output=True, check=False)
+        subprocess.run(["docker", "rmi", "-f", image], capture_output=True, check=False)
