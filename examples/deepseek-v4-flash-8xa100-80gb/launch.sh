@@ -20,7 +20,7 @@ download() {
   # The engine reads a local directory, never a repo id: some model code opens files by path.
   # Gated repos: export HF_TOKEN beforehand; it is never written into these files.
   if [ ! -d "${MODEL_DIR}/"'DeepSeek-V4-Flash-FP4-FP8-GGUF' ]; then
-    hf download 'nsparks/DeepSeek-V4-Flash-FP4-FP8-GGUF' 'DeepSeek-V4-Flash-FP4-FP8-native.gguf' --local-dir "${MODEL_DIR}/"'DeepSeek-V4-Flash-FP4-FP8-GGUF'
+    hf download 'nsparks/DeepSeek-V4-Flash-FP4-FP8-GGUF' --include 'DeepSeek-V4-Flash-FP4-FP8-native.gguf' --local-dir "${MODEL_DIR}/"'DeepSeek-V4-Flash-FP4-FP8-GGUF'
   fi
 }
 

@@ -20,7 +20,7 @@ download() {
   # The engine reads a local directory, never a repo id: some model code opens files by path.
   # Gated repos: export HF_TOKEN beforehand; it is never written into these files.
   if [ ! -d "${MODEL_DIR}/"'gpt-oss-120b-GGUF' ]; then
-    hf download 'ggml-org/gpt-oss-120b-GGUF' --local-dir "${MODEL_DIR}/"'gpt-oss-120b-GGUF'
+    hf download 'ggml-org/gpt-oss-120b-GGUF' --include 'gpt-oss-120b-mxfp4-*-of-00003.gguf' --local-dir "${MODEL_DIR}/"'gpt-oss-120b-GGUF'
   fi
 }
 
@@ -38,7 +38,7 @@ image_here_or_build() {
 
 args_0=(
   # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, seed 003)
-  '--model' '/models/gpt-oss-120b-GGUF'
+  '--model' '/models/gpt-oss-120b-GGUF/gpt-oss-120b-mxfp4-00001-of-00003.gguf'
   # the name clients send in the `model` field
   '--alias' 'gpt-oss-120b'
   # listen on all interfaces inside the container

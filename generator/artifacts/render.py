@@ -19,6 +19,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from .. import __version__
 from ..catalog.vocabulary import command_problems
+from ..checkpoint.gguf import download_pattern
 from ..errors import InternalError, RecipegenError
 from ..frozen import frozen
 from ..plan.checkpoint_size import checkpoint_bytes
@@ -174,7 +175,8 @@ def context_for(resolution: Resolution, command_line: str) -> dict[str, Any]:
         "weights_check": variant.file or "config.json",
         "container_model_folder": spec.model_folder,
         "container_model_path": container_model_path(variant),
-        "download_file": variant.file,
+        # only the chosen quantization's files: a split set's every part, or the one file
+        "download_pattern": download_pattern(variant.file) if variant.file else None,
         "download_revision": variant.revision,
         "size_gb": f"{size / 1e9:.0f}" if size else (f"~{estimate / 1e9:.0f}" if estimate else "unknown"),
         "size_estimated": estimate is not None,

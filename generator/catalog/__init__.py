@@ -5,7 +5,9 @@ Owns: schema/ (the record types and their text grammars), recipe_files (bounded 
 load (one file, then the whole catalog), cross_check, releases (build files that extend a parent),
 parse_cache and cache (the parsed and the validated catalog), index (the Catalog), names and targets (what
 users type), kinds, capability (compute capabilities), knobs, vocabulary and argcheck (the engines' flag
-vocabularies and a deployment's arguments checked against them).
+vocabularies and a deployment's arguments checked against them), harvest (each release's registry, parsers
+and flags read from its own code by scripts/harvest, loaded per release on first use) and harvested_builds
+(a build made on demand for a harvested release that has no hand-written file).
 
 May import: errors, frozen. Nothing here plans, renders or touches the network, Docker or the GPU.
 """

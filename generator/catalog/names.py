@@ -157,6 +157,13 @@ def resolve_variant(model: Model, value: str) -> str:
     for variant in model.variants:
         if key in {_fold(variant.id), _fold(variant.repo)}:
             return variant.id
+    # a GGUF quantization by its name (Q4_K_M: variant gguf-q4-k-m) or its file (any part of a split set)
+    quant = "gguf-" + re.sub(r"[^a-z0-9.]+", "-", key).strip("-.")
+    split = re.sub(r"-\d{5}-of-(\d{5})\.gguf$", r"-00001-of-\1.gguf", key)
+    for variant in model.variants:
+        file = _fold(variant.file or "")
+        if variant.quant == "gguf" and (variant.id == quant or (file and split in {file, file.rsplit("/", 1)[-1]})):
+            return variant.id
     raise UnknownNameError("variants", value, _suggest(value, [v.id for v in model.variants]), "--variant")
 
 
@@ -198,7 +205,7 @@ def resolve_user_build(catalog: Catalog, value: str, as_of: dt.date | None = Non
         found = [e for e in catalog.engines.values() if _fold(engine_name) in {_fold(n) for n in (e.id, *e.aliases)}]
         if not found:
             raise UnknownNameError("engines", engine_name, _suggest(engine_name, list(catalog.engines)), "--build")
-        return _nearest(found[0], version, value, as_of)
+        return _harvested(catalog, found[0], version, as_of) or _nearest(found[0], version, value, as_of)
     if "/" in value or ":" in value:
         repo, _, tag = value.rpartition(":") if ":" in value.split("/")[-1] else (value, "", "")
         for engine in catalog.engines.values():
@@ -209,13 +216,51 @@ def resolve_user_build(catalog: Catalog, value: str, as_of: dt.date | None = Non
                         f"--build {value}: the tag {tag or '(none)'!r} names no version",
                         f"give the release tag (e.g. {repo}:v0.30.0) or {engine.id}==VERSION",
                     )
-                return _nearest(engine, tag, value, as_of)
+                return _harvested(catalog, engine, tag, as_of) or _nearest(engine, tag, value, as_of)
         raise RecipegenError(
             f"--build {value}: no engine in the catalog publishes images under {repo!r}",
             "give a build id (`recipegen list engines`) or ENGINE==VERSION, e.g. vllm==0.30.0",
         )
     ids = [b.id for _, b in catalog.builds()]
     raise UnknownNameError("builds", value, _suggest(value, ids), "--build")
+
+
+def _harvested(catalog: Catalog, engine: Engine, version: str, as_of: dt.date | None) -> BuildChoice | None:
+    """A release older than every hand-written one, known only from its harvested code (the nearest at or
+    below `version`). Between hand-written releases the nearest of those answers, as its facts are checked."""
+    from . import harvest
+    from .harvested_builds import adopt
+
+    wanted = version_key(version)
+    if wanted is None:
+        return None
+    hand = [
+        version_key(b.version) or () for b in release_line(engine, as_of) if (version_key(b.version) or ()) <= wanted
+    ]
+    if hand:
+        return None
+    below = []
+    for release in harvest.releases(engine.id):
+        key = version_key(release)
+        facts = harvest.load(engine.id, release)
+        built = dt.date.fromisoformat(facts.built) if facts is not None and facts.built else None
+        if key is None or key > wanted:
+            continue
+        if as_of is not None and (built is None or built > as_of):
+            continue
+        below.append((key, release))
+    if not below:
+        return None
+    key, release = max(below)
+    build = adopt(catalog, engine.id, release)
+    if build is None:
+        return None
+    exact = "" if key == wanted else f" (the nearest harvested release at or below {version})"
+    return BuildChoice(
+        build.id,
+        f"{engine.name} {release} = build {build.id}{exact}: registry, parsers and flags read from its wheel; "
+        "kernels carried from a later release, unverified",
+    )
 
 
 def _nearest(engine: Engine, version: str, value: str, as_of: dt.date | None) -> BuildChoice:
@@ -227,9 +272,13 @@ def _nearest(engine: Engine, version: str, value: str, as_of: dt.date | None) ->
         raise RecipegenError(f"--build {value}: the catalog has no dated {engine.name} release", "use a build id")
     below = [b for b in line if (version_key(b.version) or ()) <= wanted]
     if not below:
+        from . import harvest
+
+        harvested = min(harvest.releases(engine.id), key=lambda r: version_key(r) or (), default=None)
+        read = f"; the oldest whose code was read is {harvested}" if harvested else ""
         raise RecipegenError(
             f"--build {value}: older than the oldest {engine.name} release in the catalog ({line[0].version}, "
-            f"{line[0].released})",
+            f"{line[0].released}){read}",
             "recipegen has no facts for that release; upgrade, or pass the oldest known build",
         )
     chosen = below[-1]

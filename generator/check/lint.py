@@ -22,6 +22,7 @@ from ..catalog.vocabulary import ParsedArgs, Vocabulary, parse_args, vocabulary
 from ..errors import RecipegenError
 from ..frozen import frozen
 from ..plan.types import Layout, Plan, Request, Settings
+from . import release_flags
 from .findings import Finding, Severity, gate_findings
 from .flag_rules import (
     build_parser_findings,
@@ -147,7 +148,7 @@ def lint(
     reference = build.cli_reference or _default_build(engine).cli_reference or ""
     vocab = vocabulary(reference)
     parsed = parse_args(vocab, invocation.args)
-    findings = vocabulary_findings(engine, parsed, vocab)
+    findings = release_flags.adjust(engine, build, parsed, vocab, vocabulary_findings(engine, parsed, vocab))
 
     model_flag = engine.flags.model
     model_arg = parsed.get(vocab, model_flag) if model_flag else (parsed.positionals[0] if parsed.positionals else None)

@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 def unknown_architecture(catalog: Catalog, arch: str | None) -> str:
     if arch is None:
         return "its config.json names no architecture class"
-    builds = [b.id for _, b in catalog.builds() if arch in b.architectures]
+    from ..catalog.harvest import registers
+
+    builds = [b.id for _, b in catalog.builds() if registers(b, arch)]
     if not builds:
         return f"no engine in the catalog registers {arch}"
     return (
@@ -39,10 +41,10 @@ def resolve_any(catalog: Catalog, value: str) -> ModelChoice:
     try:
         return resolve_model(catalog, value)
     except UnknownNameError as unknown:
-        if is_local(value):  # a folder's own files, never a Hub repo its name resembles
-            return from_files(catalog, value)
+        if is_local(value) or (value.endswith(".gguf") and Path(value).expanduser().is_file()):
+            return from_files(catalog, value)  # a folder's (or a .gguf file's) own files, never a Hub repo
         if value.startswith(("/", "./", "../", "~")):  # written as a path: no catalog name or repo id
-            what = "is a file, not a folder" if Path(value).expanduser().exists() else "does not exist"
+            what = "is a file, neither a folder nor a .gguf" if Path(value).expanduser().exists() else "does not exist"
             raise RecipegenError(
                 f"--model {value}: {what}",
                 "give the checkpoint folder (the one holding config.json or the .gguf files), or a model name",
@@ -86,6 +88,8 @@ def _from_checkpoint(catalog: Catalog, value: str, checkpoint: Checkpoint) -> Mo
     from .derive import derive
 
     derivation = derive(checkpoint)
+    if derivation.weight_format.quant == "gguf" and any(q.header for q in checkpoint.gguf):
+        return gguf_choice(catalog, value, derivation)
     if checkpoint.config is None and checkpoint.gguf_files:
         choice = _gguf_of_base(catalog, checkpoint, derivation)
         if choice is not None:
@@ -109,6 +113,10 @@ def _from_checkpoint(catalog: Catalog, value: str, checkpoint: Checkpoint) -> Mo
         f"{derivation.architecture} derived from {read} of {checkpoint.name} "
         f"(status derived; weights {variant.quant}, size from {derivation.size.how})"
     )
+    if derivation.rule is not None and derivation.rule.generic:
+        from .generic import kind_label
+
+        how += f"; layout derived by the generic {kind_label(derivation.rule)} rule (no class rule for it)"
     return ModelChoice(derivation.model, variant.id, how, facts="files")
 
 
@@ -177,7 +185,7 @@ _QUANT_TAG = re.compile(r"(?i)((?:UD-)?I?Q\d\w*|BF16|F16|F32|MXFP4\w*)$")
 def gguf_variants(checkpoint: Checkpoint, family: Model, note: str) -> tuple[list[Variant], list[str]]:
     """One variant per single-file GGUF quantization in the repo (its file and size); the names of
     split (multi-part) quantizations, which one `hf download FILE` cannot fetch, come back apart."""
-    from .derive import slug
+    from .configfields import slug
     from .sizes import SPLIT_GGUF
 
     taken = {v.id for v in family.variants}
@@ -370,3 +378,39 @@ def hub_endpoint() -> str:
 def _replace_variant(model: Model, variant: Variant) -> Model:
     others = [v for v in model.variants if v.id != variant.id]
     return evolve(model, variants=[*others, variant])
+
+
+def gguf_choice(catalog: Catalog, value: str, derivation: Derivation) -> ModelChoice:
+    """A checkpoint of GGUF files, planned from their headers: one variant per complete quantization, each
+    loaded from its first file. A catalog family the card names (same layout) lends its parsers and notes."""
+    from .gguf_model import quant_tag
+
+    checkpoint, model = derivation.checkpoint, derivation.model
+    if model is None:
+        raise RecipegenError(
+            f"cannot plan {value}: {derivation.problem}",
+            "`recipegen inspect` shows what the GGUF header says; a models/*.yaml in --recipes can state the rest",
+        )
+    how = f"{model.gguf_arch} (GGUF) derived from the GGUF header of {checkpoint.name}"
+    for base in checkpoint.base_model:
+        try:
+            family = resolve_model(catalog, base).model
+        except UnknownNameError:
+            continue
+        if (family.layers, family.hidden_size, family.attention.num_heads) == (
+            model.layers,
+            model.hidden_size,
+            model.attention.num_heads,
+        ):
+            model = evolve(family, variants=model.variants, gguf_arch=model.gguf_arch)
+            how = f"model {family.name} (base_model {base} in the card; the GGUF header confirms its layout)"
+        break
+    left = [q.file for q in checkpoint.gguf if not q.complete]
+    if left:
+        how += f"; left out (parts missing): {', '.join(left[:4])}"
+    if len(model.variants) == 1:
+        variant = model.variants[0]
+        return ModelChoice(model, variant.id, how + f"; file {variant.file}", facts="files")
+    listed = ", ".join(f"{v.id} ({quant_tag(v.file or '')})" for v in model.variants)
+    how += f"; {len(model.variants)} GGUF quantizations (pick one with --variant: {listed})"
+    return ModelChoice(model, None, how, facts="files")

@@ -50,6 +50,7 @@ class Rule(StrictModel):
         description="the class's own defaults (its transformers config class) for fields a config.json may omit; "
         "a value the file states always wins",
     )
+    generic: bool = Field(default=False, description="made by the generic rule (generic.py), not listed here")
     sources: Sources = Field(min_length=1)
 
 

@@ -28,3 +28,8 @@ def text_config(config: dict[str, Any]) -> dict[str, Any]:
     """The language model's own fields: a multimodal config nests them under text_config."""
     inner = config.get("text_config")
     return {**config, **inner} if isinstance(inner, dict) else config
+
+
+def slug(text: str) -> str:
+    """An id made of a name: lower case, runs of other characters as one '-'."""
+    return re.sub(r"[^a-z0-9.]+", "-", text.casefold()).strip("-.") or "model"

@@ -7,14 +7,13 @@ architecture class without a rule in data/architectures.yaml is named, never gue
 
 from __future__ import annotations
 
-import re
-
 from ..catalog.schema import Model, Source, Variant
 from ..catalog.schema.model import LinearAttention
 from ..frozen import frozen
 from .architectures import Rule, rules
-from .configfields import as_int, text_config, word
+from .configfields import as_int, slug, text_config, word
 from .files import Checkpoint
+from .generic import generic_rule, kind_label
 from .layouts import attention_of, layer_split, linear_of, moe_of, needs_of
 from .sizes import FLOAT_DTYPES, Size, checkpoint_size, estimate_params
 from .weightformat import WeightFormat, weight_format
@@ -34,13 +33,11 @@ class Derivation:
     facts: tuple[tuple[str, str], ...]  # (label, value) lines for the report
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9.]+", "-", text.casefold()).strip("-.") or "model"
-
-
 def derive(ck: Checkpoint) -> Derivation:
     fmt = weight_format(ck)
     size = checkpoint_size(ck, fmt.quant)
+    if fmt.quant == "gguf" and any(q.header for q in ck.gguf):
+        return _from_gguf(ck, fmt, size)
     if ck.config is None:
         problem = "no config.json: the architecture is not stated"
         return Derivation(ck, None, None, None, problem, None, fmt, size, "", ())
@@ -53,9 +50,15 @@ def derive(ck: Checkpoint) -> Derivation:
     rule = rules().get(arch or "")
     if rule is not None:
         c = {**rule.defaults, **c}
+    elif arch is not None:  # no class rule: the generic one, from the fields the engines read
+        generic = generic_rule(arch, c)
+        if isinstance(generic, str):
+            return Derivation(ck, arch, model_type, None, generic, None, fmt, size, "", tuple(facts))
+        rule = generic
+        facts.append(("layout rule", f"derived by the generic {kind_label(rule)} rule"))
     layers = as_int(c.get("num_hidden_layers")) or 0
     if rule is None or not layers:
-        problem = "config.json names no architecture" if arch is None else f"recipegen has no rule for {arch}"
+        problem = "config.json names no architecture" if arch is None else "config.json has no num_hidden_layers"
         return Derivation(ck, arch, model_type, None, problem, None, fmt, size, "", tuple(facts))
     config_url = next((r.url for r in ck.read if r.what == "config.json"), ck.name)
     source = Source(url=config_url, note="config.json, read by recipegen")
@@ -127,3 +130,15 @@ def derive(ck: Checkpoint) -> Derivation:
         problem = f"a value read from {ck.name} is not accepted: {str(exc).splitlines()[0]}"
         return Derivation(ck, arch, model_type, rule, problem, None, fmt, size, "", tuple(facts))
     return Derivation(ck, arch, model_type, rule, why_not, model, fmt, size, params_how, tuple(facts))
+
+
+def _from_gguf(ck: Checkpoint, fmt: WeightFormat, size: Size) -> Derivation:
+    """The model a GGUF header describes (gguf_model), whatever a config.json beside it says."""
+    from .gguf_model import hf_class, model_from_gguf
+
+    model, problem, facts = model_from_gguf(ck)
+    arch = next((q.header.architecture for q in ck.gguf if q.header), None)
+    _, rule = hf_class(arch or "")
+    cls = model.architecture if model is not None else None
+    how = "counted in the GGUF tensor infos"
+    return Derivation(ck, cls, arch, rule, problem, model, fmt, size, how, tuple(facts))

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import RecipegenError
 from ..frozen import frozen
+from .gguf import GgufQuant
 
 CONFIG = "config.json"
 QUANT_CONFIG = "hf_quant_config.json"
@@ -58,6 +59,7 @@ class Checkpoint:
     base_model: tuple[str, ...]
     read: tuple[Read, ...]  # what was actually read (the sources)
     notes: tuple[str, ...] = field(default_factory=tuple)
+    gguf: tuple[GgufQuant, ...] = field(default_factory=tuple)  # the GGUF quantizations, headers read where said
 
     @property
     def name(self) -> str:

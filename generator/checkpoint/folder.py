@@ -9,11 +9,13 @@ import json
 import os
 import re
 import struct
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..errors import RecipegenError
 from .files import CARD, CONFIG, INDEX, QUANT_CONFIG, Checkpoint, HubError, Read, RepoFile, json_file, total_size
+from .gguf import SPLIT_GGUF, GgufQuant, group_quants, read_quant
 
 MAX_HEADER_BYTES = 100_000_000  # the safetensors format's own cap on a header
 MAX_FOLDER_FILES = 5000  # beyond this many shards the per-dtype count is skipped (said so)
@@ -145,13 +147,49 @@ def _count_header(header: dict[str, Any], counts: dict[str, int]) -> int:
     return total
 
 
-def read_folder(folder: Path, ref: str, headers: bool) -> Checkpoint:
+MAX_GGUF_HEADERS = 8  # quantizations whose headers a folder read parses (each is a few MB of vocabulary)
+
+
+def read_gguf_quants(folder: Path, files: tuple[RepoFile, ...]) -> tuple[GgufQuant, ...]:
+    """The folder's GGUF quantizations, each complete one's header read from its own files."""
+    from contextlib import ExitStack
+
+    quants = group_quants([(f.path, f.size) for f in files])
+    out = []
+    for n, quant in enumerate(quants):
+        if not quant.complete or n >= MAX_GGUF_HEADERS:
+            out.append(quant)
+            continue
+        with ExitStack() as stack:
+
+            def opener(path: str) -> Callable[[int], bytes]:
+                return stack.enter_context((folder / path).open("rb")).read
+
+            out.append(read_quant(quant, opener))
+    return tuple(out)
+
+
+def gguf_file_of(path: Path) -> tuple[Path, str] | None:
+    """For `--model FILE.gguf` (or any part of a split set): the folder holding it and its name."""
+    if not path.is_file() or not path.name.endswith(".gguf"):
+        return None
+    return path.parent, path.name
+
+
+def read_folder(folder: Path, ref: str, headers: bool, only: str | None = None) -> Checkpoint:
+    """Read a checkpoint folder; `only`: a .gguf file name in it, which (with its other parts) is the
+    whole checkpoint."""
     files = _list_folder(folder)
+    if only is not None:
+        stem = SPLIT_GGUF.sub("", only)
+        files = tuple(
+            f for f in files if f.path == only or (SPLIT_GGUF.search(f.path) and SPLIT_GGUF.sub("", f.path) == stem)
+        )
     read_files: list[Read] = []
 
     def load(name: str) -> dict[str, Any] | None:
         path = folder / name
-        if not path.is_file():
+        if only is not None or not path.is_file():  # a chosen .gguf file is the whole checkpoint
             return None
         read_files.append(Read(str(path), name))
         return json_file(path, str(path))
@@ -160,14 +198,14 @@ def read_folder(folder: Path, ref: str, headers: bool) -> Checkpoint:
     quant = load(QUANT_CONFIG)
     index = load(INDEX)
     base: tuple[str, ...] = ()
-    if (folder / CARD).is_file():
+    if only is None and (folder / CARD).is_file():
         base = _card_base_models((folder / CARD).read_text(encoding="utf-8", errors="replace"))
         if base:
             read_files.append(Read(str(folder / CARD), "model card (base_model)"))
     counts: dict[str, int] = {}
     header_bytes: int | None = None
     notes: list[str] = []
-    shards = sorted(folder.glob("*.safetensors"))
+    shards = sorted(folder.glob("*.safetensors")) if only is None else []
     if headers and shards:
         header_bytes = 0
         for shard in shards:
@@ -184,6 +222,12 @@ def read_folder(folder: Path, ref: str, headers: bool) -> Checkpoint:
             header_bytes += _count_header(header, counts)
         else:
             read_files.append(Read(f"{folder}/*.safetensors", "safetensors headers"))
+    gguf = read_gguf_quants(folder, files)
+    for q in gguf:
+        if q.header is not None:
+            read_files.append(Read(str(folder / q.file), f"GGUF header of {q.file}"))
+        elif q.problem:
+            notes.append(f"GGUF header not read: {q.problem}")
     if config is None and not any(f.path.endswith(".gguf") for f in files):
         raise HubError(
             f"{folder} has no config.json and no .gguf file",
@@ -204,4 +248,5 @@ def read_folder(folder: Path, ref: str, headers: bool) -> Checkpoint:
         base_model=base,
         read=tuple(read_files),
         notes=tuple(notes),
+        gguf=gguf,
     )

@@ -15,11 +15,13 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .files import CONFIG, INDEX, QUANT_CONFIG, Checkpoint, HubError, Read, RepoFile, json_file, total_size
-from .folder import is_local, read_folder
+from .folder import gguf_file_of, is_local, read_folder
+from .gguf import GgufQuant, group_quants, read_quant
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 HEADER_SHARD_LIMIT = 200
@@ -47,14 +49,16 @@ def parse_ref(value: str) -> tuple[str, str | None]:
 
 def read(value: str, *, headers: bool = True) -> Checkpoint:
     """Read the checkpoint named by `value` (local folder first, then the Hub). Raises HubError."""
-    if is_local(value):
-        folder = Path(value).expanduser().resolve()
+    gguf_file = gguf_file_of(Path(value).expanduser()) if value.endswith(".gguf") else None
+    if is_local(value) or gguf_file is not None:
+        folder, only = gguf_file if gguf_file is not None else (Path(value).expanduser(), None)
+        folder = folder.resolve()
         if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") for ch in str(folder)):
             raise HubError(
                 f"the checkpoint folder {value!r} resolves to a path with a control character",
                 "move or rename the folder (or its link's target) to a name on one line",
             )
-        return read_folder(folder, value, headers)
+        return read_folder(folder, value, headers, only)
     repo, revision = parse_ref(value)
     return _read_hub(value, repo, revision, headers)
 
@@ -235,6 +239,14 @@ def _read_hub(ref: str, repo: str, revision: str | None, headers: bool) -> Check
             except Exception as exc:  # counts are a bonus; the index and file sizes still give the size
                 counts, header_bytes = {}, None
                 notes.append(f"safetensors headers not read ({type(exc).__name__}); sizes come from the index/files")
+    gguf: tuple[GgufQuant, ...] = ()
+    if any(f.path.endswith(".gguf") for f in files) and not shards:
+        gguf = _gguf_headers(files, lambda name: _Ranged(repo, name, revision, auth).read, notes)
+        read_files.extend(
+            Read(f"{url_base}/{repo}/blob/{commit or rev}/{q.file}", f"GGUF header of {q.file}")
+            for q in gguf
+            if q.header
+        )
     if config is None and not any(f.path.endswith(".gguf") for f in files):
         raise HubError(
             f"{repo} has no {CONFIG} and no .gguf file on {url_base}",
@@ -255,4 +267,68 @@ def _read_hub(ref: str, repo: str, revision: str | None, headers: bool) -> Check
         base_model=base,
         read=tuple(read_files),
         notes=tuple(notes),
+        gguf=gguf,
     )
+
+
+HUB_GGUF_HEADER_BYTES = 64_000_000  # what one quantization's header may cost in ranged reads
+
+
+def _gguf_headers(
+    files: tuple[RepoFile, ...], opener: Callable[[str], Callable[[int], bytes]], notes: list[str]
+) -> tuple[GgufQuant, ...]:
+    """The repo's GGUF quantizations; the header of the first complete one is read (the layout is the same
+    in every quantization of a repo), the others keep their exact sizes from the file list."""
+    quants = group_quants([(f.path, f.size) for f in files])
+    out: list[GgufQuant] = []
+    read_one = False
+    for quant in quants:
+        if quant.complete and not read_one and not offline():
+            quant = read_quant(quant, opener)
+            read_one = quant.header is not None
+            if quant.problem:
+                notes.append(f"GGUF header not read: {quant.problem}")
+        out.append(quant)
+    return tuple(out)
+
+
+class _Ranged:
+    """`read(n)` over a Hub file by ranged GETs of growing chunks, never past HUB_GGUF_HEADER_BYTES."""
+
+    def __init__(self, repo: str, name: str, revision: str | None, auth: str | bool) -> None:
+        from huggingface_hub import hf_hub_url
+        from huggingface_hub.utils import _headers
+
+        self.url = hf_hub_url(repo, name, revision=revision, endpoint=endpoint())
+        self.headers = _headers.build_hf_headers(token=auth)
+        self.buffer = b""
+        self.pos = 0
+        self.chunk = 1 << 20
+
+    def _fetch(self, start: int, size: int) -> bytes:
+        from huggingface_hub import get_session
+
+        try:
+            response = get_session().get(
+                self.url, headers={**self.headers, "Range": f"bytes={start}-{start + size - 1}"}, follow_redirects=True
+            )
+        except Exception as exc:
+            raise OSError(f"ranged read failed ({type(exc).__name__})") from None
+        if response.status_code == 200:  # a server that ignores Range: the whole body came
+            return bytes(response.content[start : start + size])
+        if response.status_code == 416:
+            return b""
+        if response.status_code != 206:
+            raise OSError(f"HTTP {response.status_code} for a ranged read")
+        return bytes(response.content)
+
+    def read(self, n: int) -> bytes:
+        while len(self.buffer) - self.pos < n and len(self.buffer) < HUB_GGUF_HEADER_BYTES:
+            more = self._fetch(len(self.buffer), max(self.chunk, n))
+            if not more:
+                break
+            self.buffer += more
+            self.chunk = min(self.chunk * 2, 16 << 20)
+        data = self.buffer[self.pos : self.pos + n]
+        self.pos += len(data)
+        return data

@@ -233,7 +233,7 @@ def moe_of(rule: Rule, c: dict[str, Any], layers: int) -> Moe | None:
     )
 
 
-def needs_of(rule: Rule, att: Attention, linear: LinearAttention | None = None) -> list[Need]:
+def needs_of(rule: Rule | None, att: Attention, linear: LinearAttention | None = None) -> list[Need]:
     needs = _attention_needs(att)
     if linear is not None:
         needs.append(
@@ -244,7 +244,7 @@ def needs_of(rule: Rule, att: Attention, linear: LinearAttention | None = None) 
                 "instead of a KV cache",
             )
         )
-    return needs + [Need(op=e.op, why=e.why) for e in rule.extra_needs]
+    return needs + [Need(op=e.op, why=e.why) for e in (rule.extra_needs if rule else [])]
 
 
 def _attention_needs(att: Attention) -> list[Need]:

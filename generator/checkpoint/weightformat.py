@@ -53,6 +53,9 @@ def _modelopt(algo: str) -> WeightFormat:
 
 
 def weight_format(ck: Checkpoint) -> WeightFormat:
+    if ck.gguf_files and not any(f.path.endswith(".safetensors") for f in ck.files):
+        # .gguf files and no safetensors: the GGUF is the checkpoint, whatever a config.json beside it says
+        return WeightFormat("gguf", f"GGUF ({len(ck.gguf_files)} file(s))")
     config = ck.config or {}
     qc = config.get("quantization_config") or text_config(config).get("quantization_config")
     if isinstance(ck.quant_config, dict):
@@ -78,15 +81,11 @@ def weight_format(ck: Checkpoint) -> WeightFormat:
             return _modelopt(str(qc.get("quant_algo", "")))
         named = word(method) or "unknown"
         return WeightFormat(None, named, f"quant_method {named!r} is not a format the catalog declares")
-    if ck.config is None and ck.gguf_files:
-        return WeightFormat("gguf", f"GGUF ({len(ck.gguf_files)} file(s))")
     dtype = word(text_config(config).get("torch_dtype") or text_config(config).get("dtype")) or ""
     if dtype == "bfloat16":
         return WeightFormat("bf16", "bfloat16 (no quantization_config)")
     if dtype == "float16":
         return WeightFormat("fp16", "float16 (no quantization_config)")
-    if ck.gguf_files and not any(f.path.endswith(".safetensors") for f in ck.files):
-        return WeightFormat("gguf", f"GGUF ({len(ck.gguf_files)} file(s))")
     if not dtype and ck.dtype_elements:  # config.json names no dtype: the safetensors headers do
         stored = set(ck.dtype_elements)
         if stored <= {"BF16", "F32"} and "BF16" in stored:

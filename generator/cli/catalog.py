@@ -68,7 +68,7 @@ def list_(
     from ..report.listing import rows
 
     catalog = load_catalog(recipes)
-    table = rows(catalog, kind.value)
+    table = rows(catalog, kind.value, detail=fmt is Format.json)
     if fmt is Format.json:
         typer.echo(json.dumps(table, indent=2, ensure_ascii=False))
         return

@@ -36,9 +36,12 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
 
     ck, model = d.checkpoint, d.model
     family, sure, why = family_of(catalog, d)
-    builds = [b.id for _, b in catalog.builds() if d.architecture and d.architecture in b.architectures]
+    from ..catalog.harvest import registers
+
+    gguf = d.weight_format.quant == "gguf"  # GGUF files: only the engines that load GGUF count
+    builds = [b.id for _, b in catalog.builds() if not gguf and d.architecture and registers(b, d.architecture)]
     if model is not None and model.gguf_arch:
-        builds += [b.id for _, b in catalog.builds() if model.gguf_arch in b.architectures]
+        builds += [b.id for _, b in catalog.builds() if registers(b, model.gguf_arch)]
     out: dict[str, Any] = {
         "model": ck.name,
         "revision": ck.revision,
@@ -47,8 +50,11 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
         "architecture": d.architecture,
         "model_type": d.model_type,
         "rule": d.rule.attention if d.rule else None,
+        "rule_from": ("generic" if d.rule.generic else "class") if d.rule else None,
         "loaded_by": builds,
-        "problem": d.problem if d.rule else unknown_architecture(catalog, d.architecture),
+        "problem": d.problem
+        if d.rule or d.weight_format.quant == "gguf"
+        else unknown_architecture(catalog, d.architecture),
         "observed": [{"what": k, "value": v} for k, v in observed(ck.config)],
         "weight_format": {"quant": d.weight_format.quant, "label": d.weight_format.label},
         "size_bytes": d.size.bytes,
@@ -145,7 +151,8 @@ def text(r: dict[str, Any]) -> str:
     )
     derived = r.get("derived")
     if derived:
-        lines.append(f"  attention: {_attention_line(derived['attention'])}")
+        generic = " (derived by the generic rule: no class rule)" if r.get("rule_from") == "generic" else ""
+        lines.append(f"  attention: {_attention_line(derived['attention'])}{generic}")
         if derived["linear_attention"]:
             lines.append(f"  linear attention: {_linear_line(derived['linear_attention'])}")
         if derived["nope_layers"]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ..catalog.harvest import registers, registry_source, removed_in
 from ..catalog.schema import Deployment, Engine, Hardware, Kernel, Model, Source, Variant
 from ..catalog.schema.common import KvDtype
 from ..catalog.schema.engine import Build
@@ -56,9 +57,23 @@ def architecture(model: Model, variant: Variant, engine: Engine, build: Build) -
         arch = model.architecture
         label = arch
     details = Details(operation=arch)
-    if arch in build.architectures:
-        return GateResult("architecture", "pass", f"{build.id} loads {label}", srcs(build.sources), details)
-    return GateResult("architecture", "fail", f"{build.id} does not load {label}", srcs(build.sources), details)
+    sources = srcs(registry_source(build), build.sources)
+    if registers(build, arch):
+        if engine.loads == "gguf" and variant.file is None:  # llama-server --model takes one file
+            return GateResult(  # unknown, not fail: the repo may well hold a quantization that fits
+                "architecture",
+                "unknown",
+                f"{build.id} loads {label}, but the catalog names no file of {variant.repo} (variant {variant.id}) "
+                f"and llama-server loads one: download one quantization (`hf download {variant.repo} --include "
+                "'*Q4_K_M*' --local-dir DIR`, a quant the repo lists) and plan it with --model DIR",
+                sources,
+                details,
+            )
+        return GateResult("architecture", "pass", f"{build.id} loads {label}", sources, details)
+    dropped = removed_in(build, arch)
+    if dropped is not None:  # the release's own registry says when it stopped loading the class
+        label += f" (its registry: supported until {dropped}, not since)"
+    return GateResult("architecture", "fail", f"{build.id} does not load {label}", sources, details)
 
 
 def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) -> GateResult:

@@ -20,37 +20,60 @@ INT4_GROUP = 128
 INT4_BYTES_PER_WEIGHT = 0.5 + (2 + 0.5) / INT4_GROUP  # packed nibble + the group's scale and zero point
 
 
-def int4_estimate(model: Model) -> tuple[float, str] | None:
-    """An INT4 checkpoint's size from the parameter count, for a dense text-only model whose quantized
-    and 16-bit parts are known from its shapes; None where other modules may stay unquantized (MoE
-    routers or shared experts, vision towers) or the vocabulary is not stated."""
-    if model.moe is not None or model.multimodal or model.linear_attention is not None or not model.vocab_size:
+# 4-bit floats with block scales: NVFP4 keeps one FP8 (E4M3) scale per 16 weights (plus one FP32 tensor
+# scale), MXFP4 one E8M0 scale per 32 (OCP Microscaling spec v1.0); embeddings, norms and routers stay 16-bit.
+FP4_BYTES_PER_WEIGHT = {"nvfp4": 0.5 + 1 / 16, "mxfp4": 0.5 + 1 / 32}
+FP4_NOTE = {
+    "nvfp4": "4-bit, an FP8 scale per block of 16 "
+    "[https://developer.nvidia.com/blog/introducing-nvfp4-for-efficient-and-accurate-low-precision-inference/]",
+    "mxfp4": "4-bit, an E8M0 scale per block of 32 "
+    "[https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf]",
+}
+INT4_SOURCE = "https://github.com/casper-hansen/AutoAWQ/blob/main/awq/modules/linear/gemm.py"
+
+
+def _linear_estimate(model: Model, per_weight: float, what: str) -> tuple[float, str] | None:
+    """Quantized linear layers plus a 16-bit token embedding and lm_head; None where other modules may stay
+    unquantized in unknown amount (vision towers, recurrent layers) or the vocabulary is not stated."""
+    if model.multimodal or model.linear_attention is not None or not model.vocab_size:
         return None
     embed = model.vocab_size * model.hidden_size  # the token embedding; lm_head counted as its own copy
     total = model.params_total_b * 1e9
     linear = total - 2 * embed
     if linear <= 0:
         return None
-    size = linear * INT4_BYTES_PER_WEIGHT + 2 * embed * 2
+    size = linear * per_weight + 2 * embed * 2
     return size, (
-        f"{ESTIMATED} as {linear / 1e9:.1f}B linear-layer weights × "
-        f"{INT4_BYTES_PER_WEIGHT:.3f} B (4-bit, a 16-bit scale and 4-bit zero per group of {INT4_GROUP}) + "
-        f"embedding and lm_head {2 * embed / 1e9:.2f}B × 2 B (16-bit) = {size / 1e9:.1f} GB — assumes group size "
-        f"{INT4_GROUP} and nothing else left unquantized (group 32 adds ~11 %)"
+        f"{ESTIMATED} as {linear / 1e9:.1f}B linear-layer weights × {per_weight:.3f} B ({what}) + "
+        f"embedding and lm_head {2 * embed / 1e9:.2f}B × 2 B (16-bit) = {size / 1e9:.1f} GB"
+    )
+
+
+def int4_estimate(model: Model) -> tuple[float, str] | None:
+    """An INT4 weight-only checkpoint's size from the parameter count (group size 128 assumed, said)."""
+    found = _linear_estimate(model, INT4_BYTES_PER_WEIGHT, "4-bit, a 16-bit scale and 4-bit zero per group of 128")
+    if found is None:
+        return None
+    size, note = found
+    return size, note + (
+        f" — assumes group size {INT4_GROUP} and nothing else left unquantized (group 32 adds ~11 %) [{INT4_SOURCE}]"
     )
 
 
 def checkpoint_bytes(
     model: Model, variant_size: float | None, quant: str, *, named: bool = False
 ) -> tuple[float, str | None] | None:
-    """The variant's size, or an estimate from the parameter count where the format fixes the bytes
-    per parameter (BF16/FP16: 2; FP8: 1, a lower bound since scales and unquantised layers add a few %).
-    INT4 weight-only sizes rest on an assumed group size, so they are estimated only for a variant the
-    user `named` (--variant, or its repo id): a guess never outranks a checkpoint whose size is known."""
+    """The variant's size, or an estimate from the parameter count and the format's bits (BF16/FP16: 2 B;
+    FP8: 1 B, a lower bound since scales and unquantised layers add a few %; INT4 weight-only with its
+    group size; NVFP4/MXFP4 with their block scales), each said to be an estimate with its assumption.
+    `named` is kept for callers; an estimate is made whether or not the variant was named."""
+    del named
     if variant_size is not None:
         return variant_size, None
     if quant in INT4_QUANTS:
-        return int4_estimate(model) if named else None
+        return int4_estimate(model)
+    if quant in FP4_BYTES_PER_WEIGHT:
+        return _linear_estimate(model, FP4_BYTES_PER_WEIGHT[quant], FP4_NOTE[quant])
     per_param = BYTES_PER_PARAM.get(quant)
     if per_param is None:
         return None

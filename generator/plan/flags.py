@@ -11,7 +11,7 @@ import posixpath
 import re
 from typing import Literal
 
-from ..catalog import knobs
+from ..catalog import harvest, knobs
 from ..catalog.capability import Capability
 from ..catalog.schema import Deployment, Engine, Model, Source, Variant
 from ..catalog.schema.common import KvDtype
@@ -115,7 +115,12 @@ PARSER_FIELDS: dict[Literal["tool", "reasoning"], str] = {"tool": "tool_parsers"
 
 
 def sourced_parsers(build: Build, kind: Literal["tool", "reasoning"]) -> list[str] | None:
-    """The build's own (sourced) list of `kind` parsers; None when it has none or only inherits one."""
+    """The build's own (sourced) list of `kind` parsers; None when it has none or only inherits one.
+
+    An official release's list is its harvested registry (read from the release's own code)."""
+    harvested = harvest.parsers(build, kind)
+    if harvested is not None:
+        return list(harvested)
     names: list[str] | None = getattr(build, PARSER_FIELDS[kind])
     return None if names is None or kind in build.parsers_inherited else names
 

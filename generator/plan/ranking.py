@@ -31,6 +31,14 @@ def offload_cost(c: Candidate) -> int:
     return {"expert-layers": 1, "all-experts": 1, "cpu-layers": 2, "weights-gb": 3}[c.offload.mechanism]
 
 
+def checkpoint_gib(c: Candidate) -> float:
+    """The whole checkpoint per GPU: the weights on the GPU plus those an offload keeps in host RAM."""
+    if c.budget is None:
+        return float("inf")
+    host = c.offload.host_gib / max(c.layout.gpus_per_node, 1) if c.offload is not None else 0.0
+    return c.budget.weights_gib + host
+
+
 def rank_key(c: Candidate) -> tuple[int, int, int, int, int, int, float, float, str, str, str]:
     context = c.settings.context or 0
     return (
@@ -40,7 +48,7 @@ def rank_key(c: Candidate) -> tuple[int, int, int, int, int, int, float, float, 
         2 if defects(c) else (1 if c.via_fallback else 0),
         -c.build.released.toordinal(),
         -context,
-        c.budget.weights_gib if c.budget else float("inf"),
+        checkpoint_gib(c),
         -c.speed.decode_tps if c.speed else 0.0,
         c.engine.id,
         c.build.id,
@@ -65,7 +73,7 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         "native weight kernels instead of a fallback, or a path without a known defect",
         f"newer build ({first.build.released} vs {second.build.released})",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
-        "a smaller checkpoint (more headroom)",
+        f"a smaller checkpoint ({checkpoint_gib(first):.1f} vs {checkpoint_gib(second):.1f} GiB per GPU)",
         "faster estimated decode (a tie-break only)",
     ]
     for index, label in enumerate(labels):

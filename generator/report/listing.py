@@ -21,7 +21,48 @@ def _source_urls(model: Model) -> list[str]:
     return list(dict.fromkeys(s.url for group in groups for s in group))
 
 
-def rows(catalog: Catalog, kind: str) -> list[dict[str, Any]]:
+def _engine_rows(catalog: Catalog, detail: bool) -> list[dict[str, Any]]:
+    """One row per build; with `detail` (JSON) each says which of its tables were harvested and how, and the
+    releases known only from their harvested code follow (usable as --build ENGINE==VERSION)."""
+    from ..catalog import harvest
+
+    out: list[dict[str, Any]] = []
+    for e in catalog.engines.values():
+        for b in e.builds:
+            row: dict[str, Any] = {
+                "engine": e.id,
+                "build": b.id,
+                "provenance": b.provenance,
+                "released": str(b.released),
+                "cuda": b.cuda,
+                "images": ", ".join(f"{arch}={ref}" for arch, ref in b.images.items())
+                or (f"source: {b.source_build.repo}" if b.source_build else "none known (not deployable here)"),
+            }
+            if detail:
+                engine_id = harvest.engine_of(b)
+                row["harvested"] = harvest.summary(engine_id, b.version) if engine_id else None
+            out.append(row)
+        if detail:
+            have = {b.version for b in e.builds if harvest.engine_of(b) == e.id}
+            for release in harvest.releases(e.id):
+                if release in have:
+                    continue
+                facts = harvest.summary(e.id, release)
+                out.append(
+                    {
+                        "engine": e.id,
+                        "build": None,
+                        "release": release,
+                        "provenance": "official",
+                        "released": facts["built"] if facts else None,
+                        "use": f"--build {e.id}=={release}",
+                        "harvested": facts,
+                    }
+                )
+    return out
+
+
+def rows(catalog: Catalog, kind: str, detail: bool = False) -> list[dict[str, Any]]:
     if kind == "models":
         return [
             {
@@ -54,19 +95,7 @@ def rows(catalog: Catalog, kind: str) -> list[dict[str, Any]]:
             for h in sorted(catalog.hardware.values(), key=lambda h: (h.compute_capability, h.memory_gib))
         ]
     if kind == "engines":
-        return [
-            {
-                "engine": e.id,
-                "build": b.id,
-                "provenance": b.provenance,
-                "released": str(b.released),
-                "cuda": b.cuda,
-                "images": ", ".join(f"{arch}={ref}" for arch, ref in b.images.items())
-                or (f"source: {b.source_build.repo}" if b.source_build else "none known (not deployable here)"),
-            }
-            for e in catalog.engines.values()
-            for b in e.builds
-        ]
+        return _engine_rows(catalog, detail)
     if kind == "fingerprints":
         return [
             {

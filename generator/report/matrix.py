@@ -9,6 +9,7 @@ from ..catalog.index import Catalog
 from ..catalog.schema import Model
 from ..catalog.targets import Target
 from ..frozen import frozen
+from ..plan.checkpoint_size import ESTIMATED
 from ..plan.gates import PlatformVerdicts
 from ..plan.layout_search import Ranking, rank
 from ..plan.ranking import rank_key
@@ -43,6 +44,9 @@ def _grade(c: Candidate) -> tuple[Symbol, list[str]]:
         why.append(c.gate("weight-format").reason)
     if c.variant.publisher == "community":
         why.append(f"community weights {c.variant.repo}")
+    estimated = next((n for n in (c.budget.notes if c.budget else ()) if n.startswith(ESTIMATED)), None)
+    if estimated is not None:  # the plan fits by an estimated size: said, with the format's source
+        why.append(estimated)
     if c.offload is not None:
         why.append(
             f"only with host offload — {c.offload.summary()}; the seed's table rates GPU-only paths and says "

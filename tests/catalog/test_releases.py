@@ -22,7 +22,7 @@ images:
   aarch64: null
 architectures:
   add: [TestForCausalLM]
-  remove: [MiniMaxM1ForCausalLM]
+  remove: [MiniMaxM2ForCausalLM]
 kernels:
   remove: [CUTLASS_MLA]
   replace:
@@ -66,7 +66,7 @@ def test_child_adds_removes_and_replaces(tmp_path):
     child = build(tmp_path, "vllm-test-child")
     assert child.extends == "vllm-0.33.0" and child.version == "0.33.1"
     assert child.images == {"x86_64": "example/vllm:child"}
-    assert "TestForCausalLM" in child.architectures and "MiniMaxM1ForCausalLM" not in child.architectures
+    assert "TestForCausalLM" in child.architectures and "MiniMaxM2ForCausalLM" not in child.architectures
     names = [k.name for k in child.kernels]
     assert "CUTLASS_MLA" not in names and names[-1] == "TEST_SPARSE"
     mla = [k for k in child.kernels if k.name == "TRITON_MLA"]

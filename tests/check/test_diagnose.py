@@ -63,7 +63,10 @@ def test_the_log_names_model_gpu_and_build_so_the_plan_that_runs_is_shown(catalo
     assert d.facts.model is not None and d.facts.model.id == "glm-5.1"
     assert d.facts.hardware is not None and d.facts.hardware.id == "a800-80gb"
     assert "vLLM 0.19.1: answering for vllm-0.19.0" in format_diagnosis(d)  # the nearest known release below it
-    assert d.plan_json is None and "no path runs GLM-5.1 on NVIDIA A800 80GB" in format_diagnosis(d)
+    # GLM-5.1's NVFP4 checkpoint, its size estimated from the parameters (4-bit with an FP8 scale per 16, said so),
+    # fits the eight A800s through Marlin: the diagnosis shows that plan
+    assert d.plan_json is not None and d.plan_json["quant"] == "nvfp4"
+    assert any("estimated as" in n for n in d.plan_json["notes"])
     # GLM-5.2 on the same A800s: the community sm80 image runs it, and the diagnosis shows its command
     d = diagnose_log(catalog, body.replace("GLM-5.1", "GLM-5.2"))
     assert d.plan_json is not None and d.plan_json["build"] == "vllm-glm52-sm80-pr38476"

@@ -179,7 +179,9 @@ def test_gpus_default_takes_the_smallest_size_that_runs(cli):
     assert doc["request"]["gpus_per_node"] == 1
     assert "smallest usual size" in doc["request"]["layout_note"]
     big = explain(cli, "--gpu", "a100", "--model", "llama-3.1-405b")
-    assert big["request"]["gpus_per_node"] == 8 and "tried 1, 2, 4 first" in big["request"]["layout_note"]
+    # 405B fits 4 × 80 GB as 4-bit AWQ (its size estimated from the parameters, said so); BF16 would need 16
+    assert big["request"]["gpus_per_node"] == 4 and "tried 1, 2 first" in big["request"]["layout_note"]
+    assert big["plans"][0]["quant"] == "awq"
 
 
 def test_json_contract_shape(cli):

@@ -125,13 +125,14 @@ def test_a_point_release_plans_its_own_repo_not_the_family_default(name, model, 
     assert all(r["variant"] == variant for r in data["rejected"])
 
 
-def test_kimi_k2_thinking_says_its_size_is_unknown_rather_than_planning_the_instruct_weights():
+def test_kimi_k2_thinking_plans_its_own_estimated_size_rather_than_the_instruct_weights():
     result = run_cli("explain", "--gpu", "h200", "--model", "moonshotai/Kimi-K2-Thinking", env=OFFLINE)
     assert result.code in (0, 3), result.err
-    assert "the size of moonshotai/Kimi-K2-Thinking is not in the catalog" in result.out
-    # the FP8 Instruct weights are offered as another variant by name, never planned in its place
-    offered = [line for line in result.out.splitlines() if "moonshotai/Kimi-K2-Instruct" in line]
-    assert offered and all("another variant runs" in line for line in offered)
+    # its INT4 size is not in the catalog: estimated from the parameters, with the group size assumed, and said
+    assert "checkpoint size not in the catalog: estimated as" in result.out and "group size 128" in result.out
+    # the FP8 Instruct weights are never planned in its place
+    planned = [line for line in result.out.splitlines() if line.lstrip().startswith("#")]
+    assert planned and all("moonshotai/Kimi-K2-Thinking" in line for line in planned)
 
 
 def test_deepseek_v32_exp_carries_the_v32_tokenizer_mode_and_parsers():

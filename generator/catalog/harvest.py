@@ -1,0 +1,268 @@
+"""Facts harvested from each engine release's own code (data/harvest/<engine>/<version>.json).
+
+`scripts/harvest` reads a release's wheel (AST, no import) and writes one file per release: its
+architecture registry, tool- and reasoning-parser registries and CLI options, stamped with the
+artifact's sha256, the day and the method of each table. An official build's architectures and
+parser lists come from its release's file; the hand-written build file keeps what code cannot say.
+A file is read only when a request touches its release (never at start-up), once per process.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import RecipegenError
+from ..frozen import frozen
+from .schema import Build
+from .schema.common import Source
+
+FOLDER = "harvest"
+TABLES = ("architectures", "tool_parsers", "reasoning_parsers", "flags")
+ParserKind = Literal["tool", "reasoning"]
+PARSER_TABLES: dict[ParserKind, str] = {"tool": "tool_parsers", "reasoning": "reasoning_parsers"}
+
+
+@frozen(kw_only=True)
+class Harvest:
+    engine: str
+    release: str
+    artifact: str
+    package: str  # the PyPI release the artifact is (llama.cpp: the sdist that vendors it)
+    sha256: str | None
+    built: str | None
+    harvested_on: str
+    methods: dict[str, str]  # table -> "read" / "ran"
+    counts: dict[str, int]  # table -> how many names / options it holds
+    read_from: dict[str, str]  # table -> the file(s) inside the package it was read from
+    architectures: frozenset[str]  # every class name the release's registry loads
+    tool_parsers: tuple[str, ...] | None
+    reasoning_parsers: tuple[str, ...] | None
+    detail_file: str | None  # per-architecture module/class/kinds/traits and the CLI options
+    removed: dict[str, str]  # architecture -> the last release that loaded it (the registry's own table)
+    failed: dict[str, str]
+
+    def parsers(self, kind: ParserKind) -> tuple[str, ...] | None:
+        return self.tool_parsers if kind == "tool" else self.reasoning_parsers
+
+    def source(self, table: str) -> Source:
+        """Where a table's facts come from: the release's artifact on PyPI and the file read inside it."""
+        inside = self.read_from.get(table, "")
+        note = f"{table} {self.methods.get(table, 'read')} from {inside} in {self.artifact}"
+        if self.sha256:
+            note += f" (sha256 {self.sha256[:12]}…)"
+        name, _, version = self.package.partition("==")
+        url = f"https://pypi.org/project/{name}/{version}/"
+        return Source(url=url, date=dt.date.fromisoformat(self.harvested_on), note=note)
+
+
+_VERSION = re.compile(r"^[vb]?(\d+(?:\.\d+)*)(?![0-9A-Za-z])")
+
+
+def release_key(version: str) -> tuple[int, ...] | None:
+    """0.8.5 → (0, 8, 5); b6200 → (6200,); else None (the same reading as catalog.names.version_key)."""
+    match = _VERSION.match(version.strip())
+    return tuple(int(p) for p in match.group(1).split(".")) if match else None
+
+
+@functools.lru_cache(maxsize=1)
+def _root() -> Path:
+    """The harvest folder as a plain path (importlib.resources' traversable costs ~0.3 ms a file here)."""
+    return Path(str(resources.files("recipegen.data"))) / FOLDER
+
+
+@functools.cache
+def releases(engine: str) -> tuple[str, ...]:
+    """The releases of `engine` with a harvested file (a folder listing, read on demand)."""
+    folder = _root().joinpath(engine)
+    if not folder.is_dir():
+        return ()
+    names = (p.name for p in folder.iterdir() if p.name.endswith(".json") and not p.name.endswith(".detail.json"))
+    return tuple(sorted(n[: -len(".json")] for n in names))
+
+
+@functools.cache
+def engines() -> tuple[str, ...]:
+    root = _root()
+    return tuple(sorted(p.name for p in root.iterdir() if p.is_dir())) if root.is_dir() else ()
+
+
+def _strings(value: Any) -> tuple[str, ...] | None:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return None
+
+
+def _count(table: Any) -> int:
+    if not isinstance(table, dict):
+        return 0
+    if isinstance(table.get("count"), int):
+        return int(table["count"])
+    return len(table.get("names") or ())
+
+
+def summary(engine: str, release: str) -> dict[str, Any] | None:
+    """What `list engines --format json` says of a release's harvest: each table's method, origin and size."""
+    facts = load(engine, release)
+    if facts is None:
+        return None
+    return {
+        "file": f"data/{FOLDER}/{engine}/{release}.json",
+        "artifact": facts.artifact,
+        "sha256": facts.sha256,
+        "built": facts.built,
+        "harvested_on": facts.harvested_on,
+        "tables": {
+            table: {
+                "method": facts.methods[table],
+                "from": facts.read_from.get(table) or None,
+                "count": facts.counts[table],
+            }
+            for table in facts.methods
+        },
+        "failed": facts.failed,
+        "not_harvested": [t for t in ("attention_selector", "quantization") if t not in facts.methods],
+    }
+
+
+def _names(table: Any) -> tuple[str, ...] | None:
+    """A parser table's registered names plus the CLI's own extra choices (SGLang's `auto`)."""
+    if not isinstance(table, dict):
+        return None
+    names = _strings(table.get("names"))
+    return None if names is None else (*names, *(_strings(table.get("cli_extra")) or ()))
+
+
+@functools.cache
+def load(engine: str, release: str) -> Harvest | None:
+    """The harvested file of one release, or None when it has none."""
+    if release not in releases(engine):
+        return None
+    name = f"data/{FOLDER}/{engine}/{release}.json"
+    try:
+        data = json.loads(_root().joinpath(engine, f"{release}.json").read_text(encoding="utf-8"))
+        tables: dict[str, Any] = data["tables"]
+        archs = _strings(tables.get("architectures", {}).get("names"))
+        read_from = {}
+        for table, value in tables.items():
+            where = value.get("from")
+            read_from[table] = ", ".join(where) if isinstance(where, list) else str(where or "")
+        return Harvest(
+            engine=str(data["engine"]),
+            release=str(data["release"]),
+            artifact=str(data["artifact"]),
+            package=str(data.get("package") or f"{data['engine']}=={data['release']}"),
+            sha256=data.get("sha256"),
+            built=data.get("built"),
+            harvested_on=str(data["harvested_on"]),
+            methods={table: str(value["method"]) for table, value in tables.items()},
+            counts={table: _count(value) for table, value in tables.items()},
+            read_from=read_from,
+            architectures=frozenset(archs or ()),
+            tool_parsers=_names(tables.get("tool_parsers")),
+            reasoning_parsers=_names(tables.get("reasoning_parsers")),
+            removed=dict(tables.get("architectures", {}).get("removed") or {}),
+            detail_file=data.get("detail"),
+            failed=dict(data.get("failed", {})),
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise RecipegenError(f"{name} is unreadable ({exc})", "reinstall recipegen or rerun scripts/harvest") from exc
+
+
+@functools.cache
+def detail(engine: str, release: str) -> dict[str, Any]:
+    """A release's detail file: {architectures: name -> {module, class, kinds, traits}, flags: option -> {...}}."""
+    facts = load(engine, release)
+    if facts is None or facts.detail_file is None:
+        return {}
+    name = f"data/{FOLDER}/{engine}/{facts.detail_file}"
+    try:
+        data = json.loads(_root().joinpath(engine, facts.detail_file).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RecipegenError(f"{name} is unreadable ({exc})", "reinstall recipegen or rerun scripts/harvest") from exc
+    if not isinstance(data, dict):
+        raise RecipegenError(f"{name} is not a mapping", "reinstall recipegen or rerun scripts/harvest")
+    return data
+
+
+def flags(engine: str, release: str) -> dict[str, dict[str, Any]] | None:
+    """The CLI options read from a release's code (option -> choices/default/aliases where readable)."""
+    options = detail(engine, release).get("flags")
+    return options if isinstance(options, dict) else None
+
+
+def engine_of(build: Build) -> str | None:
+    """The harvested engine an official build is a release of (its id is `<engine>-<version>`)."""
+    if build.provenance != "official":
+        return None
+    if build.id in _ENGINE_OF:
+        return _ENGINE_OF[build.id]
+    found = next((e for e in engines() if build.id == f"{e}-{build.version}"), None)
+    _ENGINE_OF[build.id] = found
+    return found
+
+
+_ENGINE_OF: dict[str, str | None] = {}
+
+
+def of(build: Build) -> Harvest | None:
+    """The harvested facts of an official build's release, loaded on first use."""
+    engine = engine_of(build)
+    return load(engine, build.version) if engine is not None else None
+
+
+def architectures(build: Build) -> list[str]:
+    """The architectures a build loads: its release's registry when harvested, else its file's list."""
+    harvest = of(build)
+    if harvest is not None and harvest.architectures:
+        return list(harvest.architectures)
+    return list(build.architectures)
+
+
+def registers(build: Build, architecture: str) -> bool:
+    harvest = of(build)
+    if harvest is not None and harvest.architectures:
+        return architecture in harvest.architectures
+    return architecture in build.architectures
+
+
+def removed_in(build: Build, architecture: str) -> str | None:
+    """The last release that loaded `architecture`, when the build's registry lists it as dropped."""
+    harvest = of(build)
+    return harvest.removed.get(architecture) if harvest is not None else None
+
+
+def parsers(build: Build, kind: ParserKind) -> tuple[str, ...] | None:
+    """The build's harvested parser list (its release's own registry), or None when not harvested."""
+    harvest = of(build)
+    return harvest.parsers(kind) if harvest is not None else None
+
+
+def registry_source_of(engine: str, release: str) -> tuple[Source, ...]:
+    return _table_source(engine, release, "architectures")
+
+
+def registry_source(build: Build) -> tuple[Source, ...]:
+    """The source of a build's harvested registry (one shared record per release), or none."""
+    engine = engine_of(build)
+    return _table_source(engine, build.version, "architectures") if engine is not None else ()
+
+
+@functools.cache
+def _table_source(engine: str, release: str, table: str) -> tuple[Source, ...]:
+    harvest = load(engine, release)
+    return (harvest.source(table),) if harvest is not None and table in harvest.methods else ()
+
+
+def flags_source(engine: str, release: str) -> tuple[Source, ...]:
+    return _table_source(engine, release, "flags")
+
+
+def parser_source(build: Build, kind: ParserKind) -> tuple[Source, ...]:
+    engine = engine_of(build)
+    return _table_source(engine, build.version, PARSER_TABLES[kind]) if engine is not None else ()

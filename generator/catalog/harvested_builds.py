@@ -1,0 +1,111 @@
+"""Builds for releases the catalog knows only from their harvested code (no hand-written release file).
+
+`--build vllm==0.8.5` names a release whose registry, parsers and flags were read from its wheel
+(data/harvest/), but no one wrote its kernels, images or defects. Such a build is made on demand:
+the harvested tables, the wheel's build date as its release date, and the kernels / weight formats /
+CUDA targets of the engine's oldest hand-written release, each of those sources marked unverified so
+every verdict that rests on them says "unknown" instead of claiming what the older code was not
+checked for. Defects are per release and are not carried over.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from ..frozen import evolve
+from . import harvest
+from .index import Catalog, Origin
+from .schema import Build, Engine
+from .schema.common import Source
+
+TAG = "harvested"
+
+
+def _unverified(sources: list[Source], why: str) -> list[Source]:
+    """Every source marked unverified; the first also says why (a reason joins every source's note)."""
+    return [
+        evolve(
+            s, unverified=True, note=f"{s.note + '; ' if s.note and i == 0 else s.note or ''}{why if i == 0 else ''}"
+        )
+        for i, s in enumerate(sources)
+    ]
+
+
+def _template(engine: Engine, key: tuple[int, ...]) -> Build | None:
+    """The hand-written official release nearest above `key` (its kernels are the closest known facts)."""
+    line = sorted(
+        (b for b in engine.builds if b.provenance == "official" and harvest.release_key(b.version) is not None),
+        key=lambda b: harvest.release_key(b.version) or (),
+    )
+    above = [b for b in line if (harvest.release_key(b.version) or ()) > key]
+    return above[0] if above else (line[-1] if line else None)
+
+
+def make(engine: Engine, release: str) -> Build | None:
+    """The build of a harvested release without a hand-written file, or None when it cannot be made."""
+    facts = harvest.load(engine.id, release)
+    key = harvest.release_key(release)
+    if facts is None or key is None or not facts.architectures:
+        return None
+    base = _template(engine, key)
+    if base is None:
+        return None
+    why = f"carried from {base.id}, not read in {release}"
+    released = dt.date.fromisoformat(facts.built) if facts.built else dt.date.fromisoformat(facts.harvested_on)
+    images = {
+        arch: image.replace(f"v{base.version}", f"v{release}")
+        for arch, image in base.images.items()
+        if f"v{base.version}" in image
+    }
+    kernels = [evolve(k, sources=_unverified(k.sources, why)) for k in base.kernels]
+    formats = [
+        evolve(
+            w,
+            sources=_unverified(w.sources, why),
+            fallbacks=[evolve(f, sources=_unverified(f.sources, why)) for f in w.fallbacks],
+        )
+        for w in base.weight_formats
+    ]
+    notes = [
+        f"Made from the release's own code (data/harvest/{engine.id}/{release}.json): architectures, tool and "
+        f"reasoning parsers and CLI options. The date is the wheel's build date ({facts.built or 'unknown'}).",
+        f"Kernels, weight formats, CUDA targets and the image tag scheme are {base.id}'s, not re-checked for "
+        f"{release}: verdicts resting on them are unknown.",
+    ]
+    return evolve(
+        base,
+        id=f"{engine.id}-{release}",
+        extends=None,
+        version=release,
+        ref=None,
+        released=released,
+        images=images,
+        cli_reference=None,
+        architectures=sorted(facts.architectures),
+        tool_parsers=list(facts.tool_parsers) if facts.tool_parsers is not None else None,
+        reasoning_parsers=list(facts.reasoning_parsers) if facts.reasoning_parsers is not None else None,
+        parsers_inherited={},
+        kernels=kernels,
+        weight_formats=formats,
+        defects=[],
+        verified_sm=None,
+        notes=notes,
+        sources=[*harvest.registry_source_of(engine.id, release), *_unverified(base.sources[:1], why)],
+    )
+
+
+def adopt(catalog: Catalog, engine_id: str, release: str) -> Build | None:
+    """Add the harvested release's build to the catalog (once), for a request that names it."""
+    engine = catalog.engines[engine_id]
+    build_id = f"{engine_id}-{release}"
+    existing = next((b for b in engine.builds if b.id == build_id), None)
+    if existing is not None:
+        return existing
+    build = make(engine, release)
+    if build is None:
+        return None
+    catalog.engines[engine_id] = evolve(
+        engine, builds=sorted([*engine.builds, build], key=lambda b: (b.released, b.id))
+    )
+    catalog.origins[("builds", build.id)] = Origin(f"data/harvest/{engine_id}/{release}.json", TAG)
+    return build

@@ -1,0 +1,188 @@
+"""Harvest an engine release's facts from its own code: `python scripts/harvest vllm==0.8.5 sglang==0.4.6`.
+
+Each release is fetched with `pip download --no-deps` into a throwaway folder and read in place
+(AST, never imported): the architecture registry, the tool- and reasoning-parser registries and the
+CLI options. One JSON file per release lands in generator/data/harvest/<engine>/<version>.json,
+stamped with the artifact, its sha256, the day and the method of each table. `--tree PATH` reads an
+unpacked tree or a local wheel/sdist instead of downloading (the tests use small fixture trees).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import llamacpp_reader
+import sglang_reader
+import vllm_reader
+from tree import Tree
+
+READERS: dict[str, Any] = {"vllm": vllm_reader, "sglang": sglang_reader, "llama.cpp": llamacpp_reader}
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "generator" / "data" / "harvest"
+SCHEMA = 1
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _built(path: Path) -> str | None:
+    """The wheel's own file date (its dist-info): the day the release artifact was built."""
+    if not zipfile.is_zipfile(path):
+        return None
+    with zipfile.ZipFile(path) as archive:
+        stamps = [i.date_time for i in archive.infolist() if ".dist-info/" in i.filename]
+    if not stamps or max(stamps)[0] < 2000:
+        return None
+    year, month, day = max(stamps)[:3]
+    return dt.date(year, month, day).isoformat()
+
+
+def _table(method: str, read: Any, key: str, value: Any) -> dict[str, Any]:
+    return {"method": method, "from": read, key: value}
+
+
+def harvest(engine: str, version: str, artifact: Path, today: str, package: str | None = None) -> dict[str, Any]:
+    reader = READERS[engine]
+    tree = Tree(artifact)
+    tables: dict[str, Any] = {}
+    failures: dict[str, str] = {}
+    try:
+        table, path = reader.registry(tree)
+        tables["architectures"] = {"method": "read", "from": path, **table}
+    except (LookupError, SyntaxError) as exc:
+        failures["architectures"] = str(exc)
+    for name in ("tool_parsers", "reasoning_parsers"):
+        names, path = getattr(reader, name)(tree)
+        if names is None:  # the release has no such registry: none to choose from
+            tables[name] = {"method": "read", "from": None, "names": [], "note": "no parser registry in this release"}
+        else:
+            tables[name] = _table("read", path, "names", names)
+    try:
+        options, paths = reader.flags(tree)
+        tables["flags"] = _table("read", paths, "options", options)
+    except (LookupError, SyntaxError) as exc:
+        failures["flags"] = str(exc)
+        options = {}
+    for name, flag in (("tool_parsers", "--tool-call-parser"), ("reasoning_parsers", "--reasoning-parser")):
+        extra = options.get(flag, {}).get("choices_extra")
+        if extra:  # choices the CLI offers beside the registry's names (SGLang's `auto`)
+            tables[name]["cli_extra"] = sorted(set(extra) - set(tables[name]["names"]))
+    stamp: dict[str, Any] = {
+        "schema": SCHEMA,
+        "engine": engine,
+        "release": version,
+        "package": package or f"{engine}=={version}",  # the PyPI release the artifact is
+        "artifact": artifact.name,
+        "sha256": _sha256(artifact) if artifact.is_file() else None,
+        "built": _built(artifact) if artifact.is_file() else None,
+        "harvested_on": today,
+        "harvester": "scripts/harvest",
+        "tables": tables,
+    }
+    if failures:
+        stamp["failed"] = failures
+    return stamp
+
+
+def split(result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The facts file (names only: what the catalog reads per release) and its detail file (per-architecture
+    module/class/kinds/traits and the CLI options, read only by lint and `list engines --verbose`)."""
+    facts = json.loads(json.dumps(result))
+    detail: dict[str, Any] = {"engine": result["engine"], "release": result["release"], "sha256": result["sha256"]}
+    archs = facts["tables"].get("architectures")
+    if archs is not None and "entries" in archs:
+        detail["architectures"] = archs.pop("entries")
+        archs["names"] = sorted(detail["architectures"])
+    flags = facts["tables"].get("flags")
+    if flags is not None and "options" in flags:
+        detail["flags"] = flags.pop("options")
+        flags["count"] = len(detail["flags"])
+    facts["detail"] = f"{result['release']}.detail.json"
+    return facts, detail
+
+
+def write(result: dict[str, Any], folder: Path) -> Path:
+    facts, detail = split(result)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{result['release']}.json"
+    target.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    (folder / facts["detail"]).write_text(
+        json.dumps(detail, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8"
+    )
+    return target
+
+
+def _download(spec: str, folder: Path, source: bool = False) -> Path:
+    started = time.monotonic()
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(folder), spec]
+    if source:  # an sdist that vendors the engine's source tree
+        command[4:4] = ["--no-binary", ":all:"]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    files = sorted(folder.iterdir())
+    if proc.returncode != 0 or not files:
+        raise RuntimeError(f"pip download {spec} failed: {proc.stderr.strip().splitlines()[-1:] or proc.returncode}")
+    print(f"  downloaded {files[0].name} in {time.monotonic() - started:.1f}s", file=sys.stderr)
+    return files[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="scripts/harvest", description=__doc__.splitlines()[0])
+    parser.add_argument("releases", nargs="+", help="ENGINE==VERSION (vllm, sglang from PyPI; llama.cpp==COMMIT)")
+    parser.add_argument("--tree", type=Path, help="read this unpacked tree / wheel / sdist instead of downloading")
+    parser.add_argument(
+        "--sdist",
+        help="llama.cpp: the PyPI sdist that vendors that commit, e.g. llama-cpp-python==0.3.36 (llama.cpp==0c1e570)",
+    )
+    parser.add_argument("--out", type=Path, default=OUT, help="folder for <engine>/<version>.json")
+    parser.add_argument("--today", default=dt.date.today().isoformat())
+    args = parser.parse_args(argv)
+    failed: list[str] = []
+    for spec in args.releases:
+        engine, sep, version = spec.partition("==")
+        if not sep or engine not in READERS:
+            print(f"{spec}: expected ENGINE==VERSION with ENGINE one of {', '.join(READERS)}", file=sys.stderr)
+            return 2
+        print(f"{spec}:", file=sys.stderr)
+        try:
+            with tempfile.TemporaryDirectory(prefix="harvest-") as tmp:
+                if engine == "llama.cpp" and not (args.tree or args.sdist):
+                    raise RuntimeError("llama.cpp is not on PyPI: give --sdist PACKAGE==VERSION or --tree PATH")
+                artifact = args.tree or _download(args.sdist or spec, Path(tmp), source=bool(args.sdist))
+                result = harvest(engine, version, artifact, args.today, args.sdist)
+        except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+            print(f"  FAILED: {exc}", file=sys.stderr)
+            failed.append(spec)
+            continue
+        target = write(result, args.out / engine)
+        counts = {
+            k: len(v.get("entries") or v.get("names") or v.get("options") or []) for k, v in result["tables"].items()
+        }
+        print(
+            f"  wrote {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}: {counts}"
+            + (f" failed: {result['failed']}" if "failed" in result else ""),
+            file=sys.stderr,
+        )
+        if "failed" in result:
+            failed.append(spec)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

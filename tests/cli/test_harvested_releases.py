@@ -1,0 +1,86 @@
+"""Releases known from their harvested code (data/harvest/) are answered, listed and linted, through the CLI."""
+
+from __future__ import annotations
+
+from tests.support.cli import run_cli
+
+
+def test_build_of_a_2025_vllm_release_answers_from_its_own_facts():
+    result = run_cli(
+        "explain", "--gpu", "h100", "--model", "llama-3.3-70b", "--build", "vllm==0.8.5", "--format", "json"
+    )
+    assert result.code == 0, result.err
+    data = result.json()
+    assert "older than the oldest" not in result.err
+    builds = {p["build"] for p in data["plans"]} | {r["build"] for r in data["rejected"]}
+    assert builds == {"vllm-0.8.5"}
+    # kernels carried from a later release are not claimed: the verdict rests on them and says unknown
+    assert (data["verdict"], data["verdict_detail"]) == ("blocked", "unknown")
+
+
+def test_build_of_sglang_0_4_6_uses_that_release_s_parser_registry():
+    result = run_cli("explain", "--gpu", "h100", "--model", "qwen3-8b", "--build", "sglang==0.4.6")
+    assert "older than the oldest" not in result.err
+    assert "--build sglang==0.4.6 → SGLang 0.4.6 = build sglang-0.4.6" in result.out
+    # SGLang 0.4.6's DetectorMap holds deepseek-r1 only (sglang/srt/reasoning_parser.py in its wheel)
+    assert "sglang-0.4.6 has no --reasoning-parser qwen3" in result.out
+
+
+def test_lint_names_the_release_that_added_a_flag_the_named_release_lacks():
+    args = ("docker", "run", "vllm/vllm-openai:v0.8.5", "--model", "Qwen/Qwen3-8B", "--async-scheduling")
+    result = run_cli("lint", "--gpu", "a100", "--format", "json", "--", *args, "--kv_cache_dtype", "auto")
+    findings = [f for f in result.json()["findings"] if f["code"] == "flag-not-in-release"]
+    assert [(f["flag"], f["fix"]) for f in findings] == [
+        ("--async-scheduling", "use vllm==0.10.0 or later, or drop --async-scheduling")
+    ]
+    assert "vLLM added it in 0.10.0" in findings[0]["why"]
+    assert findings[0]["sources"][0] == "https://pypi.org/project/vllm/0.8.5/"
+
+
+def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how():
+    rows = run_cli("list", "engines", "--format", "json").json()
+    by_release = {(r["engine"], r.get("release") or r["build"]): r for r in rows}
+    official = by_release[("vllm", "vllm-0.33.0")]["harvested"]
+    assert official["tables"]["architectures"] == {
+        "method": "read",
+        "from": "vllm/model_executor/models/registry.py",
+        "count": 415,
+    }
+    assert official["not_harvested"] == ["attention_selector", "quantization"]
+    assert len(official["sha256"]) == 64
+    old = by_release[("vllm", "0.8.5")]
+    assert old["build"] is None and old["use"] == "--build vllm==0.8.5" and old["released"] == "2025-04-28"
+    forks = [r for r in rows if r["provenance"] in ("community", "fork")]
+    assert forks and all(r["harvested"] is None for r in forks)
+    text = run_cli("list", "engines")
+    assert "harvested" not in text.out  # the table stays one line per build
+
+
+def test_an_architecture_only_the_harvested_registry_has_is_known_to_be_loaded(tmp_path):
+    config = '{"architectures": ["JambaForCausalLM"], "model_type": "jamba", "hidden_size": 4096}'
+    (tmp_path / "config.json").write_text(config)
+    result = run_cli("inspect", str(tmp_path))
+    assert "no engine in the catalog registers" not in result.out
+    assert "JambaForCausalLM (model_type jamba); loaded by vllm-0.33.0" in result.out
+
+
+def test_a_class_the_release_dropped_is_refused_with_the_last_release_that_loaded_it():
+    args = ("explain", "--gpu", "h200", "--model", "minimax-m1", "--engine", "vllm")
+    newest = run_cli(*args, "--build", "vllm==0.33.0")
+    # vLLM 0.33.0's registry.py lists it in _PREVIOUSLY_SUPPORTED_MODELS
+    assert "vllm-0.33.0 does not load MiniMaxM1ForCausalLM (its registry: supported until 0.23.0" in newest.out
+    last = run_cli(*args, "--build", "vllm==0.23.0", "--format", "json").json()
+    gates = [g for r in [*last["plans"], *last["rejected"]] for g in r.get("gates", []) if g["gate"] == "architecture"]
+    assert gates and all(g["outcome"] == "pass" for g in gates)
+
+
+def test_a_flag_the_named_release_has_is_not_called_unknown_by_a_newer_vocabulary():
+    # --enable-reasoning is in vLLM 0.8.5's own arg_utils.py/cli_args.py and gone from 0.33.0's CLI
+    command = ("--model", "Qwen/Qwen3-8B", "--enable-reasoning", "--reasoning-parser", "deepseek_r1")
+
+    def flag_codes(image):
+        out = run_cli("lint", "--gpu", "a100", "--format", "json", "--", "docker", "run", image, *command).json()
+        return {f["code"] for f in out["findings"] if f["flag"] == "--enable-reasoning"}
+
+    assert "unknown-flag" not in flag_codes("vllm/vllm-openai:v0.8.5")
+    assert "unknown-flag" in flag_codes("vllm/vllm-openai:v0.33.0")

@@ -1,0 +1,7 @@
+from torch import nn
+
+from .interfaces import HasInnerState, IsHybrid, SupportsLoRA, SupportsPP
+
+
+class JambaForCausalLM(nn.Module, HasInnerState, SupportsLoRA, SupportsPP, IsHybrid):
+    pass

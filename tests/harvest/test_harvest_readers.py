@@ -1,0 +1,129 @@
+"""scripts/harvest read on fixture trees shaped like the engines' real files (no engine installed)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).parent / "data"
+
+
+def _harvest(tmp_path: Path, spec: str, tree: Path) -> tuple[subprocess.CompletedProcess[str], dict]:
+    command = [sys.executable, str(ROOT / "scripts" / "harvest"), spec, "--tree", str(tree), "--out", str(tmp_path)]
+    proc = subprocess.run([*command, "--today", "2026-12-01"], capture_output=True, text=True, timeout=60)
+    engine, _, version = spec.partition("==")
+    out = tmp_path / engine / f"{version}.json"
+    if not out.exists():
+        return proc, {}
+    data = json.loads(out.read_text())
+    detail = json.loads((out.parent / data["detail"]).read_text())  # per-architecture facts and CLI options
+    tables = data["tables"]
+    if "architectures" in tables:
+        assert tables["architectures"]["names"] == sorted(detail["architectures"])
+        tables["architectures"]["entries"] = detail["architectures"]
+    if "flags" in tables:
+        assert tables["flags"]["count"] == len(detail["flags"])
+        tables["flags"]["options"] = detail["flags"]
+    return proc, data
+
+
+@pytest.fixture(scope="module")
+def vllm(tmp_path_factory):
+    return _harvest(tmp_path_factory.mktemp("v"), "vllm==9.9.9", DATA / "vllm-tree")
+
+
+@pytest.fixture(scope="module")
+def sglang(tmp_path_factory):
+    return _harvest(tmp_path_factory.mktemp("s"), "sglang==9.9.9", DATA / "sglang-tree")
+
+
+def test_vllm_registry_union_with_kinds_and_traits(vllm):
+    proc, data = vllm
+    assert proc.returncode == 0, proc.stderr
+    table = data["tables"]["architectures"]
+    assert (table["method"], table["from"]) == ("read", "vllm/model_executor/models/registry.py")
+    entries = table["entries"]
+    assert sorted(entries) == [
+        "AquilaForCausalLM",
+        "JambaForCausalLM",
+        "LlamaForCausalLM",
+        "LlamaModel",
+        "MistralForCausalLM",
+        "Qwen3VLForConditionalGeneration",
+        "Step5ForConditionalGeneration",
+    ]
+    # the comprehension over the text table puts every Llama-class entry in the embedding table too
+    assert entries["AquilaForCausalLM"]["kinds"] == ["embedding", "text_generation"]
+    assert entries["JambaForCausalLM"]["traits"] == ["hybrid", "inner_state", "lora", "pipeline_parallel"]
+    # traits follow a class's bases into the module it imports them from
+    assert entries["MistralForCausalLM"]["traits"] == ["eagle3", "lora", "pipeline_parallel"]
+    assert "multimodal" in entries["Qwen3VLForConditionalGeneration"]["traits"]
+    assert entries["Step5ForConditionalGeneration"]["traits"] is None  # its module is not in the tree: unknown
+    assert table["removed"] == {"MiniMaxM1ForCausalLM": "0.23.0"}
+    assert data["release"] == "9.9.9" and data["harvested_on"] == "2026-12-01"
+
+
+def test_vllm_parsers_from_lazy_table_and_decorators(vllm):
+    _, data = vllm
+    assert data["tables"]["tool_parsers"]["names"] == ["deepseek_v3", "granite", "granite-20b-fc", "hermes"]
+    assert data["tables"]["reasoning_parsers"]["names"] == ["deepseek_r1"]
+
+
+def test_vllm_flags_from_argparse_and_frontend_dataclass(vllm):
+    _, data = vllm
+    options = data["tables"]["flags"]["options"]
+    assert options["--kv-cache-dtype"] == {"choices": ["auto", "fp8", "fp8_e4m3"], "default": "auto"}
+    assert options["--quantization"] == {"aliases": ["-q"]}
+    assert options["--enforce-eager"] == {"takes_value": False}
+    assert options["--port"] == {"default": 8000}
+    assert "--tool-call-parser" in options and "--private" not in options and "---private" not in options
+
+
+def test_sglang_entry_classes_parsers_and_flags(sglang):
+    proc, data = sglang
+    assert proc.returncode == 0, proc.stderr
+    tables = data["tables"]
+    assert sorted(tables["architectures"]["entries"]) == ["LlamaForCausalLM", "Phi3ForCausalLM", "Qwen3NextForCausalLM"]
+    assert tables["tool_parsers"]["names"] == ["deepseekv3", "llama3", "qwen25"]
+    assert tables["tool_parsers"]["cli_extra"] == ["auto"]  # `choices=["auto"] + names()`
+    assert tables["reasoning_parsers"]["names"] == ["deepseek-r1", "qwen3"]
+    options = tables["flags"]["options"]
+    assert options["--tp-size"] == {"aliases": ["--tensor-parallel-size"], "default": 1}  # default=ServerArgs.tp_size
+    assert options["--mem-fraction-static"] == {"default": None}
+
+
+def test_a_tree_without_a_registry_fails_naming_the_table(tmp_path):
+    empty = tmp_path / "empty"
+    (empty / "vllm").mkdir(parents=True)
+    proc, data = _harvest(tmp_path, "vllm==1.0.0", empty)
+    assert proc.returncode == 1
+    assert "no model registry" in data["failed"]["architectures"]
+    assert data["tables"]["tool_parsers"] == {
+        "method": "read",
+        "from": None,
+        "names": [],
+        "note": "no parser registry in this release",
+    }
+
+
+def test_a_malformed_spec_is_refused_in_one_line(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "harvest"), "tgi==1.0"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "tgi==1.0: expected ENGINE==VERSION with ENGINE one of vllm, sglang, llama.cpp"
+
+
+def test_llama_cpp_gguf_names_converter_classes_and_server_options(tmp_path):
+    proc, data = _harvest(tmp_path, "llama.cpp==abc1234", DATA / "llama.cpp-tree")
+    assert proc.returncode == 0, proc.stderr
+    table = data["tables"]["architectures"]
+    assert sorted(table["entries"]) == ["(unknown)", "deepseek2", "glm4moe", "llama"]  # clip: the file's dummy
+    assert table["converter"] == ["LlamaForCausalLM", "MistralForCausalLM"]
+    assert data["tables"]["flags"]["options"]["--gpu-layers"] == {"aliases": ["-ngl", "--n-gpu-layers"]}
+    assert data["tables"]["tool_parsers"]["names"] == []  # llama-server reads the format from the chat template
