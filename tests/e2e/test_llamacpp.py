@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.support.cli import run_cli
 from tests.support.docker import free_port
-from tests.support.engines import E2E_RECIPES, MODEL, docker_ok, engines, scratch_image, stream_chunks, wait_healthy
+from tests.support.engines import GGUF_DIR, docker_ok, engines, scratch_image, stream_chunks, wait_healthy
 
 pytestmark = pytest.mark.e2e
 
@@ -27,27 +29,38 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
         pytest.skip("e2e: no llama-server binary (scripts/e2e/prepare.sh builds it; RECIPEGEN_LLAMA_SERVER reuses one)")
     out = tmp_path_factory.mktemp("llama") / "folder"
     r = run_cli(
-        "--recipes", str(E2E_RECIPES), "--gpu", "rtx-4090", "--gpus", "1", "--model", MODEL,
-        "--engine", "llama.cpp", "--out", str(out),
-    )  # fmt: skip
+        "--gpu", "rtx-4090", "--gpus", "1", "--model", str(e.models / GGUF_DIR), "--engine", "llama.cpp",
+        "--out", str(out),
+    )  # the local checkpoint folder itself, read through its GGUF header  # fmt: skip
     assert r.code == 0, r.err
     return out, e.models, e.llama_server
 
 
+def _container(out: Path) -> dict[str, Any]:
+    return dict(json.loads((out / "plan.json").read_text())["container"])
+
+
 def _args(out: Path) -> list[str]:
-    return list(json.loads((out / "plan.json").read_text())["container"]["nodes"][0]["args"])
+    return list(_container(out)["nodes"][0]["args"])
 
 
-def _verify(base: str, out: Path | None = None) -> tuple[int, str]:
-    args = ["verify", "--url", base, "--model", MODEL, "--format", "json"]
+def _on_host(out: Path, args: list[str]) -> list[str]:
+    """The argv with its container paths read from the host folder they are mounted from."""
+    volume = _container(out)["volumes"][0]
+    inside, host = volume["container"].rstrip("/"), volume["host"].rstrip("/")
+    return [host + a[len(inside) :] if a == inside or a.startswith(inside + "/") else a for a in args]
+
+
+def _verify(base: str, out: Path) -> tuple[int, str]:
+    args = ["verify", "--url", base, "--model", _container(out)["served_name"], "--format", "json"]
     r = run_cli(*args, *(["--dir", str(out)] if out else []))
     return r.code, r.out
 
 
-def _serve(binary: Path, args: list[str], models: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """The generated argv run directly, its /models path read from MODEL_DIR and its port a free one."""
+def _serve(out: Path, args: list[str], binary: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """The generated argv run directly, its paths read from the mounted host folder and its port a free one."""
     port = free_port()
-    argv = [a.replace("/models/", f"{models}/") for a in args]
+    argv = _on_host(out, args)
     argv[argv.index("--port") + 1] = str(port)
     argv[argv.index("--host") + 1] = "127.0.0.1"
     proc = subprocess.Popen([str(binary), *argv], stdout=log.open("wb"), stderr=subprocess.STDOUT)
@@ -65,7 +78,7 @@ def test_launch_sh_serves_in_docker_and_verify_sh_passes(folder: tuple[Path, Pat
     port = free_port()
     name = f"recipegen-e2e-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "MODEL_DIR": str(models), "PORT": str(port), "DOCKER_GPUS": ""}
-    launch = (out / "launch.sh").read_text().replace("NAME='recipegen-tiny-chatml'", f"NAME='{name}'")
+    launch = re.sub(r"^NAME=.*$", f"NAME='{name}'", (out / "launch.sh").read_text(), count=1, flags=re.M)
     (out / "launch.sh").write_text(launch)
     started = subprocess.run(["bash", str(out / "launch.sh")], env=env, capture_output=True, text=True, check=False)
     try:
@@ -108,14 +121,14 @@ def test_recipegen_up_starts_and_verifies(folder: tuple[Path, Path, Path], tmp_p
 def test_generated_argv_streams_splits_reasoning_and_calls_tools(
     folder: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
-    out, models, binary = folder
-    proc, base = _serve(binary, _args(out), models, tmp_path / "server.log")
+    out, _models, binary = folder
+    proc, base = _serve(out, _args(out), binary, tmp_path / "server.log")
     try:
-        code, text = _verify(base)
+        code, text = _verify(base, out)
         checks = {c["check"]: c for c in json.loads(text)["checks"]}
         assert code == 0, text
         assert set(checks) == {"health", "models", "chat", "reasoning", "tools"}
-        chunks = stream_chunks(base, MODEL)
+        chunks = stream_chunks(base, _container(out)["served_name"])
         deltas = [c["choices"][0]["delta"] for c in chunks if c.get("choices")]  # type: ignore[index]
         said = "".join(str(d.get("content") or "") for d in deltas)
         thought = "".join(str(d.get("reasoning_content") or "") for d in deltas)
@@ -127,10 +140,10 @@ def test_generated_argv_streams_splits_reasoning_and_calls_tools(
 
 def test_verify_catches_reasoning_left_in_content(folder: tuple[Path, Path, Path], tmp_path: Path) -> None:
     """The same server with its reasoning split switched off: `</think>` reaches `content` and verify fails."""
-    out, models, binary = folder
-    proc, base = _serve(binary, [*_args(out), "--reasoning-format", "none"], models, tmp_path / "server.log")
+    out, _models, binary = folder
+    proc, base = _serve(out, [*_args(out), "--reasoning-format", "none"], binary, tmp_path / "server.log")
     try:
-        code, text = _verify(base)
+        code, text = _verify(base, out)
         checks = {c["check"]: c for c in json.loads(text)["checks"]}
         assert code != 0
         assert not checks["reasoning"]["ok"]
@@ -142,10 +155,11 @@ def test_verify_catches_reasoning_left_in_content(folder: tuple[Path, Path, Path
 
 
 def test_a_folder_as_model_does_not_start_and_lint_says_so(folder: tuple[Path, Path, Path], tmp_path: Path) -> None:
-    out, models, binary = folder
+    out, _models, binary = folder
     args = _args(out)
-    args[args.index("--model") + 1] = "/models/tiny-chatml-GGUF"
-    argv = [a.replace("/models/", f"{models}/") for a in args]
+    model = args.index("--model") + 1
+    args[model] = args[model].rsplit("/", 1)[0]  # the folder instead of its file, as recipegen once wrote it
+    argv = _on_host(out, args)
     ran = subprocess.run([str(binary), *argv], capture_output=True, text=True, timeout=60, check=False)
     assert ran.returncode != 0
     assert "failed to read magic" in ran.stdout + ran.stderr
