@@ -95,9 +95,9 @@ def test_verify_catches_a_missing_reasoning_parser_and_a_wrong_tool_parser(
     folder: tuple[Path, Path, Path], right: str, tmp_path: Path
 ) -> None:
     """Once with the plan's parsers (above), once without --reasoning-parser and with --tool-call-parser
-    glm47 (GLM's parser, whose start token <tool_call> this model shares): the same model's replies now fail
-    verify the two silent ways."""
-    wrong = {"--reasoning-parser": None, "--tool-call-parser": "glm47"}
+    pythonic: the same model's replies now fail verify the two silent ways (glm47, whose start token
+    <tool_call> this model shares, was tried and reads the Hermes JSON call correctly)."""
+    wrong = {"--reasoning-parser": None, "--tool-call-parser": "pythonic"}
     for base in _serve(folder, tmp_path / "server.log", wrong):
         r = run_cli("verify", "--url", base, "--model", MODEL, "--format", "json")
         checks = {c["check"]: c for c in json.loads(r.out)["checks"]}
