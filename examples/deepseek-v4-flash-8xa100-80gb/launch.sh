@@ -35,6 +35,11 @@ build_image() {
   docker build --tag "${IMAGE}" "${here}"
 }
 
+# start builds the image only when it is not here yet (an IMAGE= built or loaded elsewhere is run as it is).
+image_here_or_build() {
+  docker image inspect "${IMAGE}" >/dev/null 2>&1 || build_image
+}
+
 args_0=(
   # weights downloaded beforehand to a local directory and mounted read-only (an engine pointed at a repo id may resolve files it cannot find, the LibertAIDAI/GLM-5.3-Flash-NVFP4 card)
   '--model' '/models/DeepSeek-V4-Flash-FP4-FP8-GGUF/DeepSeek-V4-Flash-FP4-FP8-native.gguf'
@@ -68,7 +73,7 @@ run_node() {
 case "${1:-start}" in
   download) download ;;
   build) build_image ;;
-  start) download; build_image; run_node 0 "${args_0[@]}" ;;
+  start) download; image_here_or_build; run_node 0 "${args_0[@]}" ;;
   stop) docker rm -f "${NAME}-0" ;;
   *) echo "usage: $0 [start | download | build | stop]" >&2; exit 2 ;;
 esac

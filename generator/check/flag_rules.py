@@ -7,6 +7,7 @@ findings of its rule; check/lint.py runs them.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Literal
 
 from ..catalog.index import Catalog
@@ -23,6 +24,11 @@ VLLM_QUANTIZATION_DOC = Source(
 )
 SEED_LOCAL_PATH = Source(
     url="https://huggingface.co/LibertAIDAI/GLM-5.3-Flash-NVFP4", note="point the engine at a local directory"
+)
+FILE_HINT = "FNAME"  # the value hint llama.cpp's own argument table gives an option that opens one file
+LLAMA_SPLIT_DOC = Source(
+    url="https://github.com/ggml-org/llama.cpp/blob/master/tools/gguf-split/README.md",
+    note="a split GGUF is loaded by passing its first part, -00001-of-NNNNN.gguf; the others are found next to it",
 )
 
 
@@ -135,6 +141,59 @@ def path_findings(model: Model, engine: Engine, model_flag: str | None, model_ar
             "recipegen's launch.sh downloads first and mounts a local directory read-only",
             f"hf download {model_arg} --local-dir DIR, then pass DIR",
             (SEED_LOCAL_PATH,),
+        )
+    ]
+
+
+def _first_gguf(folder: Path) -> str | None:
+    """The file llama.cpp would be given for a folder of GGUF files: the only one, or the first split part."""
+    files = sorted(p.name for p in folder.glob("*.gguf"))
+    firsts = [f for f in files if "-00001-of-" in f]
+    if len(firsts) == 1:
+        return firsts[0]
+    return files[0] if len(files) == 1 else None
+
+
+def model_file_findings(
+    engine: Engine, vocab: Vocabulary, reference: str, model_flag: str | None, model_arg: str, host: str | None
+) -> list[Finding]:
+    """An engine whose model option opens one file (its own --help: `--model FNAME`) pointed at a folder: the
+    command parses, and the server exits at load ("failed to read magic")."""
+    spec = vocab.options.get(model_flag) if model_flag else None
+    if model_flag is None or spec is None or spec.get("value_hint") != FILE_HINT:
+        return []
+    on_host = Path(host) if host else None
+    if on_host is not None and on_host.is_file():
+        return []
+    if on_host is not None and on_host.is_dir():
+        why = f"{model_arg} is the folder {host} on this machine, not a file"
+        first = _first_gguf(on_host)
+        fix = (
+            f"{model_flag} {model_arg.rstrip('/')}/{first}"
+            if first
+            else f"{model_flag} {model_arg.rstrip('/')}/FILE.gguf (the first part, -00001-of-N, of a split model)"
+        )
+    elif on_host is None and model_arg.lower().endswith(".gguf"):
+        return []
+    elif on_host is not None:  # mounted, but not on this machine: the name is all there is to go by
+        if model_arg.lower().endswith(".gguf"):
+            return []
+        why = f"{model_arg} names no .gguf file (a folder?), and {host} is not on this machine to look"
+        fix = f"{model_flag} {model_arg.rstrip('/')}/FILE.gguf (the first part, -00001-of-N, of a split model)"
+    else:
+        why = f"{model_arg} names no .gguf file (a folder?)"
+        fix = f"{model_flag} {model_arg.rstrip('/')}/FILE.gguf (the first part, -00001-of-N, of a split model)"
+    return [
+        Finding(
+            "error",
+            "model-not-file",
+            model_flag,
+            model_arg,
+            f"{engine.name} opens {model_flag} as one GGUF file: given a folder it exits at load with "
+            "'failed to read magic'",
+            f"{why}; the engine's own option table ({reference}) has {model_flag} {FILE_HINT}",
+            fix,
+            (Source(url=f"recipegen.data/engine-cli/{reference}.json"), LLAMA_SPLIT_DOC),
         )
     ]
 

@@ -25,7 +25,14 @@ from ..frozen import frozen
 from ..plan.types import Layout, Plan, Request, Settings
 from . import release_flags
 from .findings import Finding, Severity, gate_findings
-from .flag_rules import build_parser_findings, image_findings, parser_findings, path_findings, vocabulary_findings
+from .flag_rules import (
+    build_parser_findings,
+    image_findings,
+    model_file_findings,
+    parser_findings,
+    path_findings,
+    vocabulary_findings,
+)
 from .invocation import Invocation
 
 SEVERITIES: tuple[Severity, ...] = ("error", "silent", "warn", "info")
@@ -154,11 +161,8 @@ def lint(
         build_note = f"{build.id}: the image {invocation.image} is not a build in the catalog, so its newest is used"
     else:
         build_note = f"{build.id}: the command names no image, so the catalog's newest {engine.name} build is used"
-    vocab = (
-        vocabulary(build.cli_reference)
-        if build.cli_reference
-        else vocabulary(_default_build(engine).cli_reference or "")
-    )
+    reference = build.cli_reference or _default_build(engine).cli_reference or ""
+    vocab = vocabulary(reference)
     parsed = parse_args(vocab, invocation.args)
     findings = release_flags.adjust(engine, build, parsed, vocab, vocabulary_findings(engine, parsed, vocab))
 
@@ -235,6 +239,9 @@ def lint(
     findings.extend(image_findings(catalog, invocation, engine, build))
     if model is not None and model_arg is not None:
         findings.extend(path_findings(model, engine, model_flag, model_arg))
+    if model_arg is not None:
+        mounted = invocation.host_path(model_arg)
+        findings.extend(model_file_findings(engine, vocab, reference, model_flag, model_arg, mounted))
     hardware = resolve_gpu(catalog, gpu, gpu_memory).hardware if gpu else None
     in_build, accepted = build_parser_findings(engine, build, parsed, vocab)
     # the newest flag vocabulary refuses a name this older build registers (vLLM 0.10.0's glm4_moe): not an error

@@ -190,6 +190,9 @@ def run_checks(folder: Folder, opts: Options) -> list[Check]:
         else "run `./launch.sh download` (needs the hf CLI)"
     )
     checks.append(Check("weights", state, detail, "" if state == "ok" else fix))
+    model_file = _model_file_check(folder, opts)
+    if model_file is not None:
+        checks.append(model_file)
     if local:
         checks.append(Check("disk", "skip", "the weights are the local checkpoint folder; nothing is downloaded"))
     else:
@@ -222,6 +225,49 @@ def run_checks(folder: Folder, opts: Options) -> list[Check]:
     if folder.multi_node:
         checks.extend(_multi_node_checks(client, c, opts))
     return checks
+
+
+def _model_file_check(folder: Folder, opts: Options) -> Check | None:
+    """An engine that opens its model option as one file (its own option table: FNAME), pointed at a folder
+    here: it would exit at load ("failed to read magic"). None when the engine takes a folder or a repo id."""
+    from ..catalog.load import load
+    from ..catalog.vocabulary import vocabulary
+    from ..errors import RecipegenError
+
+    plans = folder.plan.get("plans") or []
+    if not plans:
+        return None
+    try:
+        engine, build = load([]).build(str(plans[0].get("build")))
+    except (RecipegenError, KeyError):
+        return None  # a build from a --recipes folder: its option table is not at hand here
+    flag = engine.flags.model
+    if not flag or not build.cli_reference:
+        return None
+    spec = vocabulary(build.cli_reference).options.get(flag)
+    if spec is None or spec.get("value_hint") != "FNAME":
+        return None
+    args = list(folder.node(opts.rank)["args"])
+    if flag not in args[:-1]:
+        return None
+    value = str(args[args.index(flag) + 1])
+    c = folder.container
+    inside = str(c["volumes"][0]["container"]).rstrip("/")
+    host_root = Path(c["weights_folder"]) if c.get("weights_folder") else opts.model_dir
+    if not (value == inside or value.startswith(inside + "/")):
+        return None
+    host = Path(str(host_root) + value[len(inside) :])
+    if host.is_dir():
+        return Check(
+            "model-file",
+            "fail",
+            f"{flag} {value} is the folder {host}: {engine.name} opens {flag} as one GGUF file and exits at load",
+            f"regenerate the folder with a recipegen that names the .gguf file, or pass {flag} {value}/FILE.gguf "
+            "(the first part of a split model)",
+        )
+    if host.is_file():
+        return Check("model-file", "ok", f"{flag} {value} is a file")
+    return None  # not downloaded yet: the weights check says so
 
 
 def _gpus_check(folder: Folder, machine: Machine | None) -> Check:

@@ -205,7 +205,8 @@ def plan(inputs: MemoryInputs) -> Budget:
         """A small batch, more when full-length requests fit, never more than the state allows."""
         if static_alloc:
             return 1
-        return min(max_concurrency(context), max(SMALL_BATCH, _full(pool, fp, context)))
+        most = min(max_concurrency(context), max(SMALL_BATCH, _full(pool, fp, context)))
+        return min(most, behaviour.max_sequences) if behaviour.max_sequences else most
 
     if inputs.context is not None and not inputs.context_is_auto:
         context = inputs.context

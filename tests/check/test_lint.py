@@ -160,6 +160,33 @@ def test_repo_id_where_the_engine_needs_a_local_folder(cli):
     assert finding(other, "repo-id")["severity"] == "info"
 
 
+def test_a_folder_as_llama_server_model_fails_lint(cli, tmp_path):
+    # the README's consumer example as it was generated: llama-server exits at load ("failed to read magic")
+    doc = run(cli, "--", "llama-server", "--model", "/models/gpt-oss-120b-GGUF", "--port", "8080")
+    f = finding(doc, "model-not-file")
+    assert f["severity"] == "error" and f["value"] == "/models/gpt-oss-120b-GGUF"
+    assert "FNAME" in f["why"] and f["fix"].startswith("--model /models/gpt-oss-120b-GGUF/")
+    # through a bind mount the folder is looked at, and the fix names its first split part
+    weights = tmp_path / "weights" / "m-GGUF"
+    weights.mkdir(parents=True)
+    for n in (1, 2):
+        (weights / f"m-Q4_K_M-0000{n}-of-00002.gguf").write_bytes(b"GGUF")
+    mounted = ["docker", "run", "-v", f"{tmp_path / 'weights'}:/models:ro", "recipegen/llama-cpp-0c1e570:0c1e570"]
+    doc = run(cli, "--", *mounted, "--model", "/models/m-GGUF", "--port", "8080")
+    f = finding(doc, "model-not-file")
+    assert f["fix"] == "--model /models/m-GGUF/m-Q4_K_M-00001-of-00002.gguf"
+    assert "is the folder" in f["why"]
+    # a file is fine, mounted or not
+    for args in (
+        ["--", "llama-server", "--model", "/models/x.gguf"],
+        ["--", *mounted, "--model", f"/models/m-GGUF/{next(weights.glob('*1-of*')).name}"],
+    ):
+        assert not [x for x in run(cli, *args)["findings"] if x["code"] == "model-not-file"]
+    # vLLM's model argument is a folder or a repo id: not this rule
+    vllm = run(cli, "--", "vllm", "serve", "/models/Qwen3-32B", "-tp", "2")
+    assert not [x for x in vllm["findings"] if x["code"] == "model-not-file"]
+
+
 def test_tensor_parallel_that_does_not_divide_the_kv_heads(cli):
     doc = run(cli, "--gpu", "l40s", "--", "vllm", "serve", "/models/Qwen2.5-7B-Instruct", "--tensor-parallel-size", "7")
     f = finding(doc, "topology")

@@ -212,6 +212,34 @@ def test_preflight_not_downloaded_disk_and_token(cli, tmp_path, images):
     assert checks(r)["hf-token"]["status"] == "ok" and secret not in r.out + r.err
 
 
+def test_preflight_fails_a_llama_server_model_that_is_a_folder(cli, tmp_path):
+    out = tmp_path / "gguf"
+    assert cli("--gpu", "rtx-3090", "--model", "gpt-oss-120b", "--gpus", "2", "--host-memory", "128", "--out",
+               str(out)).code == 0  # fmt: skip
+    args = json.loads((out / "plan.json").read_text())["container"]["nodes"][0]["args"]
+    model = args[args.index("--model") + 1]
+    host = tmp_path / "m" / model.removeprefix("/models/")
+    if model.endswith(".gguf"):  # the plan names the file: a folder there is what this check catches
+        host.mkdir(parents=True)
+        r = cli("preflight", str(out), "--no-gpu", "--model-dir", str(tmp_path / "m"), "--format", "json")
+        assert checks(r)["model-file"]["status"] == "fail"
+        host.rmdir()
+        host.parent.mkdir(parents=True, exist_ok=True)
+        host.write_bytes(b"GGUF")
+        r = cli("preflight", str(out), "--no-gpu", "--model-dir", str(tmp_path / "m"), "--format", "json")
+        assert checks(r)["model-file"]["status"] == "ok"
+    else:  # the plan names a folder: llama-server would exit at load, so preflight blocks
+        host.mkdir(parents=True)
+        r = cli("preflight", str(out), "--no-gpu", "--model-dir", str(tmp_path / "m"), "--format", "json")
+        c = checks(r)["model-file"]
+        assert c["status"] == "fail" and "opens --model as one GGUF file" in c["detail"]
+    # vLLM takes a folder: no such check
+    vllm = tmp_path / "vllm"
+    assert cli("--gpu", "sm80", "--model", "glm-5.2", "--out", str(vllm)).code == 0
+    r = cli("preflight", str(vllm), "--no-gpu", "--model-dir", str(tmp_path / "m"), "--format", "json")
+    assert "model-file" not in checks(r)
+
+
 def test_preflight_disk_enough_for_a_small_model(cli, tmp_path):
     out = tmp_path / "small"
     assert cli("--gpu", "rtx-4090", "--model", "gpt-oss-20b", "--out", str(out)).code == 0

@@ -3,6 +3,8 @@ values (shared/reference/models.md), plus the solve behaviour users rely on."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from recipegen.plan.footprint import footprint
@@ -108,3 +110,18 @@ def test_h200_seed_recipe_with_mtp_plans_the_draft_layer(cli):
     ).json()["plans"][0]["memory"]
     # the derived FP8 plan does not draft, so no MTP layer in its breakdown
     assert fp8["breakdown"][0]["what"].startswith("MLA latent: 78 layers")
+
+
+def test_vllm_default_concurrency_stays_within_what_vllm_accepts(cli, tmp_path):
+    # a tiny model leaves room for ~10,000 full-length requests; vLLM refuses --max-num-seqs above its default
+    # max_num_batched_tokens (2048 on most GPUs), so the default stops there; llama.cpp has no such bound
+    recipes = Path(__file__).resolve().parents[1] / "e2e" / "recipes"
+    base = ["--recipes", str(recipes), "--gpu", "rtx-4090", "--gpus", "1", "--model", "tiny-chatml", "--format", "json"]
+    vllm = cli(*base, "--engine", "vllm", "--out", str(tmp_path / "v")).json()
+    memory = vllm["plans"][0]["memory"]
+    assert memory["concurrency"] == 2048 < memory["full_length_requests"]
+    args = vllm["container"]["nodes"][0]["args"]
+    assert args[args.index("--max-num-seqs") + 1] == "2048"
+    # what a user asks for is kept
+    asked = cli(*base, "--engine", "vllm", "--concurrency", "4000", "--out", str(tmp_path / "u")).json()
+    assert asked["plans"][0]["memory"]["concurrency"] == 4000

@@ -93,6 +93,9 @@ class MemoryBehaviour(Sourced):
     kv_block_tokens: Annotated[int, Limits(ge=1)] = 16
     estimate: bool = True  # the reserve is an estimate, said so in the output
     host_offload: bool = False  # keeps weights in host RAM (CPU/GPU hybrid): GPU-memory verdicts are unknown
+    # the most concurrent requests a default start accepts (vLLM: --max-num-seqs may not exceed the tokens one
+    # scheduler step takes, 2048 by default on most GPUs); a default concurrency is capped there
+    max_sequences: Annotated[int, Limits(ge=1)] | None = None
 
 
 @frozen(kw_only=True)
