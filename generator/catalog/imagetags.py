@@ -214,9 +214,13 @@ def _vendor(
         )
         return BuildResolution(reference, found.build_id, "vendor", "approximate", how)
     table = ", ".join(f"{r.tag} = {r.version}" for r in vendor.releases[-3:]) or "none listed"
+    # a container tag YY.MM is the month it shipped: the releases closest to it are the nearest guesses
+    when = dt.date(2000 + month[0], month[1], 15) if month is not None and 1 <= month[1] <= 12 else None
+    near = closest_builds(official_line(engine, as_of), when)
+    nearest = f"; nearest {engine.name} releases by date: {', '.join(f'{b.id} ({b.released})' for b in near)}"
     raise RecipegenError(
         f"{option} {reference}: {vendor.name} {bare or '(no tag)'} is not in the catalog's release-notes table "
-        f"(known: {table})",
+        f"(known: {table}){nearest if near else ''}",
         f"its release notes ({vendor.notes}) name the {engine.name} version: say it as {option} {engine.id}==X",
     )
 

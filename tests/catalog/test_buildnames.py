@@ -45,12 +45,13 @@ def test_tags_and_families_name_their_build(cli, given, build, rule):
 
 def test_a_newer_tag_of_a_community_image_answers_for_its_build_and_says_so(cli):
     found = resolution(cli, "openguardrails/vllm-glm52-sm80:9ab12cd3f-pr38476-pr39012")
+    # the repository's newest build in the catalog (two are: PR #38476's image and its successor, PR #47629's)
     assert (found["build"], found["rule"], found["confidence"]) == (
-        "vllm-glm52-sm80-pr38476",
+        "vllm-glm52-sm80-pr47629",
         "community-tag",
         "approximate",
     )
-    assert "newer than the catalog's facts (435f82d61-pr38476" in found["how"]
+    assert "newer than the catalog's facts (764b6bfa0-pr47629-pr47644" in found["how"]
 
 
 @pytest.mark.parametrize("option", ["--as-of", "--pulled"])
@@ -108,6 +109,7 @@ def test_ngc_containers_map_by_their_release_notes(cli):
     unknown = cli(*ASK, "--build", "nvcr.io/nvidia/sglang:25.10-py3")
     assert unknown.code == 2 and len(unknown.err.strip().splitlines()) == 1
     assert "sglang-release-notes" in unknown.err and "--build sglang==X" in unknown.err
+    assert "nearest SGLang releases by date: sglang-0.5.3 (2025-10-12)" in unknown.err  # 25.10: October 2025
 
 
 @pytest.mark.parametrize(
