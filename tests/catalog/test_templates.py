@@ -23,7 +23,7 @@ def test_a_community_build_and_its_defect_from_the_templates(cli, tmp_path):
     assert plan["build"] == build["id"] and plan["provenance"] == "community"
     assert [d["id"] for d in plan["build_defects"]] == [defect["defects"]["add"][0]["id"]]
     entry = defect["defects"]["add"][0]
-    assert entry["workaround"] in cli("explain", *args).out
+    assert entry["workaround"] in cli("explain", "--verbose", *args).out
     applied = [f for f in plan["flags"] if f["flag"] == entry["workaround_args"][0]["flag"]]
     assert applied and applied[0]["reason"].startswith(f"works around known defect {entry['id']}")
     assert entry["workaround_args"][0]["flag"] in plan["argv"]

@@ -130,7 +130,7 @@ def test_one_checked_source_turns_the_unknown_into_a_plan_with_its_required_flag
     from tests.support.data import REPO
 
     unverified = (
-        "      note: '§3.2: late-2026 SGLang ships dsa/sm120_mqa_fallback.py and sm120_mqa_triton.py; "
+        "      note: 'late-2026 SGLang ships dsa/sm120_mqa_fallback.py and sm120_mqa_triton.py; "
         "details not verified'\n      unverified: true\n"
     )
     text = (REPO / "recipes" / "engines" / "sglang.yaml").read_text()  # the base build; releases live beside it
