@@ -7,8 +7,10 @@ meets none but is a GPU we recognise gets the `--gpu smXY --gpu-memory N` line t
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
+from importlib import resources
 
 from .schema import Hardware
 
@@ -73,43 +75,15 @@ def _unique(parts: list[Hardware]) -> list[Hardware]:
     return list({h.id: h for h in parts}.values())
 
 
-# Compute capability and memory of GPUs people name that the catalog has no recipe for.
-# Source: NVIDIA's CUDA GPU list (https://developer.nvidia.com/cuda-gpus) and the product pages.
-_KNOWN: list[tuple[str, str, float | None]] = [
-    (r"rtx(20\d0|titanrtx)", "7.5", None),
-    (r"rtx3050", "8.6", 8),
-    (r"rtx3060ti", "8.6", 8),
-    (r"rtx3060", "8.6", 12),
-    (r"rtx3070", "8.6", 8),
-    (r"rtx3080ti", "8.6", 12),
-    (r"rtx3080", "8.6", 10),
-    (r"rtx3090", "8.6", 24),
-    (r"rtx4060ti", "8.9", 16),
-    (r"rtx4060", "8.9", 8),
-    (r"rtx4070ti", "8.9", 12),
-    (r"rtx4070", "8.9", 12),
-    (r"rtx4080", "8.9", 16),
-    (r"rtx4090", "8.9", 24),
-    (r"rtx5060", "12.0", 8),
-    (r"rtx5070ti", "12.0", 16),
-    (r"rtx5070", "12.0", 12),
-    (r"rtx5080", "12.0", 16),
-    (r"rtx5090", "12.0", 32),
-    (r"^a(2|10|16|30|40)$", "8.6", None),
-    (r"rtxa[2-6]000", "8.6", None),
-    (r"^l4$", "8.9", 24),
-    (r"^l40s?$", "8.9", 48),
-    (r"^l20$", "8.9", 48),
-    (r"rtx[456]000ada", "8.9", None),
-    (r"^v100", "7.0", None),
-    (r"^t4$", "7.5", 16),
-    (r"^p(4|40|100)$", "6.0", None),
-    (r"^h(20|100|200|800)", "9.0", None),
-    (r"^b200", "10.0", None),
-    (r"^b300", "10.3", None),
-    (r"jetsonorin|agxorin", "8.7", None),
-    (r"^thor", "11.0", None),
-]
+@functools.cache
+def _known() -> list[tuple[re.Pattern[str], str, float | None]]:
+    """data/gpu_hints.yaml: compute capability (and memory) of GPUs the catalog has no recipe for."""
+    import yaml
+
+    text = resources.files("recipegen.data").joinpath("gpu_hints.yaml").read_text(encoding="utf-8")
+    return [(re.compile(g["pattern"]), str(g["cc"]), g.get("memory_gib")) for g in yaml.safe_load(text)["gpus"]]
+
+
 _OTHER_VENDORS = re.compile(r"^(mi\d{2,3}\w*|instinct\w*|radeon\w*|rx\d{4}\w*|gaudi\w*|arc\w*|tpu\w*|trainium\w*)$")
 
 
@@ -121,8 +95,8 @@ def unknown_gpu_hint(name: str) -> str | None:
             f"{name!r} is not an NVIDIA GPU (AMD Instinct/Radeon, Intel Gaudi/Arc, TPU or Trainium): recipegen "
             "plans NVIDIA CUDA GPUs only"
         )
-    for pattern, cc, memory in _KNOWN:
-        if re.search(pattern, key):
+    for pattern, cc, memory in _known():
+        if pattern.search(key):
             major, minor = cc.split(".")
             gib = stated_memory_gib(name) or memory
             return (
