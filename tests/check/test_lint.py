@@ -583,40 +583,12 @@ def test_a_script_on_stdin(cli, monkeypatch):
 
 
 def test_an_argument_the_catalog_requires_for_the_path_is_missing(cli):
-    doc = run(
-        cli,
-        "--gpu",
-        "h200",
-        "--",
-        "vllm",
-        "serve",
-        "/models/DeepSeek-V3.2",
-        "-tp",
-        "8",
-        "--tool-call-parser",
-        "deepseek_v32",
-        "--reasoning-parser",
-        "deepseek_v3",
-    )
+    command = ("--gpu", "h200", "--", "vllm", "serve", "/models/DeepSeek-V3.2", "-tp", "8")
+    parsers = ("--tool-call-parser", "deepseek_v32", "--reasoning-parser", "deepseek_v3")
+    doc = run(cli, *command, *parsers)
     f = finding(doc, "required-arg")
     assert (f["severity"], f["flag"], f["fix"]) == ("warn", "--tokenizer-mode", "--tokenizer-mode deepseek_v32")
-    fixed = run(
-        cli,
-        "--gpu",
-        "h200",
-        "--",
-        "vllm",
-        "serve",
-        "/models/DeepSeek-V3.2",
-        "-tp",
-        "8",
-        "--tool-call-parser",
-        "deepseek_v32",
-        "--reasoning-parser",
-        "deepseek_v3",
-        "--tokenizer-mode",
-        "deepseek_v32",
-    )
+    fixed = run(cli, *command, *parsers, "--tokenizer-mode", "deepseek_v32")
     assert not [f for f in fixed["findings"] if f["code"] == "required-arg"]
 
 
