@@ -156,6 +156,11 @@ class Manifests:
         }
 
     @property
+    def downloads(self) -> bool:
+        """The weights come from the Hub through the download Job (not a local folder or the user's claim)."""
+        return not (self.c.get("weights_folder") or self.inp.claim)
+
+    @property
     def claim(self) -> str:
         return self.inp.claim or f"{self.name}-weights"
 
@@ -188,7 +193,7 @@ class Manifests:
         return pairs
 
     def _wait_for_weights(self) -> list[dict[str, Any]]:
-        if self.c.get("weights_folder") or self.inp.claim:
+        if not self.downloads:
             return []
         marker = shlex.quote(f"{_weights_dir(self.c)}/{DOWNLOADED}")
         script = f"until [ -e {marker} ]; do echo 'waiting for the download Job'; sleep 15; done"
@@ -299,7 +304,7 @@ class Manifests:
 
     def weights(self) -> list[dict[str, Any]]:
         c = self.c
-        if c.get("weights_folder") or self.inp.claim:
+        if not self.downloads:
             return []
         size = self.inp.weights_bytes
         if not size:
@@ -379,7 +384,7 @@ def readme_context(inp: KubeInput, plan: dict[str, Any]) -> dict[str, Any]:
     request: dict[str, Any] = given if isinstance(given, dict) else {}
     hardware = str(request.get("hardware", "GPU"))
     model = str(request.get("model", inp.repo))
-    downloads = bool(m.weights())
+    downloads = m.downloads
     budget = startup_budget_s(inp.load_seconds, c["healthcheck"]["start_period_s"])
     return {
         "title": f"{model} on {inp.nodes} × {inp.gpus_per_node} × {hardware}"
