@@ -2,11 +2,12 @@
 """Benchmarks (run by hand, never as timed tests):
 
 python scripts/bench.py startup   # `recipegen --gpu sm80 --model glm-5.2` vs bare `import yaml, jinja2, pydantic`
-python scripts/bench.py matrix    # resolve the full default matrix (every model × the default fleets)
+python scripts/bench.py matrix    # resolve the full default matrix (every model × the default GPUs, smallest layout)
 python scripts/bench.py memory    # predicted vs published figures (checkpoint sizes, weights in engine logs)
 python scripts/bench.py ratios    # `recipegen explain` and the full default `matrix`, end to end, vs the bare imports
 python scripts/bench.py devices   # each performance device switched off in turn: what it buys the command it serves
-python scripts/bench.py           # all four
+python scripts/bench.py           # startup, matrix, memory and ratios
+python scripts/bench.py --help    # this text
 
 Targets for `ratios` (issue 13, with the whole catalog loaded): explain ≤ 1.5×, matrix ≤ 5×.
 """
@@ -58,13 +59,13 @@ def startup() -> None:
 
 def matrix() -> None:
     from recipegen.catalog.load import load
-    from recipegen.catalog.targets import DEFAULT_TARGETS, parse_target
+    from recipegen.catalog.targets import MATRIX_GPUS, gpu_column
     from recipegen.report.matrix import build_matrix
 
     start = time.perf_counter()
     catalog = load()
     loaded = time.perf_counter() - start
-    targets = [parse_target(catalog, t) for t in DEFAULT_TARGETS]
+    targets = [gpu_column(catalog, gpu) for gpu in MATRIX_GPUS]
     models = sorted(catalog.models.values(), key=lambda m: m.id)
     for jobs, how in ((1, "in this process"), (None, "by one worker process per CPU")):
         samples = []
@@ -73,7 +74,7 @@ def matrix() -> None:
             cells = build_matrix(catalog, models, targets, jobs=jobs)
             samples.append(time.perf_counter() - start)
         print(
-            f"matrix: {len(cells)} cells ({len(models)} models × {len(targets)} fleets) resolved {how} in "
+            f"matrix: {len(cells)} cells ({len(models)} models × {len(targets)} GPUs) resolved {how} in "
             f"{min(samples) * 1000:.0f} ms; catalog load {loaded * 1000:.0f} ms"
         )
 
@@ -174,7 +175,7 @@ DEVICES = {
     ),
     "forked matrix workers": (
         "import recipegen.report.matrix as m; b = m.build_matrix;"
-        "m.build_matrix = lambda c, ms, ts, jobs=None: b(c, ms, ts, jobs=1)",
+        "m.build_matrix = lambda c, ms, ts, jobs=None, **kw: b(c, ms, ts, jobs=1, **kw)",
         ("matrix",),
     ),
 }
@@ -212,7 +213,24 @@ def _probe(patch: str, args: list[str]) -> list[str]:
     return [sys.executable, "-c", code, *args]
 
 
+BENCHES = {"startup": startup, "matrix": matrix, "memory": memory, "ratios": ratios, "devices": devices}
+
+
+def main(argv: list[str]) -> int:
+    if any(arg in ("-h", "--help", "help") for arg in argv):
+        print(__doc__.strip())
+        return 0
+    unknown = [arg for arg in argv if arg not in BENCHES]
+    if unknown:
+        print(
+            f"bench.py: unknown benchmark {unknown[0]!r}; choose from {', '.join(BENCHES)} (see --help)",
+            file=sys.stderr,
+        )
+        return 2
+    for name in argv or ["startup", "matrix", "memory", "ratios"]:
+        BENCHES[name]()
+    return 0
+
+
 if __name__ == "__main__":
-    chosen = sys.argv[1:] or ["startup", "matrix", "memory", "ratios"]
-    for name in chosen:
-        {"startup": startup, "matrix": matrix, "memory": memory, "ratios": ratios, "devices": devices}[name]()
+    sys.exit(main(sys.argv[1:]))

@@ -4,7 +4,8 @@
 # the engines' flag vocabularies and a real Docker engine are all exercised).
 #
 # What it installs and starts:
-#   - apt (with sudo unless root), only when missing: shellcheck, busybox-static, docker.io;
+#   - apt (with sudo unless root), only when missing: shellcheck, busybox-static, docker.io, chromium and
+#     chromium-driver (the matrix's HTML page is rendered headless by tests/report/test_matrix_page.py);
 #   - pip: recipegen in editable mode with its dev extras, into the active virtual environment,
 #     else into ./.venv (created here if missing; a system Python is never touched);
 #   - a Docker daemon, only if none answers; it is stopped again when this script exits;
@@ -26,6 +27,7 @@ command -v dockerd >/dev/null || missing+=(docker.io)
 command -v cmake >/dev/null || missing+=(cmake)
 command -v ninja >/dev/null || missing+=(ninja-build)
 command -v g++ >/dev/null || missing+=(g++)
+command -v chromium >/dev/null || missing+=(chromium chromium-driver)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "test.sh: installing with apt: ${missing[*]}"
   ${SUDO} apt-get update -qq

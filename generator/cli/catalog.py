@@ -9,7 +9,7 @@ import typer
 
 from ..catalog.kinds import KIND_NAMES
 from . import values as cli_values
-from .options import Format, MatrixFormat, Recipes, load_catalog
+from .options import Format, Gpus, HostBandwidth, HostMemory, MatrixFormat, Recipes, load_catalog
 
 commands = typer.Typer()
 
@@ -26,33 +26,54 @@ def matrix(
             show_default=False,
         ),
     ] = [],  # noqa: B006
+    gpu: Annotated[
+        list[str],
+        typer.Option(
+            "--gpu",
+            metavar="GPU",
+            callback=cli_values.name,
+            help="GPU id or alias, a column (repeatable; default: a100-80gb rtx-4090 h100-sxm h200 rtx-pro-6000 gb10)",
+            show_default=False,
+        ),
+    ] = [],  # noqa: B006
+    gpus: Gpus = None,
     target: Annotated[
         list[str],
         typer.Option(
             "--target",
             metavar="COUNTxGPU",
             callback=cli_values.name,
-            help="COUNTxGPU, e.g. 8xa100-80gb (repeatable)",
+            help="a column at a pinned count: 8xa100-80gb is --gpu a100-80gb --gpus 8 (repeatable)",
             show_default=False,
         ),
     ] = [],  # noqa: B006
+    host_memory: HostMemory = None,
+    host_bandwidth: HostBandwidth = None,
     fmt: Annotated[
-        MatrixFormat, typer.Option("--format", metavar="md|json|html", help="md, json or html")
+        MatrixFormat, typer.Option("--format", metavar="md|json|html", help="md, json or html (a page to open)")
     ] = MatrixFormat.md,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
-    """Verdict grid of models × targets: ✓ official, ◐ fallback/community/fork only, ✗ blocked, ? unknown."""
-    from ..catalog.targets import DEFAULT_TARGETS, parse_target
+    """Per model × GPU, the smallest layout that runs: ✓ runs, ◐ runs with a caveat (named), ? unknown, ✗ blocked.
+
+    Example: recipegen matrix --model qwen3-14b --model gpt-oss-120b --gpu h100 --gpu h200
+    """
+    from ..catalog.targets import MATRIX_GPUS, gpu_column, parse_target
     from ..checkpoint.anymodel import resolve_any
-    from ..report.matrix import build_matrix, to_html, to_json, to_markdown
+    from ..report.matrix import build_matrix, to_json, to_markdown
+    from .request import Selectors, host_facts
 
     catalog = load_catalog(recipes)
     models = [resolve_any(catalog, m).model for m in model] or sorted(catalog.models.values(), key=lambda m: m.id)
-    targets = [parse_target(catalog, t) for t in (target or list(DEFAULT_TARGETS))]
-    cells = build_matrix(catalog, models, targets)
+    columns = [gpu_column(catalog, g, gpus) for g in gpu] + [parse_target(catalog, t) for t in target]
+    targets = columns or [gpu_column(catalog, g, gpus) for g in MATRIX_GPUS]
+    host = host_facts(Selectors(gpu=None, model=None, host_memory=host_memory, host_bandwidth=host_bandwidth))
+    cells = build_matrix(catalog, models, targets, host=host)
     if fmt is MatrixFormat.json:
         typer.echo(json.dumps(to_json(cells, targets), indent=2, ensure_ascii=False))
     elif fmt is MatrixFormat.html:
+        from ..report.matrix_html import to_html
+
         typer.echo(to_html(cells, targets), nl=False)
     else:
         typer.echo(to_markdown(cells, targets), nl=False)

@@ -1,29 +1,37 @@
-"""`recipegen matrix`: verdict grid of models × targets, with the deciding gate and reasons per cell."""
+"""`recipegen matrix`: verdict grid of models × GPUs — per cell the smallest layout that runs (or the pinned one),
+its caveat or the deciding gate, and the reasons."""
 
 from __future__ import annotations
 
-import html
 from typing import Any, Literal
 
 from ..catalog.index import Catalog
 from ..catalog.schema import Model
 from ..catalog.targets import Target
-from ..frozen import frozen
+from ..frozen import evolve, frozen
 from ..plan.checkpoint_size import ESTIMATED
 from ..plan.gates import PlatformVerdicts
 from ..plan.layout_search import Ranking, rank
 from ..plan.offload import SOURCES as OFFLOAD_SOURCES
+from ..plan.offload import HostFacts
 from ..plan.ranking import rank_key
 from ..plan.types import Candidate, Request
 
 Symbol = Literal["✓", "◐", "✗", "?"]
 LEGEND: dict[Symbol, str] = {
-    "✓": "official path: official engine build, native weight kernels, weights from the maker or a partner",
-    "◐": "runs only via a fallback kernel (e.g. Marlin), a community image, a fork, community weights, "
-    "or with weights in host RAM (offload)",
+    "✓": "runs: official engine build, native weight kernels, weights from the maker or a partner",
+    "◐": "runs with a caveat, named in the cell: offload (weights in host RAM, slow), fallback kernel (e.g. "
+    "Marlin), community or fork build, community weights, or estimated size (the checkpoint's size is estimated)",
     "✗": "blocked: every path fails a gate (the deciding gate is named)",
     "?": "unknown: the best path is untested, lacks a fact (e.g. checkpoint size) or rests on an unverified fact",
 }
+LAYOUT_NOTE = (
+    "N× is the smallest layout that runs (of 1, 2, 4, 8 GPUs, or DGX Spark boxes), as explain picks it "
+    "without --gpus; --gpus N pins it. ✗ and ? are for the largest layout tried, or the smallest where a path "
+    "fails no gate."
+)
+# a cell's caveat, most costly first: the one named in the cell when a plan has several
+CAVEATS = ("offload", "fallback kernel", "fork build", "community build", "community weights", "estimated size")
 
 
 @frozen
@@ -34,27 +42,47 @@ class Cell:
     gate: str | None
     summary: str
     reasons: tuple[str, ...]
+    layout: str | None = None  # "1×", "2×", "2×8" (nodes × GPUs): the layout the cell is for
+    caveat: str | None = None  # ◐: the caveat named in the cell (one of CAVEATS), "+N" when there are more
+
+    def short(self) -> str:
+        """What the grid shows: the mark, the layout, and the caveat (◐) or the deciding gate (✗, ?)."""
+        return " ".join(part for part in (self.symbol, self.layout, self.caveat or self.gate) if part)
 
 
-def _grade(c: Candidate) -> tuple[Symbol, list[str]]:
-    why: list[str] = []
-    if c.build.provenance not in ("official", "model-image"):
-        cited = next((s.url for s in c.build.sources if s.date is not None and s.url.startswith("http")), None)
-        why.append(f"{c.build.provenance} build {c.build.id}" + (f" [{cited}]" if cited else ""))
-    if c.via_fallback:
-        why.append(c.gate("weight-format").reason)
-    if c.variant.publisher == "community":
-        cited = next((s.url for s in c.variant.sources if s.url.startswith("https://")), None)
-        why.append(f"community weights {c.variant.repo}" + (f" [{cited}]" if cited else ""))
-    estimated = next((n for n in (c.budget.notes if c.budget else ()) if n.startswith(ESTIMATED)), None)
-    if estimated is not None:  # the plan fits by an estimated size: said, with the format's source
-        why.append(estimated)
+def _grade(c: Candidate) -> tuple[Symbol, list[tuple[str, str]]]:
+    why: list[tuple[str, str]] = []
     if c.offload is not None:
         cited = next((src.url for src in OFFLOAD_SOURCES[c.offload.mechanism] if src.url.startswith("http")), None)
+        speed = f"{c.speed.per_request()}; " if c.speed is not None else ""
         why.append(
-            f"only with host offload (a large speed cost) — {c.offload.summary()}" + (f" [{cited}]" if cited else "")
+            (
+                "offload",
+                f"offload: {speed}only with weights in host RAM — {c.offload.summary()}"
+                + (f" [{cited}]" if cited else ""),
+            )
         )
+    if c.via_fallback:
+        why.append(("fallback kernel", c.gate("weight-format").reason))
+    if c.build.provenance not in ("official", "model-image"):
+        cited = next((s.url for s in c.build.sources if s.date is not None and s.url.startswith("http")), None)
+        kind = "fork build" if c.build.provenance == "fork" else "community build"
+        why.append((kind, f"{c.build.provenance} build {c.build.id}" + (f" [{cited}]" if cited else "")))
+    if c.variant.publisher == "community":
+        cited = next((s.url for s in c.variant.sources if s.url.startswith("https://")), None)
+        why.append(("community weights", f"community weights {c.variant.repo}" + (f" [{cited}]" if cited else "")))
+    estimated = next((n for n in (c.budget.notes if c.budget else ()) if n.startswith(ESTIMATED)), None)
+    if estimated is not None:  # the plan fits by an estimated size: said, with the format's source
+        why.append(("estimated size", estimated))
+    why.sort(key=lambda kw: CAVEATS.index(kw[0]))
     return ("◐" if why else "✓"), why
+
+
+def _layout(r: Ranking) -> str:
+    layout = r.layout
+    if layout.nodes > 1 and layout.gpus_per_node > 1:
+        return f"{layout.nodes}×{layout.gpus_per_node}"
+    return f"{layout.gpus}×"
 
 
 def _annotations(r: Ranking) -> tuple[str, ...]:
@@ -70,7 +98,7 @@ def _annotations(r: Ranking) -> tuple[str, ...]:
 def classify(r: Ranking, target: str) -> Cell:
     cell = _classify(r, target)
     notes = _annotations(r)
-    return Cell(cell.model, cell.target, cell.symbol, cell.gate, cell.summary, cell.reasons + notes) if notes else cell
+    return evolve(cell, reasons=cell.reasons + notes, layout=_layout(r)) if notes else evolve(cell, layout=_layout(r))
 
 
 def _classify(r: Ranking, target: str) -> Cell:
@@ -79,7 +107,8 @@ def _classify(r: Ranking, target: str) -> Cell:
         graded = [(_grade(c), c) for c in r.runnable]
         (symbol, why), best = next(((g, c) for g, c in graded if g[0] == "✓"), graded[0])
         summary = f"{best.engine.name} {best.build.id} · {best.variant.id} ({best.status}) on {best.layout.gpus} GPU(s)"
-        return Cell(model, target, symbol, None, summary, tuple(why) or (summary,))
+        caveat = (why[0][0] + (f" +{len(why) - 1}" if len(why) > 1 else "")) if why else None
+        return Cell(model, target, symbol, None, summary, tuple(w for _, w in why) or (summary,), caveat=caveat)
     assert r.candidates is not None  # a blocked ranking gates the closest paths (rejections="closest-when-blocked")
     closest = sorted(r.candidates, key=lambda c: (len(c.failing()), rank_key(c)))
     if not closest:
@@ -100,17 +129,25 @@ def _classify(r: Ranking, target: str) -> Cell:
     return Cell(model, target, "✗", decisive.gate, summary, tuple(g.reason for g in failing))
 
 
-def build_matrix(catalog: Catalog, models: list[Model], targets: list[Target], jobs: int | None = None) -> list[Cell]:
+def build_matrix(
+    catalog: Catalog,
+    models: list[Model],
+    targets: list[Target],
+    jobs: int | None = None,
+    host: HostFacts | None = None,
+) -> list[Cell]:
     """Every model × target cell, in that order. `jobs`: processes resolving cells side by side (default: one
-    per CPU this process may use, for a grid big enough to repay starting them; 1: here, one after another)."""
+    per CPU this process may use, for a grid big enough to repay starting them; 1: here, one after another).
+    `host`: the host RAM and bandwidth offload plans may use (default: HostFacts())."""
     pairs = [(model, target) for model in models for target in targets]
+    host = host or HostFacts()
     workers = _workers(len(pairs)) if jobs is None else max(1, min(jobs, len(pairs)))
     if workers == 1 or not _can_fork():
-        return _cells(catalog, pairs, range(len(pairs)))
+        return _cells(catalog, pairs, range(len(pairs)), host)
     import multiprocessing
 
     global _WORK
-    _WORK = (catalog, pairs)  # a forked worker inherits the catalog and the grid instead of unpickling them
+    _WORK = (catalog, pairs, host)  # a forked worker inherits the catalog and the grid instead of unpickling them
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             # every worker takes every workers-th cell, so that each gets a share of the costly models
@@ -126,7 +163,7 @@ def build_matrix(catalog: Catalog, models: list[Model], targets: list[Target], j
 
 # Cells per process below which starting one costs more than it saves (a cell takes ~2-5 ms, a fork ~10).
 _CELLS_PER_WORKER = 40
-_WORK: tuple[Catalog, list[tuple[Model, Target]]] | None = None
+_WORK: tuple[Catalog, list[tuple[Model, Target]], HostFacts] | None = None
 
 
 def _workers(cells: int) -> int:
@@ -150,22 +187,27 @@ def _can_fork() -> bool:
 
 def _share(indexes: range) -> list[Cell]:
     assert _WORK is not None
-    catalog, pairs = _WORK
-    return _cells(catalog, pairs, indexes)
+    catalog, pairs, host = _WORK
+    return _cells(catalog, pairs, indexes, host)
 
 
-def _cells(catalog: Catalog, pairs: list[tuple[Model, Target]], indexes: range) -> list[Cell]:
+def request_of(model: Model, target: Target, host: HostFacts | None = None) -> Request:
+    """The request of one cell: explain's without --gpus (the usual sizes, smallest first), or the pinned count."""
+    return Request(
+        model=model,
+        hardware=target.hardware,
+        gpus_per_node=None if target.search else target.gpus_per_node,
+        nodes=1 if target.search else target.nodes,
+        host=host or HostFacts(),
+    )
+
+
+def _cells(catalog: Catalog, pairs: list[tuple[Model, Target]], indexes: range, host: HostFacts) -> list[Cell]:
     out: list[Cell] = []
     platforms = PlatformVerdicts()  # a build's platform verdict on a GPU holds for every model
     for index in indexes:
         model, target = pairs[index]
-        request = Request(
-            model=model,
-            hardware=target.hardware,
-            gpus_per_node=target.gpus_per_node,
-            nodes=target.nodes,
-            shrink=True,
-        )
+        request = request_of(model, target, host)
         # a cell names the best plan, or the closest rejection when nothing runs: only then are paths gated in full
         out.append(classify(rank(catalog, request, "closest-when-blocked", platforms), target.label))
     return out
@@ -173,14 +215,17 @@ def _cells(catalog: Catalog, pairs: list[tuple[Model, Target]], indexes: range) 
 
 def to_json(cells: list[Cell], targets: list[Target]) -> dict[str, Any]:
     return {
-        "schema": "recipegen.report.matrix/1",
+        "schema": "recipegen.report.matrix/2",
         "legend": LEGEND,
+        "layouts": LAYOUT_NOTE,
         "targets": [t.label for t in targets],
         "cells": [
             {
                 "model": c.model,
                 "target": c.target,
                 "symbol": c.symbol,
+                "layout": c.layout,
+                "caveat": c.caveat,
                 "gate": c.gate,
                 "summary": c.summary,
                 "reasons": list(c.reasons),
@@ -190,56 +235,28 @@ def to_json(cells: list[Cell], targets: list[Target]) -> dict[str, Any]:
     }
 
 
-def _grid(cells: list[Cell], targets: list[Target]) -> tuple[list[str], dict[str, dict[str, Cell]]]:
+def grid(cells: list[Cell], targets: list[Target]) -> tuple[list[str], dict[str, dict[str, Cell]]]:
     rows: dict[str, dict[str, Cell]] = {}
     for cell in cells:
         rows.setdefault(cell.model, {})[cell.target] = cell
     return [t.label for t in targets], rows
 
 
-def _short(cell: Cell) -> str:
-    return f"{cell.symbol} {cell.gate}" if cell.gate else cell.symbol
+def explained(cells: list[Cell]) -> list[Cell]:
+    """The cells whose reasons the reader needs: every ◐ and ?."""
+    return [c for c in cells if c.symbol in ("◐", "?") and c.reasons]
 
 
 def to_markdown(cells: list[Cell], targets: list[Target]) -> str:
-    labels, rows = _grid(cells, targets)
+    labels, rows = grid(cells, targets)
     out = ["| model | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
     for model, by_target in rows.items():
-        out.append(f"| {model} | " + " | ".join(_short(c) for c in by_target.values()) + " |")
+        out.append(f"| {model} | " + " | ".join(c.short() for c in by_target.values()) + " |")
     out.append("")
     out.extend(f"- {symbol} {meaning}" for symbol, meaning in LEGEND.items())
-    why = [c for c in cells if c.symbol in ("◐", "?") and c.reasons]
+    out.append(f"- {LAYOUT_NOTE}")
+    why = explained(cells)
     if why:
         out.extend(["", "Why each ◐ and ?:"])
-        out.extend(f"- {c.symbol} {c.model} on {c.target}: {'; '.join(c.reasons)}" for c in why)
+        out.extend(f"- {c.short()} · {c.model} on {c.target}: {'; '.join(c.reasons)}" for c in why)
     return "\n".join(out) + "\n"
-
-
-def to_html(cells: list[Cell], targets: list[Target]) -> str:
-    """A page that reads without hovering: reasons under each mark, a filter box, print-friendly, no network."""
-    import datetime as dt
-
-    labels, rows = _grid(cells, targets)
-    head = "".join(f"<th>{html.escape(label)}</th>" for label in labels)
-    body = []
-    for model, by_target in rows.items():
-        tds = "".join(
-            f'<td class="s{"ok" if c.symbol == "✓" else "no" if c.symbol == "✗" else "mid"}">'
-            f"<b>{html.escape(_short(c))}</b>"
-            + (f"<small>{html.escape('; '.join(c.reasons))}</small>" if c.reasons else "")
-            + "</td>"
-            for c in by_target.values()
-        )
-        body.append(f'<tr data-model="{html.escape(model)}"><th>{html.escape(model)}</th>{tds}</tr>')
-    legend = "".join(f"<li>{html.escape(s)} {html.escape(m)}</li>" for s, m in LEGEND.items())
-    return (
-        '<!doctype html>\n<html lang="en"><meta charset="utf-8"><title>recipegen matrix</title>\n'
-        "<style>body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:.3em .5em;vertical-align:top;text-align:left}"
-        "td small{display:block;max-width:28em;color:#444}.sok{background:#e6f4e6}.sno{background:#fbe9e9}"
-        ".smid{background:#fff6dd}@media print{#filter{display:none}td small{font-size:9px}}</style>\n"
-        f"<h1>recipegen matrix</h1><p>Generated {dt.date.today().isoformat()} from the built-in catalog.</p>\n"
-        '<p><input id="filter" placeholder="filter models" oninput="for(const r of document.querySelectorAll('
-        "'tr[data-model]'))r.hidden=!r.dataset.model.includes(this.value.toLowerCase())\"></p>\n"
-        f"<table><tr><th>model</th>{head}</tr>\n" + "\n".join(body) + f"\n</table>\n<ul>{legend}</ul>\n</html>\n"
-    )
