@@ -24,6 +24,7 @@ class Target:
     gpus_per_node: int
     nodes: int
     search: bool = False  # no count given: try the usual sizes, smallest first (gpus_per_node/nodes unused)
+    fleet: bool = False  # a box of this size to fit into: its full size first, then halves (matrix --target)
 
 
 def gpu_column(catalog: Catalog, gpu: str, count: int | None = None) -> Target:
@@ -32,6 +33,12 @@ def gpu_column(catalog: Catalog, gpu: str, count: int | None = None) -> Target:
     if count is None:
         return Target(hardware.id, hardware, 1, 1, search=True)
     return _sized(hardware, count)
+
+
+def fleet_column(catalog: Catalog, text: str) -> Target:
+    """`--target 8xa100-80gb`: a box of 8 to fit the model into, its full size first, then halves."""
+    target = parse_target(catalog, text)
+    return Target(target.label, target.hardware, target.gpus_per_node, target.nodes, fleet=True)
 
 
 def _sized(hardware: Hardware, count: int) -> Target:

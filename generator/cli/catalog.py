@@ -43,7 +43,7 @@ def matrix(
             "--target",
             metavar="COUNTxGPU",
             callback=cli_values.name,
-            help="a column at a pinned count: 8xa100-80gb is --gpu a100-80gb --gpus 8 (repeatable)",
+            help="a box to fit into, COUNTxGPU (8xa100-80gb): the full 8 first, then 4, 2, 1 (repeatable)",
             show_default=False,
         ),
     ] = [],  # noqa: B006
@@ -58,14 +58,14 @@ def matrix(
 
     Example: recipegen matrix --model qwen3-14b --model gpt-oss-120b --gpu h100 --gpu h200
     """
-    from ..catalog.targets import MATRIX_GPUS, gpu_column, parse_target
+    from ..catalog.targets import MATRIX_GPUS, fleet_column, gpu_column
     from ..checkpoint.anymodel import resolve_any
     from ..report.matrix import build_matrix, to_json, to_markdown
     from .request import Selectors, host_facts
 
     catalog = load_catalog(recipes)
     models = [resolve_any(catalog, m).model for m in model] or sorted(catalog.models.values(), key=lambda m: m.id)
-    columns = [gpu_column(catalog, g, gpus) for g in gpu] + [parse_target(catalog, t) for t in target]
+    columns = [gpu_column(catalog, g, gpus) for g in gpu] + [fleet_column(catalog, t) for t in target]
     targets = columns or [gpu_column(catalog, g, gpus) for g in MATRIX_GPUS]
     host = host_facts(Selectors(gpu=None, model=None, host_memory=host_memory, host_bandwidth=host_bandwidth))
     cells = build_matrix(catalog, models, targets, host=host)

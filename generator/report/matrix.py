@@ -28,7 +28,7 @@ LEGEND: dict[Symbol, str] = {
 LAYOUT_NOTE = (
     "N× is the smallest layout that runs (of 1, 2, 4, 8 GPUs, or DGX Spark boxes), as explain picks it "
     "without --gpus; --gpus N pins it. ✗ and ? are for the largest layout tried, or the smallest where a path "
-    "fails no gate."
+    "fails no gate. A --target COUNTxGPU column is a box of COUNT: its full size first, then halves."
 )
 # a cell's caveat, most costly first: the one named in the cell when a plan has several
 CAVEATS = ("offload", "fallback kernel", "fork build", "community build", "community weights", "estimated size")
@@ -192,12 +192,14 @@ def _share(indexes: range) -> list[Cell]:
 
 
 def request_of(model: Model, target: Target, host: HostFacts | None = None) -> Request:
-    """The request of one cell: explain's without --gpus (the usual sizes, smallest first), or the pinned count."""
+    """The request of one cell: explain's without --gpus (the usual sizes, smallest first), the pinned count
+    (--gpus), or a fleet (--target: its full size first, then halves)."""
     return Request(
         model=model,
         hardware=target.hardware,
         gpus_per_node=None if target.search else target.gpus_per_node,
         nodes=1 if target.search else target.nodes,
+        shrink=target.fleet,
         host=host or HostFacts(),
     )
 

@@ -77,9 +77,9 @@ def test_community_routes_are_half_marks(cells):
 
 def test_matrix_formats(cli):
     md = cli("matrix", "--model", "glm-5.2", "--target", "2xgb10").out
-    assert md.startswith("| model | 2×gb10 |") and "- ✓ official path" in md
+    assert md.startswith("| model | 2×gb10 |") and "- ✓ runs" in md
     html = cli("matrix", "--model", "glm-5.2", "--format", "html").out
-    assert html.startswith("<!doctype html>") and "<th>8×a100-80gb</th>" in html
+    assert html.startswith("<!doctype html>") and '<th scope="col" data-gpu="a100-80gb">a100-80gb</th>' in html
 
 
 def test_shared_platform_verdicts_change_no_cell(catalog):
@@ -87,14 +87,13 @@ def test_shared_platform_verdicts_change_no_cell(catalog):
     also for a GPU copied under the same id with other facts (a `--gpu-memory` part, say)."""
     from dataclasses import replace
 
-    from recipegen.catalog.targets import parse_target
+    from recipegen.catalog.targets import fleet_column, gpu_column, parse_target
     from recipegen.plan.build_gates import platform
     from recipegen.plan.gates import PlatformVerdicts
     from recipegen.plan.layout_search import rank
-    from recipegen.plan.types import Request
-    from recipegen.report.matrix import build_matrix, classify
+    from recipegen.report.matrix import build_matrix, classify, request_of
 
-    a100 = parse_target(catalog, "8xa100-80gb")
+    a100 = fleet_column(catalog, "8xa100-80gb")
     spark = parse_target(catalog, "2xgb10")
     # the A100's id with the GB10's compute capability and host: a platform keyed by id alone would answer
     # with the A100's verdicts
@@ -105,19 +104,10 @@ def test_shared_platform_verdicts_change_no_cell(catalog):
             a100.hardware, compute_capability=spark.hardware.compute_capability, host_arch=spark.hardware.host_arch
         ),
     )
-    targets = [a100, disguised, parse_target(catalog, "4xa100-80gb")]
+    targets = [a100, disguised, parse_target(catalog, "4xa100-80gb"), gpu_column(catalog, "h200")]
     models = [catalog.models[m] for m in ("glm-5.2", "qwen3-32b", "deepseek-v3")]
     alone = [
-        classify(
-            rank(
-                catalog,
-                Request(model=m, hardware=t.hardware, gpus_per_node=t.gpus_per_node, nodes=t.nodes, shrink=True),
-                "closest-when-blocked",
-            ),
-            t.label,
-        )
-        for m in models
-        for t in targets
+        classify(rank(catalog, request_of(m, t), "closest-when-blocked"), t.label) for m in models for t in targets
     ]
     assert build_matrix(catalog, models, targets) == alone
     assert alone[0] != alone[1]  # the disguised GPU does answer differently
@@ -130,11 +120,13 @@ def test_shared_platform_verdicts_change_no_cell(catalog):
 
 def test_cells_resolved_in_worker_processes_equal_the_ones_resolved_here(catalog):
     """The matrix forks workers that each take every n-th cell: the grid must come back whole and in order."""
-    from recipegen.catalog.targets import parse_target
+    from recipegen.catalog.targets import gpu_column, parse_target
     from recipegen.report.matrix import build_matrix
 
     models = sorted(catalog.models.values(), key=lambda m: m.id)[:12]
-    targets = [parse_target(catalog, t) for t in ("8xa100-80gb", "2xgb10", "1xrtx-4090")]
+    targets = [parse_target(catalog, t) for t in ("8xa100-80gb", "2xgb10", "1xrtx-4090")] + [
+        gpu_column(catalog, "h200")
+    ]
     here = build_matrix(catalog, models, targets, jobs=1)
     assert [(c.model, c.target) for c in here] == [(m.id, t.label) for m in models for t in targets]
     for jobs in (2, 5):
