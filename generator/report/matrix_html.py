@@ -22,9 +22,9 @@ h1{font-size:1.5rem;margin:0 0 .25rem}header p{margin:.2rem 0;color:#444;max-wid
 table{border-collapse:collapse}
 th,td{border:1px solid var(--line);padding:.3rem .45rem;vertical-align:top;text-align:left}
 thead th{position:sticky;top:0;background:#f4f5f7}tbody th{white-space:nowrap;background:#fafafa}
-td{min-width:7rem;max-width:22rem}.ok{background:var(--ok)}.mid{background:var(--mid)}.unk{background:var(--unk)}
-.no{background:var(--no)}.mark{font-weight:600;white-space:nowrap}details{margin-top:.15rem}
-summary{cursor:pointer;color:#333}details ul{margin:.25rem 0 0;padding-left:1.1rem;font-size:12px;color:#333}
+td{min-width:6rem;max-width:20rem}.ok{background:var(--ok)}.mid{background:var(--mid)}.unk{background:var(--unk)}
+.no{background:var(--no)}.mark{font-weight:600}
+summary{cursor:pointer}details ul{margin:.25rem 0 0;padding-left:1.1rem;font-size:12px;color:#333}
 li{overflow-wrap:anywhere}.legend li{font-size:13px}footer{margin-top:1rem;color:#555;font-size:12px}
 @media print{.tools{display:none}body{margin:0;font-size:10px}thead th{position:static}
 td,th{padding:.15rem .25rem}details ul{font-size:8px}tr{break-inside:avoid}a{color:inherit}}
@@ -47,9 +47,11 @@ function apply(){
   shown.textContent=rows+' of '+document.querySelectorAll('tbody tr').length+' models shown';
 }
 box.addEventListener('input',apply);
-const q=new URLSearchParams(location.search).get('filter');if(q)box.value=q;
+const params=new URLSearchParams(location.search),q=params.get('filter');if(q)box.value=q;
 apply();
-window.addEventListener('beforeprint',()=>document.querySelectorAll('details').forEach(d=>d.open=true));
+const openAll=()=>document.querySelectorAll('details').forEach(d=>d.open=true);
+if(params.has('open'))openAll();
+window.addEventListener('beforeprint',openAll);
 })();
 """
 
@@ -67,15 +69,11 @@ def _text(reason: str) -> str:
 
 
 def _cell(cell: Cell) -> str:
-    label = escape(cell.short())
+    mark = f'<span class="mark">{escape(cell.short())}</span>'
     reasons = cell.reasons if cell.symbol != "✓" else (cell.summary,)
-    shown = "why" if cell.symbol != "✓" else "plan"
     items = "".join(f"<li>{_text(r)}</li>" for r in reasons)
-    detail = f"<details><summary>{shown}</summary><ul>{items}</ul></details>" if items else ""
-    return (
-        f'<td class="{_CLASS[cell.symbol]}" data-gpu="{escape(cell.target.casefold())}">'
-        f'<span class="mark">{label}</span>{detail}</td>'
-    )
+    shown = f"<details><summary>{mark}</summary><ul>{items}</ul></details>" if items else mark
+    return f'<td class="{_CLASS[cell.symbol]}" data-gpu="{escape(cell.target.casefold())}">{shown}</td>'
 
 
 def to_html(cells: list[Cell], targets: list[Target], today: dt.date | None = None) -> str:
@@ -104,7 +102,8 @@ def to_html(cells: list[Cell], targets: list[Target], today: dt.date | None = No
         f'<ul class="legend">{legend}</ul>\n'
         f'<table id="matrix">\n<thead><tr><th scope="col">model</th>{head}</tr></thead>\n<tbody>\n{body}\n'
         "</tbody>\n</table>\n"
-        "<footer>Each ◐, ? and ✗ cell opens to its reasons; printing opens them all. "
+        "<footer>Each cell opens to its reasons (✓: the plan); printing opens them all, and so does ?open in the "
+        "address. "
         "`recipegen explain --gpu GPU --model MODEL` gives the full plan.</footer>\n"
         f"<script>{_SCRIPT}</script>\n</body>\n</html>\n"
     )
