@@ -1,11 +1,14 @@
-"""The JSON contract (`--format json`, plan.json): schema recipegen.resolution/1.
+"""The JSON contract (`--format json`, plan.json): schema recipegen.resolution/2.
 
 Field names here are a public interface that other programs read; change them only together
-with SCHEMA's version.
+with SCHEMA's version. Text that repeats is written once: every source is an entry of the top-level
+"sources" table (other "sources" fields list its ids), and every distinct rejection reason an entry of
+"reasons" (each "rejected" row names its "reason_id").
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..catalog.schema import Defect, Source
@@ -15,11 +18,29 @@ from ..plan.offload import OffloadPlan
 from ..plan.speed import Estimate
 from ..plan.types import Change, Plan, Resolution, Settings
 
-SCHEMA = "recipegen.resolution/1"
+SCHEMA = "recipegen.resolution/2"
 
 
-def _sources(sources: tuple[Source, ...] | list[Source]) -> list[dict[str, Any]]:
-    return [to_data(s, exclude_none=True, exclude_defaults=True) | {"url": s.url} for s in sources]
+class _Table:
+    """Ids for values written once: the first one seen gets PREFIX1, the next PREFIX2, and so on."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.ids: dict[str, str] = {}
+        self.rows: dict[str, dict[str, Any]] = {}
+
+    def ref(self, value: dict[str, Any]) -> str:
+        key = json.dumps(value, sort_keys=True, ensure_ascii=False)
+        if key not in self.ids:
+            self.ids[key] = f"{self.prefix}{len(self.ids) + 1}"
+            self.rows[self.ids[key]] = value
+        return self.ids[key]
+
+
+def _sources(sources: tuple[Source, ...] | list[Source], table: _Table | None) -> list[str] | list[dict[str, Any]]:
+    """Ids into the document's source table when it has one; else the sources themselves (a lone plan)."""
+    rows = [to_data(s, exclude_none=True, exclude_defaults=True) | {"url": s.url} for s in sources]
+    return rows if table is None else [table.ref(row) for row in rows]
 
 
 def budget_json(b: Budget) -> dict[str, Any]:
@@ -88,7 +109,7 @@ def settings_json(s: Settings) -> dict[str, Any]:
     }
 
 
-def plan_json(p: Plan) -> dict[str, Any]:
+def plan_json(p: Plan, table: _Table | None = None) -> dict[str, Any]:
     c = p.candidate
     return {
         "rank": p.rank,
@@ -107,7 +128,8 @@ def plan_json(p: Plan) -> dict[str, Any]:
         "nodes": c.layout.nodes,
         "argv": list(p.argv),
         "flags": [
-            {"flag": f.flag, "value": f.value, "reason": f.reason, "sources": _sources(f.sources)} for f in p.flags
+            {"flag": f.flag, "value": f.value, "reason": f.reason, "sources": _sources(f.sources, table)}
+            for f in p.flags
         ],
         "env": [{"name": n, "value": v, "reason": r} for n, v, r in p.env],
         "settings": settings_json(p.settings),
@@ -116,13 +138,13 @@ def plan_json(p: Plan) -> dict[str, Any]:
         "speed": speed_json(c.speed) if c.speed else None,
         "gates": [{"gate": g.gate, "outcome": g.outcome, "reason": g.reason} for g in c.gates],
         "why_first": p.why_first or None,
-        "build_defects": [defect_json(d) for d in c.build_defects],
+        "build_defects": [defect_json(d, table) for d in c.build_defects],
         "notes": list(p.notes),
-        "sources": _sources(p.sources),
+        "sources": _sources(p.sources, table),
     }
 
 
-def defect_json(d: Defect) -> dict[str, Any]:
+def defect_json(d: Defect, table: _Table | None = None) -> dict[str, Any]:
     return {
         "id": d.id,
         "title": d.title,
@@ -134,7 +156,7 @@ def defect_json(d: Defect) -> dict[str, Any]:
         "workaround": d.workaround,
         "workaround_args": [{"flag": a.flag, "value": a.value} for a in d.workaround_args],
         "workaround_env": [{"name": e.name, "value": e.value} for e in d.workaround_env],
-        "sources": _sources(d.sources),
+        "sources": _sources(d.sources, table),
     }
 
 
@@ -150,6 +172,19 @@ def change_json(ch: Change) -> dict[str, Any]:
 
 def resolution_json(r: Resolution) -> dict[str, Any]:
     req = r.request
+    sources = _Table("S")
+    reasons = _Table("R")
+    rejected = [
+        {
+            "engine": rej.engine,
+            "build": rej.build,
+            "variant": rej.variant,
+            "gate": rej.gate,
+            "outcome": rej.outcome,
+            "reason_id": reasons.ref({"reason": rej.reason, "sources": _sources(rej.sources, sources)}),
+        }
+        for rej in r.rejected()
+    ]
     return {
         "schema": SCHEMA,
         "request": {
@@ -177,18 +212,9 @@ def resolution_json(r: Resolution) -> dict[str, Any]:
         },
         "verdict": r.verdict,
         "verdict_detail": r.verdict_detail,
-        "plans": [plan_json(p) for p in r.plans],
-        "rejected": [
-            {
-                "engine": rej.engine,
-                "build": rej.build,
-                "variant": rej.variant,
-                "gate": rej.gate,
-                "outcome": rej.outcome,
-                "reason": rej.reason,
-                "sources": _sources(rej.sources),
-            }
-            for rej in r.rejected()
-        ],
+        "plans": [plan_json(p, sources) for p in r.plans],
+        "rejected": rejected,
+        "reasons": reasons.rows,
         "changes": [change_json(ch) for ch in r.changes],
+        "sources": sources.rows,
     }

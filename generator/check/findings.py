@@ -16,6 +16,7 @@ from ..catalog.schema.engine import Build, Defect
 from ..catalog.vocabulary import ParsedArgs, Vocabulary
 from ..frozen import frozen
 from ..plan.build_gates import backend_name
+from ..plan.offload import OffloadPlan
 from ..plan.types import Candidate, GateId, GateResult, Layout, Request, Settings
 
 Severity = Literal["error", "silent", "warn", "info"]
@@ -234,6 +235,23 @@ def _memory_finding(
                 tuple(gate.sources[:2]),
                 "memory",
             )
+    if not request.offload:
+        offloaded = evaluate(replace(request, offload=True), engine, build, variant, layout, None, settings)
+        plan = offloaded.gate("memory").details.offload
+        if offloaded.gate("memory").outcome == "pass" and plan is not None:
+            flag = _offload_fix(engine, plan)
+            return Finding(
+                "error",
+                "memory",
+                flag.split()[0],
+                None,
+                "the weights do not fit on these GPUs and the command sets up no host offload: "
+                "out of memory at start-up",
+                gate.reason,
+                f"{flag} ({plan.host_gib:.0f} GiB of weights in host RAM: slow), or more GPUs or a smaller variant",
+                tuple(offloaded.gate("memory").sources[:3]),
+                "memory",
+            )
     return Finding(
         "error",
         "memory",
@@ -245,6 +263,25 @@ def _memory_finding(
         tuple(gate.sources[:2]),
         "memory",
     )
+
+
+def offload_set_up(engine: Engine, parsed: ParsedArgs, vocab: Vocabulary) -> bool:
+    """Whether the command keeps weights in host RAM itself: only then may its memory check count on offload."""
+    f = engine.flags
+    offload_flags = (f.cpu_offload_gb, f.cpu_moe_layers, f.gpu_layers, f.cpu_expert_method)
+    return engine.memory.host_offload or any(parsed.given(vocab, flag) for flag in offload_flags if flag)
+
+
+def _offload_fix(engine: Engine, offload: OffloadPlan) -> str:
+    """The flag (and value) that sets up the host offload the planner would use."""
+    f = engine.flags
+    flag, value = {
+        "weights-gb": (f.cpu_offload_gb, str(offload.gb_per_gpu)),
+        "expert-layers": (f.cpu_moe_layers, str(offload.cpu_layers)),
+        "cpu-layers": (f.gpu_layers, str(offload.moe_layers - offload.cpu_layers)),
+        "all-experts": (f.cpu_expert_method, None),
+    }[offload.mechanism]
+    return f"{flag} {value}" if value is not None else f"{flag}"
 
 
 def _topology_finding(

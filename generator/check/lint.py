@@ -24,7 +24,7 @@ from ..errors import RecipegenError
 from ..frozen import frozen
 from ..plan.types import Layout, Plan, Request, Settings
 from . import release_flags
-from .findings import Finding, Severity, gate_findings
+from .findings import Finding, Severity, gate_findings, offload_set_up
 from .flag_rules import (
     build_parser_findings,
     image_findings,
@@ -271,6 +271,7 @@ def lint(
             nodes=layout.nodes,
             context=settings.context,
             concurrency=settings.concurrency,
+            offload=offload_set_up(engine, parsed, vocab),
         )
         said = {f"{build.id} has no {f.flag} {f.value}" for f in in_build if f.code == "parser-missing"}
         findings.extend(

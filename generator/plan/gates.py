@@ -102,7 +102,7 @@ REGISTRY: dict[GateId, Gate] = {
                 s.settings,
                 kv_dtype(s, done["kernel"]),
                 s.deployment,
-                may_offload=_loads(done),
+                may_offload=_loads(done) and s.request.offload,
             ),
         ),
         Gate("topology", "topology", _topology),

@@ -17,7 +17,7 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
 from __future__ import annotations
 
 from .defects import defects
-from .types import Candidate
+from .types import GATES, Candidate
 
 STATUS_ORDER = {"verified": 0, "community": 1, "reported": 2, "derived": 3}
 PROVENANCE_ORDER = {"official": 0, "model-image": 1, "community": 2, "fork": 3}
@@ -80,3 +80,33 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         if a[index] != b[index]:
             return f"{label} — next: {second.engine.name} {second.build.id} / {second.variant.id}"
     return f"tie on every criterion; ordered by id — next: {second.build.id} / {second.variant.id}"
+
+
+def closeness_key(
+    c: Candidate,
+) -> tuple[int, int, int, int, tuple[int, int, int, int, int, int, float, float, str, str, str]]:
+    """How close a rejected path came to running, closest first: a build a user would reach for (official
+    before a model's own image, community and fork builds), then fewer failing gates, a later first failing
+    gate (memory is closer than the platform), unknown before blocked, then the plan ranking."""
+    failing = c.failing()
+    first = min((GATES.index(g.gate) for g in failing), default=len(GATES))
+    blocked = sum(1 for g in failing if g.outcome == "fail")
+    return (PROVENANCE_ORDER[c.build.provenance], len(failing), -first, blocked, rank_key(c))
+
+
+def closest_rejected(
+    candidates: tuple[Candidate, ...] | list[Candidate], official_only: bool = False
+) -> list[Candidate]:
+    """The rejected paths a user would consider, closest first. A build that cannot load the model's
+    architecture, or a GGUF file offered to an engine that loads Hugging Face checkpoints (or the reverse), is
+    no path at all; with `official_only` (a runnable request: its other paths are the plans) only the official
+    builds' rejections count."""
+    rejected = [
+        c
+        for c in candidates
+        if not c.runnable
+        and (c.engine.loads == "gguf") == (c.variant.quant == "gguf")
+        and c.gate("architecture").outcome != "fail"
+        and (c.build.provenance == "official" or not official_only)
+    ]
+    return sorted(rejected, key=closeness_key)

@@ -39,6 +39,7 @@ class Request:
     weights_folder: str | None = None  # a local checkpoint folder (absolute) the artifacts mount; not a gate input
     weights_blobs: str | None = None  # a cache snapshot's blobs/ folder its links point into, mounted beside it
     build_resolution: BuildResolution | None = None  # how --build was understood (text, build, rule, how sure)
+    offload: bool = True  # host offload may be planned (lint: only when the command itself sets it up)
 
 
 @frozen

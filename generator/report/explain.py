@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..plan.advice import Alternative
 from ..plan.describe import MARK, budget_table, candidate_title, gate_lines, speed_lines, target_line
+from ..plan.describe import closest_lines as describe_closest
 from ..plan.types import GATES, Candidate, Resolution
 
 
@@ -79,19 +80,8 @@ CLOSEST = 3  # the default view's rejected paths, closest first
 
 
 def closest_lines(r: Resolution) -> list[str]:
-    """The rejected paths that came closest (fewest failing gates), each with its first failing reason."""
-    rejected = [c for c in r.candidates if not c.runnable and not _format_mismatch(c)]
-    rejected.sort(key=lambda c: (len(c.failing()), c.gate("architecture").outcome != "pass"))
-    if not rejected:
-        return ["Rejected paths: none"]
-    out = [f"Closest rejected paths ({min(CLOSEST, len(rejected))} of {len(rejected)}; --verbose shows every gate):"]
-    for cand in rejected[:CLOSEST]:
-        first = cand.failing()[0]
-        gates = ", ".join(g.gate for g in cand.failing())
-        out.append(
-            f"  {MARK[first.outcome]} {cand.engine.name} {cand.build.id} · {cand.variant.id} [{gates}]: {first.reason}"
-        )
-    return out
+    head, *rows = describe_closest(r, CLOSEST, "--verbose shows every gate", indent="")
+    return [head[:1].upper() + head[1:], *rows]  # a heading of its own here, as "VERDICT" is
 
 
 def _format_mismatch(cand: Candidate) -> bool:

@@ -6,8 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..plan.advice import alternatives, faster_elsewhere
 from ..plan.checkpoint_size import ESTIMATED
-from ..plan.describe import MARK, candidate_title, clip, target_line
-from ..plan.ranking import rank_key
+from ..plan.describe import candidate_title, closest_lines, target_line
 from .explain import explain_text
 
 if TYPE_CHECKING:
@@ -22,20 +21,7 @@ def explanation(catalog: Catalog, resolution: Resolution, verbose: bool = False)
 
 
 def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
-    """The rejected paths that came closest (fewest failing gates), one line each."""
-    rejected = [c for c in resolution.candidates if not c.runnable and c.gate("architecture").outcome == "pass"]
-    rejected.sort(key=lambda c: (len(c.failing()), rank_key(c)))
-    if not rejected:
-        return []
-    out = [f"  closest rejected paths ({len(rejected)} in all; REJECTED.md groups them by reason):"]
-    for cand in rejected[:limit]:
-        first = cand.failing()[0]
-        gates = ", ".join(g.gate for g in cand.failing())
-        mark = MARK[first.outcome]  # the same ✗ / ? as explain
-        out.append(
-            f"    {mark} {cand.engine.id} {cand.build.id} · {cand.variant.id} [{gates}]: {clip(first.reason, 140)}"
-        )
-    return out
+    return closest_lines(resolution, limit, "REJECTED.md groups them by reason")
 
 
 def generate_summary(

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import run_cli
+from tests.support.contract import rejections
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 VLLM = ["0.10.0", "0.10.1", "0.10.2", "0.11.0", "0.11.1", "0.12.0", "0.13.0", "0.14.0", "0.15.1", "0.16.0", "0.17.0"]
@@ -30,7 +31,7 @@ def explain(model: str, build: str, *more: str) -> dict:  # type: ignore[type-ar
 
 
 def architecture_reasons(data: dict) -> set[str]:  # type: ignore[type-arg]
-    return {r["reason"] for r in data["rejected"] if r["gate"] == "architecture"}
+    return {r["reason"] for r in rejections(data) if r["gate"] == "architecture"}
 
 
 # --- the catalog's lists ------------------------------------------------------------------------------------

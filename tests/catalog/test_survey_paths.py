@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.contract import rejections, sources
+
 # (request, the build the report ran, the exact image tag it pulled, the day before and the day of its release,
 #  the report)
 PATHS = [
@@ -29,17 +31,18 @@ PATHS = [
 
 def _builds(result) -> set[str]:
     data = result.json()
-    return {p["build"] for p in data["plans"]} | {r.get("build") for r in data["rejected"]}
+    return {p["build"] for p in data["plans"]} | {r.get("build") for r in rejections(data)}
 
 
 @pytest.mark.parametrize(("request_args", "build", "image", "dates", "report"), PATHS)
 def test_a_surveyed_path_plans_where_it_was_reported_and_only_from_its_date(
     cli, request_args, build, image, dates, report
 ):
-    plan = cli("explain", "--format", "json", *request_args, "--build", build).json()["plans"][0]
+    doc = cli("explain", "--format", "json", *request_args, "--build", build).json()
+    plan = doc["plans"][0]
     assert plan["build"] == build and plan["provenance"] == "community"
     assert plan["image"] == image
-    assert any(s["url"].startswith(report) and s.get("date") for s in plan["sources"])
+    assert any(s["url"].startswith(report) and s.get("date") for s in sources(doc, plan["sources"]))
     before, released = dates
     engine = ("--engine", "vllm")
     assert build not in _builds(cli("explain", "--format", "json", *request_args, *engine, "--as-of", before))
@@ -63,6 +66,6 @@ def test_glm_5_1_s_unsloth_gguf_is_offered_on_one_rtx_3090_once_its_file_is_know
     doc = cli(
         "explain", "--format", "json", "--gpu", "rtx-3090", "--gpus", "1", "--model", "glm-5.1", "--host-memory", "256"
     ).json()
-    gguf = [r for r in doc["rejected"] if r["variant"] == "gguf" and r["build"] == "llama.cpp-0c1e570"]
+    gguf = [r for r in rejections(doc) if r["variant"] == "gguf" and r["build"] == "llama.cpp-0c1e570"]
     assert gguf and gguf[0]["gate"] == "architecture" and gguf[0]["outcome"] == "unknown"
     assert "hf download unsloth/GLM-5.1-GGUF --include" in gguf[0]["reason"]

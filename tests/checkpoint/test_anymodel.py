@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import run_cli
+from tests.support.contract import rejections
 from tests.support.hubserver import HUB_DATA, serve
 from tests.support.same_facts import assert_same_facts
 
@@ -413,7 +414,7 @@ def test_names_resolve_offline(name, model, quant):
     if chosen in variants:
         assert variants[chosen]["quant"] == quant and variants[chosen]["repo"] == name
     else:  # blocked: the rejections still name the inferred variant
-        assert any(r["variant"] == chosen for r in data["rejected"])
+        assert any(r["variant"] == chosen for r in rejections(data))
 
 
 def test_online_the_files_confirm_or_correct_the_name(hf_env):
@@ -628,7 +629,7 @@ def test_qwen3_vl_needs_vllm_0_11_or_later():
     args = ("explain", "--gpu", "h200", "--model", "qwen3-vl-8b", "--engine", "vllm", "--build", "vllm==0.10.2")
     result = run_cli(*args, "--format", "json")
     assert result.code in (0, 3) and result.json()["verdict"] == "blocked"
-    gates = {(r["build"], r["gate"]) for r in result.json()["rejected"]}
+    gates = {(r["build"], r["gate"]) for r in rejections(result.json())}
     assert ("vllm-0.10.2", "architecture") in gates
     newer = run_cli("explain", "--gpu", "h200", "--model", "qwen3-vl-8b", "--engine", "vllm", "--format", "json")
     assert newer.code == 0 and newer.json()["plans"][0]["engine"] == "vllm"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from recipegen.plan.checkpoint_size import INT4_BYTES_PER_WEIGHT, int4_estimate
+from tests.support.contract import rejections
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 
@@ -48,7 +49,7 @@ def test_an_awq_checkpoint_of_unknown_size_is_estimated_and_said_to_be(cli, cata
     awq = next(p for p in plain["plans"] if p["variant"] == "awq")
     assert any("estimated as" in n and "assumes group size 128" in n for n in awq["notes"])
     assert not any(
-        r["variant"] == "awq" and (r["gate"], r["outcome"]) == ("memory", "unknown") for r in plain["rejected"]
+        r["variant"] == "awq" and (r["gate"], r["outcome"]) == ("memory", "unknown") for r in rejections(plain)
     )
     out = tmp_path / "awq"
     written = cli("--gpu", "rtx-4090", "--model", "qwen3-32b", "--variant", "awq", "--out", str(out), env=OFFLINE)

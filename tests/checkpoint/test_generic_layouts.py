@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import run_cli
+from tests.support.contract import rejections
 
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "configs"
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
@@ -56,7 +57,7 @@ def test_a_class_without_a_rule_is_laid_out_by_the_generic_rule(tmp_path, arch):
         env=OFFLINE,
     )
     plans = explained.json()["plans"]
-    assert plans, [r["reason"] for r in explained.json()["rejected"] if r["engine"] == "vllm"][:3]
+    assert plans, [r["reason"] for r in rejections(explained.json()) if r["engine"] == "vllm"][:3]
     assert "generic" in explained.json()["request"]["understood_as"]
     memory = plans[0]["memory"]
     per_element = 1 if "fp8" in plans[0].get("kv_dtype", "") else 2

@@ -9,6 +9,7 @@ from gguf import GGMLQuantizationType, GGUFReader
 
 from recipegen.checkpoint.gguf import read_header
 from tests.support.cli import run_cli
+from tests.support.contract import rejections
 from tests.support.gguf_files import Shape, write_gguf
 from tests.support.hubserver import serve
 
@@ -124,6 +125,6 @@ def test_every_catalog_gguf_plan_loads_a_file_and_downloads_only_its_quant(catal
                 assert _model_arg(plan).endswith(".gguf"), (model.id, variant.id)
                 walked += 1
             if variant.file is None:
-                reasons = [r["reason"] for r in data["rejected"]]
+                reasons = [r["reason"] for r in rejections(data)]
                 assert not data.get("plans") and any("names no file" in r for r in reasons), (model.id, reasons)
     assert walked >= 5

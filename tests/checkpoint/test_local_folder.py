@@ -15,6 +15,7 @@ import jsonschema
 import pytest
 import yaml
 
+from tests.support.contract import rejections
 from tests.support.data import COMPOSE_SPEC
 from tests.support.docker import free_port, run_launch
 from tests.support.hubserver import HUB_DATA
@@ -252,7 +253,7 @@ def test_a_gguf_folder_runs_the_file_the_plan_picks(cli, tmp_path):
     plan = json.loads((out / "plan.json").read_text())
     # only the folder's files are candidates: never a catalog variant downloaded from the Hub
     assert {p["repo"] for p in plan["plans"]} == {"local/my-gguf"}
-    assert {r["variant"] for r in plan["rejected"]} <= {"gguf-q4-k-m", "gguf-q8-0"}
+    assert {r["variant"] for r in rejections(plan)} <= {"gguf-q4-k-m", "gguf-q8-0"}
     picked = cli(
         "--gpu", "h100", "--model", str(folder), "--variant", "gguf-q8-0", "--out", str(tmp_path / "q8"), env=OFFLINE
     )

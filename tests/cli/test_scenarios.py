@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+
+from tests.support.contract import rejections
 
 
 def explain(cli, *args):
@@ -12,11 +15,11 @@ def explain(cli, *args):
 
 
 def failing(doc, build, variant):
-    return [(r["gate"], r["outcome"]) for r in doc["rejected"] if r["build"] == build and r["variant"] == variant]
+    return [(r["gate"], r["outcome"]) for r in rejections(doc) if r["build"] == build and r["variant"] == variant]
 
 
 def reason(doc, build, variant, gate):
-    return next(r["reason"] for r in doc["rejected"] if (r["build"], r["variant"], r["gate"]) == (build, variant, gate))
+    return next(r["reason"] for r in rejections(doc) if (r["build"], r["variant"], r["gate"]) == (build, variant, gate))
 
 
 def test_glm53_flash_fp8_on_rtx4090_is_a_kernel_wall_not_an_fp8_problem(cli):
@@ -190,8 +193,15 @@ def test_gpus_default_takes_the_smallest_size_that_runs(cli):
 
 def test_json_contract_shape(cli):
     doc = explain(cli, "--gpu", "sm80", "--model", "glm-5.2")
-    assert doc["schema"] == "recipegen.resolution/1"
-    assert set(doc) >= {"schema", "request", "verdict", "plans", "rejected"}
+    assert doc["schema"] == "recipegen.resolution/2"
+    assert set(doc) >= {"schema", "request", "verdict", "plans", "rejected", "reasons", "sources"}
+    # repeated text is written once: a reason shared by many rejected paths, a source cited by many flags
+    assert len(doc["reasons"]) < len(doc["rejected"])
+    assert len({json.dumps(s, sort_keys=True) for s in doc["sources"].values()}) == len(doc["sources"])
+    cited = {s for p in doc["plans"] for f in p["flags"] for s in f["sources"]} | {
+        s for r in doc["reasons"].values() for s in r["sources"]
+    }
+    assert cited <= set(doc["sources"]) and all(s["url"] for s in doc["sources"].values())
     plan = doc["plans"][0]
     assert set(plan) >= {
         "rank",
@@ -210,7 +220,7 @@ def test_json_contract_shape(cli):
         "notes",
         "sources",
     }
-    assert {r["gate"] for r in doc["rejected"]} <= {
+    assert {r["gate"] for r in rejections(doc)} <= {
         "architecture",
         "weight-format",
         "kernel",
@@ -219,6 +229,6 @@ def test_json_contract_shape(cli):
         "topology",
     }
     per_candidate = defaultdict(list)
-    for r in doc["rejected"]:
+    for r in rejections(doc):
         per_candidate[(r["engine"], r["build"], r["variant"])].append(r["gate"])
     assert any(len(gates) >= 2 for gates in per_candidate.values()), "a candidate blocked twice appears twice"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import run_cli
+from tests.support.contract import rejections
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 GLM47 = ("--model", "glm-4.7", "--gpu", "h200")
@@ -24,12 +25,12 @@ def explain(*args: str) -> dict:  # type: ignore[type-arg]
 def test_glm47_on_sglang_0_5_6_post2_fails_architecture_naming_parser_build_and_first_build_with_it():
     data = explain("--build", "sglang-0.5.6.post2")
     assert data["verdict"] == "blocked" and not data["plans"]
-    reasons = {r["reason"] for r in data["rejected"] if r["gate"] == "architecture"}
+    reasons = {r["reason"] for r in rejections(data) if r["gate"] == "architecture"}
     assert reasons == {
         "sglang-0.5.6.post2 has no --tool-call-parser glm47 (GLM-4.7 needs it); "
         "first sourced build with it: sglang-0.5.8 (2026-01-30)"
     }
-    sources = {s["url"] for r in data["rejected"] if r["gate"] == "architecture" for s in r["sources"]}
+    sources = {s["url"] for r in rejections(data) if r["gate"] == "architecture" for s in r["sources"]}
     assert "https://github.com/sgl-project/sglang/issues/15860" in sources
 
 
@@ -103,7 +104,7 @@ def test_a_release_removing_a_parser_blocks_it_and_a_bad_edit_is_located(tmp_pat
     result = run_cli(
         "explain", *GLM47, "--build", "vllm-test-old", "--recipes", str(tmp_path), "--format", "json", env=OFFLINE
     )
-    reasons = {r["reason"] for r in result.json()["rejected"] if r["gate"] == "architecture"}
+    reasons = {r["reason"] for r in rejections(result.json()) if r["gate"] == "architecture"}
     assert any(r.startswith("vllm-test-old has no --tool-call-parser glm47 (GLM-4.7 needs it)") for r in reasons)
     path = write(tmp_path, CHILD + "tool_parsers:\n  remove: [no_such_parser]\n")
     result = run_cli("validate", str(tmp_path))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.contract import rejections
+
 CASES = [
     # (id, args, (build, variant, gate, outcome), words the reason must contain)
     (
@@ -86,7 +88,7 @@ def test_gate_reason(cli, args, where, words):
     result = cli("explain", "--format", "json", *args)
     assert result.code == 0, result.err
     build, variant, gate, outcome = where
-    found = [r for r in result.json()["rejected"] if (r["build"], r["variant"], r["gate"]) == (build, variant, gate)]
+    found = [r for r in rejections(result.json()) if (r["build"], r["variant"], r["gate"]) == (build, variant, gate)]
     assert found, f"no {gate} rejection for {build}/{variant}"
     assert found[0]["outcome"] == outcome
     for word in words:
@@ -120,7 +122,7 @@ def test_state_bound_concurrency_reproduces_seed_003(cli):
     assert seed["state_bytes_per_request"] > 0
     many = cli(*base, "--concurrency", "64").json()
     assert many["verdict"] == "blocked"
-    reason = next(r["reason"] for r in many["rejected"] if r["gate"] == "memory")
+    reason = next(r["reason"] for r in rejections(many) if r["gate"] == "memory")
     assert "per-request state bounds concurrency" in reason and "lower the concurrency first" in reason
     # a shorter context does not rescue it: concurrency is the limit, not context
     short = cli(*base, "--concurrency", "64", "--context", "8192").json()

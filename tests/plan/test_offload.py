@@ -11,6 +11,7 @@ import pytest
 from recipegen.catalog.vocabulary import check_argv, vocabulary
 from recipegen.plan.offload import weight_split
 from tests.support.cli import run_cli
+from tests.support.contract import rejections
 
 
 def explain(*args: str) -> dict:
@@ -83,7 +84,7 @@ def test_too_little_host_ram_refuses_with_the_number_and_the_option():
         "--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--engine", "llama.cpp", "--host-memory", "16"
     )
     assert short["verdict"] == "blocked"
-    memory = [r for r in short["rejected"] if r["gate"] == "memory" and r["variant"] == "gguf"]
+    memory = [r for r in rejections(short) if r["gate"] == "memory" and r["variant"] == "gguf"]
     assert memory and f"{need:.1f} GiB of host RAM" in memory[0]["reason"]
     assert "16 GiB" in memory[0]["reason"]
 
@@ -109,7 +110,7 @@ def test_refuses_when_even_full_offload_does_not_fit():
         "512",
     )
     assert data["verdict"] == "blocked"
-    reasons = [r["reason"] for r in data["rejected"] if r["gate"] == "memory" and r["build"] == "vllm-0.33.0"]
+    reasons = [r["reason"] for r in rejections(data) if r["gate"] == "memory" and r["build"] == "vllm-0.33.0"]
     assert len(reasons) == 1 and "host offload: even with every weight in host RAM" in reasons[0]
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from recipegen.catalog.vocabulary import check_argv, vocabulary
+from tests.support.contract import rejections
 
 VLLM_8 = ("--engine", "vllm", "--gpus", "8")
 
@@ -36,7 +37,7 @@ def test_no_check_mark_rests_on_an_unverified_fact(cli, catalog):
     for gpu, args in (("gb10", ["--nodes", "2"]), ("rtx-pro-6000", ["--gpus", "8"])):
         doc = cli("explain", "--format", "json", "--gpu", gpu, "--model", "glm-5.3-flash", *args).json()
         assert not [p for p in doc["plans"] if p["build"] == "sglang-0.5.23"]
-        kernel = [r for r in doc["rejected"] if r["build"] == "sglang-0.5.23" and r["gate"] == "kernel"]
+        kernel = [r for r in rejections(doc) if r["build"] == "sglang-0.5.23" and r["gate"] == "kernel"]
         assert kernel and all(r["outcome"] == "unknown" for r in kernel)
         assert all("flashinfer_sparse_mla" in r["reason"] and "unverified" in r["reason"] for r in kernel)
 
@@ -51,7 +52,7 @@ def test_seed_003_still_gets_the_curated_spark_recipe(cli):
     image = "sglang-glm53-flash-arm64"
     assert not [p for p in doc["plans"] if p["build"] == image and p["deployment"] is None]
     open_ = [
-        r for r in doc["rejected"] if r["build"] == image and r["gate"] == "kernel" and r["variant"] == "nvfp4-redhat"
+        r for r in rejections(doc) if r["build"] == image and r["gate"] == "kernel" and r["variant"] == "nvfp4-redhat"
     ]
     assert open_ and all(r["outcome"] == "unknown" and "tilelang (GB10 tile)" in r["reason"] for r in open_)
 
@@ -96,7 +97,7 @@ def test_matrix_memory_reason_gives_the_per_gpu_figure_of_the_fleet(cli):
     assert any(
         n.startswith("checkpoint size not in the catalog: estimated") and "block of 16" in n for n in nvfp4["notes"]
     )
-    reasons = [r["reason"] for r in explain["rejected"] if r["gate"] == "memory" and r["variant"] == "fp8"]
+    reasons = [r["reason"] for r in rejections(explain) if r["gate"] == "memory" and r["variant"] == "fp8"]
     assert any("78.1 GiB per GPU" in r for r in reasons)
 
 
@@ -107,7 +108,7 @@ def test_build_scoped_notes_reach_only_their_builds(cli):
     assert vllm, "vLLM 0.33.0 selects FLASHINFER_MLA_SPARSE_SM120 for the NoPE shape on sm120"
     assert not any(stale in n for p in vllm for n in p["notes"])
     a100 = cli("explain", "--format", "json", "--gpu", "a100", "--model", "glm-5.3-flash", "--gpus", "8").json()
-    kernel = [r["reason"] for r in a100["rejected"] if r["build"] == "vllm-0.33.0" and r["gate"] == "kernel"]
+    kernel = [r["reason"] for r in rejections(a100) if r["build"] == "vllm-0.33.0" and r["gate"] == "kernel"]
     assert kernel and all("sparse_mla_nope" in r for r in kernel)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.cli import run_cli
+from tests.support.contract import rejections
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 NEW = (
@@ -42,7 +43,7 @@ def test_quantized_repo_ids_resolve_offline(name, model, variant, quant):
     if variant is not None:
         assert chosen == variant and data["request"]["model_facts"] == "catalog"
     rows = [p for p in data["plans"] if p["variant"] == chosen]
-    rows += [r for r in data["rejected"] if r["variant"] == chosen]
+    rows += [r for r in rejections(data) if r["variant"] == chosen]
     assert rows, chosen
     if data["plans"] and data["plans"][0]["variant"] == chosen:
         assert data["plans"][0]["quant"] == quant and data["plans"][0]["repo"] == name
@@ -122,7 +123,7 @@ def test_a_point_release_plans_its_own_repo_not_the_family_default(name, model, 
     assert (data["request"]["model"], data["request"]["variant"]) == (model, variant)
     assert data["plans"] or data["rejected"]
     assert {p["repo"] for p in data["plans"]} <= {name}
-    assert all(r["variant"] == variant for r in data["rejected"])
+    assert all(r["variant"] == variant for r in rejections(data))
 
 
 def test_kimi_k2_thinking_plans_its_own_estimated_size_rather_than_the_instruct_weights():

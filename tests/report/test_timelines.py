@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from recipegen.catalog.names import release_line, version_key
+from tests.support.contract import rejections
 
 SEED_000 = ("--model", "glm-5.3-flash", "--gpus", "8")
 
@@ -67,15 +68,15 @@ def test_as_of_seed_000_reproduces_the_rtx_4090_report(cli, catalog):
     document = result.json()
     assert document["verdict"] == "blocked"
     released = {b.id: b.released for _, b in catalog.builds()}
-    builds = {r["build"] for r in document["rejected"]}
+    builds = {r["build"] for r in rejections(document)}
     assert "vllm-glm53-flash-image" in builds
     assert all(released[b] <= dt.date(2026, 8, 27) for b in builds)  # nothing the user could not have had
-    kernel = [r for r in document["rejected"] if r["build"] == "vllm-glm53-flash-image" and r["gate"] == "kernel"]
+    kernel = [r for r in rejections(document) if r["build"] == "vllm-glm53-flash-image" and r["gate"] == "kernel"]
     assert kernel and all("sm89" in r["reason"] and "sparse_mla_nope" in r["reason"] for r in kernel)
     # the weights themselves load: FP8 is not what blocks
     assert not [
         r
-        for r in document["rejected"]
+        for r in rejections(document)
         if r["build"] == "vllm-glm53-flash-image" and r["variant"] == "fp8" and r["gate"] == "weight-format"
     ]
 
@@ -83,7 +84,7 @@ def test_as_of_seed_000_reproduces_the_rtx_4090_report(cli, catalog):
 def test_rtx_pro_6000_blocked_on_the_model_image_and_the_newest_build_says_its_own(cli, catalog):
     image = cli("explain", "--gpu", "rtx-pro-6000", *SEED_000, "--build", "vllm-glm53-flash-image", "--format", "json")
     assert image.json()["verdict"] == "blocked"
-    assert {r["gate"] for r in image.json()["rejected"] if r["variant"] == "fp8"} >= {"kernel"}
+    assert {r["gate"] for r in rejections(image.json()) if r["variant"] == "fp8"} >= {"kernel"}
     newest = release_line(catalog.engines["vllm"])[-1]
     now = cli("explain", "--gpu", "rtx-pro-6000", *SEED_000, "--build", f"vllm=={newest.version}", "--format", "json")
     assert now.json()["verdict"] == "runnable"
@@ -160,8 +161,8 @@ def test_defect_without_workaround_blocks_the_build_at_its_gate(cli, tmp_path):
     result = cli(*args, "--recipes", recipes, "--format", "json")
     document = result.json()
     assert "vllm-test-defect" not in {p["build"] for p in document["plans"]}
-    mine = [r for r in document["rejected"] if r["build"] == "vllm-test-defect" and r["gate"] == "kernel"]
-    assert len(mine) == len({r["variant"] for r in document["rejected"] if r["build"] == "vllm-test-defect"}) >= 2
+    mine = [r for r in rejections(document) if r["build"] == "vllm-test-defect" and r["gate"] == "kernel"]
+    assert len(mine) == len({r["variant"] for r in rejections(document) if r["build"] == "vllm-test-defect"}) >= 2
     for gate in mine:
         assert gate["reason"].startswith("known defect test-gqa-crash (crash)")
         assert "illegal memory access" in gate["reason"] and gate["sources"][0]["url"] == "https://example.org/issue/1"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.contract import rejections
 from tests.support.release_history import engine_history, history_of, verdicts
 
 
@@ -45,7 +46,7 @@ def test_vllm_0_11_0_has_no_sparse_mla_kernel_off_hopper_and_blackwell(cli):
         )
         document = result.json()
         assert document["verdict"] == "blocked"
-        kernel = [r for r in document["rejected"] if r["gate"] == "kernel"]
+        kernel = [r for r in rejections(document) if r["gate"] == "kernel"]
         assert kernel and all("attention.sparse_mla" in r["reason"] and "sm120" in r["reason"] for r in kernel)
 
 
@@ -100,14 +101,14 @@ def test_as_of_around_the_0_11_releases(cli):
     assert vllm_on_h200_as_of(cli, "deepseek-v3.2", 8, "2025-10-01")["verdict"] == "blocked"
     loads = vllm_on_h200_as_of(cli, "deepseek-v3.2", 8, "2025-10-02")
     assert loads["verdict"] == "blocked"
-    reasons = {r["reason"] for r in loads["rejected"] if r["build"] == "vllm-0.11.0" and r["gate"] == "architecture"}
+    reasons = {r["reason"] for r in rejections(loads) if r["build"] == "vllm-0.11.0" and r["gate"] == "architecture"}
     assert reasons and all("has no --tool-call-parser deepseek_v32" in r for r in reasons)
     after = vllm_on_h200_as_of(cli, "deepseek-v3.2", 8, "2025-12-19")
     assert after["verdict"] == "runnable"
     assert after["plans"][0]["build"] == "vllm-0.13.0"
     m2 = vllm_on_h200_as_of(cli, "minimax-m2", 4, "2025-11-18")
     assert m2["verdict"] == "blocked"
-    rejected = m2["rejected"]
+    rejected = rejections(m2)
     # every candidate build of that day fails the architecture gate (whatever else it also fails)
     assert {r["build"] for r in rejected if r["gate"] == "architecture"} == {r["build"] for r in rejected}
     assert vllm_on_h200_as_of(cli, "minimax-m2", 4, "2025-11-19")["verdict"] == "runnable"
@@ -133,7 +134,7 @@ def test_glm53_flash_on_ampere_workstation_cards_has_a_fork_path(cli):
     assert document["verdict"] == "runnable"
     plan = document["plans"][0]
     assert (plan["engine"], plan["build"], plan["variant"]) == ("llama.cpp", "ik_llama.cpp-42a9a2fd", "gguf")
-    official = [r for r in document["rejected"] if r["build"] in ("vllm-0.33.0", "sglang-0.5.23")]
+    official = [r for r in rejections(document) if r["build"] in ("vllm-0.33.0", "sglang-0.5.23")]
     assert official and any(r["gate"] == "kernel" and "sparse_mla_nope" in r["reason"] for r in official)
     before = cli(
         "explain",

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.contract import rejections
 from tests.support.release_history import explain, history_of, verdicts
 
 
@@ -93,7 +94,7 @@ def test_glm47_on_the_0_5_0rc2_images_lacks_its_tool_parser(cli):
     document = explain(cli, "--gpu", "h200", "--model", "glm-4.7", "--build", "sglang==0.5.0")
     assert document["request"]["build"] == "sglang-0.5.0rc2"
     assert document["verdict"] == "blocked"
-    (reason,) = {r["reason"] for r in document["rejected"] if r["gate"] == "architecture"}
+    (reason,) = {r["reason"] for r in rejections(document) if r["gate"] == "architecture"}
     assert "sglang-0.5.0rc2 has no --tool-call-parser glm47" in reason
 
 
@@ -217,8 +218,8 @@ def test_as_of_around_the_gap_releases(cli):
     2026-02-24; and a date in late July 2026 answers with 0.5.16."""
     before = sglang_as_of(cli, "gpt-oss-120b", 1, "2025-08-04")
     assert before["verdict"] == "blocked"
-    assert {r["build"] for r in before["rejected"]} == {"sglang-0.4.10"}
-    assert any(r["gate"] == "architecture" for r in before["rejected"])
+    assert {r["build"] for r in rejections(before)} == {"sglang-0.4.10"}
+    assert any(r["gate"] == "architecture" for r in rejections(before))
     after = sglang_as_of(cli, "gpt-oss-120b", 1, "2025-08-05")
     assert after["verdict"] == "runnable"
     assert after["plans"][0]["build"] == "sglang-0.5.0rc2"
