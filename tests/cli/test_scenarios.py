@@ -103,7 +103,7 @@ def test_rtx_pro_6000_verdict_follows_the_build(cli):
 
 
 def test_glm52_on_a100_runs_only_via_nvfp4_on_the_sm80_image(cli):
-    doc = explain(cli, "--gpu", "sm80", "--model", "glm-5.2")
+    doc = explain(cli, "--gpu", "sm80", "--model", "glm-5.2", "--engine", "vllm")
     assert doc["request"]["hardware"] == "a100-80gb" and doc["request"]["gpus_per_node"] == 8
     # the curated seed image first, then the same publisher's later image (PR #47629), both NVFP4
     assert [(p["build"], p["variant"]) for p in doc["plans"]] == [
@@ -189,7 +189,7 @@ def test_gpus_default_takes_the_smallest_size_that_runs(cli):
 
 
 def test_json_contract_shape(cli):
-    doc = explain(cli, "--gpu", "sm80", "--model", "glm-5.2")
+    doc = explain(cli, "--gpu", "sm80", "--model", "glm-5.2", "--engine", "vllm")
     assert doc["schema"] == "recipegen.resolution/1"
     assert set(doc) >= {"schema", "request", "verdict", "plans", "rejected"}
     plan = doc["plans"][0]
