@@ -79,6 +79,8 @@ def test_a_glm_5_gguf_runs_on_24_gb_cards_with_the_experts_in_host_ram(cli, mode
 
 
 def test_sokanns_ik_quant_of_glm_5_is_not_offered_to_mainline_llama_cpp(cli):
-    doc = cli("explain", "--format", "json", "--gpu", "rtx-3090", "--gpus", "1", "--model", "glm-5", "--host-memory", "128")
+    doc = cli(
+        "explain", "--format", "json", "--gpu", "rtx-3090", "--gpus", "1", "--model", "glm-5", "--host-memory", "128"
+    )
     mainline = [r for r in doc.json()["rejected"] if r["variant"] == "gguf" and r["build"] == "llama.cpp-0c1e570"]
     assert mainline and "loads only in ik_llama.cpp-8337e4c" in mainline[0]["reason"]

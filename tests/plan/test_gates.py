@@ -94,7 +94,9 @@ def test_gate_reason(cli, args, where, words):
 
 
 def test_fallback_passes_with_its_cost(cli):
-    plan = cli("explain", "--format", "json", "--gpu", "sm80", "--model", "glm-5.2", "--engine", "vllm").json()["plans"][0]
+    plan = cli("explain", "--format", "json", "--gpu", "sm80", "--model", "glm-5.2", "--engine", "vllm").json()[
+        "plans"
+    ][0]
     weight = next(g for g in plan["gates"] if g["gate"] == "weight-format")
     assert weight["outcome"] == "pass" and "runs through Marlin" in weight["reason"]
 
