@@ -16,6 +16,14 @@ from .ranking import rank_key
 from .types import GATES, Candidate, GateResult, Layout, Request, undecided
 
 NODE_SIZES = (1, 2, 4, 8)
+# below this many bits per weight a checkpoint is a lossy last resort (GGUF IQ1/IQ2/Q2/Q3 mixes): the search
+# takes a larger usual size that runs at 4 bits or more before the smallest size that runs only so
+LOW_BITS = 3.5
+
+
+def low_bit(c: Candidate, request: Request) -> bool:
+    size = c.variant.size_bytes
+    return size is not None and size * 8 / (request.model.params_total_b * 1e9) < LOW_BITS
 
 
 def layouts_to_try(request: Request) -> list[Layout]:
@@ -141,6 +149,7 @@ class Ranking:
     tried: tuple[int, ...]
     searched: bool
     offload_first_at: tuple[int, ...] | None = None
+    low_bit_at: int | None = None  # a smaller size tried that runs only a checkpoint below LOW_BITS
 
 
 def rank(
@@ -159,6 +168,7 @@ def rank(
     tried: list[int] = []
     searched = len(layouts) > 1
     offloading: tuple[Layout, list[Candidate], tuple[int, ...]] | None = None
+    lossy: tuple[Layout, list[Candidate], tuple[int, ...]] | None = None
 
     def ranking(layout: Layout, runnable: list[Candidate], offload_first_at: tuple[int, ...] | None) -> Ranking:
         candidates: tuple[Candidate, ...] | None = None
@@ -166,15 +176,24 @@ def rank(
             candidates = tuple(gated.every(layout))
         elif rejections == "closest-when-blocked" and not runnable:
             candidates = tuple(gated.closest(layout))
-        return Ranking(request, layout, tuple(runnable), candidates, tuple(tried), searched, offload_first_at)
+        low_at = lossy[0].gpus if lossy is not None and lossy[0] != layout else None
+        return Ranking(request, layout, tuple(runnable), candidates, tuple(tried), searched, offload_first_at, low_at)
 
     for layout in layouts:
         tried.append(layout.gpus)
         runnable = gated.runnable(layout)
         if runnable and runnable[0].offload is None:
-            return ranking(layout, runnable, None)
-        if runnable and offloading is None:
+            if not (searched and low_bit(runnable[0], request)):
+                return ranking(layout, runnable, None)
+            if lossy is None:
+                lossy = (layout, runnable, tuple(tried))
+        elif runnable and offloading is None:
             offloading = (layout, runnable, tuple(tried))
+    if lossy is not None:
+        # no usual size runs at 4 bits or more from GPU memory: the smallest that runs with the low-bit checkpoint
+        layout, runnable, tried_then = lossy
+        tried[:] = tried_then
+        return ranking(layout, runnable, None)
     if offloading is not None:
         # no layout runs from GPU memory alone: the smallest one that runs with host offload
         layout, runnable, tried_then = offloading

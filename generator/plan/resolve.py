@@ -23,7 +23,7 @@ from .flags import (
     required_flags,
 )
 from .hostflags import offload_flags
-from .layout_search import Ranking, rank
+from .layout_search import LOW_BITS, Ranking, rank
 from .ranking import rank_key, why_first
 from .types import Candidate, Change, Flag, GateId, GateResult, Plan, Request, Resolution, undecided
 
@@ -215,6 +215,11 @@ def resolution_of(ranking: Ranking) -> Resolution:
         note = f"--gpus not given: {shape} is the smallest usual size that runs" + (
             f" (tried {', '.join(map(str, smaller))} first)" if smaller else ""
         )
+        if ranking.low_bit_at is not None:
+            note += (
+                f"; {ranking.low_bit_at} GPU(s) run only a checkpoint below {LOW_BITS:g} bits per weight "
+                f"(--gpus {ranking.low_bit_at} plans it)"
+            )
     elif searched and any(map(undecided, cands)):
         note = (
             f"--gpus not given: tried {', '.join(map(str, tried))} GPUs; none is known to run — shown for {shape}, "

@@ -103,7 +103,9 @@ def test_ngc_containers_map_by_their_release_notes(cli):
     assert "rel-26-01.html" in exact["how"]
     short = resolution(cli, "nvidia/vllm:26.01-py3")
     assert short["build"] == "vllm-0.11.1"
-    between = resolution(cli, "nvcr.io/nvidia/vllm:25.11-py3")  # not in the table: bounded by 25.10 and 26.01
+    # 25.11 is a catalog build of its own (the DGX Spark playbook's image)
+    assert resolution(cli, "nvcr.io/nvidia/vllm:25.11-py3")["build"] == "vllm-ngc-25.11"
+    between = resolution(cli, "nvcr.io/nvidia/vllm:25.12-py3")  # not in the table: bounded by 25.10 and 26.01
     assert (between["build"], between["confidence"]) == ("vllm-0.10.2", "approximate")
     assert "between 25.10 (vLLM 0.10.2) and 26.01 (0.11.1)" in between["how"]
     unknown = cli(*ASK, "--build", "nvcr.io/nvidia/sglang:25.10-py3")

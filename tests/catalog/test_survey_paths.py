@@ -60,12 +60,30 @@ def test_glm_5_3_flash_on_four_rtx_pro_6000_is_blocked_before_the_jovian_image_a
     assert after["plans"][0]["build"] == "vllm-glm53-flash-sm120-jovian-r25"
 
 
-def test_glm_5_1_s_unsloth_gguf_is_offered_on_one_rtx_3090_once_its_file_is_known(cli):
-    """The guide's GGUF (236 GB, one 24 GB card + 256 GB RAM) is in the catalog; which file of the repo to load is
-    not, and llama-server loads a file: the path says so with the download step instead of naming a folder."""
+@pytest.mark.parametrize(
+    ("model", "gpus", "gpu", "host", "build", "file"),
+    [
+        ("glm-5.1", "1", "rtx-3090", "256", "llama.cpp-0c1e570", "GLM-5.1-UD-IQ2_M-00001-of-00006.gguf"),
+        ("glm-5.2", "4", "rtx-3090", "192", "llama.cpp-0c1e570", "GLM-5.2-UD-IQ2_M-00001-of-00006.gguf"),
+        ("glm-5.2", "1", "rtx-4090", "256", "llama.cpp-0c1e570", "GLM-5.2-UD-IQ2_M-00001-of-00006.gguf"),
+        ("glm-5", "1", "rtx-3090", "192", "ik_llama.cpp-42a9a2fd", "GLM-5-GGUF-1.594bpw.gguf"),
+    ],
+)
+def test_a_glm_5_gguf_runs_on_24_gb_cards_with_the_experts_in_host_ram(cli, model, gpus, gpu, host, build, file):
+    """The guides' GGUFs (one 24 GB card + RAM; 4x RTX 3090 + 192 GB in a report) name the file llama-server
+    loads: the plan offloads the routed experts and loads the first shard, the rest is read beside it."""
+    ask = ("explain", "--format", "json", "--gpu", gpu, "--gpus", gpus, "--model", model, "--host-memory", host)
+    doc = cli(*ask).json()
+    assert doc["verdict"] == "runnable"
+    plan = next(p for p in doc["plans"] if p["variant"] == "gguf" and p["build"] == build)
+    model_arg = plan["argv"][plan["argv"].index("--model") + 1]
+    assert model_arg.endswith("/" + file)
+    assert "--n-cpu-moe" in plan["argv"] and plan["offload"]
+
+
+def test_sokanns_ik_quant_of_glm_5_is_not_offered_to_mainline_llama_cpp(cli):
     doc = cli(
-        "explain", "--format", "json", "--gpu", "rtx-3090", "--gpus", "1", "--model", "glm-5.1", "--host-memory", "256"
+        "explain", "--format", "json", "--gpu", "rtx-3090", "--gpus", "1", "--model", "glm-5", "--host-memory", "128"
     ).json()
-    gguf = [r for r in rejections(doc) if r["variant"] == "gguf" and r["build"] == "llama.cpp-0c1e570"]
-    assert gguf and gguf[0]["gate"] == "architecture" and gguf[0]["outcome"] == "unknown"
-    assert "hf download unsloth/GLM-5.1-GGUF --include" in gguf[0]["reason"]
+    mainline = [r for r in rejections(doc) if r["variant"] == "gguf" and r["build"] == "llama.cpp-0c1e570"]
+    assert mainline and "loads only in ik_llama.cpp-8337e4c" in mainline[0]["reason"]

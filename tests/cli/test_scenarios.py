@@ -106,7 +106,7 @@ def test_rtx_pro_6000_verdict_follows_the_build(cli):
 
 
 def test_glm52_on_a100_runs_only_via_nvfp4_on_the_sm80_image(cli):
-    doc = explain(cli, "--gpu", "sm80", "--model", "glm-5.2")
+    doc = explain(cli, "--gpu", "sm80", "--model", "glm-5.2", "--engine", "vllm")
     assert doc["request"]["hardware"] == "a100-80gb" and doc["request"]["gpus_per_node"] == 8
     # the curated seed image first, then the same publisher's later image (PR #47629), both NVFP4
     assert [(p["build"], p["variant"]) for p in doc["plans"]] == [
@@ -191,8 +191,20 @@ def test_gpus_default_takes_the_smallest_size_that_runs(cli):
     assert big["plans"][0]["quant"] == "awq"
 
 
-def test_json_contract_shape(cli):
+def test_gpus_default_prefers_a_larger_size_to_a_checkpoint_below_4_bits(cli):
+    """4 x A100 hold GLM-5.2 only as Unsloth's 2-bit GGUF; 8 hold NVFP4: the default size is 8, and the note
+    names the smaller size with the flag that plans it."""
     doc = explain(cli, "--gpu", "sm80", "--model", "glm-5.2")
+    assert doc["request"]["gpus_per_node"] == 8 and doc["plans"][0]["quant"] == "nvfp4"
+    assert (
+        "4 GPU(s) run only a checkpoint below 3.5 bits per weight (--gpus 4 plans it)" in doc["request"]["layout_note"]
+    )
+    pinned = explain(cli, "--gpu", "sm80", "--gpus", "4", "--model", "glm-5.2")
+    assert pinned["plans"][0]["variant"] == "gguf"
+
+
+def test_json_contract_shape(cli):
+    doc = explain(cli, "--gpu", "sm80", "--model", "glm-5.2", "--engine", "vllm")
     assert doc["schema"] == "recipegen.resolution/2"
     assert set(doc) >= {"schema", "request", "verdict", "plans", "rejected", "reasons", "sources"}
     # repeated text is written once: a reason shared by many rejected paths, a source cited by many flags

@@ -65,8 +65,8 @@ CASES = [
     (
         "memory-unknown-size",
         ["--gpu", "a100", "--model", "glm-5.2", "--gpus", "8"],
-        ("llama.cpp-0c1e570", "gguf", "memory", "unknown"),
-        ["size of unsloth/GLM-5.2-GGUF is not in the catalog"],
+        ("vllm-glm52-sm80-pr38476", "int4-int8mix", "memory", "unknown"),
+        ["size of QuantTrio/GLM-5.2-Int4-Int8Mix is not in the catalog"],
     ),
     (
         "topology-heads",
@@ -96,7 +96,9 @@ def test_gate_reason(cli, args, where, words):
 
 
 def test_fallback_passes_with_its_cost(cli):
-    plan = cli("explain", "--format", "json", "--gpu", "sm80", "--model", "glm-5.2").json()["plans"][0]
+    plan = cli("explain", "--format", "json", "--gpu", "sm80", "--model", "glm-5.2", "--engine", "vllm").json()[
+        "plans"
+    ][0]
     weight = next(g for g in plan["gates"] if g["gate"] == "weight-format")
     assert weight["outcome"] == "pass" and "runs through Marlin" in weight["reason"]
 
