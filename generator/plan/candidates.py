@@ -7,7 +7,7 @@ import itertools
 from collections.abc import Iterable
 
 from ..catalog.index import Catalog
-from ..catalog.schema import Deployment, Engine, Variant
+from ..catalog.schema import Deployment, Engine, Model, Variant
 from ..catalog.schema.engine import Build
 from ..frozen import evolve
 from . import gates
@@ -43,6 +43,16 @@ def base_settings(engine: Engine, model_has_moe: bool, layout: Layout, deploymen
         return settings_from_deployment(engine, deployment, layout)
     ep = model_has_moe and engine.flags.expert_parallel is not None and layout.gpus > 1
     return Settings(tp=layout.gpus if engine.parallelism == "tensor" else 1, ep=ep)
+
+
+# below this many bits per weight a checkpoint is a lossy last resort (GGUF IQ1/IQ2/Q2/Q3 mixes): it ranks after
+# every checkpoint of 4 bits or more, and the layout search takes a larger usual size before one that runs only so
+LOW_BITS = 3.5
+
+
+def low_bit(variant: Variant, model: Model) -> bool:
+    size = variant.size_bytes
+    return size is not None and size * 8 / (model.params_total_b * 1e9) < LOW_BITS
 
 
 def evaluate(
@@ -90,6 +100,7 @@ def evaluate(
         defects=tuple(d.text for d in variant.defects if applies(d, engine, build, request.hardware)),
         build_defects=found,
         offload=by_id["memory"].details.offload,
+        low_bit=low_bit(variant, request.model),
     )
     return evolve(cand, speed=speed_of(cand, request, memo)) if cand.runnable else cand
 

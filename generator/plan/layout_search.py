@@ -16,14 +16,6 @@ from .ranking import rank_key
 from .types import GATES, Candidate, GateResult, Layout, Request, undecided
 
 NODE_SIZES = (1, 2, 4, 8)
-# below this many bits per weight a checkpoint is a lossy last resort (GGUF IQ1/IQ2/Q2/Q3 mixes): the search
-# takes a larger usual size that runs at 4 bits or more before the smallest size that runs only so
-LOW_BITS = 3.5
-
-
-def low_bit(c: Candidate, request: Request) -> bool:
-    size = c.variant.size_bytes
-    return size is not None and size * 8 / (request.model.params_total_b * 1e9) < LOW_BITS
 
 
 def layouts_to_try(request: Request) -> list[Layout]:
@@ -149,7 +141,7 @@ class Ranking:
     tried: tuple[int, ...]
     searched: bool
     offload_first_at: tuple[int, ...] | None = None
-    low_bit_at: int | None = None  # a smaller size tried that runs only a checkpoint below LOW_BITS
+    low_bit_at: int | None = None  # a smaller size tried that runs only a checkpoint below LOW_BITS bits per weight
 
 
 def rank(
@@ -183,7 +175,7 @@ def rank(
         tried.append(layout.gpus)
         runnable = gated.runnable(layout)
         if runnable and runnable[0].offload is None:
-            if not (searched and low_bit(runnable[0], request)):
+            if not (searched and runnable[0].low_bit):
                 return ranking(layout, runnable, None)
             if lossy is None:
                 lossy = (layout, runnable, tuple(tried))

@@ -39,10 +39,11 @@ def checkpoint_gib(c: Candidate) -> float:
     return c.budget.weights_gib + host
 
 
-def rank_key(c: Candidate) -> tuple[int, int, int, int, int, int, float, float, str, str, str]:
+def rank_key(c: Candidate) -> tuple[int, int, int, int, int, int, int, float, float, str, str, str]:
     context = c.settings.context or 0
     return (
         offload_cost(c),
+        int(c.low_bit),
         STATUS_ORDER[c.status],
         PROVENANCE_ORDER[c.build.provenance],
         2 if defects(c) else (1 if c.via_fallback else 0),
@@ -68,6 +69,7 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
     }
     labels = [
         f"{off[offload_cost(first)]} before {off[offload_cost(second)]}",
+        "a checkpoint of 4 bits per weight or more before a lossier one",
         f"a curated recipe ({first.status}) beats a {second.status} plan",
         f"{first.build.provenance} build before a {second.build.provenance} one",
         "native weight kernels instead of a fallback, or a path without a known defect",
@@ -84,7 +86,7 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
 
 def closeness_key(
     c: Candidate,
-) -> tuple[int, int, int, int, tuple[int, int, int, int, int, int, float, float, str, str, str]]:
+) -> tuple[int, int, int, int, tuple[int, int, int, int, int, int, int, float, float, str, str, str]]:
     """How close a rejected path came to running, closest first: a build a user would reach for (official
     before a model's own image, community and fork builds), then fewer failing gates, a later first failing
     gate (memory is closer than the platform), unknown before blocked, then the plan ranking."""
@@ -100,13 +102,14 @@ def closest_rejected(
     """The rejected paths a user would consider, closest first. A build that cannot load the model's
     architecture, or a GGUF file offered to an engine that loads Hugging Face checkpoints (or the reverse), is
     no path at all; with `official_only` (a runnable request: its other paths are the plans) only the official
-    builds' rejections count."""
-    rejected = [
+    builds' rejections count. When no build loads the model, their architecture refusals are the answer."""
+    same_format = [
         c
         for c in candidates
         if not c.runnable
         and (c.engine.loads == "gguf") == (c.variant.quant == "gguf")
-        and c.gate("architecture").outcome != "fail"
         and (c.build.provenance == "official" or not official_only)
     ]
-    return sorted(rejected, key=closeness_key)
+    rejected = [c for c in same_format if c.gate("architecture").outcome != "fail"]
+    # nothing loads the model (a --build that lacks it, a parser it lacks): why each build does not is the answer
+    return sorted(rejected or ([] if official_only else same_format), key=closeness_key)

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from ..catalog.index import Catalog
 from ..catalog.schema import Source
 from ..frozen import evolve
+from .candidates import LOW_BITS
 from .defects import applies, defects, with_workarounds
 from .flags import (
     argv_of,
@@ -23,7 +24,7 @@ from .flags import (
     required_flags,
 )
 from .hostflags import offload_flags
-from .layout_search import LOW_BITS, Ranking, rank
+from .layout_search import Ranking, rank
 from .ranking import rank_key, why_first
 from .types import Candidate, Change, Flag, GateId, GateResult, Plan, Request, Resolution, undecided
 

@@ -134,6 +134,7 @@ class Candidate:
     build_defects: tuple[Defect, ...] = ()  # the build's own known defects this request runs into
     offload: OffloadPlan | None = None  # weights kept in host RAM (the memory gate passed only so)
     speed: Estimate | None = None
+    low_bit: bool = False  # a checkpoint below LOW_BITS bits per weight (candidates.py): a lossy last resort
 
     @property
     def runnable(self) -> bool:

@@ -4,6 +4,8 @@ aarch64 image (Triton's bundled ptxas, the CUTLASS FP4 GEMM)."""
 
 from __future__ import annotations
 
+from tests.support.contract import rejections, sources
+
 TWO_SPARKS = ("--gpu", "gb10", "--gpus", "1", "--nodes", "2", "--model", "llama-3.3-70b")
 PLAYBOOK = "https://github.com/NVIDIA/dgx-spark-playbooks/blob/"
 
@@ -20,7 +22,7 @@ def test_the_ngc_container_of_nvidias_spark_playbook_runs_llama_3_3_70b_on_two_s
     plan = doc["plans"][0]
     assert plan["build"] == "vllm-ngc-25.11" and plan["provenance"] == "fork"
     assert plan["image"] == "nvcr.io/nvidia/vllm:25.11-py3" and plan["nodes"] == 2
-    assert any(s["url"].startswith(PLAYBOOK) and s.get("date") for s in plan["sources"])
+    assert any(s["url"].startswith(PLAYBOOK) and s.get("date") for s in sources(doc, plan["sources"]))
 
 
 def test_two_sparks_are_blocked_before_december_2025_and_run_from_the_playbooks_container(cli):
@@ -36,7 +38,7 @@ def test_nvfp4_moe_is_refused_on_the_ngc_container_on_gb10_while_fp8_and_bf16_ru
     doc = _explain(cli, "--gpu", "gb10", "--gpus", "1", "--nodes", "2", "--model", "llama-4-scout", "--build",
                    "vllm-ngc-25.11")  # fmt: skip
     assert {p["variant"] for p in doc["plans"]} == {"fp8", "bf16"}
-    (nvfp4,) = [r for r in doc["rejected"] if r["variant"] == "nvfp4" and r["gate"] == "weight-format"]
+    (nvfp4,) = [r for r in rejections(doc) if r["variant"] == "nvfp4" and r["gate"] == "weight-format"]
     assert nvfp4["reason"].startswith("known defect vllm-")
     assert "-gb10-nvfp4-" in nvfp4["reason"] and "no build known to fix it" in nvfp4["reason"]
 
@@ -57,7 +59,7 @@ def test_vllm_0_12_on_gb10_carries_the_ptxas_workaround_and_only_there(cli):
 def test_nvfp4_on_gb10_with_vllm_0_12_is_refused_naming_the_fp4_gemm_defect(cli):
     doc = _explain(cli, *TWO_SPARKS, "--build", "vllm==0.12.0", "--verbose")
     assert "nvfp4" not in {p["variant"] for p in doc["plans"]}
-    (nvfp4, *_) = [r for r in doc["rejected"] if r["variant"] == "nvfp4" and r["gate"] == "weight-format"]
+    (nvfp4, *_) = [r for r in rejections(doc) if r["variant"] == "nvfp4" and r["gate"] == "weight-format"]
     assert "FP4" in nvfp4["reason"] or "vllm-0.12-gb10-nvfp4-cutlass-gemm" in nvfp4["reason"]
 
 
