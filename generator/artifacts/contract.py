@@ -86,6 +86,7 @@ def speed_json(e: Estimate) -> dict[str, Any]:
         "context": e.context,
         "prefill_tokens_per_s": round(e.prefill_tps, 1) if e.prefill_tps is not None else None,
         "load_seconds": round(e.load_s, 1),
+        "load_minutes_reported": list(e.load_reported) if e.load_reported else None,
         "bound_by": e.bound,
         "band": list(e.band),
         "derivation": list(e.lines),

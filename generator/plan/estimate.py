@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+from ..frozen import evolve
 from .checkpoint_size import checkpoint_bytes
 from .speed import Estimate, Scenario, estimate
 from .types import Candidate, Request
@@ -50,11 +51,13 @@ def speed_of(
     scenario = scenario_of(cand, request)
     if scenario is None:
         return None
-    if memo is None:
-        return estimate(scenario)
+    reported = cand.deployment.load_minutes if cand.deployment is not None else None
+    result: Estimate | None = None
     key = ("speed", id(scenario.model), id(scenario.hardware), *(getattr(scenario, f) for f in _FACTS))
-    known = memo.get(key)
-    if isinstance(known, Estimate):
-        return known
-    memo[key] = result = estimate(scenario)
-    return result
+    if memo is not None and isinstance(memo.get(key), Estimate):
+        result = memo[key]  # type: ignore[assignment]
+    if result is None:
+        result = estimate(scenario)
+        if memo is not None:
+            memo[key] = result
+    return result if not reported else evolve(result, load_reported=(reported[0], reported[1]))

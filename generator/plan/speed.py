@@ -76,6 +76,14 @@ class Estimate:
     regime: Regime = "single-GPU dense · vllm"
     lines: tuple[str, ...] = field(default_factory=tuple)
     assumptions: tuple[str, ...] = field(default_factory=tuple)
+    load_reported: tuple[float, float] | None = None  # minutes to ready, as a curated recipe's source measured them
+
+    def load_text(self) -> str:
+        """The one load-time figure every output prints: the recipe's measurement when it has one."""
+        if self.load_reported is not None:
+            low, high = self.load_reported
+            return f"loading takes {low:g}–{high:g} min (as the recipe's source measured)"
+        return f"weights load in ~{self.load_s:.0f} s (estimate)"
 
     @property
     def band(self) -> tuple[float, float]:
@@ -113,7 +121,7 @@ class Estimate:
         bound = "" if self.slow and self.bound in OFFLOAD_BOUND else f"; bound by {self.bound}"
         return (
             f"{self.speed_line()}; at {self.context:,} tokens of context; prefill {prefill} tok/s; "
-            f"weights load in ~{self.load_s:.0f} s{bound}"
+            f"{self.load_text()}{bound}"
         )
 
 

@@ -244,3 +244,18 @@ def test_json_contract_shape(cli):
     for r in rejections(doc):
         per_candidate[(r["engine"], r["build"], r["variant"])].append(r["gate"])
     assert any(len(gates) >= 2 for gates in per_candidate.values()), "a candidate blocked twice appears twice"
+
+
+def test_a_measured_load_time_is_the_one_load_figure_every_output_prints(cli, tmp_path):
+    """The sm80 GLM-5.2 recipe's source measured 15–25 minutes to load: explain, the folder's README and plan.json
+    say that figure for the recipe's plan, and none states a second, estimated one beside it."""
+    args = ("--gpu", "sm80", "--gpus", "8", "--model", "glm-5.2")
+    first_speed = next(line for line in cli("explain", *args).out.splitlines() if "speed (" in line)
+    assert "loading takes 15–25 min (as the recipe's source measured)" in first_speed
+    assert "weights load in ~" not in first_speed
+    out = tmp_path / "out"
+    assert cli("generate", *args, "--out", str(out)).code == 0
+    readme = (out / "README.md").read_text()
+    assert "loading takes 15–25 min" in readme and "weights load in ~" not in readme
+    plan = json.loads((out / "plan.json").read_text())["plans"][0]
+    assert plan["speed"]["load_minutes_reported"] == [15, 25]

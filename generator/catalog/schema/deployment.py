@@ -32,6 +32,9 @@ class DockerOptions(Strict):
     ipc_host: bool = True
 
 
+Minutes = Annotated[float, Limits(gt=0, le=1440)]
+
+
 @frozen(kw_only=True)
 class Deployment(Sourced):
     id: Id
@@ -49,3 +52,5 @@ class Deployment(Sourced):
     env: list[EnvVar] = field(default_factory=list)
     docker: DockerOptions = field(default_factory=DockerOptions)
     notes: list[Text] = field(default_factory=list)
+    # minutes from start to ready as the recipe's source measured them (low, high): said instead of the estimate
+    load_minutes: tuple[Minutes, Minutes] | None = None
