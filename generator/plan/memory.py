@@ -102,6 +102,14 @@ def choose_fraction(hardware: Hardware, engine: Engine, requested: float | None)
     return fraction, notes
 
 
+def _whose(engine: Engine, requested: float | None) -> str:
+    """Which fraction this is: plans differ in it (a recipe's own value, or the one recipegen sets), so say so."""
+    flag = engine.flags.memory_fraction
+    if flag is None:
+        return ""
+    return f" ({flag} {'as the recipe or user set it' if requested is not None else 'as recipegen plans it'})"
+
+
 def plan(inputs: MemoryInputs) -> Budget:
     hw, engine, fp = inputs.hardware, inputs.engine, inputs.footprint
     behaviour = engine.memory
@@ -113,11 +121,14 @@ def plan(inputs: MemoryInputs) -> Budget:
     if behaviour.fraction_scope == "instance":
         assert fraction is not None
         pool = hw.memory_gib * fraction - weights - reserve
-        usable = f"{hw.memory_gib:g} GiB × {fraction:g} = {hw.memory_gib * fraction:.1f} GiB"
+        usable = f"{hw.memory_gib:g} GiB × {fraction:g}{_whose(engine, inputs.fraction)} = {hw.memory_gib * fraction:.1f} GiB"
     elif behaviour.fraction_scope == "static_pool":
         assert fraction is not None
         pool = hw.memory_gib * fraction - weights
-        usable = f"{hw.memory_gib:g} GiB × {fraction:g} = {hw.memory_gib * fraction:.1f} GiB (weights + KV pool)"
+        usable = (
+            f"{hw.memory_gib:g} GiB × {fraction:g}{_whose(engine, inputs.fraction)} = "
+            f"{hw.memory_gib * fraction:.1f} GiB (weights + KV pool)"
+        )
         outside = hw.memory_gib * (1 - fraction)
         if outside < reserve:
             notes.append(
