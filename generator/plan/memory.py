@@ -121,7 +121,8 @@ def plan(inputs: MemoryInputs) -> Budget:
     if behaviour.fraction_scope == "instance":
         assert fraction is not None
         pool = hw.memory_gib * fraction - weights - reserve
-        usable = f"{hw.memory_gib:g} GiB × {fraction:g}{_whose(engine, inputs.fraction)} = {hw.memory_gib * fraction:.1f} GiB"
+        whose = _whose(engine, inputs.fraction)
+        usable = f"{hw.memory_gib:g} GiB × {fraction:g}{whose} = {hw.memory_gib * fraction:.1f} GiB"
     elif behaviour.fraction_scope == "static_pool":
         assert fraction is not None
         pool = hw.memory_gib * fraction - weights
