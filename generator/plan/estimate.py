@@ -51,13 +51,10 @@ def speed_of(
     scenario = scenario_of(cand, request)
     if scenario is None:
         return None
-    reported = cand.deployment.load_minutes if cand.deployment is not None else None
-    result: Estimate | None = None
     key = ("speed", id(scenario.model), id(scenario.hardware), *(getattr(scenario, f) for f in _FACTS))
-    if memo is not None and isinstance(memo.get(key), Estimate):
-        result = memo[key]  # type: ignore[assignment]
-    if result is None:
-        result = estimate(scenario)
-        if memo is not None:
-            memo[key] = result
-    return result if not reported else evolve(result, load_reported=(reported[0], reported[1]))
+    known = memo.get(key) if memo is not None else None
+    result = known if isinstance(known, Estimate) else estimate(scenario)
+    if memo is not None:
+        memo[key] = result
+    reported = cand.deployment.load_minutes if cand.deployment is not None else None
+    return evolve(result, load_reported=reported) if reported else result
