@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -14,39 +14,21 @@ from .options import Format, Gpus, HostBandwidth, HostMemory, MatrixFormat, Reci
 commands = typer.Typer()
 
 
+GPU_HELP = "GPU id or alias, a column (repeatable; default: a100-80gb rtx-4090 h100-sxm h200 rtx-pro-6000 gb10)"
+TARGET_HELP = "a box to fit into, COUNTxGPU (8xa100-80gb): the full 8 first, then 4, 2, 1 (repeatable)"
+
+
+def _names(flag: str, metavar: str, help_text: str) -> Any:  # typer.Option is typed Any
+    """A repeatable option of names (a matrix row or column)."""
+    return typer.Option(flag, metavar=metavar, callback=cli_values.name, help=help_text, show_default=False)
+
+
 @commands.command("matrix")
 def matrix(
-    model: Annotated[
-        list[str],
-        typer.Option(
-            "--model",
-            metavar="MODEL",
-            callback=cli_values.name,
-            help="model (repeatable; default: every model)",
-            show_default=False,
-        ),
-    ] = [],  # noqa: B006
-    gpu: Annotated[
-        list[str],
-        typer.Option(
-            "--gpu",
-            metavar="GPU",
-            callback=cli_values.name,
-            help="GPU id or alias, a column (repeatable; default: a100-80gb rtx-4090 h100-sxm h200 rtx-pro-6000 gb10)",
-            show_default=False,
-        ),
-    ] = [],  # noqa: B006
+    model: Annotated[list[str], _names("--model", "MODEL", "model (repeatable; default: every model)")] = [],  # noqa: B006
+    gpu: Annotated[list[str], _names("--gpu", "GPU", GPU_HELP)] = [],  # noqa: B006
     gpus: Gpus = None,
-    target: Annotated[
-        list[str],
-        typer.Option(
-            "--target",
-            metavar="COUNTxGPU",
-            callback=cli_values.name,
-            help="a box to fit into, COUNTxGPU (8xa100-80gb): the full 8 first, then 4, 2, 1 (repeatable)",
-            show_default=False,
-        ),
-    ] = [],  # noqa: B006
+    target: Annotated[list[str], _names("--target", "COUNTxGPU", TARGET_HELP)] = [],  # noqa: B006
     host_memory: HostMemory = None,
     host_bandwidth: HostBandwidth = None,
     fmt: Annotated[
