@@ -49,6 +49,7 @@ class _Layouts:
     paths: dict[Layout, list[Path]] = field(default_factory=dict)
     gated: dict[Layout, dict[int, Candidate]] = field(default_factory=dict)
     builds: dict[str, list[Build]] | None = None
+    smallest: float | None = None  # bytes of the model's smallest checkpoint (0: one of unknown size)
 
     def _paths(self, layout: Layout) -> list[Path]:
         if layout not in self.paths:
@@ -71,12 +72,12 @@ class _Layouts:
         is among the paths (a recipe passes memory without a size). A layout search skips such a size unless
         nothing runs from GPU memory at any size, so the 1-GPU tries of a 671B model plan nothing."""
         room = self.request.hardware.memory_gib * GIB * layout.gpus
-        for path in self._paths(layout):
-            variant, dep = path[2], path[3]
-            sized = checkpoint_bytes(self.request.model, variant.size_bytes, variant.quant)
-            if dep is not None or sized is None or sized[0] < room:
-                return False
-        return True
+        if any(path[3] is not None for path in self._paths(layout)):
+            return False
+        if self.smallest is None:
+            sizes = [checkpoint_bytes(self.request.model, v.size_bytes, v.quant) for v in self.request.model.variants]
+            self.smallest = min((s[0] if s else 0.0 for s in sizes), default=0.0)
+        return self.smallest >= room
 
     def _gate(self, layout: Layout, index: int, path: Path) -> Candidate:
         done = self.gated.setdefault(layout, {})
