@@ -233,7 +233,7 @@ def test_a_slow_plan_says_so_first_and_names_faster_hardware(tmp_path):
     assert result.code == 0, result.err
     line = next(x for x in result.out.splitlines() if "speed (estimate)" in x)
     assert "speed (estimate): slow (under 5 tok/s per request): ~" in line
-    faster = result.out.split("faster, on other hardware:")[1].splitlines()[1]
+    faster = result.out.split("faster, with more or other GPUs:")[1].splitlines()[1]
     assert re.search(r"• \d+×[\w-]+: runs with .*~[\d,.]+ tok/s per request \(likely", faster)
 
 
