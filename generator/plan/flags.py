@@ -151,8 +151,23 @@ def _wanted_parsers(
     return [(kind, flag, wanted) for kind, flag, wanted in kinds if wanted is not None and flag is not None]
 
 
+PARSED = {"tool": "no tool-call parser", "reasoning": "no reasoning parser"}
+LOSS = {"tool": "tool calls come back as plain text", "reasoning": "the thinking stays in the answer's content"}
+
+
+def missing_parsers(model: Model, engine: Engine, build: Build, cc: object) -> list[Literal["tool", "reasoning"]]:
+    """The kinds of parser the model wants that the build's own sourced list lacks: a derived plan leaves their
+    flags out (the server would refuse an unknown parser at start) and says what the model loses."""
+    return [
+        kind
+        for kind, _, wanted in _wanted_parsers(model, engine, build, cc)
+        if (names := sourced_parsers(build, kind)) is not None and wanted not in names
+    ]
+
+
 def parser_gaps(model: Model, engine: Engine, build: Build, cc: object) -> tuple[list[str], list[str]]:
-    """The parsers a derived plan sets that the build's sourced list lacks (reasons), and those it cannot vouch for.
+    """The parsers the model wants that the build's sourced list lacks (what a plan there loses), and those it
+    cannot vouch for.
 
     A list the build's own file states (from its flag vocabulary or a sourced release) decides; one inherited
     from another build, or none at all, leaves the parser unknown for this build.
@@ -168,7 +183,8 @@ def parser_gaps(model: Model, engine: Engine, build: Build, cc: object) -> tuple
             continue
         having = builds_with_parser(engine, kind, wanted)
         later = f"; first sourced build with it: {having[0].id} ({having[0].released})" if having else ""
-        missing.append(f"{build.id} has no {flag} {wanted} ({model.name} needs it){later}")
+        lacks = f"{build.id} has no {flag} {wanted} ({model.name}'s format)"
+        missing.append(f"{PARSED[kind]}: {lacks}, so {LOSS[kind]}{later}")
     return missing, unknown
 
 

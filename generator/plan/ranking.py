@@ -39,7 +39,10 @@ def checkpoint_gib(c: Candidate) -> float:
     return c.budget.weights_gib + host
 
 
-def rank_key(c: Candidate) -> tuple[int, int, int, int, int, int, int, float, float, str, str, str]:
+RankKey = tuple[int, int, int, int, int, int, int, int, float, float, str, str, str]
+
+
+def rank_key(c: Candidate) -> RankKey:
     context = c.settings.context or 0
     return (
         offload_cost(c),
@@ -47,6 +50,7 @@ def rank_key(c: Candidate) -> tuple[int, int, int, int, int, int, int, float, fl
         STATUS_ORDER[c.status],
         PROVENANCE_ORDER[c.build.provenance],
         2 if defects(c) else (1 if c.via_fallback else 0),
+        len(c.unparsed),
         -c.build.released.toordinal(),
         -context,
         checkpoint_gib(c),
@@ -73,6 +77,7 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         f"a curated recipe ({first.status}) beats a {second.status} plan",
         f"{first.build.provenance} build before a {second.build.provenance} one",
         "native weight kernels instead of a fallback, or a path without a known defect",
+        "a build that parses the model's tool calls and thinking before one that lacks those parsers",
         f"newer build ({first.build.released} vs {second.build.released})",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
         f"a smaller checkpoint ({checkpoint_gib(first):.1f} vs {checkpoint_gib(second):.1f} GiB per GPU)",
@@ -86,7 +91,7 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
 
 def closeness_key(
     c: Candidate,
-) -> tuple[int, int, int, int, tuple[int, int, int, int, int, int, int, float, float, str, str, str]]:
+) -> tuple[int, int, int, int, RankKey]:
     """How close a rejected path came to running, closest first: a build a user would reach for (official
     before a model's own image, community and fork builds), then fewer failing gates, a later first failing
     gate (memory is closer than the platform), unknown before blocked, then the plan ranking."""

@@ -19,6 +19,7 @@ from .flags import (
     common_flags,
     derived_flags,
     fallback_flags,
+    missing_parsers,
     parser_gaps,
     parsers_for,
     required_flags,
@@ -78,7 +79,12 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         notes.extend(dep.notes)
         settings = cand.settings
     else:
-        settings = evolve(cand.settings, tool_parser=tool, reasoning_parser=reasoning)
+        lacking = missing_parsers(model, engine, build, request.hardware.compute_capability)
+        settings = evolve(
+            cand.settings,
+            tool_parser=None if "tool" in lacking else tool,
+            reasoning_parser=None if "reasoning" in lacking else reasoning,
+        )
         kernel_gate = cand.gate("kernel")
         flags = common_flags(engine, model, variant, set())
         flags.extend(derived_flags(engine, model, settings, cand.layout, kernel_gate, parser_sources))
@@ -86,7 +92,9 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         flags.extend(required_flags(cand, model, request.hardware.compute_capability, {f.flag for f in flags}))
         flags = with_offload(flags, offload_flags(cand))
         notes.extend(parser_notes)
-        notes.extend(parser_gaps(model, engine, build, request.hardware.compute_capability)[1])
+        missing, unknown = parser_gaps(model, engine, build, request.hardware.compute_capability)
+        notes.extend(f"{gap} — the command leaves the flag out (an unknown parser stops the server)" for gap in missing)
+        notes.extend(unknown)
         notes.append(
             "derived plan: no curated recipe covers this exact path; "
             "every flag comes from catalog facts and the memory plan"

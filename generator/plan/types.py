@@ -66,6 +66,7 @@ class Details:
     budget: Budget | None = None
     offload: OffloadPlan | None = None  # memory: the weights kept in host RAM
     host_memory_gib: float | None = None  # memory: the --host-memory that would let offload run
+    unparsed: tuple[str, ...] = ()  # architecture: what a plan loses without the parsers its build lacks
 
     def number(self, name: str) -> float | None:
         return next((value for key, value in self.numbers if key == name), None)
@@ -142,6 +143,11 @@ class Candidate:
 
     def gate(self, gate_id: GateId) -> GateResult:
         return next(g for g in self.gates if g.gate == gate_id)
+
+    @property
+    def unparsed(self) -> tuple[str, ...]:
+        """What the plan loses because its build lacks a parser the model wants (tool calls, the thinking)."""
+        return self.gate("architecture").details.unparsed
 
     @property
     def status(self) -> PlanStatus:

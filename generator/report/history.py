@@ -37,9 +37,15 @@ class BuildVerdict:
     parsers: tuple[str, ...] = ()  # a derived path's parsers as the build's lists know them (has, lacks, unknown)
 
     @property
+    def lost(self) -> tuple[str, ...]:
+        """What a runnable plan here loses to a parser its build lacks ("tool calls are not parsed")."""
+        arch = next((g for g in self.passing if g.gate == "architecture"), None)
+        return tuple(gap.split(":")[0] for gap in arch.details.unparsed) if arch and self.runnable else ()
+
+    @property
     def label(self) -> str:
         if self.runnable:
-            return "runnable"
+            return "runnable" + (f" ({', '.join(self.lost)})" if self.lost else "")
         assert self.gate is not None
         word = "blocked" if self.gate.outcome == "fail" else "unknown"
         # the same reason reads the same in every build ("does not load X", not "vllm-0.24.0 does not load X")
@@ -57,7 +63,7 @@ class BuildVerdict:
 
     @property
     def key(self) -> str:
-        return "runnable" if self.runnable else self.label
+        return self.label
 
 
 @frozen
@@ -143,30 +149,25 @@ def _verdict(
 
 
 def _flip(before: BuildVerdict, after: BuildVerdict) -> Flip:
+    if before.runnable and after.runnable:  # runnable in both: what a plan loses to a missing parser changed
+        return Flip(before, after, "parsers: " + "; ".join(after.parsers))
     if before.gate is not None:
         gate = before.gate.gate
         now = next((g for g in after.passing if g.gate == gate and g.outcome == "pass"), None)
         # the architecture gate also decides the parsers: say what the later build's lists know of them
         parsers = "; ".join(after.parsers) if gate == "architecture" and now is not None else ""
         if after.runnable and now is not None:
-            return Flip(before, after, f"{gate} now passes: {_brief(now.reason)}" + (f"; {parsers}" if parsers else ""))
+            said = now.reason.split("; ")[0] if parsers else now.reason  # the parsers are said once, below
+            return Flip(before, after, f"{gate} now passes: {_brief(said)}" + (f"; {parsers}" if parsers else ""))
         if after.gate is not None and after.gate.gate == gate == "architecture" and now is None:
             changed = _new_parser_facts(before, after)
             also = f"; now {'; '.join(changed)}" if changed else ""
-            loads = "the model loads now, but " if _parsers_only(after) and not _parsers_only(before) else ""
-            return Flip(before, after, f"still blocked at {gate}: {loads}{_brief(after.gate.reason)}{also}")
+            return Flip(before, after, f"still blocked at {gate}: {_brief(after.gate.reason)}{also}")
         if after.gate is not None:
             passes = f" ({gate} now passes: {parsers})" if parsers else ""
             return Flip(before, after, f"now blocked at {after.gate.gate}: {_brief(after.gate.reason)}{passes}")
     assert after.gate is not None
     return Flip(before, after, f"{after.gate.gate} fails from this build: {_brief(after.gate.reason)}")
-
-
-def _parsers_only(verdict: BuildVerdict) -> bool:
-    """The build's architecture gate fails only for parsers its lists lack (the model itself loads)."""
-    assert verdict.gate is not None
-    parts = verdict.gate.reason.split("; ")
-    return all(p.startswith((f"{verdict.build.id} has no ", "first sourced build with it")) for p in parts)
 
 
 def _new_parser_facts(before: BuildVerdict, after: BuildVerdict) -> list[str]:
@@ -248,6 +249,7 @@ def history_json(histories: list[EngineHistory]) -> list[dict[str, Any]]:
             "gate": v.gate.gate if v.gate else None,
             "reason": v.gate.reason if v.gate else None,
             "defects": list(v.defects),
+            "loses": list(v.lost),  # runnable without a parser its build lacks: what a plan there does not do
             "before_model_release": h.predates_model(v),
         }
 

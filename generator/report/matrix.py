@@ -31,7 +31,15 @@ LAYOUT_NOTE = (
     "fails no gate. A --target COUNTxGPU column is a box of COUNT: its full size first, then halves."
 )
 # a cell's caveat, most costly first: the one named in the cell when a plan has several
-CAVEATS = ("offload", "fallback kernel", "fork build", "community build", "community weights", "estimated size")
+CAVEATS = (
+    "offload",
+    "fallback kernel",
+    "no parser",
+    "fork build",
+    "community build",
+    "community weights",
+    "estimated size",
+)
 
 
 @frozen
@@ -64,6 +72,8 @@ def _grade(c: Candidate) -> tuple[Symbol, list[tuple[str, str]]]:
         )
     if c.via_fallback:
         why.append(("fallback kernel", c.gate("weight-format").reason))
+    if c.unparsed:
+        why.append(("no parser", "; ".join(c.unparsed)))
     if c.build.provenance not in ("official", "model-image"):
         cited = next((s.url for s in c.build.sources if s.date is not None and s.url.startswith("http")), None)
         kind = "fork build" if c.build.provenance == "fork" else "community build"

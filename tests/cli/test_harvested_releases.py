@@ -20,11 +20,14 @@ def test_build_of_a_2025_vllm_release_answers_from_its_own_facts():
 
 
 def test_build_of_sglang_0_4_6_uses_that_release_s_parser_registry():
+    from recipegen.catalog import harvest
+
     result = run_cli("explain", "--gpu", "h100", "--model", "qwen3-8b", "--build", "sglang==0.4.6")
     assert "older than the oldest" not in result.err
     assert "--build sglang==0.4.6 → SGLang 0.4.6 = build sglang-0.4.6" in result.out
     # SGLang 0.4.6's DetectorMap holds deepseek-r1 only (sglang/srt/reasoning_parser.py in its wheel)
-    assert "sglang-0.4.6 has no --reasoning-parser qwen3" in result.out
+    found = harvest.load("sglang", "0.4.6")
+    assert found is not None and found.reasoning_parsers == ("deepseek-r1",)
 
 
 def test_lint_names_the_release_that_added_a_flag_the_named_release_lacks():

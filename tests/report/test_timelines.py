@@ -233,7 +233,8 @@ def test_generate_as_of_writes_the_date_into_the_rerun_command(cli, tmp_path):
 
 def test_gpt_oss_loads_from_the_release_after_its_launch(cli):
     """gpt-oss came out between vLLM 0.10.0 and 0.10.1: 0.10.1 loads it, on Hopper and Ampere alike, but its tool
-    parser (openai) and reasoning parser (openai_gptoss) are registered from 0.10.2 (PR #22386)."""
+    parser (openai) and reasoning parser (openai_gptoss) are registered from 0.10.2 (PR #22386): until then a plan
+    runs without them and says so."""
     for gpu in ("h200", "a100"):
         result = cli("history", "--gpu", gpu, "--model", "gpt-oss-120b", "--engine", "vllm", "--format", "json")
         assert result.code == 0, result.err
@@ -241,13 +242,18 @@ def test_gpt_oss_loads_from_the_release_after_its_launch(cli):
         verdicts = {b["build"]: b for b in vllm["builds"]}
         assert verdicts["vllm-0.10.0"]["verdict"] == "blocked"
         assert verdicts["vllm-0.10.0"]["gate"] == "architecture"
-        assert verdicts["vllm-0.10.1"]["verdict"] == "blocked"
-        assert verdicts["vllm-0.10.1"]["reason"].startswith("vllm-0.10.1 has no --tool-call-parser openai")
+        assert verdicts["vllm-0.10.1"]["verdict"] == "runnable"
+        assert verdicts["vllm-0.10.1"]["loses"] == [
+            "no tool-call parser",
+            "no reasoning parser",
+        ]
         (flip,) = [f for f in vllm["flips"] if f["to"] == "vllm-0.10.1"]
-        assert flip["change"].startswith("still blocked at architecture: the model loads now, but")
+        assert flip["change"].startswith("architecture now passes: vllm-0.10.1 loads GptOssForCausalLM")
+        assert "vllm-0.10.1 has no --tool-call-parser openai" in flip["change"]
         assert verdicts["vllm-0.10.2"]["verdict"] == "runnable"
+        assert verdicts["vllm-0.10.2"]["loses"] == []
         (flip,) = [f for f in vllm["flips"] if f["to"] == "vllm-0.10.2"]
-        assert flip["change"].startswith("architecture now passes")
+        assert flip["change"].startswith("parsers: ")
         assert "vllm-0.10.2 has --tool-call-parser openai (its sourced list)" in flip["change"]
 
 

@@ -11,20 +11,22 @@ from tests.support.release_history import engine_history, history_of, verdicts
 
 def test_vllm_loads_deepseek_v32_from_0_11_0(cli):
     """DeepSeek-V3.2 (DSA) came out on 2025-09-29; 0.11.0 is the first vLLM release that registers it, and 0.13.0
-    the first whose wheel registers its deepseek_v32 tool parser (a derived plan sets it)."""
+    the first whose wheel registers its deepseek_v32 tool parser (until then a plan runs without it)."""
     vllm = history_of(cli, "vllm", "h200", "deepseek-v3.2", 8)
     builds = verdicts(vllm)
     assert builds["vllm-0.10.2"]["gate"] == "architecture"
     assert builds["vllm-0.11.0"]["released"] == "2025-10-02"
-    assert builds["vllm-0.11.0"]["verdict"] == "blocked"
-    assert builds["vllm-0.11.0"]["reason"].startswith("vllm-0.11.0 has no --tool-call-parser deepseek_v32")
+    assert builds["vllm-0.11.0"]["verdict"] == "runnable"
+    assert builds["vllm-0.11.0"]["loses"] == ["no tool-call parser", "no reasoning parser"]
+    assert builds["vllm-0.11.1"]["loses"] == ["no tool-call parser"]  # deepseek_v3 reasoning arrives in 0.11.1
     (flip,) = [f for f in vllm["flips"] if f["to"] == "vllm-0.11.0"]
-    assert flip["change"].startswith("still blocked at architecture: the model loads now, but vllm-0.11.0 has no")
+    assert flip["change"].startswith("architecture now passes: vllm-0.11.0 loads DeepseekV32ForCausalLM")
     assert builds["vllm-0.13.0"]["verdict"] == "runnable"
+    assert builds["vllm-0.13.0"]["loses"] == []
     (flip,) = [f for f in vllm["flips"] if f["to"] == "vllm-0.13.0"]
-    assert flip["change"].startswith("architecture now passes")
+    assert flip["change"].startswith("parsers: ")
     assert "vllm-0.13.0 has --tool-call-parser deepseek_v32 (its sourced list)" in flip["change"]
-    assert "until vllm-0.11.0 (2025-10-02)" in vllm["summary"]
+    assert "until vllm-0.11.0 (2025-10-02), then runnable (no tool-call parser, no reasoning parser)" in vllm["summary"]
     assert "until vllm-0.13.0 (2025-12-19), runnable since" in vllm["summary"]
 
 
@@ -96,13 +98,14 @@ def vllm_on_h200_as_of(cli: Any, model: str, gpus: int, date: str) -> dict[str, 
 
 
 def test_as_of_around_the_0_11_releases(cli):
-    """The day 0.11.0 is out DeepSeek-V3.2 loads on H200 but its tool parser waits for 0.13.0 (2025-12-19);
+    """The day 0.11.0 is out DeepSeek-V3.2 runs on H200 but its tool parser waits for 0.13.0 (2025-12-19);
     MiniMax-M2 waits for 0.11.1 (2025-11-19)."""
     assert vllm_on_h200_as_of(cli, "deepseek-v3.2", 8, "2025-10-01")["verdict"] == "blocked"
     loads = vllm_on_h200_as_of(cli, "deepseek-v3.2", 8, "2025-10-02")
-    assert loads["verdict"] == "blocked"
-    reasons = {r["reason"] for r in rejections(loads) if r["build"] == "vllm-0.11.0" and r["gate"] == "architecture"}
-    assert reasons and all("has no --tool-call-parser deepseek_v32" in r for r in reasons)
+    assert loads["verdict"] == "runnable"
+    assert loads["plans"][0]["build"] == "vllm-0.11.0"
+    assert any("no tool-call parser: vllm-0.11.0 has no --tool-call-parser deepseek_v32" in n
+               for n in loads["plans"][0]["notes"])  # fmt: skip
     after = vllm_on_h200_as_of(cli, "deepseek-v3.2", 8, "2025-12-19")
     assert after["verdict"] == "runnable"
     assert after["plans"][0]["build"] == "vllm-0.13.0"

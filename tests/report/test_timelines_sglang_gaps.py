@@ -80,34 +80,40 @@ def test_qwen3_next_loads_from_0_5_2_and_stays_unknown_on_its_linear_attention(c
 
 
 def test_the_final_deepseek_v32_waits_for_its_dsml_tool_parser(cli):
-    """0.5.3 loads DeepseekV32ForCausalLM (the V3.2-Exp launch images), but the final V3.2 (2025-12-01) needs the
-    deepseekv32 parser, which the 2025 releases before 0.5.6.post2 lack."""
+    """0.5.3 loads DeepseekV32ForCausalLM (the V3.2-Exp launch images), but the final V3.2 (2025-12-01) writes tool
+    calls for the deepseekv32 parser, which the 2025 releases before 0.5.6.post2 lack: they run it without one."""
     builds = verdicts(sglang_history(cli, "h200", "deepseek-v3.2", 8))
     for release in ("sglang-0.5.3", "sglang-0.5.4.post3", "sglang-0.5.5"):
-        assert builds[release]["gate"] == "architecture"
-        assert "has no --tool-call-parser deepseekv32" in builds[release]["reason"]
+        assert builds[release]["verdict"] == "runnable"
+        assert "no tool-call parser" in builds[release]["loses"]
     assert builds["sglang-0.5.6.post2"]["verdict"] == "runnable"
+    assert "no tool-call parser" not in builds["sglang-0.5.6.post2"]["loses"]
 
 
 def test_glm47_on_the_0_5_0rc2_images_lacks_its_tool_parser(cli):
-    """GLM-4.7 (December 2025) loads as Glm4MoeForCausalLM, but the August 2025 parser list has no glm47."""
+    """GLM-4.7 (December 2025) loads as Glm4MoeForCausalLM, but the August 2025 parser list has no glm47: the plan
+    leaves the flag out (the server would refuse the name) and says so."""
     document = explain(cli, "--gpu", "h200", "--model", "glm-4.7", "--build", "sglang==0.5.0")
     assert document["request"]["build"] == "sglang-0.5.0rc2"
-    assert document["verdict"] == "blocked"
-    (reason,) = {r["reason"] for r in rejections(document) if r["gate"] == "architecture"}
-    assert "sglang-0.5.0rc2 has no --tool-call-parser glm47" in reason
+    assert document["verdict"] == "runnable"
+    plan = document["plans"][0]
+    assert "--tool-call-parser" not in plan["argv"]
+    assert any(
+        n.startswith("no tool-call parser: sglang-0.5.0rc2 has no --tool-call-parser glm47") for n in plan["notes"]
+    )
 
 
 def test_glm47_plans_from_0_5_8_the_first_release_known_to_have_its_parser(cli):
     """GLM-4.7 (2025-12-22) loads as Glm4MoeForCausalLM everywhere from 0.4.10, but its glm47 tool parser is first
-    registered in 0.5.8 (the published wheels); the 2025 releases refuse it and name 0.5.8."""
+    registered in 0.5.8 (the published wheels); the 2025 releases run it without and name 0.5.8."""
     sglang = sglang_history(cli, "h200", "glm-4.7", 8)
     builds = verdicts(sglang)
     for release in ("sglang-0.5.5", "sglang-0.5.6.post2"):
-        assert builds[release]["gate"] == "architecture"
-        assert "has no --tool-call-parser glm47" in builds[release]["reason"]
+        assert builds[release]["verdict"] == "runnable"
+        assert builds[release]["loses"] == ["no tool-call parser"]
     assert builds["sglang-0.5.8"]["verdict"] == "runnable"
-    assert "until sglang-0.5.8 (2026-01-30), runnable since" in sglang["summary"]
+    assert builds["sglang-0.5.8"]["loses"] == []
+    assert "(no tool-call parser) until sglang-0.5.8 (2026-01-30), runnable since" in sglang["summary"]
     plan = explain(cli, "--gpu", "h200", "--model", "glm-4.7", "--gpus", "8", "--build", "sglang==0.5.8")["plans"][0]
     assert "glm47" in plan["argv"]
     assert not [n for n in plan["notes"] if "--tool-call-parser glm47: not known to exist" in n]
