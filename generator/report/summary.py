@@ -14,10 +14,10 @@ if TYPE_CHECKING:
     from ..plan.types import Resolution
 
 
-def explanation(catalog: Catalog, resolution: Resolution, verbose: bool = False) -> str:
+def explanation(catalog: Catalog, resolution: Resolution, verbose: bool = False, tail: list[str] | None = None) -> str:
     """explain's trace with its advice: where else the model runs when blocked, or runs faster when offloaded."""
     alts = alternatives(catalog, resolution) if not resolution.plans else faster_elsewhere(catalog, resolution)
-    return explain_text(resolution, alts, verbose=verbose)
+    return explain_text(resolution, alts, verbose=verbose, tail=tail)
 
 
 def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
@@ -29,7 +29,9 @@ def generate_summary(
 ) -> str:
     """One screen for a runnable request; `folder` is the output folder as it may be printed."""
     top, request = resolution.plans[0], resolution.request
-    lines = [f"{target_line(resolution)}: RUNNABLE", f"  understood: {request.target_note}"]
+    speed = top.candidate.speed
+    slow = f", slow: ~{speed.short().split('~', 1)[1]} (estimate)" if speed is not None and speed.slow else ""
+    lines = [f"{target_line(resolution)}: RUNNABLE{slow}", f"  understood: {request.target_note}"]
     if request.weights_folder is not None:
         lines.append(f"  weights: the local folder {request.weights_folder}, mounted read-only; nothing is downloaded")
         if request.weights_blobs:
