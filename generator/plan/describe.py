@@ -8,6 +8,7 @@ from __future__ import annotations
 import textwrap
 
 from .memory import Budget
+from .speed import SLOW_TPS, rate
 from .types import Candidate, Resolution
 
 MARK = {"pass": "✓", "fail": "✗", "unknown": "?"}
@@ -77,6 +78,19 @@ def speed_lines(cand: Candidate, indent: str = "     ") -> list[str]:
 
 def gate_lines(cand: Candidate, indent: str = "     ") -> list[str]:
     return [f"{indent}{MARK[g.outcome]} {g.gate:<13} {g.reason}" for g in cand.gates]
+
+
+def slow_words(cand: Candidate) -> str:
+    """What a verdict adds for a slow plan (under 5 tok/s per request, or paced by host offload)."""
+    speed = cand.speed
+    if speed is None or not speed.slow:
+        return ""
+    return f", {slow_word(speed.decode_tps)}: ~{rate(speed.decode_tps)} tok/s per request (estimate)"
+
+
+def slow_word(decode_tps: float) -> str:
+    """ "slow" under 5 tok/s per request; a faster plan that host offload paces is "offload-bound"."""
+    return "slow" if decode_tps < SLOW_TPS else "offload-bound"
 
 
 def candidate_title(cand: Candidate) -> str:

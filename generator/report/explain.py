@@ -10,6 +10,7 @@ from ..plan.describe import (
     candidate_title,
     fit,
     gate_lines,
+    slow_word,
     speed_lines,
     target_line,
 )
@@ -97,7 +98,8 @@ def verdict_line(r: Resolution, alternatives: list[Alternative]) -> str:
     best = max(quicker, key=lambda a: a.decode_tps or 0.0, default=None)
     faster = f"on {best.target}, ~{tps(best.decode_tps or 0.0)} tok/s per request" if best else "more GPU memory"
     return (
-        f"VERDICT: runnable, slow: ~{tps(speed.decode_tps)} tok/s per request ({cause}) — faster: {faster} — "
+        f"VERDICT: runnable, {slow_word(speed.decode_tps)}: ~{tps(speed.decode_tps)} tok/s per request ({cause}) — "
+        f"faster: {faster} — "
         f"{len(r.plans)} plan(s)"
     )
 

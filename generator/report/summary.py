@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..plan.advice import alternatives, faster_elsewhere
 from ..plan.checkpoint_size import ESTIMATED
-from ..plan.describe import candidate_title, closest_lines, target_line
+from ..plan.describe import candidate_title, closest_lines, slow_words, target_line
 from .explain import explain_text
 
 if TYPE_CHECKING:
@@ -29,9 +29,7 @@ def generate_summary(
 ) -> str:
     """One screen for a runnable request; `folder` is the output folder as it may be printed."""
     top, request = resolution.plans[0], resolution.request
-    speed = top.candidate.speed
-    slow = f", slow: ~{speed.short().split('~', 1)[1]} (estimate)" if speed is not None and speed.slow else ""
-    lines = [f"{target_line(resolution)}: RUNNABLE{slow}", f"  understood: {request.target_note}"]
+    lines = [f"{target_line(resolution)}: RUNNABLE{slow_words(top.candidate)}", f"  understood: {request.target_note}"]
     if request.weights_folder is not None:
         lines.append(f"  weights: the local folder {request.weights_folder}, mounted read-only; nothing is downloaded")
         if request.weights_blobs:

@@ -75,6 +75,8 @@ def test_a_slow_plan_says_slow_in_the_verdict_itself(tmp_path, args: tuple[str, 
     assert ("offload" in figure.group(2)) == (plan.get("offload") is not None)
     generated = run_cli("generate", *args, "--out", str(tmp_path / "o")).out.splitlines()[0]
     assert generated.endswith(f"RUNNABLE, slow: ~{figure.group(1)} tok/s per request (estimate)"), generated
+    readme = (tmp_path / "o" / "README.md").read_text()
+    assert f"**Verdict: runnable, slow: \\~{figure.group(1)} tok/s per request (estimate).**" in readme
 
 
 def test_a_fast_plan_is_runnable_without_a_warning() -> None:
@@ -84,3 +86,10 @@ def test_a_fast_plan_is_runnable_without_a_warning() -> None:
         if line.startswith("VERDICT")
     )
     assert verdict.startswith("VERDICT: runnable — ") and "slow" not in verdict
+
+
+def test_a_fast_plan_paced_by_host_offload_says_so_in_the_verdict() -> None:
+    args = ("--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--host-memory", "128")
+    verdict = next(line for line in run_cli("explain", *args).out.splitlines() if line.startswith("VERDICT"))
+    assert re.match(r"VERDICT: runnable, offload-bound: ~\d+ tok/s per request \(host offload, paced by ", verdict)
+    assert "— faster: on " in verdict
