@@ -75,7 +75,7 @@ def _explain(
         why = "needs host offload; faster without it" if top.offload is not None else "is slow; faster"
         out.extend(["", f"Plan #1 {why}, on other hardware:"])
         out.extend(row for alt in alternatives for row in _said(f"  • on {alt.target}: {alt.summary}", verbose, "    "))
-    out.extend(row for line in tail for row in _said(line, verbose, "    "))
+    out.extend(row for line in tail for row in _said(line, verbose, "    ", 3))  # a build history, said whole
     return "\n".join(out) + "\n"
 
 
