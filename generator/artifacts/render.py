@@ -23,7 +23,7 @@ from ..checkpoint.gguf import download_pattern
 from ..errors import InternalError, RecipegenError
 from ..frozen import frozen
 from ..plan.checkpoint_size import checkpoint_bytes
-from ..plan.describe import budget_table, candidate_title, speed_lines, target_line
+from ..plan.describe import budget_table, candidate_title, slow_words, speed_lines, target_line
 from ..plan.flags import container_model_path, model_dir
 from ..plan.types import Flag, Resolution
 from .container import START_PERIOD_S, ContainerSpec, container_spec, docker_mounts, node_flags
@@ -138,7 +138,7 @@ def context_for(resolution: Resolution, command_line: str, build_file: str | Non
         "version": __version__,
         "command_line": command_line,
         "title": target_line(resolution),
-        "verdict": resolution.verdict,
+        "verdict": resolution.verdict + slow_words(cand),
         "plan": plan,
         "plan_title": candidate_title(cand),
         "why_first": plan.why_first,

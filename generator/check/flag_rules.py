@@ -6,6 +6,7 @@ findings of its rule; check/lint.py runs them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Literal
@@ -22,8 +23,9 @@ VLLM_QUANTIZATION_DOC = Source(
     url="https://docs.vllm.ai/en/latest/models/engine_args.html",
     note="--quantization: if None, vLLM first checks the quantization_config attribute in the model config file",
 )
-SEED_LOCAL_PATH = Source(
-    url="https://huggingface.co/LibertAIDAI/GLM-5.3-Flash-NVFP4", note="point the engine at a local directory"
+HF_DOWNLOAD_DOC = Source(
+    url="https://huggingface.co/docs/huggingface_hub/guides/cli#hf-download",
+    note="hf download REPO --local-dir DIR: the files in a local directory the engine is pointed at",
 )
 FILE_HINT = "FNAME"  # the value hint llama.cpp's own argument table gives an option that opens one file
 LLAMA_SPLIT_DOC = Source(
@@ -128,7 +130,7 @@ def path_findings(model: Model, engine: Engine, model_flag: str | None, model_ar
                 local[0].text,
                 f"hf download {model_arg} --local-dir /models/{model_arg.rsplit('/', 1)[-1]}, then "
                 f"{flag if model_flag else 'pass'} /models/{model_arg.rsplit('/', 1)[-1]}",
-                tuple(local[0].sources) or (SEED_LOCAL_PATH,),
+                tuple(local[0].sources) or (HF_DOWNLOAD_DOC,),
             )
         ]
     return [
@@ -140,9 +142,16 @@ def path_findings(model: Model, engine: Engine, model_flag: str | None, model_ar
             "the engine downloads the weights at start-up, into the container unless a cache is mounted",
             "recipegen's launch.sh downloads first and mounts a local directory read-only",
             f"hf download {model_arg} --local-dir DIR, then pass DIR",
-            (SEED_LOCAL_PATH,),
+            (*_repo_page(model_arg), HF_DOWNLOAD_DOC),
         )
     ]
+
+
+def _repo_page(repo: str) -> tuple[Source, ...]:
+    """The Hub page of the repo a command names, when it is spelled as a repo id."""
+    if re.fullmatch(r"[\w.-]+/[\w.-]+", repo) is None:
+        return ()
+    return (Source(url=f"https://huggingface.co/{repo}", note="the repo the command names"),)
 
 
 def _first_gguf(folder: Path) -> str | None:

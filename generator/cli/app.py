@@ -21,6 +21,7 @@ import typer.main
 from ..errors import ExitCode, RecipegenError
 from . import catalog, diagnose, history, inspect, kube, lint, machine, plan
 from . import values as cli_values
+from .examples import epilog
 
 app = typer.Typer(
     add_completion=False,
@@ -31,9 +32,11 @@ app = typer.Typer(
     help="Can this open LLM run on these GPUs — why or why not, and exactly how.",
 )
 # The root command and `generate` are one function: `recipegen --gpu … --model …` needs no subcommand.
-app.callback()(plan.generate)
+app.callback(epilog=epilog("recipegen"))(plan.generate)
 for group in (plan, catalog, diagnose, history, inspect, lint, machine, kube):  # the order of `--help`
     app.registered_commands.extend(group.commands.registered_commands)
+for info in app.registered_commands:  # each command's --help ends with its examples
+    info.epilog = epilog(typer.main.get_command_name(info.name or info.callback.__name__))  # type: ignore[union-attr]
 
 
 def main() -> None:

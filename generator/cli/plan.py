@@ -224,5 +224,4 @@ def explain(
         from ..report.history import explain_lines
         from ..report.summary import explanation
 
-        typer.echo(explanation(catalog, resolution, verbose), nl=False)
-        typer.echo("\n".join(explain_lines(catalog, resolution)))
+        typer.echo(explanation(catalog, resolution, verbose, explain_lines(catalog, resolution)), nl=False)

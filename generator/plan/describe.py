@@ -5,7 +5,10 @@ The folder's README.md (artifacts) and `explain` (report) print the same lines, 
 
 from __future__ import annotations
 
+import textwrap
+
 from .memory import Budget
+from .speed import SLOW_TPS, rate
 from .types import Candidate, Resolution
 
 MARK = {"pass": "✓", "fail": "✗", "unknown": "?"}
@@ -47,6 +50,17 @@ def budget_table(b: Budget, indent: str = "     ") -> list[str]:
     return rows
 
 
+def budget_summary(b: Budget, indent: str = "     ") -> list[str]:
+    """The budget in one line (the default view's): what each GPU holds and what it decides."""
+    fraction = f" × {b.fraction:g}" if b.fraction is not None else ""
+    reserve = f" + reserve {b.reserve_gib:.2f} (estimate)" if b.reserve_gib else ""
+    text = (
+        f"memory per GPU ({b.gpu_gib:g} GiB{fraction}): weights {b.weights_gib:.2f} GiB{reserve} + KV pool "
+        f"{b.kv_pool_gib:.2f} GiB → context {b.context}, concurrency {b.concurrency} (decided by: {b.limit})"
+    )
+    return wrap(text, indent, indent + "  ")
+
+
 def speed_lines(cand: Candidate, indent: str = "     ") -> list[str]:
     """The estimate, its derivation and its assumptions; the band comes from the calibration table."""
     est = cand.speed
@@ -64,6 +78,19 @@ def speed_lines(cand: Candidate, indent: str = "     ") -> list[str]:
 
 def gate_lines(cand: Candidate, indent: str = "     ") -> list[str]:
     return [f"{indent}{MARK[g.outcome]} {g.gate:<13} {g.reason}" for g in cand.gates]
+
+
+def slow_words(cand: Candidate) -> str:
+    """What a verdict adds for a slow plan (under 5 tok/s per request, or paced by host offload)."""
+    speed = cand.speed
+    if speed is None or not speed.slow:
+        return ""
+    return f", {slow_word(speed.decode_tps)}: ~{rate(speed.decode_tps)} tok/s per request (estimate)"
+
+
+def slow_word(decode_tps: float) -> str:
+    """ "slow" under 5 tok/s per request; a faster plan that host offload paces is "offload-bound"."""
+    return "slow" if decode_tps < SLOW_TPS else "offload-bound"
 
 
 def candidate_title(cand: Candidate) -> str:
@@ -104,3 +131,29 @@ def closest_lines(r: Resolution, limit: int, more: str, indent: str = "  ") -> l
 
 
 LINE = 160  # the longest line a default view prints; longer text is clipped with "…"
+MORE = " (--verbose)"  # where an elided text of the default view is said in full
+
+
+def wrap(text: str, first: str, hang: str, lines: int = 2, width: int = LINE) -> list[str]:
+    """`text` in at most `lines` lines of `width`, broken at spaces with a hanging indent; what does not fit
+    ends in "…" and names --verbose, where the whole text is printed."""
+    out = textwrap.wrap(
+        text,
+        width,
+        initial_indent=first,
+        subsequent_indent=hang,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    if len(out) <= lines:
+        return out
+    kept, rest = out[: lines - 1], out[lines - 1]
+    prefix = first if not kept else hang
+    body = " ".join([rest[len(prefix) :], out[lines].strip()])
+    return [*kept, prefix + clip(body, width - len(prefix) - len(MORE) - 1).removesuffix("…") + "…" + MORE]
+
+
+def fit(line: str, hang: str = "     ", lines: int = 2) -> list[str]:
+    """A default view's line wrapped to the screen under its own indent, hanging by at least two more."""
+    indent = line[: len(line) - len(line.lstrip())]
+    return wrap(line.lstrip(), indent, max(hang, indent + "  ", key=len), lines) or [line]

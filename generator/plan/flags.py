@@ -87,6 +87,16 @@ def settings_from_deployment(engine: Engine, dep: Deployment, layout: Layout) ->
     return settings_from_args(engine, [(a.flag, a.value) for a in dep.args], layout)
 
 
+def parser_sources(model: Model, names: tuple[str | None, ...]) -> list[Source]:
+    """The model's sources that name its parsers (the most of them first), not merely its first source."""
+    score = {id(s): sum(1 for n in names if n and n in (s.note or "")) for s in model.sources}
+    best = max(score.values(), default=0)
+    if best:
+        return [s for s in model.sources if score[id(s)] == best][:2]
+    about = [s for s in model.sources if "parser" in (s.note or "")]
+    return about[:2] or list(model.sources[:1])
+
+
 def parsers_for(
     model: Model, engine: Engine, build: Build, cc: object
 ) -> tuple[str | None, str | None, list[str], list[Source]]:
@@ -94,7 +104,7 @@ def parsers_for(
     tool = base.tool if base else None
     reasoning = base.reasoning if base else None
     notes: list[str] = []
-    sources: list[Source] = list(model.sources[:1])
+    sources = parser_sources(model, (tool, reasoning))
     for override in model.parser_overrides:
         if override.engine != engine.id:
             continue

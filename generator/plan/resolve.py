@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from ..catalog.index import Catalog
 from ..catalog.schema import Source
 from ..frozen import evolve
-from .candidates import LOW_BITS
+from .candidates import LOW_BITS, candidates_for
 from .defects import applies, defects, with_workarounds
 from .flags import (
     argv_of,
@@ -191,7 +191,23 @@ def find_changes(candidates: list[Candidate]) -> list[Change]:
 
 
 def resolve(catalog: Catalog, request: Request) -> Resolution:
-    return resolution_of(rank(catalog, request))
+    resolution = resolution_of(rank(catalog, request))
+    if not resolution.changes:
+        return resolution
+    return evolve(resolution, changes=tuple(first_passes(catalog, resolution)))
+
+
+def first_passes(catalog: Catalog, r: Resolution) -> list[Change]:
+    """The changes the resolution's own builds show (the newest release against the older side paths),
+    told as history tells them: from every release, so "passes since" names the first build in date order
+    that passes, not the newest one."""
+    shown = {(ch.engine, ch.gate) for ch in r.changes}
+    every = [
+        cand
+        for engine in sorted({ch.engine for ch in r.changes})
+        for cand in candidates_for(catalog, evolve(r.request, engine=engine), r.layout, every_release=True)
+    ]
+    return [ch for ch in find_changes(every) if (ch.engine, ch.gate) in shown]
 
 
 def resolution_of(ranking: Ranking) -> Resolution:

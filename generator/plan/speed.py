@@ -98,15 +98,22 @@ class Estimate:
         """ "~N tok/s per request (likely A–B)": the expected figure and the band of its class."""
         low, high = self.band
         return (
-            f"~{_tps(self.decode_tps)} tok/s per request (likely {_tps(low * self.decode_tps)}–"
-            f"{_tps(high * self.decode_tps)})"
+            f"~{rate(self.decode_tps)} tok/s per request (likely {rate(low * self.decode_tps)}–"
+            f"{rate(high * self.decode_tps)})"
         )
+
+    def short(self) -> str:
+        """The per-request figure alone, "slow" or "offload-bound" first when it is: a runner-up's one line."""
+        line = f"~{rate(self.decode_tps)} tok/s per request"
+        if self.bound in OFFLOAD_BOUND:
+            return f"offload-bound: {line}"
+        return f"slow: {line}" if self.slow else line
 
     def speed_line(self) -> str:
         """The one figure a user reads, with the total at the planned concurrency; "slow" first when it is."""
         line = self.per_request()
         if self.concurrency > 1:
-            line += f", ~{_tps(self.aggregate_tps)} tok/s total at {self.concurrency} requests"
+            line += f", ~{rate(self.aggregate_tps)} tok/s total at {self.concurrency} requests"
         if self.bound in OFFLOAD_BOUND:
             line = f"offload-bound (paced by {self.bound}): {line}"
         elif self.slow:
@@ -125,7 +132,7 @@ class Estimate:
         )
 
 
-def _tps(v: float) -> str:
+def rate(v: float) -> str:
     return f"{v:.1f}" if v < 10 else f"{v:,.0f}"
 
 

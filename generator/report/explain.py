@@ -3,56 +3,58 @@
 from __future__ import annotations
 
 from ..plan.advice import Alternative
-from ..plan.describe import MARK, budget_table, candidate_title, gate_lines, speed_lines, target_line
+from ..plan.describe import (
+    MARK,
+    budget_summary,
+    budget_table,
+    candidate_title,
+    fit,
+    gate_lines,
+    slow_word,
+    speed_lines,
+    target_line,
+)
 from ..plan.describe import closest_lines as describe_closest
+from ..plan.speed import rate as tps
 from ..plan.types import GATES, Candidate, Resolution
 
 
-def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, verbose: bool = False) -> str:
+def explain_text(
+    r: Resolution, alternatives: list[Alternative] | None = None, verbose: bool = False, tail: list[str] | None = None
+) -> str:
+    """The trace; `tail` (explain's history lines) ends it. The default view fits one screen: when it would
+    run past SCREEN lines its notes give way first, to one line each, then the last ones."""
+    if verbose:
+        return _explain(r, alternatives, True, tail or [], KEY_NOTES, 2)
+    for notes, lines in ((KEY_NOTES, 2), *((n, 1) for n in range(KEY_NOTES, 0, -1))):
+        text = _explain(r, alternatives, False, tail or [], notes, lines)
+        if text.count("\n") <= SCREEN:
+            break
+    return text
+
+
+def _explain(
+    r: Resolution, alternatives: list[Alternative] | None, verbose: bool, tail: list[str], notes: int, lines: int
+) -> str:
     hw = r.request.hardware
     out: list[str] = [f"recipegen explain — {target_line(r)}"]
     link = hw.interconnect.kind + (f" {hw.interconnect.bandwidth_gbs:g} GB/s" if hw.interconnect.bandwidth_gbs else "")
     fp8, fp4 = ("yes" if flag else "no" for flag in (hw.fp8_tensor_cores, hw.fp4_tensor_cores))
-    out.append(
-        f"  target: {hw.compute_capability.sm} ({hw.family}), {hw.memory_gib:g} GiB {hw.memory_kind}, "
-        f"{hw.smem_per_block_optin:,} B shared memory per block, FP8 tensor cores {fp8}, FP4 {fp4}, "
-        f"host {'/'.join(hw.host_arch)}, {link}"
-    )
+    if verbose:  # the title names the capability and memory; the rest is for a kernel question
+        out.append(
+            f"  target: {hw.compute_capability.sm} ({hw.family}), {hw.memory_gib:g} GiB {hw.memory_kind}, "
+            f"{hw.smem_per_block_optin:,} B shared memory per block, FP8 tensor cores {fp8}, FP4 {fp4}, "
+            f"host {'/'.join(hw.host_arch)}, {link}"
+        )
     if r.request.target_note:
-        out.append(f"  understood: {r.request.target_note}")
-    out.append(f"  layout: {r.layout_note}")
+        out.extend(_said(f"  understood: {r.request.target_note}", verbose))
+    out.extend(_said(f"  layout: {r.layout_note}", verbose))
     out.append("")
     if r.plans:
-        out.append(f"VERDICT: runnable — {len(r.plans)} plan(s)")
-        for plan in r.plans:
-            cand = plan.candidate
-            out.append(f"  #{plan.rank} {candidate_title(cand)}")
-            if plan.rank > 1 and not verbose:
-                if cand.speed is not None:
-                    out.append(f"     speed (estimate): {cand.speed.headline()}")
-                if plan.rank >= 3:
-                    rest = len(r.plans) - plan.rank
-                    if rest:
-                        out.append(f"  … {rest} more runnable plan(s) (--verbose or --format json lists them all)")
-                    break
-                continue
-            if plan.why_first:
-                out.append(f"     why first: {plan.why_first}")
-            out.extend(gate_lines(cand))
-            if plan.rank == 1 and cand.budget is not None:
-                out.extend(budget_table(cand.budget))
-            if plan.rank == 1:
-                out.extend(speed_lines(cand))
-            elif cand.speed is not None:
-                out.append(f"     speed (estimate): {cand.speed.headline()}")
-            if plan.rank == 1:
-                out.append("     command: " + " ".join(plan.argv))
-                shown = plan.notes if verbose else plan.notes[:KEY_NOTES]
-                out.extend(f"     note: {note}" for note in shown)
-                if len(plan.notes) > len(shown):
-                    out.append(f"     … {len(plan.notes) - len(shown)} more note(s) (--verbose)")
+        out.extend(_said(verdict_line(r, alternatives or []), verbose))
+        out.extend(plan_lines(r, verbose, notes, lines))
     elif r.undecided:
-        out.append(unknown_verdict(r))
+        out.extend(_said(unknown_verdict(r), verbose))
     else:
         out.append("VERDICT: blocked — no engine build runs this model on this target")
     out.append("")
@@ -61,22 +63,88 @@ def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, v
         out.append("")
         out.append("What changed between builds:")
         for ch in r.changes:
-            out.append(
+            line = (
                 f"  • {ch.engine} / {ch.variant} — {ch.gate}: blocked in {ch.before_build} ({ch.before_date}); "
-                f"passes since {ch.after_build} ({ch.after_date}): {ch.after_reason}"
+                f"passes since {ch.after_build} ({ch.after_date})" + (f": {ch.after_reason}" if verbose else "")
             )
+            out.extend(_said(line, verbose, "    "))
     if not r.plans:
-        out.extend(advice_lines(r, alternatives or []))
+        out.extend(row for line in advice_lines(r, alternatives or [], verbose) for row in _said(line, verbose, "    "))
     elif alternatives:
         top = r.plans[0].candidate
         why = "needs host offload; faster without it" if top.offload is not None else "is slow; faster"
         out.extend(["", f"Plan #1 {why}, with more or other GPUs (the fewest that run it):"])
-        out.extend(f"  • on {alt.target}: {alt.summary}" for alt in alternatives)
+        out.extend(row for alt in alternatives for row in _said(f"  • on {alt.target}: {alt.summary}", verbose, "    "))
+    out.extend(row for line in tail for row in _said(line, verbose, "    ", 3))  # a build history, said whole
     return "\n".join(out) + "\n"
 
 
+def _said(line: str, verbose: bool, hang: str = "     ", lines: int = 2) -> list[str]:
+    """A line of the default view wrapped to the screen (at most `lines`, the rest elided and left to
+    --verbose); --verbose prints it whole."""
+    return [line] if verbose else fit(line, hang, lines)
+
+
+def verdict_line(r: Resolution, alternatives: list[Alternative]) -> str:
+    """RUNNABLE, and slow when plan #1 is (under 5 tok/s per request or paced by host offload), with where it
+    runs faster: no one reads "runnable" alone for a plan at ~1 tok/s."""
+    top = r.plans[0].candidate
+    head = f"VERDICT: runnable — {len(r.plans)} plan(s)"
+    speed = top.speed
+    if speed is None or not speed.slow:
+        return head
+    cause = f"host offload, paced by {speed.bound}" if top.offload is not None else f"bound by {speed.bound}"
+    quicker = [a for a in alternatives if a.decode_tps is not None and a.decode_tps > speed.decode_tps]
+    best = max(quicker, key=lambda a: a.decode_tps or 0.0, default=None)
+    faster = f"on {best.target}, ~{tps(best.decode_tps or 0.0)} tok/s per request" if best else "more GPU memory"
+    return (
+        f"VERDICT: runnable, {slow_word(speed.decode_tps)}: ~{tps(speed.decode_tps)} tok/s per request ({cause}) — "
+        f"faster: {faster} — "
+        f"{len(r.plans)} plan(s)"
+    )
+
+
+def plan_lines(r: Resolution, verbose: bool, key_notes: int = 5, note_lines: int = 2) -> list[str]:
+    out: list[str] = []
+    for plan in r.plans:
+        cand = plan.candidate
+        if plan.rank > 1 and not verbose:
+            if plan.rank > SHOWN_PLANS:
+                rest = len(r.plans) - SHOWN_PLANS
+                out.append(f"  … {rest} more runnable plan(s) (--verbose or --format json lists them all)")
+                break
+            speed = f" — {cand.speed.short()} (estimate)" if cand.speed is not None else ""
+            out.extend(_said(f"  #{plan.rank} {candidate_title(cand)}{speed}", verbose))
+            continue
+        out.extend(_said(f"  #{plan.rank} {candidate_title(cand)}", verbose))
+        if plan.why_first:
+            out.extend(_said(f"     why first: {plan.why_first}", verbose, "       "))
+        gates = gate_lines(cand)
+        out.extend(line for row in gates for line in _said(row, verbose, " " * 20))
+        if plan.rank == 1 and cand.budget is not None:
+            out.extend(budget_table(cand.budget) if verbose else budget_summary(cand.budget))
+        if plan.rank == 1:
+            shown_speed = speed_lines(cand) if verbose else speed_lines(cand)[: 2 if cand.offload is not None else 1]
+            out.extend(line for row in shown_speed for line in _said(row, verbose, "       "))
+        elif cand.speed is not None:
+            out.append(f"     speed (estimate): {cand.speed.headline()}")
+        if plan.rank == 1:
+            out.append("     command: " + " ".join(plan.argv))
+            said = {g.reason for g in cand.gates}  # a note that repeats a gate's reason is said once, there
+            notes = [n for n in plan.notes if n not in said]
+            shown = notes if verbose else notes[:key_notes]
+            out.extend(
+                line for note in shown for line in _said(f"     note: {note}", verbose, "           ", note_lines)
+            )
+            if len(notes) > len(shown):
+                out.append(f"     … {len(notes) - len(shown)} more note(s) (--verbose)")
+    return out
+
+
 KEY_NOTES = 5  # the default view's notes, most important first; --verbose shows all
+SCREEN = 40  # the default view's lines at most (the copy-paste command is one, however long)
 CLOSEST = 3  # the default view's rejected paths, closest first
+SHOWN_PLANS = 2  # the default view's plans: #1 in full, the next one in a line
 
 
 def closest_lines(r: Resolution) -> list[str]:
@@ -160,14 +228,14 @@ def unknown_verdict(r: Resolution) -> str:
     return f"VERDICT: unknown — no path is known to run, but {len(r.undecided)} path(s) fail no gate: {shown}"
 
 
-def advice_lines(r: Resolution, alternatives: list[Alternative]) -> list[str]:
+def advice_lines(r: Resolution, alternatives: list[Alternative], verbose: bool = True) -> list[str]:
     out = ["", "What would make it run:"]
 
     def failing(c: Candidate) -> list[tuple[str, str]]:
         return [(g.gate, g.outcome) for g in c.failing()]
 
     memory_only = [c for c in r.candidates if failing(c) == [("memory", "fail")]]
-    for cand in memory_only[:4]:
+    for cand in memory_only[: 4 if verbose else 2]:
         b = cand.budget
         extra = f" (weights {b.weights_gib:.1f} GiB per GPU)" if b else ""
         out.append(f"  • more or larger GPUs: {candidate_title(cand)} passes every gate but memory{extra}")
@@ -175,7 +243,7 @@ def advice_lines(r: Resolution, alternatives: list[Alternative]) -> list[str]:
         if need is not None:
             out.append(f"    or a host with {need:g} GiB of RAM: it runs with host offload at --host-memory {need:g}")
     unknown = [c for c in r.candidates if c.failing() and all(g.outcome == "unknown" for g in c.failing())]
-    for cand in unknown[:3]:
+    for cand in unknown[: 3 if verbose else 1]:
         reasons = "; ".join(g.reason for g in cand.failing())
         out.append(f"  • unknown, nothing rules it out: {candidate_title(cand)} — {reasons}")
     unsized = sorted({c.variant.repo for c in unknown if c.gate("memory").outcome == "unknown" and c.budget is None})

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..plan.advice import alternatives, faster_elsewhere
 from ..plan.checkpoint_size import ESTIMATED
-from ..plan.describe import candidate_title, closest_lines, target_line
+from ..plan.describe import candidate_title, closest_lines, slow_words, target_line
 from .explain import explain_text
 
 if TYPE_CHECKING:
@@ -14,10 +14,10 @@ if TYPE_CHECKING:
     from ..plan.types import Resolution
 
 
-def explanation(catalog: Catalog, resolution: Resolution, verbose: bool = False) -> str:
+def explanation(catalog: Catalog, resolution: Resolution, verbose: bool = False, tail: list[str] | None = None) -> str:
     """explain's trace with its advice: where else the model runs when blocked, or runs faster when offloaded."""
     alts = alternatives(catalog, resolution) if not resolution.plans else faster_elsewhere(catalog, resolution)
-    return explain_text(resolution, alts, verbose=verbose)
+    return explain_text(resolution, alts, verbose=verbose, tail=tail)
 
 
 def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
@@ -29,7 +29,7 @@ def generate_summary(
 ) -> str:
     """One screen for a runnable request; `folder` is the output folder as it may be printed."""
     top, request = resolution.plans[0], resolution.request
-    lines = [f"{target_line(resolution)}: RUNNABLE", f"  understood: {request.target_note}"]
+    lines = [f"{target_line(resolution)}: RUNNABLE{slow_words(top.candidate)}", f"  understood: {request.target_note}"]
     if request.weights_folder is not None:
         lines.append(f"  weights: the local folder {request.weights_folder}, mounted read-only; nothing is downloaded")
         if request.weights_blobs:

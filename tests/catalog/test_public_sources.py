@@ -18,7 +18,22 @@ PACKAGE = Path(recipegen.__file__).parent
 REPO = PACKAGE.parent
 PRIVATE_TEXT = re.compile(
     r"seed[: ]\d{3}|reference:[\w-]+\.md|shared/(?:reference|engine-cli|oracle)|tests/data/oracle"
+    # the reference notes by name, in any prose (a source's note, a build's notes, a comment)
+    r"|\b(?:models|hardware|hardware-kernels-engines|vllm-recipes|peers|style-anchors)\.md\b"
+    # "the reference" as if a user had it, and its section marks and source keys
+    r"|\b[Tt]he reference(?:'s|''s| table| says| states| reports| later| gives| could)\b"
+    r"|\breference (?:models|hardware)\b"
+    r"|\[(?:S|S\+|FI|FA)\]"
 )
+# a section mark names a section of a document the text links to (a paper's §5.4.3); one alone names a note
+SECTION = re.compile(r"§\s?\d")
+
+
+def private_text(text: str) -> list[str]:
+    """The names of private notes in `text`: a bare note name, a note's key, or a § with no link on its line."""
+    found = [m.group(0) for m in PRIVATE_TEXT.finditer(text)]
+    found += [line.strip()[:120] for line in text.splitlines() if SECTION.search(line) and "http" not in line]
+    return found
 
 
 def openable(url: str) -> bool:
@@ -54,12 +69,31 @@ def test_every_catalog_source_opens() -> None:
 def test_no_shipped_text_names_a_private_note() -> None:
     shipped = [p for d in ("recipes", "generator", "templates") for p in (REPO / d).rglob("*")]
     bad = [
-        f"{p.relative_to(REPO)}: {m.group(0)}"
+        f"{p.relative_to(REPO)}: {found}"
         for p in shipped
         if p.suffix in {".yaml", ".py", ".j2", ".md"}
-        for m in PRIVATE_TEXT.finditer(p.read_text())
+        for found in private_text(p.read_text())
     ]
     assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "note: models.md reports it running on 8x A100",
+        "Size from hardware-kernels-engines.md",
+        "the reference table did not re-check it",
+        "SGLang images are v<X> (§6); not checked",
+        "modelopt_fp4 minimum 100 at [S]",
+    ],
+)
+def test_a_note_name_in_prose_is_caught(text: str) -> None:
+    assert private_text(text)
+
+
+def test_a_public_section_is_not_a_note_name() -> None:
+    assert not private_text("https://arxiv.org/abs/2412.19437 (DeepSeek-V3 §5.4.3: 85–90 % acceptance)")
+    assert not private_text("cli_reference: vllm-0.33.0; see README.md")
 
 
 @pytest.mark.parametrize(
@@ -81,4 +115,4 @@ def test_every_output_source_opens(tmp_path: Path, args: tuple[str, ...]) -> Non
     texts = [explained.out, generated.out] + [p.read_text() for p in out.rglob("*") if p.is_file()]
     shown += list(urls(json.loads((out / "plan.json").read_text())))
     assert not [u for u in shown if not openable(u)]
-    assert not [m.group(0) for t in texts for m in PRIVATE_TEXT.finditer(t)]
+    assert not [found for t in texts for found in private_text(t)]

@@ -103,7 +103,7 @@ def test_llama_32_small_models_fit_one_consumer_card(model, layers, head):
     plan = data["plans"][0]
     assert data["verdict"] == "runnable" and plan["gpus"] == 1
     assert plan["argv"][plan["argv"].index("--tool-call-parser") + 1] == "llama3_json"
-    text = run_cli("explain", "--gpu", "rtx-4090", "--model", model, "--engine", "vllm").out
+    text = run_cli("explain", "--gpu", "rtx-4090", "--model", model, "--engine", "vllm", "--verbose").out
     assert f"K+V: {layers} layers × 8 KV head(s) × {head} × 2 B" in text  # the KV budget uses the config's shape
 
 
