@@ -18,23 +18,34 @@ from ..plan.describe import closest_lines as describe_closest
 from ..plan.speed import rate as tps
 from ..plan.types import GATES, Candidate, Resolution
 
+FASTER = 3  # the default view's faster layouts for a slow plan
+
 
 def explain_text(
     r: Resolution, alternatives: list[Alternative] | None = None, verbose: bool = False, tail: list[str] | None = None
 ) -> str:
     """The trace; `tail` (explain's history lines) ends it. The default view fits one screen: when it would
-    run past SCREEN lines its notes give way first, to one line each, then the last ones."""
+    run past SCREEN lines its notes give way first, to one line each, then the last ones, then the faster
+    layouts named for a slow plan (the verdict line still names the fastest)."""
     if verbose:
         return _explain(r, alternatives, True, tail or [], KEY_NOTES, 2)
-    for notes, lines in ((KEY_NOTES, 2), *((n, 1) for n in range(KEY_NOTES, 0, -1))):
-        text = _explain(r, alternatives, False, tail or [], notes, lines)
+    fewer_notes = ((n, 1, FASTER) for n in range(KEY_NOTES, 0, -1))
+    steps = ((KEY_NOTES, 2, FASTER), *fewer_notes, (1, 1, 2), (1, 1, 1), (1, 1, 0))
+    for notes, lines, faster in steps:
+        text = _explain(r, alternatives, False, tail or [], notes, lines, faster)
         if text.count("\n") <= SCREEN:
             break
     return text
 
 
 def _explain(
-    r: Resolution, alternatives: list[Alternative] | None, verbose: bool, tail: list[str], notes: int, lines: int
+    r: Resolution,
+    alternatives: list[Alternative] | None,
+    verbose: bool,
+    tail: list[str],
+    notes: int,
+    lines: int,
+    faster: int = FASTER,
 ) -> str:
     hw = r.request.hardware
     out: list[str] = [f"recipegen explain — {target_line(r)}"]
@@ -70,11 +81,12 @@ def _explain(
             out.extend(_said(line, verbose, "    "))
     if not r.plans:
         out.extend(row for line in advice_lines(r, alternatives or [], verbose) for row in _said(line, verbose, "    "))
-    elif alternatives:
+    elif alternatives and (verbose or faster):  # else the verdict line's "faster:" names the best of them
         top = r.plans[0].candidate
         why = "needs host offload; faster without it" if top.offload is not None else "is slow; faster"
         out.extend(["", f"Plan #1 {why}, with more or other GPUs (the fewest that run it):"])
-        out.extend(row for alt in alternatives for row in _said(f"  • on {alt.target}: {alt.summary}", verbose, "    "))
+        shown = alternatives if verbose else alternatives[:faster]
+        out.extend(row for alt in shown for row in _said(f"  • on {alt.target}: {alt.summary}", verbose, "    "))
     out.extend(row for line in tail for row in _said(line, verbose, "    ", 3))  # a build history, said whole
     return "\n".join(out) + "\n"
 
