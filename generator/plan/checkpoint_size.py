@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..catalog.ggml import QUANTIZE_SOURCE, file_type_bits
 from ..catalog.schema import Model, QuantGroup
 
 BYTES_PER_PARAM = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp8_block": 1.0}
@@ -139,10 +140,12 @@ def parts_estimate(model: Model, groups: Sequence[QuantGroup], assumption: str) 
     )
 
 
-def why_not_estimated(model: Model, quant: str) -> str:
+def why_not_estimated(model: Model, quant: str, file: str | None = None) -> str:
     """Why no estimate from the parameter count is possible for this checkpoint (said with the unknown size)."""
     if quant == "gguf":
-        return "a GGUF quantization mixes tensor types per file, so its bits per weight come only from the file"
+        if not file:
+            return "no GGUF file named: the repo holds several quantizations"
+        return f"{file.rsplit('/', 1)[-1]} names no quantization llama-quantize lists"
     if quant not in USUAL and quant not in BYTES_PER_PARAM:
         return f"recipegen knows no bits per weight for {quant}"
     if model.multimodal:
@@ -176,16 +179,37 @@ def int4_estimate(model: Model) -> tuple[float, str] | None:
     )
 
 
+def gguf_estimate(model: Model, file: str | None) -> tuple[float, str] | None:
+    """A GGUF file's size from the parameter count × the whole-file bits per weight of its quantization."""
+    found = file_type_bits(file) if file else None
+    if found is None:
+        return None
+    name, bits, how = found
+    size = model.params_total_b * 1e9 * bits / 8
+    return size, (
+        f"{ESTIMATED} as {size / 1e9:.1f} GB ({name}): {model.params_total_b:g}B parameters × {bits:.2f} bits ({how}, "
+        f"its file size for Llama-3-8B as bits per weight) — assumes the same mix of tensor types as there "
+        f"[{QUANTIZE_SOURCE}]"
+    )
+
+
 def checkpoint_bytes(
-    model: Model, variant_size: float | None, quant: str, groups: Sequence[QuantGroup] = ()
+    model: Model,
+    variant_size: float | None,
+    quant: str,
+    groups: Sequence[QuantGroup] = (),
+    file: str | None = None,
 ) -> tuple[float, str | None] | None:
     """The variant's size, or an estimate from the parameter count and the format's bits per weight: the
     variant's recorded quantization_config (`groups`) where there is one, else the format's usual storage
     (INT4 weight-only with group-128 scales and zeros; Int4-Int8 mixes; FP8 block-scaled; NVFP4/MXFP4 with
-    their block scales), else BF16/FP16 at 2 B and FP8 at 1 B a parameter — each said to be an estimate, with
+    their block scales; a GGUF `file`'s quantization as llama-quantize sizes it), else BF16/FP16 at 2 B and FP8
+    at 1 B a parameter — each said to be an estimate, with
     its assumption. An estimate is ranked like a known size: by what runs best."""
     if variant_size is not None:
         return variant_size, None
+    if quant == "gguf":
+        return gguf_estimate(model, file)
     if groups:
         found = parts_estimate(
             model, groups, "the storage the variant's quantization_config records (its sources say where)"

@@ -65,9 +65,9 @@ def memory(
     When the GPUs alone are too small (or the engine always keeps experts in host RAM), a path that
     loads (`may_offload`) gets the engine's host-offload layout (offload.py) at the planned context."""
     model = request.model
-    sized = checkpoint_bytes(model, variant.size_bytes, variant.quant, variant.quant_groups)
+    sized = checkpoint_bytes(model, variant.size_bytes, variant.quant, variant.quant_groups, variant.file)
     size, size_note = sized if sized is not None else (None, None)
-    why = why_not_estimated(model, variant.quant)
+    why = why_not_estimated(model, variant.quant, variant.file)
     unsized = f"the size of {variant.repo} is not in the catalog, and no estimate from the parameter count ({why})"
     if size is None and dep is not None:
         reason = (

@@ -85,3 +85,32 @@ def test_an_estimated_size_ranks_by_what_runs_best_and_unsized_says_why(catalog)
     kimi = run_cli("explain", "--gpu", "h200", "--gpus", "8", "--model", "kimi-k2.5", "--format", "json", env=OFFLINE)
     unsized = [r["reason"] for r in rejections(kimi.json()) if (r["variant"], r["gate"]) == ("nvfp4", "memory")]
     assert unsized and all("no estimate from the parameter count (its vision tower stays 16-bit" in r for r in unsized)
+
+
+@pytest.mark.parametrize(
+    ("file", "name", "bits"),
+    [
+        # llama-quantize's own table: Q4_K_M is 4.58 GiB for Llama-3-8B's 8,030,261,248 parameters
+        ("Devstral-Small-2507-Q4_K_M.gguf", "Q4_K_M", 4.58 * 2**30 * 8 / 8_030_261_248),
+        ("gemma-3-1b-it-q4_0.gguf", "Q4_0", 4.34 * 2**30 * 8 / 8_030_261_248),
+        ("UD-IQ2_M/GLM-5.2-UD-IQ2_M-00001-of-00006.gguf", "IQ2_M", 2.7),  # stated as 2.7 bpw
+        ("Qwen3-Coder-30B-A3B-Instruct-UD-Q4_K_XL.gguf", "Q4_K_XL", 4.58 * 2**30 * 8 / 8_030_261_248),
+    ],
+)
+def test_a_gguf_file_is_sized_from_its_quantization_name(catalog, file, name, bits):
+    model = catalog.models["qwen3-32b"]
+    size, note = checkpoint_bytes(model, None, "gguf", file=file) or (0.0, None)
+    assert size == pytest.approx(model.params_total_b * 1e9 * bits / 8)
+    assert note is not None and f"({name})" in note and "llama-quantize" in note
+    assert checkpoint_bytes(model, None, "gguf", file="model.gguf") is None  # no quantization in the name
+
+
+def test_a_gguf_plan_of_unknown_size_is_estimated_and_said(catalog):
+    doc = run_cli(
+        "explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "devstral-small-2507", "--format", "json", env=OFFLINE
+    ).json()
+    gguf = [p for p in doc["plans"] if p["quant"] == "gguf" and p["memory"]]
+    assert gguf and all(p["memory"]["weights_estimated"].endswith("(Q4_K_M)") for p in gguf)
+    ids = {v.id for v in catalog.models["devstral-small-2507"].variants if v.quant == "gguf"}
+    unknown = [r for r in rejections(doc) if r["variant"] in ids and (r["gate"], r["outcome"]) == ("memory", "unknown")]
+    assert not unknown, unknown
