@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..catalog.index import Catalog
-from ..catalog.targets import DEFAULT_TARGETS, parse_target
+from ..catalog.schema import Hardware
+from ..catalog.targets import DEFAULT_TARGETS
 from ..frozen import frozen
 from .layout_search import rank
 from .types import Request, Resolution
@@ -42,43 +43,53 @@ def other_variant(catalog: Catalog, blocked: Resolution) -> Alternative | None:
     return Alternative(f"{cand.layout.gpus}×{req.hardware.id}", summary, decode, cand.offload is not None)
 
 
+# the hardware advice tries, besides more of the user's own GPU: the usual datacenter and workstation parts
+OTHER_HARDWARE = tuple(text.split("x", 1)[1] for text in DEFAULT_TARGETS)
+
+
+def _smallest(catalog: Catalog, asked: Request, hardware: Hardware) -> Alternative | None:
+    """The smallest usual layout of `hardware` where the model runs (explain's search, smallest first), as advice."""
+    request = Request(
+        model=asked.model, hardware=hardware, variant=asked.variant, host=asked.host, nodes=1, shrink=False
+    )
+    runnable = rank(catalog, request, rejections="none").runnable  # only the best plan is named
+    if not runnable:
+        return None
+    cand = runnable[0]
+    lay = cand.layout
+    target = f"{lay.nodes}×{hardware.id}" if lay.nodes > 1 else f"{lay.gpus}×{hardware.id}"
+    summary = f"runs with {cand.engine.name} {cand.build.id}, variant {cand.variant.id} ({cand.status})"
+    if cand.offload is not None:
+        summary += ", with host offload"
+    if cand.speed is not None:
+        summary += f"; {cand.speed.per_request()} (estimate)"
+    decode = cand.speed.decode_tps if cand.speed is not None else None
+    return Alternative(target, summary, decode, cand.offload is not None)
+
+
 def alternatives(catalog: Catalog, blocked: Resolution, limit: int = 4) -> list[Alternative]:
+    """Where else the model runs: another variant on the same GPUs, more of the same GPU, then other parts, each at
+    the smallest usual layout that runs it."""
     out: list[Alternative] = []
-    here = blocked.request.hardware.id
+    asked = blocked.request
     same = other_variant(catalog, blocked)
     if same is not None:
         out.append(same)
-    for text in DEFAULT_TARGETS:
-        target = parse_target(catalog, text)
-        if target.hardware.id == here:
-            continue
-        request = Request(
-            model=blocked.request.model,
-            hardware=target.hardware,
-            gpus_per_node=target.gpus_per_node,
-            nodes=target.nodes,
-            shrink=True,
-            variant=blocked.request.variant,
-            host=blocked.request.host,
-        )
-        runnable = rank(catalog, request, rejections="none").runnable  # only the best plan is named
-        if runnable:
-            cand = runnable[0]
-            summary = f"runs with {cand.engine.name} {cand.build.id}, variant {cand.variant.id} ({cand.status})"
-            if cand.offload is not None:
-                summary += ", with host offload"
-            if cand.speed is not None:
-                summary += f"; {cand.speed.per_request()} (estimate)"
-            decode = cand.speed.decode_tps if cand.speed is not None else None
-            out.append(Alternative(target.label, summary, decode, cand.offload is not None))
+    more = _smallest(catalog, asked, asked.hardware) if asked.gpus_per_node is not None else None
+    if more is not None and more.target != f"{blocked.layout.gpus}×{asked.hardware.id}":
+        out.append(more)
+    for hardware_id in OTHER_HARDWARE:
+        hardware = catalog.hardware[hardware_id]
         if len(out) >= limit:
             break
+        if hardware.id != asked.hardware.id and (found := _smallest(catalog, asked, hardware)) is not None:
+            out.append(found)
     return out
 
 
 def faster_elsewhere(catalog: Catalog, resolution: Resolution) -> list[Alternative]:
-    """For a slow plan (host offload, or under 5 tok/s per request): other hardware that holds the model in
-    GPU memory and decodes faster."""
+    """For a slow plan (host offload, or under 5 tok/s per request): more of the same GPU, or other hardware, that
+    holds the model in GPU memory and decodes faster."""
     top = resolution.plans[0].candidate
     if top.speed is None or (top.offload is None and not top.speed.slow):
         return []

@@ -52,6 +52,11 @@ class Measurement(StrictModel):
     offload: Literal["none", "expert-layers", "all-experts"] = "none"
     cpu_expert_layers: int | None = Field(default=None, ge=0)
     host_bandwidth_gbs: float | None = Field(default=None, gt=0)
+    mla_backend: Literal["fused", "triton"] = Field(
+        default="fused",
+        description="MLA decode kernel: fused (FlashMLA, FlashInfer MLA, FA3 MLA) or the Triton path that SGLang and "
+        "vLLM ran DeepSeek's MLA on before February–March 2025",
+    )
     decode_tps: float = Field(gt=0)
     prefill_tps: float | None = Field(default=None, gt=0)
     prefill_tokens: int | None = Field(default=None, ge=1, description="prompt length of the prefill measurement")
@@ -114,6 +119,7 @@ def scenario_of_row(catalog: Catalog, row: Measurement) -> Scenario:
         cpu_expert_layers=cpu_layers,
         cpu_prefill=row.offload == "all-experts",
         engine=row.engine if row.engine in ENGINES else "",
+        mla_triton=row.mla_backend == "triton",
     )
 
 

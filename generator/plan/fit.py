@@ -18,7 +18,7 @@ ENGINES = ("vllm", "sglang", "llama.cpp", "ktransformers")
 DEFAULT_ENGINE = "vllm"  # an engine without measurements takes vLLM's constants
 # before any data: 70 % of the achievable bandwidth, 1 ms per step, 10 µs per layer, 20 µs more per MoE layer,
 # 20 µs more per MLA layer, 5 µs more per weight-only layer; all-reduce latencies of NCCL-class collectives;
-# host RAM at 60 %
+# host RAM at 60 %; the Triton MLA path assumed no dearer than the fused kernels until the data say otherwise
 PRIOR_ENGINE = {
     "mem": 1 / 0.7,
     "step": 1e-3,
@@ -33,6 +33,7 @@ PRIOR_SHARED = {
     "allreduce_network": 50e-6,
     "hop": 50e-6,
     "host": 1 / 0.6,
+    "mla_triton": 20e-6,
 }
 # how far a coefficient may stray from its prior for the cost of one 30 % miss: the pull is weak where the
 # published runs disagree most with the assumption (per-layer MoE/MLA kernel costs), firm for bandwidth
@@ -44,6 +45,7 @@ PRIOR_SCALE_SHARED = {
     "allreduce_network": 100e-6,
     "hop": 200e-6,
     "host": 1.0,
+    "mla_triton": 500e-6,
 }
 
 
@@ -119,7 +121,7 @@ def split(coefficients: dict[str, float], engine: str) -> tuple[dict[str, float]
     e = _engine(engine)
     return (
         {t: coefficients[f"{e}:{t}"] for t in ENGINE_TERMS},
-        {t: coefficients[t] for t in SHARED_TERMS},
+        {t: coefficients.get(t, PRIOR_SHARED[t]) for t in SHARED_TERMS},
     )
 
 

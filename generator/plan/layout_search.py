@@ -11,7 +11,9 @@ from ..catalog.schema.engine import Build
 from ..frozen import frozen
 from . import gates
 from .candidates import Memo, Path, base_settings, builds_to_try, evaluate, may_run, paths_for
+from .checkpoint_size import checkpoint_bytes
 from .defects import defects_hitting, with_defects
+from .memory import GIB
 from .ranking import rank_key
 from .types import GATES, Candidate, GateResult, Layout, Request, undecided
 
@@ -47,6 +49,7 @@ class _Layouts:
     paths: dict[Layout, list[Path]] = field(default_factory=dict)
     gated: dict[Layout, dict[int, Candidate]] = field(default_factory=dict)
     builds: dict[str, list[Build]] | None = None
+    smallest: float | None = None  # bytes of the model's smallest checkpoint (0: one of unknown size)
 
     def _paths(self, layout: Layout) -> list[Path]:
         if layout not in self.paths:
@@ -62,6 +65,19 @@ class _Layouts:
             if index not in done and may_run(self.request, path, layout, self.memo, self.platforms):
                 done[index] = evaluate(self.request, *path[:3], layout, path[3], memo=self.memo)
         return sorted((c for _, c in sorted(done.items()) if c.runnable), key=rank_key)
+
+    def too_small(self, layout: Layout) -> bool:
+        """Whether no path here can run from GPU memory alone: every checkpoint is at least as large as all the
+        layout's GPUs together (a GPU-resident plan holds at least size ÷ GPUs of weights on each) and no recipe
+        is among the paths (a recipe passes memory without a size). A layout search skips such a size unless
+        nothing runs from GPU memory at any size, so the 1-GPU tries of a 671B model plan nothing."""
+        room = self.request.hardware.memory_gib * GIB * layout.gpus
+        if any(path[3] is not None for path in self._paths(layout)):
+            return False
+        if self.smallest is None:
+            sizes = [checkpoint_bytes(self.request.model, v.size_bytes, v.quant) for v in self.request.model.variants]
+            self.smallest = min((s[0] if s else 0.0 for s in sizes), default=0.0)
+        return self.smallest >= room
 
     def _gate(self, layout: Layout, index: int, path: Path) -> Candidate:
         done = self.gated.setdefault(layout, {})
@@ -159,7 +175,6 @@ def rank(
     gated = _Layouts(catalog, request, platforms=platforms)
     tried: list[int] = []
     searched = len(layouts) > 1
-    offloading: tuple[Layout, list[Candidate], tuple[int, ...]] | None = None
     lossy: tuple[Layout, list[Candidate], tuple[int, ...]] | None = None
 
     def ranking(layout: Layout, runnable: list[Candidate], offload_first_at: tuple[int, ...] | None) -> Ranking:
@@ -173,23 +188,23 @@ def rank(
 
     for layout in layouts:
         tried.append(layout.gpus)
+        if gated.too_small(layout):  # only host offload could run here: planned below if no size runs without it
+            continue
         runnable = gated.runnable(layout)
         if runnable and runnable[0].offload is None:
             if not (searched and runnable[0].low_bit):
                 return ranking(layout, runnable, None)
             if lossy is None:
                 lossy = (layout, runnable, tuple(tried))
-        elif runnable and offloading is None:
-            offloading = (layout, runnable, tuple(tried))
     if lossy is not None:
         # no usual size runs at 4 bits or more from GPU memory: the smallest that runs with the low-bit checkpoint
         layout, runnable, tried_then = lossy
         tried[:] = tried_then
         return ranking(layout, runnable, None)
-    if offloading is not None:
-        # no layout runs from GPU memory alone: the smallest one that runs with host offload
-        layout, runnable, tried_then = offloading
-        return ranking(layout, runnable, tried_then)
+    for count, layout in enumerate(layouts, 1):
+        runnable = gated.runnable(layout)
+        if runnable:  # no layout runs from GPU memory alone: the smallest one that runs with host offload
+            return ranking(layout, runnable, tuple(tried[:count]))
     if request.shrink:  # nothing runs: with a fleet, report the whole fleet (the most memory per shard)
         return ranking(layouts[0], [], None)
     # nothing is known to run: the smallest layout where a path fails no gate (there the answer is

@@ -5,8 +5,9 @@ One decode step costs
     max(bytes ÷ achievable GPU bandwidth, FLOPs ÷ achievable tensor throughput)
     + a fixed per-step engine cost (scheduler, sampling, launches; more without CUDA graphs)
     + a per-layer kernel cost (norms, attention, the small GEMVs), more for MoE layers (routing and the
-      grouped GEMM) and for weight-only formats that dequantise in the kernel (GGUF k-quants, AWQ/GPTQ/MXFP4
-      Marlin)
+      grouped GEMM), for MLA layers (latent projections and the MLA decode kernel: FlashMLA, FlashInfer MLA or
+      FA3 MLA; far more on the Triton MLA path, the only one before February–March 2025) and for weight-only
+      formats that dequantise in the kernel (GGUF k-quants, AWQ/GPTQ/MXFP4 Marlin)
     + an all-reduce latency per tensor-parallel all-reduce (two per layer; NVLink, PCIe or the network)
     + a hop per GPU boundary of a layer split
     + host RAM reads (experts or layers the CPU computes) and PCIe copies (`--cpu-offload-gb`).
@@ -47,7 +48,14 @@ WEIGHT_ONLY = frozenset({"gguf", "awq", "gptq", "int4", "mxfp4"})  # dequantised
 MTP_ACCEPTANCE = 0.85
 MTP_SOURCE = "https://arxiv.org/abs/2412.19437 (DeepSeek-V3 §5.4.3: 85–90 % acceptance, 1.8× TPS)"
 ENGINE_TERMS = ("mem", "step", "layer", "moe", "mla", "dequant")
-SHARED_TERMS = ("allreduce_nvlink", "allreduce_pcie", "allreduce_network", "hop", "host")
+# mla_triton: an MLA layer decoded on the Triton MLA path. SGLang ran DeepSeek's MLA only through Triton until
+# FlashInfer MLA (https://github.com/sgl-project/sglang/pull/3550, 2025-02-13, opt-in) and FlashMLA/FA3 MLA
+# (https://github.com/sgl-project/sglang/pull/5052, 2025-04-05); vLLM's TRITON_MLA was its default until
+# https://github.com/vllm-project/vllm/pull/14451 (2025-03-07) made FlashMLA the default. vLLM's Triton decode
+# kernel is SGLang's ("Adapted from" SGLang's decode_attention.py: https://github.com/vllm-project/vllm/blob/
+# 0f490657b61ebaa34ed228e1616f9115be2e4adf/vllm/attention/ops/triton_decode_attention.py), hence one shared term.
+SHARED_TERMS = ("allreduce_nvlink", "allreduce_pcie", "allreduce_network", "hop", "host", "mla_triton")
+MLA_KINDS = frozenset({"mla", "dsa", "dsa_nope"})  # DSA is MLA plus a sparse top-k indexer
 
 
 @frozen
@@ -73,6 +81,7 @@ class Scenario:
     engine: str = ""  # the engine id (vllm, sglang, llama.cpp, ktransformers); "" takes vLLM's constants
     cuda_graphs: bool = True
     mtp: bool = False  # speculative decoding with the model's MTP layers
+    mla_triton: bool = False  # MLA decoded on the Triton path (releases before FlashInfer MLA / FlashMLA)
 
 
 @frozen
@@ -172,7 +181,8 @@ def terms(s: Scenario) -> Terms:
     x["step"] = 1.0
     x["layer"] = float(model.layers)
     x["moe"] = float(moe_layers)
-    x["mla"] = float(model.layers) if model.attention.kind == "mla" else 0.0  # latent up-projections, MLA kernels
+    mla_layers = float(model.layers) if model.attention.kind in MLA_KINDS else 0.0
+    x["mla" if not s.mla_triton else "mla_triton"] = mla_layers  # latent up-projections, the MLA decode kernel
     x["dequant"] = float(model.layers) if s.quant in WEIGHT_ONLY else 0.0
     fixed = 0.0 if s.cuda_graphs else EAGER_LAYER_S * model.layers
     if gpus > 1 and not s.layer_split:
@@ -206,6 +216,7 @@ def step_parts(t: Terms, engine: dict[str, float], shared: dict[str, float]) -> 
         + engine["mla"] * t.x["mla"]
         + engine["dequant"] * t.x["dequant"]
     )
+    parts["per-layer kernels"] += shared["mla_triton"] * t.x["mla_triton"]
     comm = sum(shared[k] * t.x[k] for k in ("allreduce_nvlink", "allreduce_pcie", "allreduce_network"))
     if comm:
         parts["tensor-parallel all-reduce"] = comm

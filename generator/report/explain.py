@@ -72,7 +72,7 @@ def explain_text(r: Resolution, alternatives: list[Alternative] | None = None, v
     elif alternatives:
         top = r.plans[0].candidate
         why = "needs host offload; faster without it" if top.offload is not None else "is slow; faster"
-        out.extend(["", f"Plan #1 {why}, on other hardware:"])
+        out.extend(["", f"Plan #1 {why}, with more or other GPUs (the fewest that run it):"])
         out.extend(f"  • on {alt.target}: {alt.summary}" for alt in alternatives)
     return "\n".join(out) + "\n"
 

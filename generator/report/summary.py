@@ -59,7 +59,7 @@ def generate_summary(
     if top.candidate.offload is not None or (top.candidate.speed is not None and top.candidate.speed.slow):
         faster = faster_elsewhere(catalog, resolution)  # what the same model does on hardware that holds it
         head = "faster without host offload" if top.candidate.offload is not None else "faster"
-        lines.extend([f"  {head}, on other hardware:"] if faster else [])
+        lines.extend([f"  {head}, with more or other GPUs:"] if faster else [])
         lines.extend(f"    • {alt.target}: {alt.summary}" for alt in faster)
     lines.extend(closest_rejections(resolution))
     verb = "wrote" if changed else "unchanged"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 
 from tests.support.contract import rejections
@@ -70,7 +71,7 @@ def test_blocked_explanation_lists_alternatives(cli):
     assert "VERDICT: blocked" in text
     advice = text.split("What would make it run:", 1)[1]
     assert "the kernel wall: no attention.sparse_mla_nope kernel for sm89" in advice
-    assert "on 8×h200: runs with" in advice
+    assert re.search(r"on [1248]×h200: runs with", advice), advice  # at the fewest H200s that hold it
 
 
 def test_rtx_pro_6000_verdict_follows_the_build(cli):

@@ -190,7 +190,7 @@ def test_an_offload_plan_names_faster_hardware_without_offload(tmp_path):
     result = run_cli("--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--out", str(tmp_path / "o"))
     assert result.code == 0, result.err
     own = float(re.search(r"speed \(estimate\): offload-bound \([^)]*\): ~([\d.]+) tok/s", result.out).group(1))
-    section = result.out.split("faster without host offload, on other hardware:")[1].split("closest rejected")[0]
+    section = result.out.split("faster without host offload, with more or other GPUs:")[1].split("closest rejected")[0]
     others = [float(x) for x in re.findall(r"~(\d+) tok/s per request \(likely [\d.–]+\) \(estimate\)", section)]
     assert others and all(x > own for x in others)
     assert "with host offload" not in section
@@ -294,3 +294,13 @@ def test_kimi_k2_on_8_h200_reads_the_active_experts_only():
     requests, gb = int(match.group(1)), float(match.group(2))
     assert gb < 1000 * (1 - (1 - 8 / 384) ** requests) + 15  # the touched experts and the rest, not the whole file
     assert speed["decode_tokens_per_s"] > 20
+
+
+def test_an_offload_plan_names_more_of_the_same_gpu_first_at_the_fewest_that_run_it():
+    """Llama-3.3-70B on one 24 GB card offloads; the first way out a user can take is a second card of the same
+    kind, and every other part is named at the fewest GPUs that hold the model, not at a whole 8-GPU box."""
+    text = run_cli("explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "llama-3.3-70b").out
+    section = text.split("with more or other GPUs (the fewest that run it):")[1].split("\n\n")[0]
+    rows = re.findall(r"• on (\d+)×([\w-]+): runs with .*~([\d.]+) tok/s per request", section)
+    assert rows and rows[0][:2] == ("2", "rtx-4090"), section
+    assert all(int(gpus) <= 2 for gpus, _, _ in rows), section  # 70B at 4-8 bits fits one or two of any of them

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from recipegen.plan.calibration import Measurement
+from recipegen.plan.calibration import Measurement, scenario_of_row
 from recipegen.plan.offload import HostFacts
 from recipegen.plan.speed import Scenario, class_of, estimate
 from recipegen.plan.steptime import terms
@@ -107,6 +107,42 @@ def test_tied_embeddings_are_read_whole_and_untied_ones_one_row(catalog):
     assert untied.gpu_bytes == pytest.approx(15.3 * 2**30 - 151_935 * 4096 * 2)
 
 
+def test_mla_layers_on_the_triton_path_are_their_own_term(catalog):
+    """DeepSeek-V3 (61 MLA layers) over TP 8 on H200: the fused MLA kernels by default; a run recorded with
+    `mla_backend: triton` (releases before FlashInfer MLA / FlashMLA) charges its layers to the Triton term,
+    which the published early runs make dearer. DSA (DeepSeek-V3.2) is MLA plus an indexer: MLA layers too."""
+    base = scenario(catalog, "deepseek-v3", "h200", 8, 642.0, 70_272, layer_split=False, quant="fp8_block")
+    fused, triton = terms(base), terms(Scenario(**{**base.__dict__, "mla_triton": True}))
+    assert (fused.x["mla"], fused.x["mla_triton"]) == (61, 0)
+    assert (triton.x["mla"], triton.x["mla_triton"]) == (0, 61)
+    assert estimate(Scenario(**{**base.__dict__, "mla_triton": True})).decode_tps < estimate(base).decode_tps
+    v32 = catalog.models["deepseek-v3.2"]
+    dsa = terms(scenario(catalog, "deepseek-v3.2", "h20", 8, 690.0, 70_272, layer_split=False, quant="fp8_block"))
+    assert v32.attention.kind == "dsa" and dsa.x["mla"] == v32.layers
+    gqa = terms(scenario(catalog, "qwen3-235b-a22b", "h20", 8, 470e9 / 2**30, 0.0, layer_split=False, quant="bf16"))
+    assert gqa.x["mla"] == gqa.x["mla_triton"] == 0
+
+
+def test_a_measurement_names_its_mla_backend(catalog):
+    row = {
+        "id": "x",
+        "engine": "sglang",
+        "model": "deepseek-v3",
+        "hardware": "h200",
+        "gpus": 8,
+        "parallelism": "tensor",
+        "quant": "fp8_block",
+        "kv_dtype": "bf16",
+        "context": 256,
+        "decode_tps": 30,
+        "source": {"url": "https://example.org"},
+    }
+    assert not scenario_of_row(catalog, Measurement.model_validate(row)).mla_triton
+    assert scenario_of_row(catalog, Measurement.model_validate({**row, "mla_backend": "triton"})).mla_triton
+    with pytest.raises(ValueError, match="mla_backend"):
+        Measurement.model_validate({**row, "mla_backend": "cutlass"})
+
+
 def test_eager_mode_and_mtp_move_the_estimate(catalog):
     base = scenario(catalog, "deepseek-v3", "h200", 8, 642.0, 70_272, layer_split=False, quant="fp8_block")
     speed = estimate(base).decode_tps
@@ -197,7 +233,7 @@ def test_a_slow_plan_says_so_first_and_names_faster_hardware(tmp_path):
     assert result.code == 0, result.err
     line = next(x for x in result.out.splitlines() if "speed (estimate)" in x)
     assert "speed (estimate): slow (under 5 tok/s per request): ~" in line
-    faster = result.out.split("faster, on other hardware:")[1].splitlines()[1]
+    faster = result.out.split("faster, with more or other GPUs:")[1].splitlines()[1]
     assert re.search(r"• \d+×[\w-]+: runs with .*~[\d,.]+ tok/s per request \(likely", faster)
 
 
