@@ -13,6 +13,7 @@ from typing import Any
 
 from ..catalog.schema import Defect, Source
 from ..catalog.schema.records import to_data
+from ..plan.checkpoint_size import estimated_label
 from ..plan.memory import Budget
 from ..plan.offload import OffloadPlan
 from ..plan.speed import Estimate
@@ -48,6 +49,7 @@ def budget_json(b: Budget) -> dict[str, Any]:
         "gpu_gib": round(b.gpu_gib, 2),
         "memory_fraction": b.fraction,
         "weights_gib": round(b.weights_gib, 2),
+        "weights_estimated": estimated_label(b.notes),  # the size and its storage where estimated, else null
         "runtime_reserve_gib": round(b.reserve_gib, 2),
         "kv_pool_gib": round(b.kv_pool_gib, 2),
         "kv_bytes_per_token": round(b.per_token_bytes, 1),

@@ -19,14 +19,15 @@ if TYPE_CHECKING:
     from .files import Checkpoint, RepoFile
 
 
-def unknown_architecture(catalog: Catalog, arch: str | None) -> str:
+def unknown_architecture(catalog: Catalog, arch: str | None, model_type: str | None = None) -> str:
     if arch is None:
         return "its config.json names no architecture class"
     from ..catalog.harvest import registers
+    from .nearest import nearest_line
 
     builds = [b.id for _, b in catalog.builds() if registers(b, arch)]
     if not builds:
-        return f"no engine in the catalog registers {arch}"
+        return f"no engine in the catalog registers {arch}; {nearest_line(catalog.builds(), arch, model_type)}"
     return (
         f"{arch} is loaded by {', '.join(builds)}, but recipegen has no rule to read its attention layout from "
         "config.json (data/architectures.yaml)"
@@ -103,7 +104,7 @@ def _from_checkpoint(catalog: Catalog, value: str, checkpoint: Checkpoint) -> Mo
             return choice
     if derivation.model is None:
         if derivation.rule is None:
-            reason = unknown_architecture(catalog, derivation.architecture)
+            reason = unknown_architecture(catalog, derivation.architecture, derivation.model_type)
             if derivation.problem and checkpoint.config is not None and derivation.architecture:
                 reason += f"; the generic rule does not apply: {derivation.problem}"
             if checkpoint.config is None:

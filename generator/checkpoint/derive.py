@@ -98,6 +98,7 @@ def derive(ck: Checkpoint) -> Derivation:
                     quant=fmt.quant,
                     publisher="community",
                     size_gb=size.bytes / 1e9 if size.bytes else None,
+                    quant_groups=list(fmt.groups),
                     notes=[f"weight format from the files: {fmt.label}; size from {size.how}"],
                     sources=sources,
                 )

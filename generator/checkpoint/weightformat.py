@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..catalog.schema import QuantGroup
 from ..catalog.schema.engine import QuantMethod
 from ..frozen import frozen
 from .configfields import as_int, text_config, word
@@ -18,6 +19,35 @@ class WeightFormat:
     quant: QuantMethod | None
     label: str  # what the files say, in their own words
     why_none: str | None = None
+    groups: tuple[QuantGroup, ...] = ()  # the storage per part, where the quantization_config says it
+
+
+def _group(targets: object, weights: dict[str, Any]) -> QuantGroup | None:
+    """One config_groups entry as the storage of its modules: routed experts where its targets name the
+    experts (not the shared ones), else the linear layers; None where the entry is not one the estimate reads."""
+    kind, bits = str(weights.get("type")), as_int(weights.get("num_bits"))
+    if kind not in ("int", "float") or bits is None or not 1 <= bits <= 16:
+        return None
+    names = [str(t) for t in targets] if isinstance(targets, list) else [str(targets)]
+    experts = any("expert" in n and "shared" not in n for n in names)
+    block = weights.get("block_structure")
+    size: int | None = as_int(weights.get("group_size"))
+    if weights.get("strategy") == "block" and isinstance(block, list) and len(block) == 2:
+        size = (as_int(block[0]) or 1) * (as_int(block[1]) or 1)
+    elif weights.get("strategy") in ("channel", "tensor") or (size is not None and size < 1):
+        size = None
+    scale = 8 if kind == "float" and bits == 4 else 16
+    try:
+        return QuantGroup(
+            modules="routed_experts" if experts else "linear",
+            type="int" if kind == "int" else "float",
+            bits=bits,
+            group_size=size,
+            scale_bits=scale,
+            zero_point=kind == "int" and weights.get("symmetric") is False,
+        )
+    except ValueError:
+        return None
 
 
 def _compressed_tensors(qc: dict[str, Any]) -> WeightFormat:
@@ -25,11 +55,25 @@ def _compressed_tensors(qc: dict[str, Any]) -> WeightFormat:
     groups: dict[str, Any] = raw if isinstance(raw, dict) else {}
     kinds: set[tuple[str, int]] = set()
     block = False
+    parts: list[QuantGroup] = []
     for group in groups.values():
         weights = group.get("weights") if isinstance(group, dict) else None
         if isinstance(weights, dict):
             kinds.add((str(weights.get("type")), as_int(weights.get("num_bits")) or 0))
             block = block or weights.get("strategy") == "block" or bool(weights.get("block_structure"))
+            part = _group(group.get("targets"), weights)
+            if part is not None:
+                parts.append(part)
+    # one storage per part (the first group naming it); experts alone leave the other layers to the format
+    found = tuple({p.modules: p for p in reversed(parts)}.values())
+    found = found if any(p.modules == "linear" for p in found) else ()
+    fmt = _ct_format(qc, kinds, block)
+    return WeightFormat(fmt.quant, fmt.label, fmt.why_none, found if fmt.quant else ())
+
+
+def _ct_format(qc: dict[str, Any], kinds: set[tuple[str, int]], block: bool) -> WeightFormat:
+    raw = qc.get("config_groups")
+    groups: dict[str, Any] = raw if isinstance(raw, dict) else {}
     label = f"compressed-tensors {word(qc.get('format')) or ''}".strip()
     formats = {str(g.get("format", "")) for g in groups.values() if isinstance(g, dict)} | {str(qc.get("format"))}
     if ("float", 4) in kinds and any("mxfp4" in f for f in formats):
@@ -74,7 +118,19 @@ def weight_format(ck: Checkpoint) -> WeightFormat:
         if method in ("mxfp4", "awq", "gptq"):
             quant: QuantMethod = method  # type: ignore[assignment]
             bits = as_int(qc.get("bits"))
-            return WeightFormat(quant, method + (f" {bits}-bit" if bits else ""))
+            size = as_int(qc.get("group_size"))
+            parts: tuple[QuantGroup, ...] = ()
+            if method != "mxfp4" and bits is not None and 1 <= bits <= 16:  # AWQ and GPTQ store a zero per group
+                parts = (
+                    QuantGroup(
+                        modules="linear",
+                        type="int",
+                        bits=bits,
+                        group_size=size if size and size > 0 else None,
+                        zero_point=True,
+                    ),
+                )
+            return WeightFormat(quant, method + (f" {bits}-bit" if bits else ""), groups=parts)
         if method == "compressed-tensors":
             return _compressed_tensors(qc)
         if method == "modelopt":

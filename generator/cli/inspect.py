@@ -54,7 +54,7 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
         "loaded_by": builds,
         "problem": d.problem
         if d.rule or d.weight_format.quant == "gguf"
-        else unknown_architecture(catalog, d.architecture),
+        else unknown_architecture(catalog, d.architecture, d.model_type),
         "observed": [{"what": k, "value": v} for k, v in observed(ck.config)],
         "weight_format": {"quant": d.weight_format.quant, "label": d.weight_format.label},
         "size_bytes": d.size.bytes,

@@ -86,7 +86,7 @@ def scenario_of_row(catalog: Catalog, row: Measurement) -> Scenario:
     elif row.weights_gb is not None:
         size = row.weights_gb * 1e9
     else:
-        sized = checkpoint_bytes(model, None, row.quant, named=True)
+        sized = checkpoint_bytes(model, None, row.quant)
         if sized is None:
             raise RecipegenError(f"measurement {row.id}: no size and none derivable", "add weights_gb")
         size = sized[0]

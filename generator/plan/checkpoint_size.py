@@ -1,12 +1,20 @@
-"""A checkpoint's size in bytes: the catalog's, or an estimate from the parameter count where the format fixes
-the bytes per parameter. The memory gate spreads it over the GPUs; the speed estimate reads it too."""
+"""A checkpoint's size in bytes: the catalog's, or an estimate from the parameter count × the format's bits
+per weight. The memory gate spreads it over the GPUs; the speed estimate reads it too.
+
+An estimate splits the parameters into routed experts, the other linear layers and the 16-bit token
+embedding and lm_head, and stores each part as the variant's quantization_config says (its `quant_groups`)
+or, where none is recorded, as the format usually is — and says which, with the group size assumed.
+"""
 
 from __future__ import annotations
 
-from ..catalog.schema import Model
+from collections.abc import Sequence
+
+from ..catalog.ggml import QUANTIZE_SOURCE, file_type_bits
+from ..catalog.schema import Model, QuantGroup
 
 BYTES_PER_PARAM = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp8_block": 1.0}
-
+ESTIMATED = "checkpoint size not in the catalog: estimated"  # how every size estimate's note begins
 
 # INT4 weight-only checkpoints (AWQ, GPTQ, compressed-tensors W4A16) quantize the linear layers of the
 # transformer blocks in groups of 128 input channels: per weight 4 bits packed into int32, per group one
@@ -14,72 +22,217 @@ BYTES_PER_PARAM = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp8_block": 1.0}
 # stay 16-bit. Sources: AutoAWQ's WQLinear_GEMM (w_bit=4, group_size=128, qweight/qzeros int32, scales
 # fp16); RedHatAI's W4A16 cards ("Only the weights of the linear operators within transformers blocks
 # are quantized", "a linear scaling per group of 128 parameters").
-ESTIMATED = "checkpoint size not in the catalog: estimated"  # how every size estimate's note begins
 INT4_QUANTS = frozenset({"awq", "gptq", "int4"})
 INT4_GROUP = 128
-INT4_BYTES_PER_WEIGHT = 0.5 + (2 + 0.5) / INT4_GROUP  # packed nibble + the group's scale and zero point
-
+INT4_SOURCE = "https://github.com/casper-hansen/AutoAWQ/blob/main/awq/modules/linear/gemm.py"
+INT4 = QuantGroup(modules="linear", type="int", bits=4, group_size=INT4_GROUP, zero_point=True)
 
 # 4-bit floats with block scales: NVFP4 keeps one FP8 (E4M3) scale per 16 weights (plus one FP32 tensor
 # scale), MXFP4 one E8M0 scale per 32 (OCP Microscaling spec v1.0); embeddings, norms and routers stay 16-bit.
-FP4_BYTES_PER_WEIGHT = {"nvfp4": 0.5 + 1 / 16, "mxfp4": 0.5 + 1 / 32}
-FP4_NOTE = {
-    "nvfp4": "4-bit, an FP8 scale per block of 16 "
-    "[https://developer.nvidia.com/blog/introducing-nvfp4-for-efficient-and-accurate-low-precision-inference/]",
-    "mxfp4": "4-bit, an E8M0 scale per block of 32 "
-    "[https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf]",
+NVFP4_SOURCE = "https://developer.nvidia.com/blog/introducing-nvfp4-for-efficient-and-accurate-low-precision-inference/"
+MXFP4_SOURCE = "https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf"
+# FP8 block-scaled (DeepSeek-V3's weight_block_size [128, 128]): one FP32 scale per 128 × 128 block.
+FP8_BLOCK_SOURCE = "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json"
+# compressed-tensors Int4-Int8 mixes (QuantTrio's *-Int4-Int8Mix): the routed experts INT4, every other
+# linear layer INT8, both symmetric with a 16-bit scale per group of 128 (the GLM-5.2 variant records it).
+MIX_SOURCE = "https://huggingface.co/QuantTrio/GLM-5.2-Int4-Int8Mix/blob/main/config.json"
+
+# DeepSeek-V4's native mix: routed experts MXFP4 (an E8M0 scale per 32), the other linear layers FP8 with
+# ue8m0 scales per 128 × 128 block (the catalog's deepseek-v4-flash variants; llama.cpp keeps the same tensors
+# as MXFP4 + F8_E4M3_B128).
+FP4_FP8_SOURCE = "https://github.com/ai-dynamo/aiconfigurator/tree/main/aic-core/src/aiconfigurator_core/model_configs"
+
+# the storage a format usually has, assumed where the variant records no quantization_config
+USUAL: dict[str, tuple[tuple[QuantGroup, ...], str]] = {
+    **{quant: ((INT4,), INT4_SOURCE) for quant in INT4_QUANTS},
+    "nvfp4": ((QuantGroup(modules="linear", type="float", bits=4, group_size=16, scale_bits=8),), NVFP4_SOURCE),
+    "mxfp4": ((QuantGroup(modules="linear", type="float", bits=4, group_size=32, scale_bits=8),), MXFP4_SOURCE),
+    "fp8_block": (
+        (QuantGroup(modules="linear", type="float", bits=8, group_size=128 * 128, scale_bits=32),),
+        FP8_BLOCK_SOURCE,
+    ),
+    "int4_int8_mix": (
+        (
+            QuantGroup(modules="routed_experts", type="int", bits=4, group_size=128),
+            QuantGroup(modules="linear", type="int", bits=8, group_size=128),
+        ),
+        MIX_SOURCE,
+    ),
+    "mixed_fp4_fp8": (
+        (
+            QuantGroup(modules="routed_experts", type="float", bits=4, group_size=32, scale_bits=8),
+            QuantGroup(modules="linear", type="float", bits=8, group_size=128 * 128, scale_bits=8),
+        ),
+        FP4_FP8_SOURCE,
+    ),
 }
-INT4_SOURCE = "https://github.com/casper-hansen/AutoAWQ/blob/main/awq/modules/linear/gemm.py"
 
 
-def _linear_estimate(model: Model, per_weight: float, what: str) -> tuple[float, str] | None:
-    """Quantized linear layers plus a 16-bit token embedding and lm_head; None where other modules may stay
-    unquantized in unknown amount (vision towers, recurrent layers) or the vocabulary is not stated."""
+def bits_per_weight(group: QuantGroup) -> float:
+    """Stored bits per weight: the weight's own bits plus its group's scale (and zero point) spread over the
+    group; a scale per output row adds under 0.01 bit on rows of a thousand weights or more, so it is left out."""
+    if group.group_size is None:
+        return float(group.bits)
+    return group.bits + (group.scale_bits + (group.bits if group.zero_point else 0)) / group.group_size
+
+
+INT4_BYTES_PER_WEIGHT = bits_per_weight(INT4) / 8  # packed nibble + the group's scale and zero point
+
+
+def describe(group: QuantGroup) -> str:
+    """int4 g128 (+ a 16-bit scale per 128) — the group size said, since the estimate rests on it."""
+    kind = f"{'fp' if group.type == 'float' else 'int'}{group.bits}"
+    if group.group_size is None:
+        return f"{kind}, a scale per row"
+    unit = "block" if group.type == "float" else "group"
+    block = "128×128 block" if group.group_size == 128 * 128 else f"{unit} of {group.group_size}"
+    zero = f" and a {group.bits}-bit zero point" if group.zero_point else ""
+    article = "an" if str(group.scale_bits).startswith("8") else "a"
+    return f"{kind}, {article} {group.scale_bits}-bit scale{zero} per {block}"
+
+
+def routed_expert_params(model: Model) -> tuple[float, str] | None:
+    """The routed experts' parameters: from the shapes (experts × 3 projections × hidden × moe_intermediate ×
+    MoE layers), or from total − active when the catalog gives no expert width; None for a dense model."""
+    moe = model.moe
+    if moe is None:
+        return None
+    moe_layers = model.layers - moe.dense_layers
+    if moe.moe_intermediate is not None:
+        params = float(moe.experts * 3 * model.hidden_size * moe.moe_intermediate * moe_layers)
+        return params, f"{moe.experts} experts × 3 × {model.hidden_size} × {moe.moe_intermediate} × {moe_layers} layers"
+    if model.params_active_b is not None and moe.experts > moe.top_k:
+        total = model.params_total_b * 1e9
+        params = (total - model.params_active_b * 1e9) * moe.experts / (moe.experts - moe.top_k)
+        return params, f"(total − active) × {moe.experts}/{moe.experts - moe.top_k}"
+    return None
+
+
+def parts_estimate(model: Model, groups: Sequence[QuantGroup], assumption: str) -> tuple[float, str] | None:
+    """Routed experts and the other linear layers at their groups' bits, the token embedding and lm_head at 16
+    bits; None where other modules may stay unquantized in unknown amount (vision towers, recurrent layers)
+    or the vocabulary is not stated."""
     if model.multimodal or model.linear_attention is not None or not model.vocab_size:
         return None
-    embed = model.vocab_size * model.hidden_size  # the token embedding; lm_head counted as its own copy
-    total = model.params_total_b * 1e9
-    linear = total - 2 * embed
+    linear_group = next((g for g in groups if g.modules == "linear"), None)
+    expert_group = next((g for g in groups if g.modules == "routed_experts"), linear_group)
+    if linear_group is None or expert_group is None:
+        return None
+    embed = model.vocab_size * model.hidden_size * (1 if model.tied_embeddings else 2)
+    linear = model.params_total_b * 1e9 - embed
     if linear <= 0:
         return None
-    size = linear * per_weight + 2 * embed * 2
+    found = routed_expert_params(model) if expert_group is not linear_group else None
+    experts = min(found[0], linear) if found else 0.0
+    other = linear - experts
+    e_bits, l_bits = bits_per_weight(expert_group), bits_per_weight(linear_group)
+    size = experts * e_bits / 8 + other * l_bits / 8 + embed * 2
+    terms = []
+    if experts:
+        terms.append(f"{experts / 1e9:.1f}B routed-expert weights × {e_bits:.3f} bits ({describe(expert_group)})")
+    what = "other linear-layer" if experts else "linear-layer"
+    terms.append(f"{other / 1e9:.1f}B {what} weights × {l_bits:.3f} bits ({describe(linear_group)})")
+    terms.append(f"embedding and lm_head {embed / 1e9:.2f}B × 16 bits")
+    short = " + ".join(_short(g) for g in ((expert_group,) if experts else ()) + (linear_group,))
     return size, (
-        f"{ESTIMATED} as {linear / 1e9:.1f}B linear-layer weights × {per_weight:.3f} B ({what}) + "
-        f"embedding and lm_head {2 * embed / 1e9:.2f}B × 2 B (16-bit) = {size / 1e9:.1f} GB"
+        f"{ESTIMATED} as {size / 1e9:.1f} GB ({short}): {' + '.join(terms)} — assumes {assumption}"
+        + (f"; routed experts ≈ {found[1]}" if found and experts else "")
     )
+
+
+def why_not_estimated(model: Model, quant: str, file: str | None = None) -> str:
+    """Why no estimate from the parameter count is possible for this checkpoint (said with the unknown size)."""
+    if quant == "gguf":
+        if not file:
+            return "no GGUF file named: the repo holds several quantizations"
+        return f"{file.rsplit('/', 1)[-1]} names no quantization llama-quantize lists"
+    if quant not in USUAL and quant not in BYTES_PER_PARAM:
+        return f"recipegen knows no bits per weight for {quant}"
+    if model.multimodal:
+        return "its vision tower stays 16-bit in an amount the catalog does not give"
+    if model.linear_attention is not None:
+        return "its recurrent layers may stay unquantized in an amount the catalog does not give"
+    if not model.vocab_size:
+        return "the catalog gives no vocabulary size for the 16-bit embedding"
+    return "the parameter count does not cover the layers"
+
+
+def _short(group: QuantGroup) -> str:
+    g = "" if group.group_size is None else f" g{group.group_size}" if group.group_size < 1024 else " 128×128"
+    return f"{'fp' if group.type == 'float' else 'int'}{group.bits}{g}" + (" +zero" if group.zero_point else "")
+
+
+def estimated_label(notes: Sequence[str]) -> str | None:
+    """'395.0 GB (int4 g128 + int8 g128)' from a plan's notes, where its size is an estimate."""
+    for note in notes:
+        if note.startswith(ESTIMATED + " as "):
+            return note[len(ESTIMATED + " as ") :].split(":", 1)[0]
+    return None
 
 
 def int4_estimate(model: Model) -> tuple[float, str] | None:
     """An INT4 weight-only checkpoint's size from the parameter count (group size 128 assumed, said)."""
-    found = _linear_estimate(model, INT4_BYTES_PER_WEIGHT, "4-bit, a 16-bit scale and 4-bit zero per group of 128")
+    return parts_estimate(
+        model,
+        (INT4,),
+        f"group size {INT4_GROUP} and nothing else left unquantized (group 32 adds ~11 %) [{INT4_SOURCE}]",
+    )
+
+
+def gguf_estimate(model: Model, file: str | None) -> tuple[float, str] | None:
+    """A GGUF file's size from the parameter count × the whole-file bits per weight of its quantization."""
+    found = file_type_bits(file) if file else None
     if found is None:
         return None
-    size, note = found
-    return size, note + (
-        f" — assumes group size {INT4_GROUP} and nothing else left unquantized (group 32 adds ~11 %) [{INT4_SOURCE}]"
+    name, bits, how = found
+    size = model.params_total_b * 1e9 * bits / 8
+    return size, (
+        f"{ESTIMATED} as {size / 1e9:.1f} GB ({name}): {model.params_total_b:g}B parameters × {bits:.2f} bits ({how}, "
+        f"its file size for Llama-3-8B as bits per weight) — assumes the same mix of tensor types as there "
+        f"[{QUANTIZE_SOURCE}]"
     )
 
 
 def checkpoint_bytes(
-    model: Model, variant_size: float | None, quant: str, *, named: bool = False
+    model: Model,
+    variant_size: float | None,
+    quant: str,
+    groups: Sequence[QuantGroup] = (),
+    file: str | None = None,
 ) -> tuple[float, str | None] | None:
-    """The variant's size, or an estimate from the parameter count and the format's bits (BF16/FP16: 2 B;
-    FP8: 1 B, a lower bound since scales and unquantised layers add a few %; INT4 weight-only with its
-    group size; NVFP4/MXFP4 with their block scales), each said to be an estimate with its assumption.
-    `named` is kept for callers; an estimate is made whether or not the variant was named."""
-    del named
+    """The variant's size, or an estimate from the parameter count and the format's bits per weight: the
+    variant's recorded quantization_config (`groups`) where there is one, else the format's usual storage
+    (INT4 weight-only with group-128 scales and zeros; Int4-Int8 mixes; FP8 block-scaled; NVFP4/MXFP4 with
+    their block scales; a GGUF `file`'s quantization as llama-quantize sizes it), else BF16/FP16 at 2 B and FP8
+    at 1 B a parameter — each said to be an estimate, with
+    its assumption. An estimate is ranked like a known size: by what runs best."""
     if variant_size is not None:
         return variant_size, None
-    if quant in INT4_QUANTS:
-        return int4_estimate(model)
-    if quant in FP4_BYTES_PER_WEIGHT:
-        return _linear_estimate(model, FP4_BYTES_PER_WEIGHT[quant], FP4_NOTE[quant])
+    if quant == "gguf":
+        return gguf_estimate(model, file)
+    if groups:
+        found = parts_estimate(
+            model, groups, "the storage the variant's quantization_config records (its sources say where)"
+        )
+        if found is not None:
+            return found
+    if quant in USUAL:
+        usual, source = USUAL[quant]
+        layout = "; ".join(describe(g) for g in usual)
+        found = parts_estimate(
+            model,
+            usual,
+            f"the format's usual storage ({layout}), no quantization_config recorded [{source}]"
+            if quant not in INT4_QUANTS
+            else f"group size {INT4_GROUP} and nothing else left unquantized (group 32 adds ~11 %) [{source}]",
+        )
+        if found is not None or quant not in BYTES_PER_PARAM:
+            return found
     per_param = BYTES_PER_PARAM.get(quant)
     if per_param is None:
         return None
     size = model.params_total_b * 1e9 * per_param
     return size, (
-        f"{ESTIMATED} as {model.params_total_b:g}B parameters × {per_param:g} B "
-        f"= {size / 1e9:.0f} GB"
-        + (" (a lower bound: FP8 scales and unquantised layers add a few %)" if per_param == 1 else "")
+        f"{ESTIMATED} as {size / 1e9:.0f} GB ({model.params_total_b:g}B parameters × {per_param:g} B)"
+        + (": a lower bound, FP8 scales and unquantised layers add a few %" if per_param == 1 else "")
     )

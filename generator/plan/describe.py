@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import textwrap
 
+from .checkpoint_size import estimated_label
 from .memory import Budget
 from .speed import SLOW_TPS, rate
 from .types import Candidate, Resolution
@@ -26,7 +27,8 @@ def budget_table(b: Budget, indent: str = "     ") -> list[str]:
     fraction = f" × {b.fraction:g}" if b.fraction is not None else ""
     rows = [
         f"{indent}memory per GPU ({b.gpu_gib:g} GiB{fraction}):",
-        f"{indent}  weights            {b.weights_gib:8.2f} GiB",
+        f"{indent}  weights            {b.weights_gib:8.2f} GiB"
+        + ("  (estimated size: the note says how)" if estimated_label(b.notes) else ""),
     ]
     if b.reserve_gib:
         rows.append(f"{indent}  runtime reserve    {b.reserve_gib:8.2f} GiB  (estimate)")
@@ -66,7 +68,9 @@ def speed_lines(cand: Candidate, indent: str = "     ") -> list[str]:
     est = cand.speed
     if est is None:
         return [f"{indent}speed: unknown (no memory plan to estimate from)"]
-    rows = [f"{indent}speed (an estimate, not a measurement): {est.headline()}"]
+    label = estimated_label(cand.budget.notes) if cand.budget is not None else None
+    sized = f" (estimated size: {label})" if label else ""
+    rows = [f"{indent}speed (an estimate, not a measurement): {est.headline()}{sized}"]
     if cand.offload is not None:
         rows.append(f"{indent}  offload: {cand.offload.summary()}")
         if cand.offload.split is not None:

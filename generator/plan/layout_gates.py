@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..catalog.schema import Deployment, Engine, Hardware, Model, Variant
 from ..catalog.schema.common import KvDtype
 from ..frozen import evolve
-from .checkpoint_size import checkpoint_bytes
+from .checkpoint_size import checkpoint_bytes, why_not_estimated
 from .footprint import Unplannable, footprint
 from .memory import Budget, MemoryInputs, plan
 from .offload import OFFLOAD_CONTEXT, SOURCES, OffloadPlan, Refusal, mechanism_of, solve
@@ -65,18 +65,18 @@ def memory(
     When the GPUs alone are too small (or the engine always keeps experts in host RAM), a path that
     loads (`may_offload`) gets the engine's host-offload layout (offload.py) at the planned context."""
     model = request.model
-    sized = checkpoint_bytes(model, variant.size_bytes, variant.quant, named=request.variant == variant.id)
+    sized = checkpoint_bytes(model, variant.size_bytes, variant.quant, variant.quant_groups, variant.file)
     size, size_note = sized if sized is not None else (None, None)
+    why = why_not_estimated(model, variant.quant, variant.file)
+    unsized = f"the size of {variant.repo} is not in the catalog, and no estimate from the parameter count ({why})"
     if size is None and dep is not None:
         reason = (
-            f"the size of {variant.repo} is not in the catalog, so memory is not planned; the {dep.status} recipe "
-            f"{dep.id} reports it running on this layout with its own context settings"
+            f"{unsized}, so memory is not planned; the {dep.status} recipe {dep.id} reports it running on this "
+            "layout with its own context settings"
         )
         return GateResult("memory", "pass", reason, tuple(dep.sources))
     if size is None:
-        return GateResult(
-            "memory", "unknown", f"the size of {variant.repo} is not in the catalog", tuple(variant.sources)
-        )
+        return GateResult("memory", "unknown", unsized, tuple(variant.sources))
     tensor = engine.parallelism == "tensor"
     layer_split = 1 if tensor else layout.gpus_per_node
     tp = settings.tp if tensor else 1

@@ -25,6 +25,7 @@ from typing import Literal
 
 from ..catalog.schema import Engine, Hardware, Model, Source
 from ..frozen import frozen
+from .checkpoint_size import routed_expert_params
 from .memory import GIB, Budget
 
 HOST_MEMORY_DEFAULT_GIB = 64.0
@@ -149,14 +150,10 @@ def weight_split(model: Model, size: float) -> WeightSplit | None:
         return None
     moe_layers = model.layers - moe.dense_layers
     total = model.params_total_b * 1e9
-    if moe.moe_intermediate is not None:
-        expert_params = float(moe.experts * 3 * model.hidden_size * moe.moe_intermediate * moe_layers)
-        how = f"{moe.experts} experts × 3 × {model.hidden_size} × {moe.moe_intermediate} × {moe_layers} layers"
-    elif model.params_active_b is not None and moe.experts > moe.top_k:
-        expert_params = (total - model.params_active_b * 1e9) * moe.experts / (moe.experts - moe.top_k)
-        how = f"(total − active) × {moe.experts}/{moe.experts - moe.top_k}"
-    else:
+    found = routed_expert_params(model)
+    if found is None:
         return None
+    expert_params, how = found
     if expert_params >= total:
         # the catalog's total is a rounded headline (Kimi K2: "1T"); the shapes say more: the experts plus what a
         # token reads besides its top-k of them (active − top-k share of the experts), or 2 % if unknown

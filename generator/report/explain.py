@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..catalog.harvest import registers
+from ..checkpoint.nearest import nearest_line
 from ..plan.advice import Alternative
 from ..plan.describe import (
     MARK,
@@ -286,6 +288,12 @@ def advice_lines(r: Resolution, alternatives: list[Alternative], verbose: bool =
         out.append(f"  • on {alt.target}: {alt.summary}")
     for item in r.request.model.watch:
         out.append(f"  • watch upstream: {item.text}" + (f" ({item.sources[0].url})" if item.sources else ""))
+    arch = r.request.model.architecture
+    builds = {c.build.id: (c.engine, c.build) for c in r.candidates}
+    blocked = r.candidates and all(c.gate("architecture").outcome == "fail" for c in r.candidates)
+    if blocked and not any(registers(b, arch) for _, b in builds.values()):
+        near = nearest_line(builds.values(), arch, r.request.model.model_type)
+        out.append(f"  • no build considered here registers {arch}; {near}")
     if len(out) == 2:
         out.append("  • nothing in the catalog; add a deployment or build recipe with --recipes DIR")
     return out

@@ -64,9 +64,9 @@ CASES = [
     ),
     (
         "memory-unknown-size",
-        ["--gpu", "a100", "--model", "glm-5.2", "--gpus", "8"],
-        ("vllm-glm52-sm80-pr38476", "int4-int8mix", "memory", "unknown"),
-        ["size of QuantTrio/GLM-5.2-Int4-Int8Mix is not in the catalog"],
+        ["--gpu", "h200", "--model", "kimi-k2.5", "--gpus", "8"],
+        ("vllm-0.33.0", "nvfp4", "memory", "unknown"),
+        ["size of nvidia/Kimi-K2.5-NVFP4 is not in the catalog", "vision tower stays 16-bit"],
     ),
     (
         "topology-heads",
@@ -136,9 +136,10 @@ def test_glm52_a100_plan_is_consistent_with_the_seed(cli):
     memory = doc["plans"][0]["memory"]
     assert (memory["context"], memory["concurrency"], memory["fits"]) == (131072, 4, True)
     assert memory["full_length_requests"] >= 1
-    # the planner on its own lands on the same context on the seed's image: 256K does not fit, 128K does
-    # (a later image plans from its own derived weights estimate, which leaves a few hundred MiB more KV)
-    seed_image = ("--build", "vllm-glm52-sm80-pr38476")
+    # the planner on its own lands on the same context on the seed's image and checkpoint (NVFP4): 256K does
+    # not fit, 128K does (a later image plans from its own derived weights estimate, which leaves a few hundred
+    # MiB more KV); the smaller Int4-Int8Mix would fit 256K but carries the A100 defect, so it is not the seed's
+    seed_image = ("--build", "vllm-glm52-sm80-pr38476", "--variant", "nvfp4")
     solved = cli(
         "explain",
         "--format",

@@ -5,7 +5,7 @@ from .deployment import Arg, Deployment, EnvVar
 from .engine import Build, Defect, Engine, Kernel, WeightFormat
 from .fingerprint import Fingerprint
 from .hardware import Hardware
-from .model import Model, Variant
+from .model import Model, QuantGroup, Variant
 
 __all__ = [
     "Arg",
@@ -18,6 +18,7 @@ __all__ = [
     "Hardware",
     "Kernel",
     "Model",
+    "QuantGroup",
     "Source",
     "Variant",
     "WeightFormat",

@@ -140,6 +140,19 @@ class ModelArg(RequiredArg):
     quants: list[QuantMethod] | None = None  # only for variants in these formats
 
 
+# How one part of a weight-only or block-scaled checkpoint is stored, as its quantization_config says
+# (compressed-tensors config_groups: targets, weights.num_bits/type/group_size/symmetric): the bits per
+# weight follow from it (checkpoint_size.py). `modules`: the routed experts, or every other linear layer.
+@frozen(kw_only=True)
+class QuantGroup(Strict):
+    modules: Literal["routed_experts", "linear"]
+    type: Literal["int", "float"]
+    bits: Annotated[int, Limits(ge=1, le=16)]
+    group_size: Annotated[int, Limits(ge=1, le=1 << 20)] | None = None  # weights per scale; None: one per row
+    scale_bits: Annotated[int, Limits(ge=1, le=32)] = 16  # BF16/FP16 scales; FP8 (NVFP4) 8; FP32 32
+    zero_point: bool = False  # asymmetric: a zero point per group, packed at `bits`
+
+
 @frozen(kw_only=True)
 class Variant(Sourced):
     id: Id
@@ -157,6 +170,8 @@ class Variant(Sourced):
     only_builds_reason: Text | None = None
     # known faults of this checkpoint (per engine): such plans rank last
     defects: list[Pitfall] = field(default_factory=list)
+    # the storage per part, where its quantization_config is known (a size estimate reads it)
+    quant_groups: list[QuantGroup] = field(default_factory=list)
     notes: list[Text] = field(default_factory=list)
 
     def _check(self) -> None:
