@@ -132,7 +132,9 @@ def context_for(resolution: Resolution, command_line: str, build_file: str | Non
     budget = cand.budget
     tool, reasoning = plan.settings.tool_parser, plan.settings.reasoning_parser
     size = variant.size_bytes
-    sized = checkpoint_bytes(model, size, variant.quant, named=resolution.request.variant == variant.id)
+    sized = checkpoint_bytes(
+        model, size, variant.quant, named=resolution.request.variant == variant.id, file=variant.file
+    )
     estimate = sized[0] if sized is not None and size is None else None
     return {
         "version": __version__,

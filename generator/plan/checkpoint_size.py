@@ -3,6 +3,8 @@ the bytes per parameter. The memory gate spreads it over the GPUs; the speed est
 
 from __future__ import annotations
 
+import re
+
 from ..catalog.schema import Model
 
 BYTES_PER_PARAM = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp8_block": 1.0}
@@ -30,6 +32,44 @@ FP4_NOTE = {
     "[https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf]",
 }
 INT4_SOURCE = "https://github.com/casper-hansen/AutoAWQ/blob/main/awq/modules/linear/gemm.py"
+
+
+# A GGUF file's bits per weight by its quantization's name, over every tensor (embedding and output included):
+# llama.cpp's own table for meta-llama/Llama-3.1-8B. Other models' mixes differ a little (a larger vocabulary
+# shifts the share of the Q6_K output tensor), so a size from it is an estimate and says so.
+GGUF_BPW_SOURCE = (
+    "https://github.com/ggml-org/llama.cpp/blob/311c2c9f0ebd6e08f5b20e8827c654cebb7a41d6/tools/quantize/README.md"
+)
+GGUF_BPW = {
+    "IQ4_XS": 4.4597,
+    "IQ4_NL": 4.6818,
+    "Q4_K_S": 4.6672,
+    "Q4_K_M": 4.8944,
+    "Q5_K_S": 5.5704,
+    "Q5_K_M": 5.7036,
+    "Q6_K": 6.5633,
+    "Q8_0": 8.5008,
+    "F16": 16.0005,
+    "BF16": 16.0005,
+}
+_GGUF_QUANT = re.compile(
+    r"(?i)(?<![A-Z0-9])(IQ4_XS|IQ4_NL|Q4_K_S|Q4_K_M|Q5_K_S|Q5_K_M|Q6_K|Q8_0|BF16|F16)(?![A-Z0-9_])"
+)
+
+
+def gguf_estimate(model: Model, file: str) -> tuple[float, str] | None:
+    """A GGUF file's size from the parameter count and its quantization's bits per weight (named in the file
+    name); None for a quant type outside llama.cpp's table (UD-/IQ1/IQ2 mixes vary too much per repo)."""
+    found = _GGUF_QUANT.search(file.rsplit("/", 1)[-1])
+    if found is None or "UD-" in file.upper():
+        return None
+    name = found.group(1).upper()
+    bpw = GGUF_BPW[name]
+    size = model.params_total_b * 1e9 * bpw / 8
+    return size, (
+        f"{ESTIMATED} as {model.params_total_b:g}B parameters × {bpw:.2f} bits ({name}, llama.cpp's bits per "
+        f"weight for Llama-3.1-8B [{GGUF_BPW_SOURCE}]) = {size / 1e9:.1f} GB"
+    )
 
 
 def _linear_estimate(model: Model, per_weight: float, what: str) -> tuple[float, str] | None:
@@ -61,7 +101,7 @@ def int4_estimate(model: Model) -> tuple[float, str] | None:
 
 
 def checkpoint_bytes(
-    model: Model, variant_size: float | None, quant: str, *, named: bool = False
+    model: Model, variant_size: float | None, quant: str, *, named: bool = False, file: str | None = None
 ) -> tuple[float, str | None] | None:
     """The variant's size, or an estimate from the parameter count and the format's bits (BF16/FP16: 2 B;
     FP8: 1 B, a lower bound since scales and unquantised layers add a few %; INT4 weight-only with its
@@ -70,6 +110,8 @@ def checkpoint_bytes(
     del named
     if variant_size is not None:
         return variant_size, None
+    if quant == "gguf":
+        return gguf_estimate(model, file) if file else None
     if quant in INT4_QUANTS:
         return int4_estimate(model)
     if quant in FP4_BYTES_PER_WEIGHT:

@@ -17,7 +17,9 @@ _FACTS = tuple(f.name for f in fields(Scenario) if f.name not in ("model", "hard
 def scenario_of(cand: Candidate, request: Request) -> Scenario | None:
     budget = cand.budget
     variant = cand.variant
-    sized = checkpoint_bytes(request.model, variant.size_bytes, variant.quant, named=request.variant == variant.id)
+    sized = checkpoint_bytes(
+        request.model, variant.size_bytes, variant.quant, named=request.variant == variant.id, file=variant.file
+    )
     if budget is None or sized is None:
         return None
     off = cand.offload

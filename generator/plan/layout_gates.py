@@ -65,7 +65,9 @@ def memory(
     When the GPUs alone are too small (or the engine always keeps experts in host RAM), a path that
     loads (`may_offload`) gets the engine's host-offload layout (offload.py) at the planned context."""
     model = request.model
-    sized = checkpoint_bytes(model, variant.size_bytes, variant.quant, named=request.variant == variant.id)
+    sized = checkpoint_bytes(
+        model, variant.size_bytes, variant.quant, named=request.variant == variant.id, file=variant.file
+    )
     size, size_note = sized if sized is not None else (None, None)
     if size is None and dep is not None:
         reason = (

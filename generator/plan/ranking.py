@@ -8,10 +8,13 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
   3. native weight kernels before a fallback (Marlin costs throughput), and a path with a known
      defect (of the checkpoint on this engine, or of the build on this GPU) after both;
   4. newer build first (facts move with releases);
-  5. larger planned context;
-  6. smaller checkpoint (less to download, more headroom);
-  7. faster estimated decode (speed.py; an estimate, so only a tie-break);
-  8. ids, for a stable order.
+  5. larger planned context, up to USABLE_CONTEXT: past it, more context is not worth a slower path;
+  6. fewer bits per weight, by class (4-bit, then 8-bit, then 16-bit): less to read per token and more room
+     for the KV cache; a Q4_K_M GGUF and an AWQ checkpoint are the same class;
+  7. faster estimated decode per request (speed.py): among paths of one class that fit with a usable context,
+     the fastest is the one an experienced user picks first;
+  8. smaller checkpoint (less to download, more headroom);
+  9. ids, for a stable order.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from .types import GATES, Candidate
 
 STATUS_ORDER = {"verified": 0, "community": 1, "reported": 2, "derived": 3}
 PROVENANCE_ORDER = {"official": 0, "model-image": 1, "community": 2, "fork": 3}
+# a context this long covers everyday chat, RAG and coding sessions; two paths that both plan at least this
+# much are ranked by speed, not by which one squeezes in a longer window
+USABLE_CONTEXT = 32768
 
 
 def offload_cost(c: Candidate) -> int:
@@ -39,7 +45,7 @@ def checkpoint_gib(c: Candidate) -> float:
     return c.budget.weights_gib + host
 
 
-def rank_key(c: Candidate) -> tuple[int, int, int, int, int, int, int, float, float, str, str, str]:
+def rank_key(c: Candidate) -> tuple[int, int, int, int, int, int, int, int, float, float, str, str, str]:
     context = c.settings.context or 0
     return (
         offload_cost(c),
@@ -48,13 +54,26 @@ def rank_key(c: Candidate) -> tuple[int, int, int, int, int, int, int, float, fl
         PROVENANCE_ORDER[c.build.provenance],
         2 if defects(c) else (1 if c.via_fallback else 0),
         -c.build.released.toordinal(),
-        -context,
-        checkpoint_gib(c),
+        -min(context, USABLE_CONTEXT),
+        c.weight_bits,
         -c.speed.decode_tps if c.speed else 0.0,
+        checkpoint_gib(c),
         c.engine.id,
         c.build.id,
         c.variant.id,
     )
+
+
+def _bits(c: Candidate) -> str:
+    return f"{'an' if c.weight_bits == 8 else 'a'} {c.weight_bits}-bit"
+
+
+def _tps(c: Candidate) -> str:
+    return f"~{c.speed.decode_tps:.0f}" if c.speed else "unknown"
+
+
+def _both_usable(a: Candidate, b: Candidate) -> bool:
+    return min(a.settings.context or 0, b.settings.context or 0) >= USABLE_CONTEXT
 
 
 def why_first(first: Candidate, second: Candidate | None) -> str:
@@ -75,8 +94,10 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         "native weight kernels instead of a fallback, or a path without a known defect",
         f"newer build ({first.build.released} vs {second.build.released})",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
+        f"{_bits(first)} checkpoint before {_bits(second)} one (less to read per token)",
+        f"faster estimated decode ({_tps(first)} vs {_tps(second)} tok/s per request"
+        + (f", both with at least {USABLE_CONTEXT:,} tokens of context)" if _both_usable(first, second) else ")"),
         f"a smaller checkpoint ({checkpoint_gib(first):.1f} vs {checkpoint_gib(second):.1f} GiB per GPU)",
-        "faster estimated decode (a tie-break only)",
     ]
     for index, label in enumerate(labels):
         if a[index] != b[index]:
@@ -86,7 +107,7 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
 
 def closeness_key(
     c: Candidate,
-) -> tuple[int, int, int, int, tuple[int, int, int, int, int, int, int, float, float, str, str, str]]:
+) -> tuple[int, int, int, int, tuple[int, int, int, int, int, int, int, int, float, float, str, str, str]]:
     """How close a rejected path came to running, closest first: a build a user would reach for (official
     before a model's own image, community and fork builds), then fewer failing gates, a later first failing
     gate (memory is closer than the platform), unknown before blocked, then the plan ranking."""
