@@ -9,8 +9,8 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
      defect (of the checkpoint on this engine, or of the build on this GPU) after both;
   4. newer build first (facts move with releases);
   5. larger planned context, up to USABLE_CONTEXT: past it, more context is not worth a slower path;
-  6. fewer bits per weight, by class (4-bit, then 8-bit, then 16-bit): less to read per token and more room
-     for the KV cache; a Q4_K_M GGUF and an AWQ checkpoint are the same class;
+  6. precision class: 8-bit (near-lossless, half the bytes BF16 reads per token), then 4-bit (faster still,
+     lossier), then 16-bit; a Q4_K_M GGUF and an AWQ checkpoint are one class, Q8_0 and FP8 another;
   7. faster estimated decode per request (speed.py): among paths of one class that fit with a usable context,
      the fastest is the one an experienced user picks first;
   8. smaller checkpoint (less to download, more headroom);
@@ -27,6 +27,12 @@ PROVENANCE_ORDER = {"official": 0, "model-image": 1, "community": 2, "fork": 3}
 # a context this long covers everyday chat, RAG and coding sessions; two paths that both plan at least this
 # much are ranked by speed, not by which one squeezes in a longer window
 USABLE_CONTEXT = 32768
+CLASS_ORDER = {8: 0, 4: 1, 16: 2}  # precision classes (Candidate.weight_bits), the one a user reaches for first
+CLASS_WHY = {
+    8: "near-lossless at half the bytes of BF16",
+    4: "less to read per token",
+    16: "full precision",
+}
 
 
 def offload_cost(c: Candidate) -> int:
@@ -55,7 +61,7 @@ def rank_key(c: Candidate) -> tuple[int, int, int, int, int, int, int, int, floa
         2 if defects(c) else (1 if c.via_fallback else 0),
         -c.build.released.toordinal(),
         -min(context, USABLE_CONTEXT),
-        c.weight_bits,
+        CLASS_ORDER[c.weight_bits],
         -c.speed.decode_tps if c.speed else 0.0,
         checkpoint_gib(c),
         c.engine.id,
@@ -69,7 +75,9 @@ def _bits(c: Candidate) -> str:
 
 
 def _tps(c: Candidate) -> str:
-    return f"~{c.speed.decode_tps:.0f}" if c.speed else "unknown"
+    if c.speed is None:
+        return "unknown"
+    return f"~{c.speed.decode_tps:.1f}" if c.speed.decode_tps < 10 else f"~{c.speed.decode_tps:.0f}"
 
 
 def _both_usable(a: Candidate, b: Candidate) -> bool:
@@ -94,7 +102,7 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         "native weight kernels instead of a fallback, or a path without a known defect",
         f"newer build ({first.build.released} vs {second.build.released})",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
-        f"{_bits(first)} checkpoint before {_bits(second)} one (less to read per token)",
+        f"{_bits(first)} checkpoint before {_bits(second)} one ({CLASS_WHY[first.weight_bits]})",
         f"faster estimated decode ({_tps(first)} vs {_tps(second)} tok/s per request"
         + (f", both with at least {USABLE_CONTEXT:,} tokens of context)" if _both_usable(first, second) else ")"),
         f"a smaller checkpoint ({checkpoint_gib(first):.1f} vs {checkpoint_gib(second):.1f} GiB per GPU)",

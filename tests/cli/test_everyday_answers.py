@@ -83,21 +83,47 @@ def test_the_reason_printed_for_the_first_plan_is_true(gpu: str, gpus: int, mode
             second["settings"]["context"],
         )
         assert first["settings"]["context"] > second["settings"]["context"]
-    speed = re.search(r"faster estimated decode \(~(\d+) vs ~(\d+) tok/s per request", why)
+    speed = re.search(r"faster estimated decode \(~([\d.]+) vs ~([\d.]+) tok/s per request", why)
     if speed:
         assert first["speed"]["decode_tokens_per_s"] >= second["speed"]["decode_tokens_per_s"]
-        assert int(speed.group(1)) == round(first["speed"]["decode_tokens_per_s"])
+        assert float(speed.group(1)) == pytest.approx(first["speed"]["decode_tokens_per_s"], abs=0.5)
+        assert float(speed.group(2)) == pytest.approx(second["speed"]["decode_tokens_per_s"], abs=0.5)
         if "both with at least 32,768 tokens" in why:
             assert min(first["settings"]["context"], second["settings"]["context"]) >= 32768
     assert "offload" not in why or first["offload"] is None
 
 
 def test_between_two_copies_of_one_checkpoint_at_full_context_the_faster_engine_is_first():
-    # 1 x RTX 4090, Qwen3-14B: vLLM and SGLang both hold Qwen's AWQ checkpoint with the whole 40,960-token
-    # context, so the estimated decode speed decides, and the output says so
-    plans = plans_for("rtx-4090", 1, "qwen3-14b")
+    # 1 x RTX 3090, Qwen3-30B-A3B: vLLM and SGLang both hold RedHatAI's W4A16 checkpoint with the whole
+    # 40,960-token context, so the estimated decode speed decides, and the output says so
+    plans = plans_for("rtx-3090", 1, "qwen3-30b-a3b")
     first, second = plans[0], plans[1]
-    assert first["variant"] == second["variant"] == "awq"
+    assert first["variant"] == second["variant"] == "int4-redhatai"
+    assert first["engine"] != second["engine"]
     assert first["settings"]["context"] == second["settings"]["context"] == 40960
     assert "faster estimated decode" in (first["why_first"] or "")
     assert first["speed"]["decode_tokens_per_s"] > second["speed"]["decode_tokens_per_s"]
+
+
+def test_an_8bit_checkpoint_that_fits_with_the_whole_context_comes_before_a_4bit_one():
+    # 1 x RTX 4090, Qwen3-14B: Qwen's FP8 checkpoint (native FP8 on sm89) fits with 40,960 tokens, so it is
+    # first, ahead of the AWQ and GGUF 4-bit checkpoints, and the reason says so
+    plans = plans_for("rtx-4090", 1, "qwen3-14b")
+    first = plans[0]
+    assert first["quant"] == "fp8_block" and native(first)
+    assert first["settings"]["context"] == 40960
+    assert "an 8-bit checkpoint before a 4-bit one" in (first["why_first"] or "")
+    assert any(p["quant"] in {"awq", "gguf"} for p in plans[1:])
+
+
+def test_a_gguf_file_without_a_catalog_size_is_sized_from_its_quant_type_and_says_so():
+    # unsloth/Qwen3-8B-GGUF Q4_K_M: no size in the catalog; llama.cpp's table gives Q4_K_M 4.8944 bits per weight
+    result = run_cli(
+        "explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "qwen3-8b", "--variant", "gguf-unsloth-q4-k-m",
+        "--format", "json", env=OFFLINE,
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    plan = result.json()["plans"][0]
+    assert plan["argv"][:3] == ["llama-server", "--model", "/models/Qwen3-8B-GGUF/Qwen3-8B-Q4_K_M.gguf"]
+    assert plan["memory"]["weights_gib"] == pytest.approx(8.2e9 * 4.8944 / 8 / 2**30, rel=0.01)
+    assert any("estimated as" in n and "Q4_K_M" in n and "bits per weight" in n for n in plan["notes"])
