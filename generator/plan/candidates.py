@@ -11,6 +11,7 @@ from ..catalog.schema import Deployment, Engine, Model, Variant
 from ..catalog.schema.engine import Build
 from ..frozen import evolve
 from . import gates
+from .checkpoint_size import checkpoint_bytes
 from .defects import applies, defects_hitting, with_defects
 from .estimate import speed_of
 from .flags import settings_from_deployment
@@ -53,6 +54,22 @@ LOW_BITS = 3.5
 def low_bit(variant: Variant, model: Model) -> bool:
     size = variant.size_bytes
     return size is not None and size * 8 / (model.params_total_b * 1e9) < LOW_BITS
+
+
+# the precision class a format stores its linear weights in; a GGUF file's class follows from its bits per weight
+WEIGHT_BITS = {"bf16": 16, "fp16": 16, "fp8": 8, "fp8_block": 8}
+
+
+def weight_bits(variant: Variant, model: Model) -> int:
+    """4, 8 or 16: how many bits a weight takes, as a class (a Q4_K_M GGUF and an AWQ checkpoint are both 4-bit;
+    Q6_K and Q8_0 are 8-bit)."""
+    if variant.quant != "gguf":
+        return WEIGHT_BITS.get(variant.quant, 4)
+    sized = checkpoint_bytes(model, variant.size_bytes, "gguf", file=variant.file)
+    if sized is None:
+        return 16
+    bpw = sized[0] * 8 / (model.params_total_b * 1e9)
+    return 4 if bpw < 6 else 8 if bpw < 10 else 16
 
 
 def evaluate(
@@ -101,6 +118,7 @@ def evaluate(
         build_defects=found,
         offload=by_id["memory"].details.offload,
         low_bit=low_bit(variant, request.model),
+        weight_bits=weight_bits(variant, request.model),
     )
     return evolve(cand, speed=speed_of(cand, request, memo)) if cand.runnable else cand
 

@@ -8,10 +8,13 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
   3. native weight kernels before a fallback (Marlin costs throughput), and a path with a known
      defect (of the checkpoint on this engine, or of the build on this GPU) after both;
   4. newer build first (facts move with releases);
-  5. larger planned context;
-  6. smaller checkpoint (less to download, more headroom);
-  7. faster estimated decode (speed.py; an estimate, so only a tie-break);
-  8. ids, for a stable order.
+  5. larger planned context, up to USABLE_CONTEXT: past it, more context is not worth a slower path;
+  6. precision class: 8-bit (near-lossless, half the bytes BF16 reads per token), then 4-bit (faster still,
+     lossier), then 16-bit; a Q4_K_M GGUF and an AWQ checkpoint are one class, Q8_0 and FP8 another;
+  7. faster estimated decode per request (speed.py): among paths of one class that fit with a usable context,
+     the fastest is the one an experienced user picks first;
+  8. smaller checkpoint (less to download, more headroom);
+  9. ids, for a stable order.
 """
 
 from __future__ import annotations
@@ -21,6 +24,15 @@ from .types import GATES, Candidate
 
 STATUS_ORDER = {"verified": 0, "community": 1, "reported": 2, "derived": 3}
 PROVENANCE_ORDER = {"official": 0, "model-image": 1, "community": 2, "fork": 3}
+# a context this long covers everyday chat, RAG and coding sessions; two paths that both plan at least this
+# much are ranked by speed, not by which one squeezes in a longer window
+USABLE_CONTEXT = 32768
+CLASS_ORDER = {8: 0, 4: 1, 16: 2}  # precision classes (Candidate.weight_bits), the one a user reaches for first
+CLASS_WHY = {
+    8: "near-lossless at half the bytes of BF16",
+    4: "less to read per token",
+    16: "full precision",
+}
 
 
 def offload_cost(c: Candidate) -> int:
@@ -39,7 +51,7 @@ def checkpoint_gib(c: Candidate) -> float:
     return c.budget.weights_gib + host
 
 
-RankKey = tuple[int, int, int, int, int, int, int, int, float, float, str, str, str]
+RankKey = tuple[int, int, int, int, int, int, int, int, int, float, float, str, str, str]
 
 
 def rank_key(c: Candidate) -> RankKey:
@@ -52,13 +64,28 @@ def rank_key(c: Candidate) -> RankKey:
         2 if defects(c) else (1 if c.via_fallback else 0),
         len(c.unparsed),
         -c.build.released.toordinal(),
-        -context,
-        checkpoint_gib(c),
+        -min(context, USABLE_CONTEXT),
+        CLASS_ORDER[c.weight_bits],
         -c.speed.decode_tps if c.speed else 0.0,
+        checkpoint_gib(c),
         c.engine.id,
         c.build.id,
         c.variant.id,
     )
+
+
+def _bits(c: Candidate) -> str:
+    return f"{'an' if c.weight_bits == 8 else 'a'} {c.weight_bits}-bit"
+
+
+def _tps(c: Candidate) -> str:
+    if c.speed is None:
+        return "unknown"
+    return f"~{c.speed.decode_tps:.1f}" if c.speed.decode_tps < 10 else f"~{c.speed.decode_tps:.0f}"
+
+
+def _both_usable(a: Candidate, b: Candidate) -> bool:
+    return min(a.settings.context or 0, b.settings.context or 0) >= USABLE_CONTEXT
 
 
 def why_first(first: Candidate, second: Candidate | None) -> str:
@@ -80,8 +107,10 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         "a build that parses the model's tool calls and thinking before one that lacks those parsers",
         f"newer build ({first.build.released} vs {second.build.released})",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
+        f"{_bits(first)} checkpoint before {_bits(second)} one ({CLASS_WHY[first.weight_bits]})",
+        f"faster estimated decode ({_tps(first)} vs {_tps(second)} tok/s per request"
+        + (f", both with at least {USABLE_CONTEXT:,} tokens of context)" if _both_usable(first, second) else ")"),
         f"a smaller checkpoint ({checkpoint_gib(first):.1f} vs {checkpoint_gib(second):.1f} GiB per GPU)",
-        "faster estimated decode (a tie-break only)",
     ]
     for index, label in enumerate(labels):
         if a[index] != b[index]:

@@ -136,6 +136,7 @@ class Candidate:
     offload: OffloadPlan | None = None  # weights kept in host RAM (the memory gate passed only so)
     speed: Estimate | None = None
     low_bit: bool = False  # a checkpoint below LOW_BITS bits per weight (candidates.py): a lossy last resort
+    weight_bits: int = 16  # the checkpoint's precision class, 4, 8 or 16 bits per weight (candidates.py)
 
     @property
     def runnable(self) -> bool:

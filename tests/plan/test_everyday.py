@@ -23,8 +23,10 @@ def test_qwen3_32b_on_one_rtx_4090_plans_a_4bit_checkpoint_on_the_gpu_first():
     offloaded = [i for i, p in enumerate(plans) if p["offload"] is not None]
     on_gpu = [i for i, p in enumerate(plans) if p["offload"] is None]
     assert on_gpu and (not offloaded or max(on_gpu) < min(offloaded))
-    if first["variant"] != "gguf" and "size not in the catalog" in " ".join(first["notes"]):
-        assert any("estimated as" in n and "group size" in n for n in first["notes"])
+    if "size not in the catalog" in " ".join(first["notes"]):
+        # the estimate names its assumption: INT4's group size, or the GGUF quant type's bits per weight
+        assumption = "bits per weight" if first["quant"] == "gguf" else "group size"
+        assert any("estimated as" in n and assumption in n for n in first["notes"])
     # "a smaller checkpoint (X vs Y GiB per GPU)" is true where it is said
     said = re.search(r"a smaller checkpoint \(([\d.]+) vs ([\d.]+) GiB", first["why_first"] or "")
     if said:

@@ -1,0 +1,129 @@
+"""The everyday consumer question, asked through the CLI as a user would: a 7-70B model on one or two 24-48 GB
+cards. The first plan is a 4- or 8-bit checkpoint held fully in GPU memory with a usable context (at least 8,192
+tokens), on a native weight kernel whenever any plan has one; the reason it is first names a criterion that
+really differs from the second plan's."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.support.cli import run_cli
+
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
+FOUR_OR_EIGHT_BIT = {"awq", "gptq", "int4", "nvfp4", "mxfp4", "fp8", "fp8_block", "gguf"}
+# a GGUF quant of 4 to 8 bits, as the file names it (Q4_K_M, Q5_K_S, Q6_K, Q8_0, IQ4_XS ...)
+GGUF_4_TO_8 = re.compile(r"(?i)(?<![a-z0-9])I?Q[4-8](_[0-9A-Z]+)*\.gguf")
+
+EVERYDAY = [
+    ("rtx-4090", 1, "qwen3-8b"),
+    ("rtx-4090", 1, "qwen3-14b"),
+    ("rtx-4090", 1, "qwen3-32b"),
+    ("rtx-4090", 1, "gemma-3-27b"),
+    ("rtx-4090", 1, "mistral-small-24b"),
+    ("rtx-4090", 1, "gpt-oss-20b"),
+    ("rtx-3090", 2, "llama-3.3-70b"),
+    ("rtx-3090", 2, "qwen3-32b"),
+    ("rtx-3090", 1, "qwen3-30b-a3b"),
+    ("rtx-a6000", 1, "llama-3.3-70b"),
+    ("rtx-4090", 2, "qwen3-30b-a3b"),
+    ("rtx-5090", 1, "qwen3-32b"),
+]
+
+
+def plans_for(gpu: str, gpus: int, model: str) -> list[dict[str, Any]]:
+    result = run_cli("explain", "--gpu", gpu, "--gpus", str(gpus), "--model", model, "--format", "json", env=OFFLINE)
+    assert result.code == 0, result.err
+    plans: list[dict[str, Any]] = result.json()["plans"]
+    assert plans, f"no plan for {model} on {gpus}x{gpu}"
+    return plans
+
+
+def native(plan: dict[str, Any]) -> bool:
+    reason = next(g["reason"] for g in plan["gates"] if g["gate"] == "weight-format")
+    return "no native kernel" not in reason
+
+
+@pytest.mark.parametrize(("gpu", "gpus", "model"), EVERYDAY, ids=[f"{n}x{g}-{m}" for g, n, m in EVERYDAY])
+def test_first_plan_is_a_4_or_8_bit_checkpoint_on_the_gpu_with_a_usable_context(gpu: str, gpus: int, model: str):
+    plans = plans_for(gpu, gpus, model)
+    first = plans[0]
+    assert first["quant"] in FOUR_OR_EIGHT_BIT, first["variant"]
+    if first["quant"] == "gguf":
+        assert any(GGUF_4_TO_8.search(arg) for arg in first["argv"]), first["argv"]
+    assert first["offload"] is None, first["offload"]
+    assert first["settings"]["context"] >= 8192
+    assert first["gpus"] == gpus
+    if not native(first):
+        assert not any(native(p) for p in plans), "a fallback kernel is first although a native path exists"
+
+
+def test_two_3090s_run_llama_3_3_70b_from_a_4bit_integer_checkpoint_not_nvfp4_through_marlin():
+    plans = plans_for("rtx-3090", 2, "llama-3.3-70b")
+    first = plans[0]
+    assert first["quant"] in {"awq", "gptq", "int4", "gguf"}, first["variant"]
+    assert native(first)
+    marlin = [i for i, p in enumerate(plans) if p["quant"] == "nvfp4"]
+    integer = [i for i, p in enumerate(plans) if p["quant"] in {"awq", "gptq", "int4", "gguf"}]
+    assert integer and (not marlin or min(integer) < min(marlin))
+
+
+@pytest.mark.parametrize(("gpu", "gpus", "model"), EVERYDAY, ids=[f"{n}x{g}-{m}" for g, n, m in EVERYDAY])
+def test_the_reason_printed_for_the_first_plan_is_true(gpu: str, gpus: int, model: str):
+    plans = plans_for(gpu, gpus, model)
+    first, second = plans[0], plans[1]
+    why = first["why_first"] or ""
+    assert why.endswith(f"{second['build']} / {second['variant']}"), why  # it names the plan it beats
+    context = re.search(r"larger planned context \((\d+) vs (\d+)\)", why)
+    if context:
+        assert (int(context.group(1)), int(context.group(2))) == (
+            first["settings"]["context"],
+            second["settings"]["context"],
+        )
+        assert first["settings"]["context"] > second["settings"]["context"]
+    speed = re.search(r"faster estimated decode \(~([\d.]+) vs ~([\d.]+) tok/s per request", why)
+    if speed:
+        assert first["speed"]["decode_tokens_per_s"] >= second["speed"]["decode_tokens_per_s"]
+        assert float(speed.group(1)) == pytest.approx(first["speed"]["decode_tokens_per_s"], abs=0.5)
+        assert float(speed.group(2)) == pytest.approx(second["speed"]["decode_tokens_per_s"], abs=0.5)
+        if "both with at least 32,768 tokens" in why:
+            assert min(first["settings"]["context"], second["settings"]["context"]) >= 32768
+    assert "offload" not in why or first["offload"] is None
+
+
+def test_between_two_copies_of_one_checkpoint_at_full_context_the_faster_engine_is_first():
+    # 1 x RTX 3090, Qwen3-30B-A3B: vLLM and SGLang both hold RedHatAI's W4A16 checkpoint with the whole
+    # 40,960-token context, so the estimated decode speed decides, and the output says so
+    plans = plans_for("rtx-3090", 1, "qwen3-30b-a3b")
+    first, second = plans[0], plans[1]
+    assert first["variant"] == second["variant"] == "int4-redhatai"
+    assert first["engine"] != second["engine"]
+    assert first["settings"]["context"] == second["settings"]["context"] == 40960
+    assert "faster estimated decode" in (first["why_first"] or "")
+    assert first["speed"]["decode_tokens_per_s"] > second["speed"]["decode_tokens_per_s"]
+
+
+def test_an_8bit_checkpoint_that_fits_with_the_whole_context_comes_before_a_4bit_one():
+    # 1 x RTX 4090, Qwen3-14B: Qwen's FP8 checkpoint (native FP8 on sm89) fits with 40,960 tokens, so it is
+    # first, ahead of the AWQ and GGUF 4-bit checkpoints, and the reason says so
+    plans = plans_for("rtx-4090", 1, "qwen3-14b")
+    first = plans[0]
+    assert first["quant"] == "fp8_block" and native(first)
+    assert first["settings"]["context"] == 40960
+    assert "an 8-bit checkpoint before a 4-bit one" in (first["why_first"] or "")
+    assert any(p["quant"] in {"awq", "gguf"} for p in plans[1:])
+
+
+def test_a_gguf_file_without_a_catalog_size_is_sized_from_its_quant_type_and_says_so():
+    # unsloth/Qwen3-8B-GGUF Q4_K_M: no size in the catalog; llama.cpp's table gives Q4_K_M 4.8944 bits per weight
+    result = run_cli(
+        "explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "qwen3-8b", "--variant", "gguf-unsloth-q4-k-m",
+        "--format", "json", env=OFFLINE,
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    plan = result.json()["plans"][0]
+    assert plan["argv"][:3] == ["llama-server", "--model", "/models/Qwen3-8B-GGUF/Qwen3-8B-Q4_K_M.gguf"]
+    assert plan["memory"]["weights_gib"] == pytest.approx(8.2e9 * 4.8944 / 8 / 2**30, rel=0.01)
+    assert any("estimated as" in n and "Q4_K_M" in n and "bits per weight" in n for n in plan["notes"])
