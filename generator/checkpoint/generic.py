@@ -13,11 +13,74 @@ from ..catalog.schema import Source
 from .architectures import Rule
 
 VLLM_MODEL_CONFIG = Source(
-    url="https://github.com/vllm-project/vllm/blob/main/vllm/config/model.py",
+    url="https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/config/model.py",
     note="ModelConfig.get_head_size / get_total_num_kv_heads / is_deepseek_mla: the fields vLLM reads from any "
-    "config.json (head_dim else hidden_size // num_attention_heads; num_key_value_heads else the heads; "
-    "kv_lora_rank + qk_rope_head_dim for MLA)",
+    "config.json (head_dim else hidden_size // num_attention_heads; Falcon's multi_query → 1 KV head, else "
+    "n_head_kv / num_kv_heads / num_key_value_heads / multi_query_group_num, else the heads; kv_lora_rank + "
+    "qk_rope_head_dim for MLA; the context from max_position_embeddings / n_positions / max_seq_len / "
+    "seq_length …, 2048 when none is given)",
 )
+
+# the older names transformers' attribute_map (GPT-2, GPT-J, Bloom, Falcon, MPT) and the remote-code configs
+# vLLM re-declares (ChatGLM: num_layers, padded_vocab_size, ffn_hidden_size) give the same fields
+ALIASES: dict[str, tuple[str, ...]] = {
+    "num_hidden_layers": ("n_layer", "num_layers", "n_layers"),
+    "num_attention_heads": ("n_head", "n_heads"),
+    "hidden_size": ("n_embd", "n_embed", "d_model"),
+    "intermediate_size": ("n_inner", "ffn_dim", "ffn_hidden_size"),
+    "vocab_size": ("padded_vocab_size",),
+}
+# vLLM's _get_and_verify_max_len reads these in this order and assumes 2048 when none is there
+CONTEXT_KEYS = (
+    "max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+    "max_sequence_length", "max_seq_length", "seq_len",
+)  # fmt: skip
+VLLM_DEFAULT_CONTEXT = 2048
+# MLPs with a gate (SwiGLU / GeGLU: gate, up and down matrices): silu activations, Gemma's GeGLU
+# (GemmaMLP) and ChatGLM's SwiGLU (GLMMLP: dense_h_to_4h is 2 × ffn_hidden_size); gelu / relu MLPs
+# (GPT-2, GPT-J, OPT, Bloom, Falcon, GPT-NeoX, StarCoder2, Phi) have up and down only, 4 × hidden wide
+# unless the config says otherwise
+GATED_ACTIVATIONS = ("silu", "swish", "swiglu", "geglu")
+GATED_MODEL_TYPES = ("gemma", "chatglm")
+
+
+def mlp_matrices(c: dict[str, Any]) -> int:
+    """3 for a gated MLP, 2 for a plain up/down one (from the activation the config names)."""
+    act = str(c.get("hidden_act") or c.get("hidden_activation") or c.get("activation_function") or "").casefold()
+    model_type = str(c.get("model_type") or "").casefold()
+    if any(g in act for g in GATED_ACTIVATIONS) or model_type.startswith(GATED_MODEL_TYPES):
+        return 3
+    return 2
+
+
+def generic_fields(c: dict[str, Any]) -> dict[str, Any]:
+    """The config with the fields the generic rule reads under their usual names, filled from the names
+    older classes use (as vLLM and transformers map them); a field the file states keeps its value."""
+    out = dict(c)
+    for key, names in ALIASES.items():
+        if out.get(key) is None:
+            found = next((out[n] for n in names if out.get(n) is not None), None)
+            if found is not None:
+                out[key] = found
+    if out.get("max_position_embeddings") is None:
+        out["max_position_embeddings"] = next(
+            (out[k] for k in CONTEXT_KEYS if out.get(k) is not None), VLLM_DEFAULT_CONTEXT
+        )
+    if out.get("num_key_value_heads") is None:
+        falcon_mqa = out.get("multi_query") is True and not out.get("new_decoder_architecture")
+        chatglm_mha = out.get("multi_query_attention") is False  # ChatGLM without MQA: a KV head per head
+        kv = next((out[k] for k in ("n_head_kv", "num_kv_heads", "multi_query_group_num") if out.get(k)), None)
+        if falcon_mqa:
+            out["num_key_value_heads"] = 1
+        elif kv is not None and not chatglm_mha:
+            out["num_key_value_heads"] = kv
+    if out.get("intermediate_size") is None and mlp_matrices(out) == 2 and out.get("hidden_size") is not None:
+        hidden = out["hidden_size"]
+        if isinstance(hidden, int) and not isinstance(hidden, bool):
+            out["intermediate_size"] = 4 * hidden  # GPT-2 / GPT-J n_inner null, Bloom, Falcon: 4 × hidden
+    out.setdefault("tie_word_embeddings", True)  # PretrainedConfig's default, which vLLM reads too
+    return out
+
 
 # config fields that announce recurrent (Mamba / SSM) layers, whose state recipegen does not model yet
 SSM_FIELDS = ("mamba_d_state", "ssm_state_size", "mamba_expand", "hybrid_override_pattern", "mamba_n_heads")
@@ -37,7 +100,6 @@ UNREAD_LAYOUT_FIELDS = (
     "layers_num_heads",
     "compress_ratios",
     "attention_chunk_size",
-    "no_rope_layers",
     "index_kpool",
 )
 
