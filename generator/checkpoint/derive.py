@@ -14,7 +14,7 @@ from .architectures import Rule, rules
 from .config_bounds import config_problem, schema_problem
 from .configfields import as_int, slug, text_config, word
 from .files import Checkpoint
-from .generic import generic_fields, generic_rule, kind_label, mlp_matrices
+from .generic import field_names, generic_fields, generic_rule, kind_label, mlp_matrices
 from .layouts import attention_of, layer_split, linear_of, moe_of, needs_of
 from .sizes import FLOAT_DTYPES, Size, checkpoint_size, estimate_params
 from .weightformat import WeightFormat, weight_format
@@ -63,7 +63,8 @@ def derive(ck: Checkpoint) -> Derivation:
         return Derivation(ck, arch, model_type, rule, bad, None, fmt, size, "", tuple(facts))
     layers = as_int(c.get("num_hidden_layers")) or 0
     if rule is None or not layers:
-        problem = "config.json names no architecture" if arch is None else "config.json has no num_hidden_layers"
+        missing = field_names("num_hidden_layers") if rule is not None and rule.generic else "num_hidden_layers"
+        problem = "config.json names no architecture" if arch is None else f"config.json has no {missing}"
         return Derivation(ck, arch, model_type, None, problem, None, fmt, size, "", tuple(facts))
     config_url = next((r.url for r in ck.read if r.what == "config.json"), ck.name)
     source = Source(url=config_url, note="config.json, read by recipegen")

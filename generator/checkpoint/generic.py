@@ -44,6 +44,12 @@ GATED_ACTIVATIONS = ("silu", "swish", "swiglu", "geglu")
 GATED_MODEL_TYPES = ("gemma", "chatglm")
 
 
+def field_names(key: str) -> str:
+    """A field and the older names that stand for it, for a message that says which one is missing."""
+    names = ALIASES.get(key, ())
+    return f"{key} (nor {' / '.join(names)})" if names else key
+
+
 def mlp_matrices(c: dict[str, Any]) -> int:
     """3 for a gated MLP, 2 for a plain up/down one (from the activation the config names)."""
     act = str(c.get("hidden_act") or c.get("hidden_activation") or c.get("activation_function") or "").casefold()
@@ -134,7 +140,7 @@ def generic_rule(arch: str, c: dict[str, Any]) -> Rule | str:
     if c.get("kv_lora_rank") is None and c.get("v_head_dim") not in (None, c.get("head_dim")):
         return "config.json gives v_head_dim apart from head_dim without MLA, a layout the generic rule does not read"
     if "num_attention_heads" not in c:
-        return "config.json has no num_attention_heads: the attention layout is not stated"
+        return f"config.json has no {field_names('num_attention_heads')}: the attention layout is not stated"
     linear: str | None = None
     if "linear_num_value_heads" in c:
         linear = "gdn"

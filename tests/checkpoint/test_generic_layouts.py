@@ -126,3 +126,17 @@ def test_a_class_without_a_recipe_is_planned_from_its_config(tmp_path, arch):
     per_gpu = max(1, kv // tp)  # vLLM: max(1, total KV heads // tensor parallel size)
     expected = _kv_layers(c) * 2 * per_gpu * head_dim * per_element
     assert plan["memory"]["kv_bytes_per_token"] == expected
+
+
+def test_a_missing_layer_count_is_named_with_the_names_that_stand_for_it(tmp_path):
+    # GPT-J's real config with its layer count (n_layer) taken out: the plan stops at one line naming it
+    folder = _folder(tmp_path, "GPTJForCausalLM")
+    config = json.loads((folder / "config.json").read_text())
+    del config["n_layer"]
+    (folder / "config.json").write_text(json.dumps(config))
+    report = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE)
+    assert report.json()["status"] == "not derivable"
+    assert "num_hidden_layers (nor n_layer / num_layers / n_layers)" in report.json()["problem"]
+    planned = run_cli("--gpu", "h200", "--gpus", "1", "--model", str(folder), env=OFFLINE)
+    assert planned.code != 0 and "Traceback" not in planned.err
+    assert "the generic rule does not apply: config.json has no num_hidden_layers (nor n_layer" in planned.err
