@@ -140,3 +140,27 @@ def test_a_missing_layer_count_is_named_with_the_names_that_stand_for_it(tmp_pat
     planned = run_cli("--gpu", "h200", "--gpus", "1", "--model", str(folder), env=OFFLINE)
     assert planned.code != 0 and "Traceback" not in planned.err
     assert "the generic rule does not apply: config.json has no num_hidden_layers (nor n_layer" in planned.err
+
+
+def test_a_model_whose_every_layer_is_windowed_plans_its_cache_per_request(tmp_path):
+    # zephyr-7b-beta (MistralForCausalLM): sliding_window 4096 on all 32 layers, below its 32768-token context.
+    # vLLM's SlidingWindowSpec keeps at most the window per request, so no KV grows with the context.
+    source = CONFIGS.parent / "windowed" / "MistralForCausalLM"
+    folder = tmp_path / "zephyr"
+    folder.mkdir()
+    shutil.copy(source / "config.json", folder / "config.json")
+    total = json.loads((source / "index-metadata.json").read_text())["metadata"]["total_size"]
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total}}))
+    c = json.loads((folder / "config.json").read_text())
+    explained = run_cli(
+        "explain", "--gpu", "h200", "--gpus", "1", "--model", str(folder), "--engine", "vllm", "--format", "json",
+        env=OFFLINE,
+    )  # fmt: skip
+    assert explained.code == 0, explained.err
+    plan = explained.json()["plans"][0]
+    memory = plan["memory"]
+    per_element = 1 if "fp8" in plan.get("kv_dtype", "") else 2
+    window = c["num_hidden_layers"] * 2 * c["num_key_value_heads"] * 128 * per_element * c["sliding_window"]
+    assert memory["kv_bytes_per_token"] == 0
+    assert memory["per_request_bytes"] == window
+    assert memory["full_length_requests"] > 0
