@@ -11,14 +11,17 @@ from typing import Any
 
 from ..catalog.schema import Source
 from .architectures import Rule
+from .configfields import as_int
 
 VLLM_MODEL_CONFIG = Source(
-    url="https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/config/model.py",
-    note="ModelConfig.get_head_size / get_total_num_kv_heads / is_deepseek_mla: the fields vLLM reads from any "
-    "config.json (head_dim else hidden_size // num_attention_heads; Falcon's multi_query → 1 KV head, else "
-    "n_head_kv / num_kv_heads / num_key_value_heads / multi_query_group_num, else the heads; kv_lora_rank + "
-    "qk_rope_head_dim for MLA; the context from max_position_embeddings / n_positions / max_seq_len / "
-    "seq_length …, 2048 when none is given)",
+    url="https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/transformers_utils/model_arch_config_convertor.py",
+    note="ModelArchConfigConvertorBase: the fields vLLM reads from any config.json: get_head_size (kv_lora_rank + "
+    "qk_rope_head_dim for MLA, else head_dim, else hidden_size_per_head, else hidden_size // heads); "
+    "get_total_num_kv_heads (CONFIG_FIELD_ALIASES in vllm/transformers_utils/config.py: n_head_kv, num_kv_heads, "
+    "num_key_value_heads, multi_query_group_num, num_attention_groups, else the heads; Falcon's multi_query "
+    "without new_decoder_architecture: 1); derive_max_model_len_and_key (the smallest of max_position_embeddings, "
+    "n_positions, max_seq_len, seq_length, model_max_length, max_target_positions, max_sequence_length, "
+    "max_seq_length, seq_len; model_max_length wins where set; vllm/config/model.py assumes 2048 when none is)",
 )
 
 # the older names transformers' attribute_map (GPT-2, GPT-J, Bloom, Falcon, MPT) and the remote-code configs
@@ -29,12 +32,14 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "hidden_size": ("n_embd", "n_embed", "d_model"),
     "intermediate_size": ("n_inner", "ffn_dim", "ffn_hidden_size"),
     "vocab_size": ("padded_vocab_size",),
+    "head_dim": ("hidden_size_per_head",),
 }
-# vLLM's _get_and_verify_max_len reads these in this order and assumes 2048 when none is there
+# vLLM's derive_max_model_len_and_key takes the smallest of these (model_max_length wins where set)
 CONTEXT_KEYS = (
     "max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
-    "max_sequence_length", "max_seq_length", "seq_len",
+    "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len",
 )  # fmt: skip
+KV_HEAD_KEYS = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num", "num_attention_groups")
 VLLM_DEFAULT_CONTEXT = 2048
 # MLPs with a gate (SwiGLU / GeGLU: gate, up and down matrices): silu activations, Gemma's GeGLU
 # (GemmaMLP) and ChatGLM's SwiGLU (GLMMLP: dense_h_to_4h is 2 × ffn_hidden_size); gelu / relu MLPs
@@ -61,25 +66,24 @@ def mlp_matrices(c: dict[str, Any]) -> int:
 
 def generic_fields(c: dict[str, Any]) -> dict[str, Any]:
     """The config with the fields the generic rule reads under their usual names, filled from the names
-    older classes use (as vLLM and transformers map them); a field the file states keeps its value."""
+    older classes use (as transformers' attribute_map and vLLM map them); the context length and the KV heads
+    are the ones vLLM derives (the smallest stated length; the first KV-head field it knows)."""
     out = dict(c)
     for key, names in ALIASES.items():
         if out.get(key) is None:
             found = next((out[n] for n in names if out.get(n) is not None), None)
             if found is not None:
                 out[key] = found
-    if out.get("max_position_embeddings") is None:
-        out["max_position_embeddings"] = next(
-            (out[k] for k in CONTEXT_KEYS if out.get(k) is not None), VLLM_DEFAULT_CONTEXT
-        )
-    if out.get("num_key_value_heads") is None:
-        falcon_mqa = out.get("multi_query") is True and not out.get("new_decoder_architecture")
-        chatglm_mha = out.get("multi_query_attention") is False  # ChatGLM without MQA: a KV head per head
-        kv = next((out[k] for k in ("n_head_kv", "num_kv_heads", "multi_query_group_num") if out.get(k)), None)
-        if falcon_mqa:
-            out["num_key_value_heads"] = 1
-        elif kv is not None and not chatglm_mha:
-            out["num_key_value_heads"] = kv
+    lengths = [n for k in CONTEXT_KEYS if (n := as_int(out.get(k))) is not None]
+    if out.get("max_position_embeddings") is None or as_int(out["max_position_embeddings"]) is not None:
+        cohere = as_int(out.get("model_max_length"))  # a value that is no count stays, for the bounds to name
+        out["max_position_embeddings"] = cohere or (min(lengths) if lengths else VLLM_DEFAULT_CONTEXT)
+    if out.get("multi_query") is True and not out.get("new_decoder_architecture"):
+        out["num_key_value_heads"] = 1  # Falcon's multi-query attention: one KV head
+    elif out.get("multi_query_attention") is False:
+        out["num_key_value_heads"] = None  # ChatGLM without MQA (vllm chatglm.py): a KV head per query head
+    else:
+        out["num_key_value_heads"] = next((out[k] for k in KV_HEAD_KEYS if out.get(k)), None)
     if out.get("intermediate_size") is None and mlp_matrices(out) == 2 and out.get("hidden_size") is not None:
         hidden = out["hidden_size"]
         if isinstance(hidden, int) and not isinstance(hidden, bool):

@@ -3,10 +3,13 @@
 index's total_size (or of the weight file's size where the repo has one file and no index), the KV cache per
 token as vLLM v0.33.0 computes it per GPU.
 
-vLLM's formula (https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/config/model.py: get_num_kv_heads =
-max(1, total KV heads // tensor parallel size), get_head_size = head_dim else hidden_size // heads; KV heads
-from num_key_value_heads, Falcon's multi_query (1), or n_head_kv / num_kv_heads / multi_query_group_num) per
-kind of layer (https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/v1/kv_cache_interface.py):
+vLLM's formula, per GPU: get_num_kv_heads = max(1, total KV heads // tensor parallel size)
+(https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/config/model.py); the total KV heads and the head size
+from ModelArchConfigConvertorBase.get_total_num_kv_heads / get_head_size
+(https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/transformers_utils/model_arch_config_convertor.py:
+n_head_kv / num_kv_heads / num_key_value_heads / multi_query_group_num, else the heads, Falcon's multi_query
+without new_decoder_architecture 1; head_dim, else hidden_size // heads). Per kind of layer
+(https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/v1/kv_cache_interface.py):
 - full attention (FullAttentionSpec): 2 (K and V) × KV heads per GPU × head size × dtype bytes, every layer;
 - sliding-window layers (SlidingWindowSpec): at most the window's tokens per request, so none per context
   token; Gemma 2 alternates them with full layers (Gemma2Config's layer_types, read by
