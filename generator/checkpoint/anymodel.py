@@ -34,6 +34,15 @@ def unknown_architecture(catalog: Catalog, arch: str | None, model_type: str | N
     )
 
 
+def no_rule_reason(catalog: Catalog, derivation: Derivation) -> str:
+    """Why a class without a rule of its own gets no layout: the builds that load it, and why the generic
+    rule does not apply (the field it names) where it was tried."""
+    reason = unknown_architecture(catalog, derivation.architecture, derivation.model_type)
+    if derivation.problem and derivation.checkpoint.config is not None and derivation.architecture:
+        reason += f"; the generic rule does not apply: {derivation.problem}"
+    return reason
+
+
 def resolve_any(catalog: Catalog, value: str) -> ModelChoice:
     from .folder import is_local
     from .hub import looks_like_repo
@@ -104,9 +113,7 @@ def _from_checkpoint(catalog: Catalog, value: str, checkpoint: Checkpoint) -> Mo
             return choice
     if derivation.model is None:
         if derivation.rule is None:
-            reason = unknown_architecture(catalog, derivation.architecture, derivation.model_type)
-            if derivation.problem and checkpoint.config is not None and derivation.architecture:
-                reason += f"; the generic rule does not apply: {derivation.problem}"
+            reason = no_rule_reason(catalog, derivation)
             if checkpoint.config is None:
                 reason = "it has no config.json (a GGUF-only repo)" + (
                     f"; its card names base_model {', '.join(checkpoint.base_model)}" if checkpoint.base_model else ""

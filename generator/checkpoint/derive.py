@@ -14,7 +14,7 @@ from .architectures import Rule, rules
 from .config_bounds import config_problem, schema_problem
 from .configfields import as_int, slug, text_config, word
 from .files import Checkpoint
-from .generic import generic_rule, kind_label
+from .generic import field_names, generic_fields, generic_rule, kind_label, mlp_matrices
 from .layouts import attention_of, layer_split, linear_of, moe_of, needs_of
 from .sizes import FLOAT_DTYPES, Size, checkpoint_size, estimate_params
 from .weightformat import WeightFormat, weight_format
@@ -52,6 +52,7 @@ def derive(ck: Checkpoint) -> Derivation:
     if rule is not None:
         c = {**rule.defaults, **c}
     elif arch is not None:  # no class rule: the generic one, from the fields the engines read
+        c = generic_fields(c)
         generic = generic_rule(arch, c)
         if isinstance(generic, str):
             return Derivation(ck, arch, model_type, None, generic, None, fmt, size, "", tuple(facts))
@@ -62,7 +63,8 @@ def derive(ck: Checkpoint) -> Derivation:
         return Derivation(ck, arch, model_type, rule, bad, None, fmt, size, "", tuple(facts))
     layers = as_int(c.get("num_hidden_layers")) or 0
     if rule is None or not layers:
-        problem = "config.json names no architecture" if arch is None else "config.json has no num_hidden_layers"
+        missing = field_names("num_hidden_layers") if rule is not None and rule.generic else "num_hidden_layers"
+        problem = "config.json names no architecture" if arch is None else f"config.json has no {missing}"
         return Derivation(ck, arch, model_type, None, problem, None, fmt, size, "", tuple(facts))
     config_url = next((r.url for r in ck.read if r.what == "config.json"), ck.name)
     source = Source(url=config_url, note="config.json, read by recipegen")
@@ -77,7 +79,8 @@ def derive(ck: Checkpoint) -> Derivation:
         problem = f"config.json: {str(exc).splitlines()[0]}"
         return Derivation(ck, arch, model_type, rule, problem, None, fmt, size, "", tuple(facts))
     moe = moe_of(rule, c, layers)
-    total, active = estimate_params(c, att, moe, layers, rule.dense_mlp_field, linear)
+    matrices = mlp_matrices(c) if rule.generic else 3
+    total, active = estimate_params(c, att, moe, layers, rule.dense_mlp_field, linear, matrices)
     params_how = "computed from config.json shapes"
     if ck.dtype_elements and set(ck.dtype_elements) <= FLOAT_DTYPES:
         total = float(sum(ck.dtype_elements.values()))

@@ -11,13 +11,86 @@ from typing import Any
 
 from ..catalog.schema import Source
 from .architectures import Rule
+from .configfields import as_int
 
 VLLM_MODEL_CONFIG = Source(
-    url="https://github.com/vllm-project/vllm/blob/main/vllm/config/model.py",
-    note="ModelConfig.get_head_size / get_total_num_kv_heads / is_deepseek_mla: the fields vLLM reads from any "
-    "config.json (head_dim else hidden_size // num_attention_heads; num_key_value_heads else the heads; "
-    "kv_lora_rank + qk_rope_head_dim for MLA)",
+    url="https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/transformers_utils/model_arch_config_convertor.py",
+    note="ModelArchConfigConvertorBase: the fields vLLM reads from any config.json: get_head_size (kv_lora_rank + "
+    "qk_rope_head_dim for MLA, else head_dim, else hidden_size_per_head, else hidden_size // heads); "
+    "get_total_num_kv_heads (CONFIG_FIELD_ALIASES in vllm/transformers_utils/config.py: n_head_kv, num_kv_heads, "
+    "num_key_value_heads, multi_query_group_num, num_attention_groups, else the heads; Falcon's multi_query "
+    "without new_decoder_architecture: 1); derive_max_model_len_and_key (the smallest of max_position_embeddings, "
+    "n_positions, max_seq_len, seq_length, model_max_length, max_target_positions, max_sequence_length, "
+    "max_seq_length, seq_len; model_max_length wins where set; vllm/config/model.py assumes 2048 when none is)",
 )
+
+# the older names transformers' attribute_map (GPT-2, GPT-J, Bloom, Falcon, MPT) and the remote-code configs
+# vLLM re-declares (ChatGLM: num_layers, padded_vocab_size, ffn_hidden_size) give the same fields
+ALIASES: dict[str, tuple[str, ...]] = {
+    "num_hidden_layers": ("n_layer", "num_layers", "n_layers"),
+    "num_attention_heads": ("n_head", "n_heads"),
+    "hidden_size": ("n_embd", "n_embed", "d_model"),
+    "intermediate_size": ("n_inner", "ffn_dim", "ffn_hidden_size"),
+    "vocab_size": ("padded_vocab_size",),
+    "head_dim": ("hidden_size_per_head",),
+}
+# vLLM's derive_max_model_len_and_key takes the smallest of these (model_max_length wins where set)
+CONTEXT_KEYS = (
+    "max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+    "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len",
+)  # fmt: skip
+KV_HEAD_KEYS = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num", "num_attention_groups")
+VLLM_DEFAULT_CONTEXT = 2048
+# MLPs with a gate (SwiGLU / GeGLU: gate, up and down matrices): silu activations, Gemma's GeGLU
+# (GemmaMLP) and ChatGLM's SwiGLU (GLMMLP: dense_h_to_4h is 2 × ffn_hidden_size); gelu / relu MLPs
+# (GPT-2, GPT-J, OPT, Bloom, Falcon, GPT-NeoX, StarCoder2, Phi) have up and down only, 4 × hidden wide
+# unless the config says otherwise
+GATED_ACTIVATIONS = ("silu", "swish", "swiglu", "geglu")
+GATED_MODEL_TYPES = ("gemma", "chatglm")
+
+
+def field_names(key: str) -> str:
+    """A field and the older names that stand for it, for a message that says which one is missing."""
+    names = ALIASES.get(key, ())
+    return f"{key} (nor {' / '.join(names)})" if names else key
+
+
+def mlp_matrices(c: dict[str, Any]) -> int:
+    """3 for a gated MLP, 2 for a plain up/down one (from the activation the config names)."""
+    act = str(c.get("hidden_act") or c.get("hidden_activation") or c.get("activation_function") or "").casefold()
+    model_type = str(c.get("model_type") or "").casefold()
+    if any(g in act for g in GATED_ACTIVATIONS) or model_type.startswith(GATED_MODEL_TYPES):
+        return 3
+    return 2
+
+
+def generic_fields(c: dict[str, Any]) -> dict[str, Any]:
+    """The config with the fields the generic rule reads under their usual names, filled from the names
+    older classes use (as transformers' attribute_map and vLLM map them); the context length and the KV heads
+    are the ones vLLM derives (the smallest stated length; the first KV-head field it knows)."""
+    out = dict(c)
+    for key, names in ALIASES.items():
+        if out.get(key) is None:
+            found = next((out[n] for n in names if out.get(n) is not None), None)
+            if found is not None:
+                out[key] = found
+    lengths = [n for k in CONTEXT_KEYS if (n := as_int(out.get(k))) is not None]
+    if out.get("max_position_embeddings") is None or as_int(out["max_position_embeddings"]) is not None:
+        cohere = as_int(out.get("model_max_length"))  # a value that is no count stays, for the bounds to name
+        out["max_position_embeddings"] = cohere or (min(lengths) if lengths else VLLM_DEFAULT_CONTEXT)
+    if out.get("multi_query") is True and not out.get("new_decoder_architecture"):
+        out["num_key_value_heads"] = 1  # Falcon's multi-query attention: one KV head
+    elif out.get("multi_query_attention") is False:
+        out["num_key_value_heads"] = None  # ChatGLM without MQA (vllm chatglm.py): a KV head per query head
+    else:
+        out["num_key_value_heads"] = next((out[k] for k in KV_HEAD_KEYS if out.get(k)), None)
+    if out.get("intermediate_size") is None and mlp_matrices(out) == 2 and out.get("hidden_size") is not None:
+        hidden = out["hidden_size"]
+        if isinstance(hidden, int) and not isinstance(hidden, bool):
+            out["intermediate_size"] = 4 * hidden  # GPT-2 / GPT-J n_inner null, Bloom, Falcon: 4 × hidden
+    out.setdefault("tie_word_embeddings", True)  # PretrainedConfig's default, which vLLM reads too
+    return out
+
 
 # config fields that announce recurrent (Mamba / SSM) layers, whose state recipegen does not model yet
 SSM_FIELDS = ("mamba_d_state", "ssm_state_size", "mamba_expand", "hybrid_override_pattern", "mamba_n_heads")
@@ -37,7 +110,6 @@ UNREAD_LAYOUT_FIELDS = (
     "layers_num_heads",
     "compress_ratios",
     "attention_chunk_size",
-    "no_rope_layers",
     "index_kpool",
 )
 
@@ -72,7 +144,7 @@ def generic_rule(arch: str, c: dict[str, Any]) -> Rule | str:
     if c.get("kv_lora_rank") is None and c.get("v_head_dim") not in (None, c.get("head_dim")):
         return "config.json gives v_head_dim apart from head_dim without MLA, a layout the generic rule does not read"
     if "num_attention_heads" not in c:
-        return "config.json has no num_attention_heads: the attention layout is not stated"
+        return f"config.json has no {field_names('num_attention_heads')}: the attention layout is not stated"
     linear: str | None = None
     if "linear_num_value_heads" in c:
         linear = "gdn"

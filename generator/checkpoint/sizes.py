@@ -50,9 +50,10 @@ def estimate_params(
     layers: int,
     dense_mlp_field: str | None = None,
     linear: LinearAttention | None = None,
+    mlp_matrices: int = 3,
 ) -> tuple[float, float]:
     """Total and active parameters from config.json's shapes (embeddings, attention or recurrent-state
-    mixer per layer, MLP/experts)."""
+    mixer per layer, MLP/experts; an MLP has gate, up and down matrices, or up and down only)."""
     hidden = as_int(c.get("hidden_size")) or 0
     vocab = as_int(c.get("vocab_size")) or 0
     embed = vocab * hidden * (1 if c.get("tie_word_embeddings") else 2)
@@ -76,13 +77,13 @@ def estimate_params(
         state = hidden * (2 * kh * linear.head_k_dim + 3 * linear.num_heads * linear.head_v_dim)
         attn = ((att.layers or 0) * attn + linear.layers * state) / layers if layers else 0
     dense_width = as_int(c.get(dense_mlp_field)) if dense_mlp_field else None
-    dense_mlp = 3 * hidden * (dense_width or as_int(c.get("intermediate_size")) or 0)
+    dense_mlp = mlp_matrices * hidden * (dense_width or as_int(c.get("intermediate_size")) or 0)
     if moe is None:
         total = embed + layers * (attn + dense_mlp)
         return total, total
     # latent MoE (Kimi-K3): the routed experts work at routed_expert_hidden_size, not hidden_size
-    expert = 3 * (as_int(c.get("routed_expert_hidden_size")) or hidden) * (moe.moe_intermediate or 0)
-    shared_expert = 3 * hidden * (moe.moe_intermediate or 0)
+    expert = mlp_matrices * (as_int(c.get("routed_expert_hidden_size")) or hidden) * (moe.moe_intermediate or 0)
+    shared_expert = mlp_matrices * hidden * (moe.moe_intermediate or 0)
     moe_layers = layers - moe.dense_layers
     dense_part = moe.dense_layers * (attn + dense_mlp) + moe_layers * (attn + moe.shared_experts * shared_expert)
     total = embed + dense_part + moe_layers * moe.experts * expert

@@ -30,7 +30,7 @@ def _gb(value: float | None) -> str:
 
 
 def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
-    from ..checkpoint.anymodel import family_of, unknown_architecture
+    from ..checkpoint.anymodel import family_of, no_rule_reason
     from ..checkpoint.configfields import text_config
     from ..checkpoint.layouts import nope_count, observed
 
@@ -52,9 +52,7 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
         "rule": d.rule.attention if d.rule else None,
         "rule_from": ("generic" if d.rule.generic else "class") if d.rule else None,
         "loaded_by": builds,
-        "problem": d.problem
-        if d.rule or d.weight_format.quant == "gguf"
-        else unknown_architecture(catalog, d.architecture, d.model_type),
+        "problem": d.problem if d.rule or d.weight_format.quant == "gguf" else no_rule_reason(catalog, d),
         "observed": [{"what": k, "value": v} for k, v in observed(ck.config)],
         "weight_format": {"quant": d.weight_format.quant, "label": d.weight_format.label},
         "size_bytes": d.size.bytes,

@@ -146,7 +146,10 @@ def plan(inputs: MemoryInputs) -> Budget:
 
     def budget(context: int, concurrency: int, limit: str, fits: bool, reason: str) -> Budget:
         pool_tokens = (pool * GIB - concurrency * fp.per_request) / fp.per_token if fp.per_token else math.inf
-        full = int(pool_tokens // context) if context and pool_tokens > 0 else 0
+        if math.isinf(pool_tokens):  # no per-token cache (every layer windowed): requests cost per_request only
+            full = int(pool * GIB // fp.per_request) if fp.per_request and pool > 0 else 0
+        else:
+            full = int(pool_tokens // context) if context and pool_tokens > 0 else 0
         return Budget(
             gpu_gib=hw.memory_gib,
             fraction=fraction,

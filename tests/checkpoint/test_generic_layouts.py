@@ -1,14 +1,30 @@
-"""Classes without a rule of their own in data/architectures.yaml are laid out by the generic rule from the
-config.json fields the engines read: real config.json files (tests/data/configs, see PROVENANCE.md), each
-planned from a local folder, parameters within 3 % of the index's total_size, the KV cache per token as
-vLLM computes it per GPU (vllm/config/model.py: get_num_kv_heads = max(1, KV heads // TP) × get_head_size
-× 2 (K and V) per attention layer × num_hidden_layers, at the KV dtype's bytes)."""
+"""Classes without a recipe in recipes/models are laid out from their own config.json: real config.json files
+(tests/data/configs, see PROVENANCE.md), each planned from a local folder, parameters within 3 % of the
+index's total_size (or of the weight file's size where the repo has one file and no index), the KV cache per
+token as vLLM v0.33.0 computes it per GPU.
+
+vLLM's formula, per GPU: get_num_kv_heads = max(1, total KV heads // tensor parallel size)
+(https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/config/model.py); the total KV heads and the head size
+from ModelArchConfigConvertorBase.get_total_num_kv_heads / get_head_size
+(https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/transformers_utils/model_arch_config_convertor.py:
+n_head_kv / num_kv_heads / num_key_value_heads / multi_query_group_num, else the heads, Falcon's multi_query
+without new_decoder_architecture 1; head_dim, else hidden_size // heads). Per kind of layer
+(https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/v1/kv_cache_interface.py):
+- full attention (FullAttentionSpec): 2 (K and V) × KV heads per GPU × head size × dtype bytes, every layer;
+- sliding-window layers (SlidingWindowSpec): at most the window's tokens per request, so none per context
+  token; Gemma 2 alternates them with full layers (Gemma2Config's layer_types, read by
+  vllm/model_executor/models/gemma2.py);
+- gated-DeltaNet hybrids (MambaSpec for the linear layers, vllm/model_executor/models/qwen3_5.py): a fixed
+  state per request; only the full-attention layers (every full_attention_interval-th, or layer_types) keep
+  KV per token.
+"""
 
 from __future__ import annotations
 
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,48 +34,136 @@ from tests.support.contract import rejections
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "configs"
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
+# the field names older classes use for the same facts (transformers' attribute_map, vLLM's ChatGLMConfig)
+ALIASES = {
+    "num_hidden_layers": ("n_layer", "num_layers"),
+    "num_attention_heads": ("n_head",),
+    "hidden_size": ("n_embd", "n_embed"),
+    "vocab_size": ("padded_vocab_size",),
+}
+# the repo's index lists lm_head.weight beside the word embeddings it is tied to (the configs state no
+# tie_word_embeddings, whose default is true); vLLM's falcon.py and gemma.py use the embeddings as the head,
+# so that stored copy is not part of the weights on the GPU
+STORED_TIED_HEAD = {"FalconForCausalLM", "GemmaForCausalLM"}
+
+
+def _field(c: dict[str, Any], key: str) -> Any:
+    return next((c[k] for k in (key, *ALIASES.get(key, ())) if c.get(k) is not None), None)
+
+
+def _total(arch: str) -> int:
+    index = CONFIGS / arch / "index-metadata.json"
+    if index.exists():
+        return int(json.loads(index.read_text())["metadata"]["total_size"])
+    return sum(json.loads((CONFIGS / arch / "weight-files.json").read_text())["files"].values())
 
 
 def _folder(tmp_path: Path, arch: str) -> Path:
     folder = tmp_path / arch
     folder.mkdir()
     shutil.copy(CONFIGS / arch / "config.json", folder / "config.json")
-    shutil.copy(CONFIGS / arch / "index-metadata.json", folder / "model.safetensors.index.json")
+    index = {"metadata": {"total_size": _total(arch)}, "weight_map": {}}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
     return folder
 
 
+def _kv_heads(c: dict[str, Any]) -> int:
+    if c.get("multi_query") and not c.get("new_decoder_architecture"):
+        return 1
+    for key in ("num_key_value_heads", "n_head_kv", "num_kv_heads", "multi_query_group_num"):
+        if c.get(key):
+            return int(c[key])
+    return int(_field(c, "num_attention_heads"))
+
+
+def _kv_layers(c: dict[str, Any]) -> int:
+    """The layers that keep K and V per context token (full attention)."""
+    layers = int(_field(c, "num_hidden_layers"))
+    types = c.get("layer_types")
+    if isinstance(types, list) and types:
+        return sum(1 for t in types[:layers] if t == "full_attention")
+    if c.get("full_attention_interval"):
+        return layers // int(c["full_attention_interval"])
+    if c.get("model_type") == "gemma2":
+        return layers // 2
+    return layers
+
+
+def _tp(heads: int, kv: int) -> int:
+    """The widest tensor-parallel split of 8 GPUs that vLLM accepts for these heads."""
+    return next(tp for tp in (8, 4, 2, 1) if heads % tp == 0 and (kv % tp == 0 or tp % kv == 0))
+
+
 @pytest.mark.parametrize("arch", sorted(p.name for p in CONFIGS.iterdir() if p.is_dir()))
-def test_a_class_without_a_rule_is_laid_out_by_the_generic_rule(tmp_path, arch):
+def test_a_class_without_a_recipe_is_planned_from_its_config(tmp_path, arch):
     folder = _folder(tmp_path, arch)
     config = json.loads((folder / "config.json").read_text())
-    total = json.loads((folder / "model.safetensors.index.json").read_text())["metadata"]["total_size"]
+    c = {**config, **config.get("text_config", {})}
     report = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE)
     assert report.code == 0, report.err
     data = report.json()
-    assert data["rule_from"] == "generic" and data["status"] == "derived", data["problem"]
-    weights = data["derived"]["params_total_b"] * 1e9 * BYTES[config["torch_dtype"]]
-    assert weights == pytest.approx(total, rel=0.03)
-    heads = config["num_attention_heads"]
-    head_dim = config.get("head_dim") or config["hidden_size"] // heads
-    kv = config.get("num_key_value_heads") or heads
+    assert data["status"] == "derived", data["problem"]
+    assert data["rule_from"] in ("generic", "class"), data["rule_from"]
+    per_weight = BYTES[c.get("torch_dtype") or c["dtype"]]
+    total = _total(arch)
+    if arch in STORED_TIED_HEAD:
+        total -= _field(c, "vocab_size") * _field(c, "hidden_size") * per_weight
+    assert data["derived"]["params_total_b"] * 1e9 * per_weight == pytest.approx(total, rel=0.03)
+
+    heads = int(_field(c, "num_attention_heads"))
+    head_dim = c.get("head_dim") or _field(c, "hidden_size") // heads
+    kv = _kv_heads(c)
+    tp = _tp(heads, kv)
     explained = run_cli(
-        "explain",
-        "--gpu",
-        "h200",
-        "--gpus",
-        "8",
-        "--model",
-        str(folder),
-        "--engine",
-        "vllm",
-        "--format",
-        "json",
-        env=OFFLINE,
-    )
+        "explain", "--gpu", "h200", "--gpus", str(tp), "--model", str(folder), "--engine", "vllm",
+        "--format", "json", env=OFFLINE,
+    )  # fmt: skip
+    assert explained.code == 0, explained.err
     plans = explained.json()["plans"]
     assert plans, [r["reason"] for r in rejections(explained.json()) if r["engine"] == "vllm"][:3]
-    assert "generic" in explained.json()["request"]["understood_as"]
-    memory = plans[0]["memory"]
-    per_element = 1 if "fp8" in plans[0].get("kv_dtype", "") else 2
-    per_gpu = max(1, kv // plans[0]["gpus"])  # vLLM: max(1, total KV heads // tensor parallel size)
-    assert memory["kv_bytes_per_token"] == config["num_hidden_layers"] * per_gpu * head_dim * 2 * per_element
+    if data["rule_from"] == "generic":
+        assert "generic" in explained.json()["request"]["understood_as"]
+    plan = plans[0]
+    assert plan["gpus"] == tp
+    per_element = 1 if "fp8" in plan.get("kv_dtype", "") else 2
+    per_gpu = max(1, kv // tp)  # vLLM: max(1, total KV heads // tensor parallel size)
+    expected = _kv_layers(c) * 2 * per_gpu * head_dim * per_element
+    assert plan["memory"]["kv_bytes_per_token"] == expected
+
+
+def test_a_missing_layer_count_is_named_with_the_names_that_stand_for_it(tmp_path):
+    # GPT-J's real config with its layer count (n_layer) taken out: the plan stops at one line naming it
+    folder = _folder(tmp_path, "GPTJForCausalLM")
+    config = json.loads((folder / "config.json").read_text())
+    del config["n_layer"]
+    (folder / "config.json").write_text(json.dumps(config))
+    report = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE)
+    assert report.json()["status"] == "not derivable"
+    assert "num_hidden_layers (nor n_layer / num_layers / n_layers)" in report.json()["problem"]
+    planned = run_cli("--gpu", "h200", "--gpus", "1", "--model", str(folder), env=OFFLINE)
+    assert planned.code != 0 and "Traceback" not in planned.err
+    assert "the generic rule does not apply: config.json has no num_hidden_layers (nor n_layer" in planned.err
+
+
+def test_a_model_whose_every_layer_is_windowed_plans_its_cache_per_request(tmp_path):
+    # zephyr-7b-beta (MistralForCausalLM): sliding_window 4096 on all 32 layers, below its 32768-token context.
+    # vLLM's SlidingWindowSpec keeps at most the window per request, so no KV grows with the context.
+    source = CONFIGS.parent / "windowed" / "MistralForCausalLM"
+    folder = tmp_path / "zephyr"
+    folder.mkdir()
+    shutil.copy(source / "config.json", folder / "config.json")
+    total = json.loads((source / "index-metadata.json").read_text())["metadata"]["total_size"]
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total}}))
+    c = json.loads((folder / "config.json").read_text())
+    explained = run_cli(
+        "explain", "--gpu", "h200", "--gpus", "1", "--model", str(folder), "--engine", "vllm", "--format", "json",
+        env=OFFLINE,
+    )  # fmt: skip
+    assert explained.code == 0, explained.err
+    plan = explained.json()["plans"][0]
+    memory = plan["memory"]
+    per_element = 1 if "fp8" in plan.get("kv_dtype", "") else 2
+    window = c["num_hidden_layers"] * 2 * c["num_key_value_heads"] * 128 * per_element * c["sliding_window"]
+    assert memory["kv_bytes_per_token"] == 0
+    assert memory["per_request_bytes"] == window
+    assert memory["full_length_requests"] > 0
