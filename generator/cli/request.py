@@ -33,6 +33,10 @@ class Selectors:
     host_memory: float | None = None
     host_bandwidth: float | None = None
     pulled: str | None = None  # the date the user pulled a rolling tag (--pulled)
+    kv_cache_dtype: str | None = None  # the run configuration (--kv-cache-dtype, --speculative, --dcp, --eager)
+    speculative: str | None = None
+    dcp: int | None = None
+    eager: bool = False
 
     def command_line(self) -> str:
         """The request as a recipegen command (written into the artifacts, so reruns are identical)."""
@@ -52,9 +56,14 @@ class Selectors:
             ("--pulled", self.pulled),
             ("--host-memory", self.host_memory),
             ("--host-bandwidth", self.host_bandwidth),
+            ("--kv-cache-dtype", self.kv_cache_dtype),
+            ("--speculative", self.speculative),
+            ("--dcp", self.dcp),
         ):
             if value is not None:
                 parts += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+        if self.eager:
+            parts.append("--eager")
         return " ".join(shlex.quote(p) for p in parts)
 
 
@@ -117,6 +126,10 @@ def build_request(catalog: Catalog, sel: Selectors) -> Request:
         model_facts=choice.facts,
         weights_folder=choice.folder,
         build_resolution=build,
+        kv_cache_dtype=sel.kv_cache_dtype,
+        speculative=sel.speculative,
+        dcp=sel.dcp or 1,
+        eager=sel.eager,
     )
 
 
