@@ -178,3 +178,53 @@ sources:
     assert any("test-bf16-kv-garbage" in n and "not bf16" in n for n in plan["notes"])
     asked = explain(cli, *args, "--kv-cache-dtype", "bfloat16")
     assert not asked["plans"] and "test-bf16-kv-garbage" in rejected_reasons(asked)
+
+
+# --- Ampere: FP8 MoE through Triton (vllm#54219) ----------------------------------------------------------
+
+AMPERE_FP8_MOE = "vllm-ampere-fp8-moe-triton-fp8e4nv"
+QWEN_FP8_A100 = ("--gpu", "a100", "--model", "qwen3-30b-a3b", "--variant", "fp8", "--gpus", "1", "--engine", "vllm")
+
+
+def test_ampere_fp8_moe_plans_carry_the_marlin_moe_backend_on_0_28_and_0_29_only(cli):
+    for build in ("vllm-0.28.0", "vllm-0.29.0"):
+        plan = explain(cli, *QWEN_FP8_A100, "--build", build)["plans"][0]
+        assert AMPERE_FP8_MOE in defect_ids(plan)
+        assert ("--moe-backend", "marlin") in {(f["flag"], f.get("value")) for f in plan["flags"]}
+    before = explain(cli, *QWEN_FP8_A100, "--build", "vllm-0.27.1")["plans"][0]
+    assert AMPERE_FP8_MOE not in defect_ids(before) and "--moe-backend" not in before["argv"]
+    # Hopper has FP8 tensor cores: not hit
+    hopper = explain(cli, "--gpu", "h100", *QWEN_FP8_A100[2:], "--build", "vllm-0.28.0")["plans"][0]
+    assert AMPERE_FP8_MOE not in defect_ids(hopper)
+
+
+def test_lint_flags_an_ampere_fp8_moe_command_until_it_adds_the_workaround(cli):
+    command = ("--gpu", "a100", "--build", "vllm-0.28.0", "--", "vllm", "serve", "/models/Qwen3-30B-A3B-FP8")
+    command += ("--max-model-len", "32768", "--tool-call-parser", "hermes", "--reasoning-parser", "qwen3")
+    command += ("--enable-auto-tool-choice",)
+    (hit,) = [f for f in defect_findings(lint(cli, *command)) if "fp8e4nv" in f["why"]]
+    assert hit["what"] == "the engine crashes unless the command adds --moe-backend marlin"
+    assert not [f for f in defect_findings(lint(cli, *command, "--moe-backend", "marlin")) if "fp8e4nv" in f["why"]]
+    # another backend is not the workaround
+    assert [f for f in defect_findings(lint(cli, *command, "--moe-backend", "triton")) if "fp8e4nv" in f["why"]]
+
+
+# --- GB10: the SM120 CUTLASS blockwise FP8 GEMM on SM12.1 (vllm#43367) -----------------------------------
+
+GB10_FP8_BLOCK = "vllm-0.22-gb10-fp8-block-cutlass-internal"
+
+
+def test_gb10_fp8_block_plan_on_0_22_carries_the_triton_kernel_env_and_rtx_pro_6000_does_not(cli):
+    args = ("--model", "qwen3-30b-a3b", "--variant", "fp8", "--gpus", "1", "--engine", "vllm", "--build", "vllm-0.22.0")
+    plan = explain(cli, "--gpu", "gb10", *args)["plans"][0]
+    assert GB10_FP8_BLOCK in defect_ids(plan)
+    assert {"VLLM_DISABLED_KERNELS": "CutlassFp8BlockScaledMMKernel"}.items() <= {
+        e["name"]: e["value"] for e in plan["env"]
+    }.items()
+    other = explain(cli, "--gpu", "rtx-pro-6000", *args)["plans"][0]
+    assert GB10_FP8_BLOCK not in defect_ids(other) and not any(
+        e["name"] == "VLLM_DISABLED_KERNELS" for e in other["env"]
+    )
+    builds = verdicts(history_of(cli, "vllm", "gb10", "qwen3-30b-a3b", 1, "--variant", "fp8"))
+    assert GB10_FP8_BLOCK in builds["vllm-0.22.0"]["defects"]
+    assert GB10_FP8_BLOCK not in builds["vllm-0.21.0"]["defects"]
