@@ -67,11 +67,30 @@ class Selectors:
         return " ".join(shlex.quote(p) for p in parts)
 
 
+def _known_kv_dtype(catalog: Catalog, name: str) -> None:
+    """--kv-cache-dtype names a KV dtype some engine spells, or one of the catalog's own names."""
+    from typing import get_args
+
+    from ..catalog.schema.common import KvDtype
+
+    known = set(get_args(KvDtype))
+    for engine in catalog.engines.values():
+        known.update(engine.kv_dtype_names.values(), engine.kv_dtype_aliases)
+    if name not in known:
+        raise RecipegenError(
+            f"--kv-cache-dtype {name}: no engine in the catalog spells a KV cache dtype so",
+            f"use one of {', '.join(sorted(known))}",
+        )
+
+
 def build_request(catalog: Catalog, sel: Selectors) -> Request:
     """The request `generate` and `explain` resolve: names resolved, the GPU detected for --gpu auto."""
     from ..catalog.names import resolve_engine, resolve_gpu, resolve_user_build, resolve_variant
     from ..checkpoint.anymodel import resolve_any
     from ..plan.types import Request
+
+    if sel.kv_cache_dtype is not None:
+        _known_kv_dtype(catalog, sel.kv_cache_dtype)
 
     detected = None
     if sel.model is not None and (sel.gpu is None or sel.gpu.casefold() == "auto"):

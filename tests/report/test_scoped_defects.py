@@ -228,3 +228,9 @@ def test_gb10_fp8_block_plan_on_0_22_carries_the_triton_kernel_env_and_rtx_pro_6
     builds = verdicts(history_of(cli, "vllm", "gb10", "qwen3-30b-a3b", 1, "--variant", "fp8"))
     assert GB10_FP8_BLOCK in builds["vllm-0.22.0"]["defects"]
     assert GB10_FP8_BLOCK not in builds["vllm-0.21.0"]["defects"]
+
+
+def test_an_unknown_kv_cache_dtype_is_a_one_line_error(cli):
+    result = cli("explain", "--gpu", "h100", "--model", "qwen3-8b", "--kv-cache-dtype", "fp9")
+    assert result.code == 2 and "Traceback" not in result.err
+    assert "--kv-cache-dtype fp9" in result.err and "bfloat16" in result.err
