@@ -43,6 +43,8 @@ RULES: dict[str, Rule] = {
     "trust_remote_code": Rule("switch"),
     "enable_auto_tool_choice": Rule("switch"),
     "headless_worker": Rule("switch"),
+    "decode_context_parallel": Rule("count", 4096),
+    "disable_cuda_graphs": Rule("switch"),
 }
 
 AUTO = "auto"

@@ -141,6 +141,8 @@ def _clean(text: str) -> str:
 def defect_fingerprints(catalog: Catalog) -> list[Fingerprint]:
     """The known defects of engine builds that say what the engine prints, as fingerprints: one per defect,
     naming every build that carries it (a release inherits its parent's defects), the first one first."""
+    from ..plan.defects import scope_text
+
     carriers: dict[tuple[str, str, str], list[Build]] = {}
     found: dict[tuple[str, str, str], Defect] = {}
     for engine, build in catalog.builds():
@@ -157,6 +159,7 @@ def defect_fingerprints(catalog: Catalog) -> list[Fingerprint]:
         fix = defect.workaround or (f"use {defect.fixed_in} or later" if defect.fixed_in else "none known yet")
         fixed = f"; fixed in {defect.fixed_in}" if defect.fixed_in else ""
         which = ", ".join(f"{b.id} ({b.released})" for b in builds)
+        scoped = f"; only with {scope_text(defect)}" if defect.scoped else ""
         out.append(
             Fingerprint(
                 id=f"{builds[0].id}+{defect.id}",
@@ -165,7 +168,7 @@ def defect_fingerprints(catalog: Catalog) -> list[Fingerprint]:
                 pattern=re.escape(log_line),
                 stage="oom" if defect.symptom == "oom" else "other",
                 gate=defect.gate,
-                explanation=f"{defect.title} — {which}{fixed}.",
+                explanation=f"{defect.title} — {which}{fixed}{scoped}.",
                 fix=fix,
                 sources=defect.sources,
             )

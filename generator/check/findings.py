@@ -51,7 +51,8 @@ def gate_findings(
     from ..plan.defects import defect_text
 
     cand = evaluate(request, engine, build, variant, layout, None, settings)
-    out = [_defect_finding(build, d) for d in cand.build_defects]
+    hw = request.hardware.compute_capability
+    out = [_defect_finding(engine, build, d) for d in cand.build_defects if not _worked_around(d, hw, parsed, vocab)]
     by_defect = {f"known defect {defect_text(d)}" for d in cand.build_defects}
     for gate in cand.failing():
         if gate.reason in by_defect:  # the defect's own finding says it
@@ -88,8 +89,35 @@ def gate_findings(
     return out
 
 
-def _defect_finding(build: Build, defect: Defect) -> Finding:
-    """A known defect of the build that this model, checkpoint and GPU run into."""
+def _worked_around(defect: Defect, cc: object, parsed: ParsedArgs, vocab: Vocabulary) -> bool:
+    """The command already carries every flag of the defect's workaround (for this GPU), with its value."""
+    wanted = [a for a in defect.workaround_args if a.capability is None or cc in a.capability]
+    if not wanted or defect.workaround_env:
+        return False
+    for arg in wanted:
+        given = parsed.given(vocab, arg.flag) if vocab.key(arg.flag) else arg.flag in parsed.values
+        value = parsed.get(vocab, arg.flag) if vocab.key(arg.flag) else parsed.values.get(arg.flag)
+        if not given or (arg.value is not None and value != arg.value):
+            return False
+    return True
+
+
+def _scope_flag(engine: Engine, defect: Defect) -> str | None:
+    """The command's flag that puts it in the defect's configuration (the first the defect names)."""
+    knobs = (
+        (defect.kv_dtypes, engine.flags.kv_cache_dtype),
+        (defect.dcp, engine.flags.decode_context_parallel),
+        (defect.speculative, engine.flags.speculative),
+        (defect.cuda_graphs, engine.flags.disable_cuda_graphs),
+        (defect.batch, engine.flags.max_concurrency),
+    )
+    return next((flag for scope, flag in knobs if scope is not None and flag), None)
+
+
+def _defect_finding(engine: Engine, build: Build, defect: Defect) -> Finding:
+    """A known defect of the build that this model, checkpoint and GPU (and the command's flags) run into."""
+    from ..plan.defects import scope_text
+
     severity: Severity = "warn"
     if defect.blocks:
         severity = "silent" if defect.symptom == "wrong-output" else "error"
@@ -106,11 +134,17 @@ def _defect_finding(build: Build, defect: Defect) -> Finding:
         "oom": "it runs out of memory",
         "slow": "it runs, slowly",
     }[defect.symptom]
-    if defect.workaround and defect.symptom != "slow":
+    if defect.scoped:
+        what += f" with this command's configuration ({scope_text(defect)})"
+    elif defect.workaround_args and not defect.workaround_env and defect.symptom != "slow":
+        adds = " ".join(f"{a.flag} {a.value}" if a.value is not None else a.flag for a in defect.workaround_args)
+        what += f" unless the command adds {adds}"
+    elif defect.workaround and defect.symptom != "slow":
         what += " unless the command applies the workaround (recipegen cannot read that from the flags)"
     logs = f"; the engine logs {defect.log_line!r}" if defect.log_line else ""
     why = f"known defect of {build.id}: {defect.title}{logs}"
-    return Finding(severity, "defect", "image", None, what, why, fix, tuple(defect.sources[:2]), defect.gate)
+    flag = (_scope_flag(engine, defect) if defect.scoped else None) or "image"
+    return Finding(severity, "defect", flag, None, what, why, fix, tuple(defect.sources[:2]), defect.gate)
 
 
 def _required_findings(cand: Candidate, request: Request, parsed: ParsedArgs, vocab: Vocabulary) -> list[Finding]:

@@ -97,7 +97,7 @@ def _settings(
     engine: Engine, parsed: ParsedArgs, vocab: Vocabulary, env: dict[str, str], gpus: int
 ) -> tuple[Settings, str | None, str | None]:
     """The command's own choices as engine-neutral settings; also the pin's flag and value, if any."""
-    from ..plan.flags import settings_from_args
+    from ..plan.flags import settings_from_args, speculative_method
 
     pairs: list[tuple[str, str | None]] = []
     for name in field_names(type(engine.flags)):
@@ -107,7 +107,8 @@ def _settings(
     base = settings_from_args(engine, pairs, Layout(gpus, 1))
     spec = parsed.get(vocab, "--speculative-config") or ""
     method = parsed.values.get("--speculative-config.method") or ""
-    mtp = base.mtp or "mtp" in spec.lower() or method.lower() in ("mtp", "nextn")
+    speculative = base.speculative or speculative_method(method) or speculative_method(spec)
+    mtp = base.mtp or "mtp" in spec.lower() or method.lower() in ("mtp", "nextn") or speculative == "mtp"
     pin_flag, pin_env = ATTENTION_PIN.get(engine.id, (None, None))
     pinned, pinned_by = None, None
     if pin_flag and parsed.get(vocab, pin_flag):
@@ -119,7 +120,7 @@ def _settings(
                 pinned_by = f"{SGLANG_DSA_PREFILL_FLAG}/{SGLANG_DSA_KERNEL_FLAG}"
     elif pin_env and env.get(pin_env):
         pinned, pinned_by = env[pin_env], pin_env
-    return replace(base, mtp=mtp, attention_backend=pinned), pinned_by, pinned
+    return replace(base, mtp=mtp, speculative=speculative, attention_backend=pinned), pinned_by, pinned
 
 
 def _mounted_checkpoint(catalog: Catalog, host: str) -> ModelChoice | None:

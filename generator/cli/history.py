@@ -10,16 +10,21 @@ import typer
 from .options import (
     AsOf,
     BuildOpt,
+    Concurrency,
+    Dcp,
+    Eager,
     EngineOpt,
     Format,
     FormatOpt,
     Gpu,
     GpuMemory,
     Gpus,
+    KvCacheDtype,
     ModelOpt,
     Nodes,
     Pulled,
     Recipes,
+    Speculative,
     VariantOpt,
     load_catalog,
 )
@@ -40,6 +45,11 @@ def history_command(
     build: BuildOpt = None,
     as_of: AsOf = None,
     pulled: Pulled = None,
+    concurrency: Concurrency = None,
+    kv_cache_dtype: KvCacheDtype = None,
+    speculative: Speculative = None,
+    dcp: Dcp = None,
+    eager: Eager = False,
     fmt: FormatOpt = Format.text,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
@@ -47,7 +57,23 @@ def history_command(
     from ..report.history import history, history_json, history_text
 
     catalog = load_catalog(recipes)
-    sel = Selectors(gpu, model, gpus, nodes, gpu_memory, engine, build, variant, as_of=as_of, pulled=pulled)
+    sel = Selectors(
+        gpu,
+        model,
+        gpus,
+        nodes,
+        gpu_memory,
+        engine,
+        build,
+        variant,
+        concurrency=concurrency,
+        as_of=as_of,
+        pulled=pulled,
+        kv_cache_dtype=kv_cache_dtype,
+        speculative=speculative,
+        dcp=dcp,
+        eager=eager,
+    )
     request = build_request(catalog, sel)
     if request.build is not None and request.engine is None:  # --build names the engine whose history it is in
         request = replace(request, engine=catalog.build(request.build)[0].id)

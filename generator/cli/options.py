@@ -110,6 +110,30 @@ Concurrency = Annotated[
         "--concurrency", metavar="N", callback=cli_values.count, help="concurrent requests to plan for, 1-1,000,000"
     ),
 ]
+# the run configuration a configuration-scoped defect is matched against (explain, generate, history)
+KvCacheDtype = Annotated[
+    str | None,
+    typer.Option(
+        "--kv-cache-dtype",
+        metavar="DTYPE",
+        callback=cli_values.name,
+        help="the KV cache dtype you run with, as the engine spells it (fp8, bfloat16) or bf16/fp8_e4m3",
+    ),
+]
+Speculative = Annotated[
+    str | None,
+    typer.Option(
+        "--speculative",
+        metavar="METHOD",
+        callback=cli_values.name,
+        help="the speculative decoding method you run with (mtp, eagle, eagle3, ngram)",
+    ),
+]
+Dcp = Annotated[
+    int | None,
+    typer.Option("--dcp", metavar="N", callback=cli_values.count, help="decode context parallel size, 1-1024"),
+]
+Eager = Annotated[bool, typer.Option("--eager", help="you run without CUDA graphs (--enforce-eager)")]
 FormatOpt = Annotated[Format, typer.Option("--format", metavar="text|json", help="text or json")]
 Version = Annotated[
     bool,

@@ -16,6 +16,8 @@ from .options import (
     BuildOpt,
     Concurrency,
     Context,
+    Dcp,
+    Eager,
     EngineOpt,
     Format,
     FormatOpt,
@@ -24,10 +26,12 @@ from .options import (
     Gpus,
     HostBandwidth,
     HostMemory,
+    KvCacheDtype,
     ModelOpt,
     Nodes,
     Pulled,
     Recipes,
+    Speculative,
     VariantOpt,
     Version,
     load_catalog,
@@ -107,6 +111,10 @@ def generate(
     pulled: Pulled = None,
     host_memory: HostMemory = None,
     host_bandwidth: HostBandwidth = None,
+    kv_cache_dtype: KvCacheDtype = None,
+    speculative: Speculative = None,
+    dcp: Dcp = None,
+    eager: Eager = False,
     out: Annotated[
         str | None,
         typer.Option(
@@ -149,6 +157,10 @@ def generate(
         host_memory=host_memory,
         host_bandwidth=host_bandwidth,
         pulled=pulled,
+        kv_cache_dtype=kv_cache_dtype,
+        speculative=speculative,
+        dcp=dcp,
+        eager=eager,
     )
     generate_command(sel, out, force, fmt, recipes, k8s)
 
@@ -189,6 +201,10 @@ def explain(
     pulled: Pulled = None,
     host_memory: HostMemory = None,
     host_bandwidth: HostBandwidth = None,
+    kv_cache_dtype: KvCacheDtype = None,
+    speculative: Speculative = None,
+    dcp: Dcp = None,
+    eager: Eager = False,
     fmt: FormatOpt = Format.text,
     recipes: Recipes = [],  # noqa: B006
     verbose: Annotated[
@@ -214,6 +230,10 @@ def explain(
         host_memory=host_memory,
         host_bandwidth=host_bandwidth,
         pulled=pulled,
+        kv_cache_dtype=kv_cache_dtype,
+        speculative=speculative,
+        dcp=dcp,
+        eager=eager,
     )
     resolution = resolve(catalog, build_request(catalog, sel))
     if fmt is Format.json:

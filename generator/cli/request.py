@@ -33,6 +33,10 @@ class Selectors:
     host_memory: float | None = None
     host_bandwidth: float | None = None
     pulled: str | None = None  # the date the user pulled a rolling tag (--pulled)
+    kv_cache_dtype: str | None = None  # the run configuration (--kv-cache-dtype, --speculative, --dcp, --eager)
+    speculative: str | None = None
+    dcp: int | None = None
+    eager: bool = False
 
     def command_line(self) -> str:
         """The request as a recipegen command (written into the artifacts, so reruns are identical)."""
@@ -52,10 +56,31 @@ class Selectors:
             ("--pulled", self.pulled),
             ("--host-memory", self.host_memory),
             ("--host-bandwidth", self.host_bandwidth),
+            ("--kv-cache-dtype", self.kv_cache_dtype),
+            ("--speculative", self.speculative),
+            ("--dcp", self.dcp),
         ):
             if value is not None:
                 parts += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+        if self.eager:
+            parts.append("--eager")
         return " ".join(shlex.quote(p) for p in parts)
+
+
+def _known_kv_dtype(catalog: Catalog, name: str) -> None:
+    """--kv-cache-dtype names a KV dtype some engine spells, or one of the catalog's own names."""
+    from typing import get_args
+
+    from ..catalog.schema.common import KvDtype
+
+    known = set(get_args(KvDtype))
+    for engine in catalog.engines.values():
+        known.update(engine.kv_dtype_names.values(), engine.kv_dtype_aliases)
+    if name not in known:
+        raise RecipegenError(
+            f"--kv-cache-dtype {name}: no engine in the catalog spells a KV cache dtype so",
+            f"use one of {', '.join(sorted(known))}",
+        )
 
 
 def build_request(catalog: Catalog, sel: Selectors) -> Request:
@@ -63,6 +88,9 @@ def build_request(catalog: Catalog, sel: Selectors) -> Request:
     from ..catalog.names import resolve_engine, resolve_gpu, resolve_user_build, resolve_variant
     from ..checkpoint.anymodel import resolve_any
     from ..plan.types import Request
+
+    if sel.kv_cache_dtype is not None:
+        _known_kv_dtype(catalog, sel.kv_cache_dtype)
 
     detected = None
     if sel.model is not None and (sel.gpu is None or sel.gpu.casefold() == "auto"):
@@ -117,6 +145,10 @@ def build_request(catalog: Catalog, sel: Selectors) -> Request:
         model_facts=choice.facts,
         weights_folder=choice.folder,
         build_resolution=build,
+        kv_cache_dtype=sel.kv_cache_dtype,
+        speculative=sel.speculative,
+        dcp=sel.dcp or 1,
+        eager=sel.eager,
     )
 
 

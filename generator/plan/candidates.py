@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
+from typing import get_args
 
 from ..catalog.index import Catalog
 from ..catalog.schema import Deployment, Engine, Model, Variant
-from ..catalog.schema.engine import Build
+from ..catalog.schema.common import KvDtype
+from ..catalog.schema.engine import Build, Defect
 from ..frozen import evolve
 from . import gates
 from .checkpoint_size import checkpoint_bytes
 from .defects import applies, defects_hitting, with_defects
 from .estimate import speed_of
-from .flags import settings_from_deployment
+from .flags import kv_choices, settings_from_deployment, speculative_method
 from .types import Candidate, Layout, Request, Settings
 
 # Gate results that do not depend on the layout, computed once per resolve() and reused across
@@ -38,12 +40,31 @@ def _matching_deployments(
     ]
 
 
-def base_settings(engine: Engine, model_has_moe: bool, layout: Layout, deployment: Deployment | None) -> Settings:
-    """The settings a path starts from: a curated recipe's flags read back, else one TP group over every GPU."""
+def base_settings(
+    engine: Engine, model_has_moe: bool, layout: Layout, deployment: Deployment | None, request: Request | None = None
+) -> Settings:
+    """The settings a path starts from: a curated recipe's flags read back, else one TP group over every GPU;
+    then the run configuration the request names (KV dtype, speculative method, DCP, eager)."""
     if deployment is not None:
-        return settings_from_deployment(engine, deployment, layout)
-    ep = model_has_moe and engine.flags.expert_parallel is not None and layout.gpus > 1
-    return Settings(tp=layout.gpus if engine.parallelism == "tensor" else 1, ep=ep)
+        base = settings_from_deployment(engine, deployment, layout)
+    else:
+        ep = model_has_moe and engine.flags.expert_parallel is not None and layout.gpus > 1
+        base = Settings(tp=layout.gpus if engine.parallelism == "tensor" else 1, ep=ep)
+    if request is None:
+        return base
+    kv = base.kv_fixed
+    if request.kv_cache_dtype is not None:
+        named = kv_choices(engine, request.kv_cache_dtype)
+        kv = named or tuple(d for d in get_args(KvDtype) if d == request.kv_cache_dtype)
+    method = speculative_method(request.speculative) or base.speculative
+    return evolve(
+        base,
+        kv_fixed=kv,
+        speculative=method,
+        mtp=base.mtp or method == "mtp",
+        dcp=request.dcp if request.dcp > 1 else base.dcp,
+        cuda_graphs=base.cuda_graphs and not request.eager,
+    )
 
 
 # below this many bits per weight a checkpoint is a lossy last resort (GGUF IQ1/IQ2/Q2/Q3 mixes): it ranks after
@@ -83,22 +104,37 @@ def evaluate(
     memo: Memo | None = None,
 ) -> Candidate:
     """Gate one path. `settings`: check these instead of the ones recipegen would choose (lint)."""
-    base = settings if settings is not None else base_settings(engine, bool(request.model.moe), layout, deployment)
+    base = (
+        settings
+        if settings is not None
+        else base_settings(engine, bool(request.model.moe), layout, deployment, request)
+    )
     subject = gates.Subject(request, engine, build, variant, layout, deployment, base)
-    found = defects_hitting(request.model, variant, build, request.hardware)
-    results = with_defects(gates.run(subject, memo), found)
+    results = gates.run(subject, memo)
     by_id = {g.gate: g for g in results}
     kern, fmt, budget = by_id["kernel"], by_id["weight-format"], by_id["memory"].details.budget
+    kv = gates.kv_dtype(subject, kern) if (base.kv_fixed or kern.details.kv_options) else None
     decided = base
     if budget is not None:
         decided = evolve(
             base,
-            kv_dtype=gates.kv_dtype(subject, kern) if (base.kv_fixed or kern.details.kv_options) else None,
+            kv_dtype=kv,
             context=budget.context,
             context_auto=base.context_auto and request.context is None,
             concurrency=budget.concurrency,
             fraction=budget.fraction,
         )
+    found = defects_hitting(request.model, variant, build, request.hardware, decided, kv or engine.default_kv_dtype)
+    moved = None
+    if settings is None and deployment is None and not base.kv_fixed:  # not a command's or a recipe's own choice
+        moved = _kv_avoiding(found, kern.details.kv_options)
+    if moved is not None:
+        # a derived plan keeps its KV cache in a dtype the build's defects do not name, when its kernels take one
+        again = evaluate(request, engine, build, variant, layout, None, evolve(base, kv_fixed=(moved,)), memo)
+        names = ", ".join(d.id for d in found if d.kv_dtypes and kv in d.kv_dtypes)
+        note = f"KV cache {moved}, not {kv}: {kv} hits known defect {names} of {build.id}"
+        return evolve(again, notes=(note, *again.notes))
+    results = with_defects(results, found)
     notes: list[str] = []
     if fmt.details.via_fallback:
         notes.append(fmt.reason)
@@ -121,6 +157,14 @@ def evaluate(
         weight_bits=weight_bits(variant, request.model),
     )
     return evolve(cand, speed=speed_of(cand, request, memo)) if cand.runnable else cand
+
+
+def _kv_avoiding(found: tuple[Defect, ...], options: tuple[KvDtype, ...]) -> KvDtype | None:
+    """The first KV dtype the chosen kernels accept that no KV-scoped defect found names; None: nothing to move."""
+    avoid = {dtype for d in found if d.kv_dtypes for dtype in d.kv_dtypes}
+    if not avoid:
+        return None
+    return next((dtype for dtype in options if dtype not in avoid), None)
 
 
 def builds_to_try(engine: Engine, request: Request, every_release: bool = False) -> list[Build]:
@@ -206,15 +250,21 @@ def verdict_paths(
 
 
 def may_run(
-    request: Request, path: Path, layout: Layout, memo: Memo, platforms: gates.PlatformVerdicts | None = None
+    request: Request,
+    path: Path,
+    layout: Layout,
+    memo: Memo,
+    platforms: gates.PlatformVerdicts | None = None,
+    defects: bool = True,
 ) -> bool:
     """Whether the path passes every gate that does not read the layout (the cheap ones, memoised per path).
 
     A path that fails one can never be runnable, so the layout search plans memory only for the others.
-    `platforms`: verdicts shared with other resolves (the matrix's cells)."""
+    `platforms`: verdicts shared with other resolves (the matrix's cells). `defects`: False to ask whether it would
+    run but for the build's blocking defects (coverage counts those)."""
     engine, build, variant, dep = path
     # a recipe belongs to one layout, and without one the cheap gates read no layout-dependent setting
-    key = ("may-run", engine.id, build.id, variant.id, dep.id if dep else None)
+    key = ("may-run", engine.id, build.id, variant.id, dep.id if dep else None, defects)
     known = memo.get(key)
     if isinstance(known, bool):
         return known
@@ -224,12 +274,12 @@ def may_run(
     if gates.platform_memoised(engine, build, request.hardware, memo, platforms).outcome != "pass":
         memo[key] = False
         return False
-    base = base_settings(engine, bool(request.model.moe), layout, dep)
+    base = base_settings(engine, bool(request.model.moe), layout, dep, request)
     subject = gates.Subject(request, engine, build, variant, layout, dep, base)
     found = defects_hitting(request.model, variant, build, request.hardware)
     cheap = gates.run(subject, memo, gates.FEWEST_FIRST, until_not_pass=True)
     verdict = all(g.outcome == "pass" for g in cheap) and not any(
-        d.blocks and d.gate in gates.LAYOUT_FREE for d in found
+        defects and d.blocks and d.gate in gates.LAYOUT_FREE for d in found
     )
     memo[key] = verdict
     return verdict

@@ -4,13 +4,27 @@ blocking one fails the gate where it shows, and which scoped notes and defects c
 from __future__ import annotations
 
 from ..catalog.schema import Engine, Hardware, Model, Variant
+from ..catalog.schema.common import KvDtype
 from ..catalog.schema.engine import Build, Defect
 from ..catalog.schema.model import Pitfall
-from .types import Candidate, Flag, GateResult
+from .flags import speculative_method
+from .types import Candidate, Flag, GateResult, Settings
 
 
-def defects_hitting(model: Model, variant: Variant, build: Build, hw: Hardware) -> tuple[Defect, ...]:
-    """The build's known defects that this model, checkpoint and GPU run into."""
+def defects_hitting(
+    model: Model,
+    variant: Variant,
+    build: Build,
+    hw: Hardware,
+    settings: Settings | None = None,
+    kv: KvDtype | None = None,
+    every_config: bool = False,
+) -> tuple[Defect, ...]:
+    """The build's known defects that this model, checkpoint and GPU run into.
+
+    A defect scoped by configuration (KV dtype, DCP, speculative method, CUDA graphs, batch) hits only the
+    `settings` (and KV dtype `kv`) it names; with no settings (a path not planned yet) it is left for the plan
+    to decide. `every_config`: every defect of the model and GPU, whatever configuration it needs (coverage)."""
     if not build.defects:  # most builds (37 of 46) list none, and this runs for every path
         return ()
     needs = {n.op for n in model.needs}
@@ -22,11 +36,53 @@ def defects_hitting(model: Model, variant: Variant, build: Build, hw: Hardware) 
         and (d.architectures is None or model.architecture in d.architectures)
         and (d.ops is None or bool(needs.intersection(d.ops)))
         and (d.quants is None or variant.quant in d.quants)
+        and (d.moe is None or (model.moe is not None) == d.moe)
+        and (every_config or in_scope(d, settings, kv))
     )
+
+
+def in_scope(defect: Defect, settings: Settings | None, kv: KvDtype | None) -> bool:
+    """Whether a configuration is one the defect hits (a defect with no configuration scope hits every one);
+    a knob the configuration does not state (KV dtype, concurrency) does not match."""
+    if not defect.scoped:
+        return True
+    if settings is None:
+        return False
+    if defect.kv_dtypes is not None and kv not in defect.kv_dtypes:
+        return False
+    if defect.dcp is not None and (settings.dcp > 1) != defect.dcp:
+        return False
+    if defect.speculative is not None and settings.speculative not in scope_methods(defect):
+        return False
+    if defect.cuda_graphs is not None and settings.cuda_graphs != defect.cuda_graphs:
+        return False
+    return defect.batch is None or settings.concurrency in defect.batch
+
+
+def scope_methods(defect: Defect) -> set[str | None]:
+    return {speculative_method(m) for m in defect.speculative or ()}
+
+
+def scope_text(defect: Defect) -> str:
+    """The configuration a defect hits, in words ("" when it hits every one)."""
+    parts: list[str] = []
+    if defect.kv_dtypes:
+        parts.append(f"KV cache {'/'.join(defect.kv_dtypes)}")
+    if defect.dcp is not None:
+        parts.append("decode context parallel" if defect.dcp else "no decode context parallel")
+    if defect.speculative:
+        parts.append(f"speculative decoding with {'/'.join(defect.speculative)}")
+    if defect.cuda_graphs is not None:
+        parts.append("CUDA graphs on" if defect.cuda_graphs else "eager mode (no CUDA graphs)")
+    if defect.batch is not None:
+        parts.append(defect.batch.describe())
+    return ", ".join(parts)
 
 
 def defect_text(defect: Defect) -> str:
     parts = [f"{defect.id} ({defect.symptom}): {defect.title}"]
+    if defect.scoped:
+        parts.append(f"hits {scope_text(defect)}")
     if defect.log_line:
         parts.append(f"the engine logs {defect.log_line!r}")
     parts.append(f"fixed in {defect.fixed_in}" if defect.fixed_in else "no build known to fix it")

@@ -7,6 +7,7 @@ derives flags for plans that have no curated recipe.
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from typing import Literal
@@ -54,6 +55,30 @@ def _knob(knob: str, value: str | None) -> int | float | str | None:
         return None
 
 
+# the engines' names for drafting with the model's own MTP layers
+MTP_NAMES = frozenset({"mtp", "nextn", "deepseek_mtp"})
+
+
+def speculative_method(value: str | None) -> str | None:
+    """The speculative method a flag's value names, lower case (MTP under one name): a JSON config's "method"
+    (vLLM's --speculative-config) or the value itself (SGLang's --speculative-algorithm)."""
+    text = (value or "").strip()
+    if not text:
+        return None
+    try:
+        config = json.loads(text)
+    except ValueError:
+        config = text
+    if isinstance(config, dict):
+        method = config.get("method")
+        if not isinstance(method, str):
+            # vLLM infers the method from the draft model; "mtp" spelled anywhere in it is the model's own
+            return "mtp" if "mtp" in text.lower() else ("draft_model" if "model" in config else None)
+        config = method
+    name = str(config).strip().lower()
+    return "mtp" if name in MTP_NAMES or name.endswith("_mtp") else name or None
+
+
 def settings_from_args(engine: Engine, args: list[tuple[str, str | None]], layout: Layout) -> Settings:
     """The semantic knobs of (flag, value) pairs spelled with the catalog's flags (a recipe's, or a command's)."""
     spelled = {
@@ -69,6 +94,9 @@ def settings_from_args(engine: Engine, args: list[tuple[str, str | None]], layou
     concurrency = _knob("max_concurrency", values.get("max_concurrency"))
     fraction = _knob("memory_fraction", values.get("memory_fraction"))
     kv_name = values.get("kv_cache_dtype")
+    dcp = _knob("decode_context_parallel", values.get("decode_context_parallel"))
+    method = speculative_method(values.get("speculative"))
+    mtp = method == "mtp"
     return Settings(
         tp=tp if isinstance(tp, int) else (layout.gpus if engine.parallelism == "tensor" else 1),
         ep="expert_parallel" in values,
@@ -79,7 +107,10 @@ def settings_from_args(engine: Engine, args: list[tuple[str, str | None]], layou
         fraction=fraction if isinstance(fraction, float) else None,
         tool_parser=values.get("tool_call_parser"),
         reasoning_parser=values.get("reasoning_parser"),
-        mtp=any("speculative" in flag and "mtp" in (value or "").lower() for flag, value in args),
+        mtp=mtp or any("speculative" in flag and "mtp" in (value or "").lower() for flag, value in args),
+        speculative=method,
+        dcp=dcp if isinstance(dcp, int) else 1,
+        cuda_graphs="disable_cuda_graphs" not in values,
     )
 
 
@@ -264,6 +295,24 @@ def common_flags(engine: Engine, model: Model, variant: Variant, skip: set[str])
     return out
 
 
+def run_config_flags(engine: Engine, settings: Settings) -> list[Flag]:
+    """The flags of the run configuration the request asked for (--dcp, --eager, --speculative)."""
+    f, out = engine.flags, []
+    if f.decode_context_parallel and settings.dcp > 1:
+        out.append(Flag(f.decode_context_parallel, str(settings.dcp), "decode context parallel size, as requested"))
+    if f.disable_cuda_graphs and not settings.cuda_graphs:
+        out.append(Flag(f.disable_cuda_graphs, None, "run eagerly, without CUDA graphs, as requested"))
+    if f.speculative and settings.speculative:
+        method = settings.speculative
+        if f.speculative.endswith("-config"):  # a JSON config (vLLM)
+            value = json.dumps({"method": method, "num_speculative_tokens": 1}, separators=(",", ":"))
+        else:
+            value = "NEXTN" if method == "mtp" else method.upper()
+        why = "speculative decoding as requested (one draft token; the draft model and token count are yours to tune)"
+        out.append(Flag(f.speculative, value, why))
+    return out
+
+
 def derived_flags(
     engine: Engine,
     model: Model,
@@ -320,6 +369,7 @@ def derived_flags(
                 kernel_src,
             )
         )
+    out.extend(run_config_flags(engine, settings))
     if settings.context is not None:
         out.append(
             Flag(

@@ -131,7 +131,7 @@ class _Layouts:
         if isinstance(known, tuple):
             return known
         request = self.request
-        base = base_settings(engine, bool(request.model.moe), layout, dep)
+        base = base_settings(engine, bool(request.model.moe), layout, dep, request)
         subject = gates.Subject(request, engine, build, variant, layout, dep, base)
         found = defects_hitting(request.model, variant, build, request.hardware)
         blocking_here = tuple(d for d in found if d.gate in gates.LAYOUT_FREE)

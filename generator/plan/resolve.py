@@ -102,8 +102,8 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
     if cand.budget is not None:
         notes.extend(cand.budget.notes)
     flags, env, workaround_notes = with_workarounds(cand, flags, env, request.hardware)
-    notes.extend(workaround_notes)
     notes.extend(f"known defect: {text}" for text in defects(cand))
+    notes.extend(workaround_notes)
     notes.extend(variant.notes)
     notes.extend(p.text for p in model.pitfalls if applies(p, engine, build, request.hardware))
     sources = _dedupe([*(dep.sources if dep else []), *model.sources, *variant.sources, *build.sources])

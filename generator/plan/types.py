@@ -40,6 +40,12 @@ class Request:
     weights_blobs: str | None = None  # a cache snapshot's blobs/ folder its links point into, mounted beside it
     build_resolution: BuildResolution | None = None  # how --build was understood (text, build, rule, how sure)
     offload: bool = True  # host offload may be planned (lint: only when the command itself sets it up)
+    # the run configuration asked for (explain/plan/history --kv-cache-dtype, --speculative, --dcp, --eager):
+    # what a configuration-scoped defect is matched against
+    kv_cache_dtype: str | None = None  # as the user spelled it (engine spelling or a catalog KV dtype)
+    speculative: str | None = None
+    dcp: int = 1
+    eager: bool = False
 
 
 @frozen
@@ -105,6 +111,9 @@ class Settings:
     tool_parser: str | None = None
     reasoning_parser: str | None = None
     mtp: bool = False  # speculative decoding with the model's own MTP layers
+    speculative: str | None = None  # the speculative method, lower case (mtp, eagle, eagle3, ngram …); None: none
+    dcp: int = 1  # decode context parallel size
+    cuda_graphs: bool = True  # False: the engine runs eagerly
     attention_backend: str | None = None  # a forced attention kernel, by the engine's own name (lint)
 
 

@@ -40,7 +40,7 @@ class Cell:
     official_since: tuple[str, dt.date] | None  # the first official release with a path
     official_now: bool  # the newest official release has one
     community: tuple[tuple[str, dt.date], ...]  # side paths with a path, newest first
-    defects_open: tuple[str, ...]  # hitting the newest official release with a path
+    defects_open: tuple[str, ...]  # hitting the newest official release (a blocking one too)
     defects_closed: tuple[str, ...]  # hitting an older release only
 
     @property
@@ -60,15 +60,20 @@ def _cell(catalog: Catalog, model: Model, gpu_class: str, hw_id: str, platforms:
         owner[build.id] = engine.id
         if may_run(request, path, LAYOUT, memo, platforms):
             running[build.id] = build
-            hits.setdefault(build.id, set()).update(d.id for d in defects_hitting(model, variant, build, hw))
+        # a defect that blocks a build still counts: the path would run but for it
+        if build.defects and (build.id in running or may_run(request, path, LAYOUT, memo, platforms, defects=False)):
+            found = defects_hitting(model, variant, build, hw, every_config=True)
+            hits.setdefault(build.id, set()).update(d.id for d in found)
     official = sorted((b for b in running.values() if b.provenance == "official"), key=lambda b: (b.released, b.id))
     newest = {
         e.id: max((b for b in e.builds if b.provenance == "official"), key=lambda b: (b.released, b.id), default=None)
         for e in catalog.engines.values()
     }
     now = [b for b in official if newest.get(owner[b.id]) is b]
-    opened = set().union(*(hits[b.id] for b in now)) if now else set()
-    closed = set().union(*(hits[b.id] for b in official)) - opened if official else set()
+    # open: hitting the newest official release (even one it blocks); fixed: hitting an older release only
+    opened = set().union(*(hits.get(b.id, set()) for b in newest.values() if b is not None))
+    released = {b.id for e in catalog.engines.values() for b in e.builds if b.provenance == "official"}
+    closed = set().union(*(ids for build_id, ids in hits.items() if build_id in released)) - opened
     side = sorted((b for b in running.values() if b.provenance != "official"), key=lambda b: (b.released, b.id))
     return Cell(
         family=model.id,

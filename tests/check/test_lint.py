@@ -614,6 +614,10 @@ def test_a_known_defect_of_the_build_on_this_path(cli):
         "--trust-remote-code",
     )
     f = finding(doc, "defect")
-    assert f["severity"] == "warn" and f["what"].startswith("the engine crashes unless")
+    # the defect needs CUDA graphs (FULL capture), and this command runs with them
+    assert (
+        f["severity"] == "warn" and f["what"] == "the engine crashes with this command's configuration (CUDA graphs on)"
+    )
+    assert f["flag"] == "--enforce-eager"
     assert "CUDA_ERROR_ILLEGAL_ADDRESS" in f["why"] and "PIECEWISE" in f["fix"]
     assert any("vllm-project/vllm/issues/51181" in s for s in f["sources"])

@@ -26,9 +26,12 @@ def test_kimi_k25_parser_defect_leaves_at_0_20_1(cli):
     assert "vllm-0.15-kimi-k2-parser" not in builds["vllm-0.20.1"]["defects"]
 
 
-def test_glm5_dcp_defects_on_b200_only_in_0_28_and_0_29(cli):
-    """vllm#54300: GLM DSA + decode context parallelism crashes on 0.28.0 and returns random tokens on 0.29.0."""
-    builds = verdicts(history_of(cli, "vllm", "b200", "glm-5", 4))
+def test_glm5_dcp_defects_on_b200_only_in_0_28_and_0_29_and_only_with_dcp(cli):
+    """vllm#54300: GLM DSA + decode context parallelism crashes on 0.28.0 and returns random tokens on 0.29.0;
+    without DCP the same releases are clean."""
+    builds = verdicts(history_of(cli, "vllm", "b200", "glm-5", 4, "--dcp", "4"))
     assert "vllm-0.28-glm-dsa-dcp-crash" in builds["vllm-0.28.0"]["defects"]
     assert "vllm-0.29-glm-dsa-dcp-random-tokens" in builds["vllm-0.29.0"]["defects"]
     assert not any("dcp" in d for d in builds["vllm-0.27.1"]["defects"])
+    plain = verdicts(history_of(cli, "vllm", "b200", "glm-5", 4))
+    assert not any("dcp" in d for b in ("vllm-0.28.0", "vllm-0.29.0") for d in plain[b]["defects"])

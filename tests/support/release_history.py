@@ -14,10 +14,23 @@ def engine_history(result: Result) -> dict[str, Any]:
     return engine
 
 
-def history_of(cli: Any, engine: str, gpu: str, model: str, gpus: int) -> dict[str, Any]:
-    """`recipegen history` of one engine for the model on that many GPUs, as JSON."""
+def history_of(cli: Any, engine: str, gpu: str, model: str, gpus: int, *extra: str) -> dict[str, Any]:
+    """`recipegen history` of one engine for the model on that many GPUs (and `extra` options), as JSON."""
     return engine_history(
-        cli("history", "--gpu", gpu, "--model", model, "--gpus", str(gpus), "--engine", engine, "--format", "json")
+        cli(
+            "history",
+            "--gpu",
+            gpu,
+            "--model",
+            model,
+            "--gpus",
+            str(gpus),
+            "--engine",
+            engine,
+            *extra,
+            "--format",
+            "json",
+        )
     )
 
 

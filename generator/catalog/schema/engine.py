@@ -79,6 +79,10 @@ class Flags(Strict):
     cpu_expert_method: EngineFlag | None = None  # CPU expert kernel (KTransformers): routed experts live in host RAM
     cpu_expert_weights: EngineFlag | None = None  # where the CPU expert kernel reads its weights
     gpu_experts: EngineFlag | None = None  # how many routed experts stay on the GPU (KTransformers)
+    # what a defect's configuration scope reads from a command (kv_cache_dtype and max_concurrency above too)
+    decode_context_parallel: EngineFlag | None = None  # decode context parallel size (DCP)
+    disable_cuda_graphs: EngineFlag | None = None  # switch: run eagerly, no CUDA graphs
+    speculative: EngineFlag | None = None  # speculative decoding: its method, or a JSON config with a "method"
 
 
 @frozen(kw_only=True)
@@ -170,6 +174,32 @@ def _dated_url(sources: list[Source]) -> bool:
 
 
 Symptom = Literal["crash", "wrong-output", "hang", "oom", "slow"]
+
+
+@frozen(kw_only=True)
+class BatchRange(Strict):
+    """The concurrent requests (the engine's batch) a defect shows at: from `min` to `max`, both included."""
+
+    min: Annotated[int, Limits(ge=1)] | None = None
+    max: Annotated[int, Limits(ge=1)] | None = None
+
+    def _check(self) -> None:
+        if self.min is None and self.max is None:
+            raise ValueError("a batch range needs min, max or both")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"batch min {self.min} is above max {self.max}")
+
+    def __contains__(self, batch: object) -> bool:
+        return isinstance(batch, int) and (self.min or 1) <= batch <= (self.max or batch)
+
+    def describe(self) -> str:
+        if self.max is None:
+            return f"{self.min} or more concurrent requests"
+        if self.min is None:
+            return f"at most {self.max} concurrent requests"
+        return f"{self.min}-{self.max} concurrent requests"
+
+
 DefectGate = Literal["architecture", "weight-format", "kernel", "platform", "memory", "topology"]
 
 
@@ -189,6 +219,13 @@ class Defect(Sourced):
     architectures: list[Word] | None = None
     ops: list[KernelOp] | None = None  # kernel ops (features) it hits
     quants: list[QuantMethod] | None = None
+    moe: bool | None = None  # true: only mixture-of-experts models; false: only dense ones
+    # the configuration it hits (the plan's or the command's flags); unset: every configuration
+    kv_dtypes: list[KvDtype] | None = None  # KV cache dtypes it hits
+    dcp: bool | None = None  # true: only with decode context parallel (size > 1); false: only without
+    speculative: list[Word] | None = None  # speculative methods it hits (mtp, eagle, eagle3, ngram …)
+    cuda_graphs: bool | None = None  # true: only with CUDA graphs on; false: only when run eagerly
+    batch: BatchRange | None = None  # the concurrent requests it shows at
     log_line: Text | None = None  # what the engine prints when it hits
     fixed_in: Id | None = None  # id of the first build without it
     workaround: Text | None = None
@@ -199,6 +236,16 @@ class Defect(Sourced):
     def _check(self) -> None:
         if not _dated_url(self.sources):
             raise ValueError("a defect needs at least one source with an http(s) url and a date")
+        if self.speculative is not None and not self.speculative:
+            raise ValueError("speculative: name at least one method, or leave it out")
+        if self.kv_dtypes is not None and not self.kv_dtypes:
+            raise ValueError("kv_dtypes: name at least one KV dtype, or leave it out")
+
+    @property
+    def scoped(self) -> bool:
+        """Whether it hits only some configurations (flags), not every plan on the build and GPU."""
+        fields = (self.kv_dtypes, self.dcp, self.speculative, self.cuda_graphs, self.batch)
+        return any(f is not None for f in fields)
 
     @property
     def blocks(self) -> bool:
