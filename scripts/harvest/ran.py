@@ -105,7 +105,10 @@ def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str) -> d
         methods = _probe(python, ["--methods"], stub)
         per_cap = {}
         for cap in capabilities:
-            per_cap[cap] = _probe(python, ["--cap", str(cap)], stub)
+            per_cap[cap] = {
+                **_probe(python, ["--cap", str(cap), "--part", "kernels"], stub),
+                **_probe(python, ["--cap", str(cap), "--part", "attention"], stub),
+            }
             print(f"  sm_{cap}: {len(per_cap[cap]['cases'])} attention cases", file=sys.stderr)
     rows = [row for cap in capabilities for row in per_cap[cap]["cases"]]
     reasons, cases = _compact_cases(rows)

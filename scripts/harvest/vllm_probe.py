@@ -328,7 +328,9 @@ def attention(capability: int) -> dict[str, Any]:
                 )
                 order = _priorities(cuda, cap, mla, heads, case["kv"], case["head_size"])
                 row["order"] = [b.name for b in order]  # every candidate, valid or not, in priority order
-                row["valid"] = [c.backend.name for c in sorted(valid, key=lambda c: c.priority)]
+                # a candidate is a _BackendCandidate (0.33.0) or a (backend, priority) tuple (0.16.0)
+                pairs = [(c.backend, c.priority) if hasattr(c, "backend") else (c[0], c[1]) for c in valid]
+                row["valid"] = [b.name for b, _ in sorted(pairs, key=lambda pair: pair[1])]
                 row["rejected"] = {b.name: list(r) for b, (_p, r) in sorted(invalid.items(), key=lambda i: i[1][0])}
             except Exception as exc:
                 row["error"] = f"{type(exc).__name__}: {exc}"[:300]
@@ -456,6 +458,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cap", type=int, help="one compute capability, e.g. 90")
     parser.add_argument("--methods", action="store_true")
+    parser.add_argument("--part", choices=("all", "kernels", "attention"), default="all")
     parser.add_argument("--stub-dir", default=os.environ.get("HARVEST_CUDA_STUB_DIR", "/tmp/harvest-libcuda"))
     args = parser.parse_args()
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
@@ -468,11 +471,13 @@ def main() -> None:
         result = methods()
     else:
         simulate(args.cap)  # before any other vLLM module runs its import-time capability probes
-        result = {
-            "linear_kernels": linear_kernels(args.cap),
-            "moe_kernels": moe_kernels(args.cap),
-            **attention(args.cap),
-        }
+        # kernels and selector in separate interpreters: in 0.16.0 a kernel module's failed CUDA init leaves
+        # torch unable to answer the selector later in the same process
+        result = {}
+        if args.part in ("all", "kernels"):
+            result.update(linear_kernels=linear_kernels(args.cap), moe_kernels=moe_kernels(args.cap))
+        if args.part in ("all", "attention"):
+            result.update(attention(args.cap))
     result["libcuda"] = libcuda if libcuda in ("system", "not needed") else "stand-in"
     sys.stdout.write("\n" + json.dumps(result, sort_keys=True) + "\n")
 
