@@ -24,6 +24,8 @@ from .schema.common import Source
 
 FOLDER = "harvest"
 TABLES = ("architectures", "tool_parsers", "reasoning_parsers", "flags")
+RAN_TABLES = ("attention_selector", "quantization")  # the release's own code run on a simulated GPU
+SIBLINGS = (".detail.json", ".ran.json")  # beside a release's facts file, read only when asked
 ParserKind = Literal["tool", "reasoning"]
 PARSER_TABLES: dict[ParserKind, str] = {"tool": "tool_parsers", "reasoning": "reasoning_parsers"}
 
@@ -44,6 +46,8 @@ class Harvest:
     tool_parsers: tuple[str, ...] | None
     reasoning_parsers: tuple[str, ...] | None
     detail_file: str | None  # per-architecture module/class/kinds/traits and the CLI options
+    ran_file: str | None  # the attention-selector and quantization tables, when the release was run
+    ran_on: str | None  # the day they were run
     removed: dict[str, str]  # architecture -> the last release that loaded it (the registry's own table)
     failed: dict[str, str]
 
@@ -82,7 +86,7 @@ def releases(engine: str) -> tuple[str, ...]:
     folder = _root().joinpath(engine)
     if not folder.is_dir():
         return ()
-    names = (p.name for p in folder.iterdir() if p.name.endswith(".json") and not p.name.endswith(".detail.json"))
+    names = (p.name for p in folder.iterdir() if p.name.endswith(".json") and not p.name.endswith(SIBLINGS))
     return tuple(sorted(n[: -len(".json")] for n in names))
 
 
@@ -122,11 +126,16 @@ def summary(engine: str, release: str) -> dict[str, Any] | None:
                 "method": facts.methods[table],
                 "from": facts.read_from.get(table) or None,
                 "count": facts.counts[table],
+                **(
+                    {"file": f"data/{FOLDER}/{engine}/{facts.ran_file}", "ran_on": facts.ran_on}
+                    if table in RAN_TABLES
+                    else {}
+                ),
             }
             for table in facts.methods
         },
         "failed": facts.failed,
-        "not_harvested": [t for t in ("attention_selector", "quantization") if t not in facts.methods],
+        "not_harvested": [t for t in RAN_TABLES if t not in facts.methods],
     }
 
 
@@ -168,6 +177,8 @@ def load(engine: str, release: str) -> Harvest | None:
             reasoning_parsers=_names(tables.get("reasoning_parsers")),
             removed=dict(tables.get("architectures", {}).get("removed") or {}),
             detail_file=data.get("detail"),
+            ran_on=next((str(tables[t]["ran_on"]) for t in RAN_TABLES if "ran_on" in tables.get(t, {})), None),
+            ran_file=next((str(tables[t]["file"]) for t in RAN_TABLES if t in tables and "file" in tables[t]), None),
             failed=dict(data.get("failed", {})),
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -188,6 +199,29 @@ def detail(engine: str, release: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise RecipegenError(f"{name} is not a mapping", "reinstall recipegen or rerun scripts/harvest")
     return data
+
+
+@functools.cache
+def ran(engine: str, release: str) -> dict[str, Any] | None:
+    """A release's `ran` tables (attention_selector: one case per shape × KV dtype × capability with the valid
+    backends in priority order, the chosen one and the release's reason per rejected backend; quantization:
+    method and scheme minimum capabilities, GEMM and MoE kernels per capability), or None when not run."""
+    facts = load(engine, release)
+    if facts is None or facts.ran_file is None:
+        return None
+    name = f"data/{FOLDER}/{engine}/{facts.ran_file}"
+    try:
+        data = json.loads(_root().joinpath(engine, facts.ran_file).read_text(encoding="utf-8"))
+        selector = data["attention_selector"]
+        reasons = selector["reasons"]
+        for case in selector["cases"]:
+            if "rejected" in case:
+                case["rejected"] = {b: [reasons[i] for i in why] for b, why in case["rejected"].items()}
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+        raise RecipegenError(
+            f"{name} is unreadable ({exc})", "reinstall recipegen or rerun scripts/harvest --run"
+        ) from exc
+    return data if isinstance(data, dict) else None
 
 
 def flags(engine: str, release: str) -> dict[str, dict[str, Any]] | None:

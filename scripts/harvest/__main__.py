@@ -5,6 +5,10 @@ Each release is fetched with `pip download --no-deps` into a throwaway folder an
 CLI options. One JSON file per release lands in generator/data/harvest/<engine>/<version>.json,
 stamped with the artifact, its sha256, the day and the method of each table. `--tree PATH` reads an
 unpacked tree or a local wheel/sdist instead of downloading (the tests use small fixture trees).
+
+`--run` (vLLM) installs the release into a throwaway virtual environment and runs its own attention selector
+and quantization code on each simulated GPU (ran.py, vllm_probe.py): the `ran` tables, in
+<version>.ran.json beside the facts file, which then names them.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import llamacpp_reader
+import ran
 import sglang_reader
 import vllm_reader
 from tree import Tree
@@ -122,6 +127,10 @@ def write(result: dict[str, Any], folder: Path) -> Path:
     facts, detail = split(result)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{result['release']}.json"
+    if target.exists():  # a rerun of the read tables keeps the ran ones (and their file) of the same artifact
+        before = json.loads(target.read_text(encoding="utf-8"))
+        if before.get("sha256") == facts["sha256"]:
+            facts["tables"].update({k: v for k, v in before["tables"].items() if v.get("method") == "ran"})
     target.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     (folder / facts["detail"]).write_text(
         json.dumps(detail, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8"
@@ -152,7 +161,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=OUT, help="folder for <engine>/<version>.json")
     parser.add_argument("--today", default=dt.date.today().isoformat())
+    parser.add_argument("--run", action="store_true", help="vllm: run the release's selector and quantization code")
+    parser.add_argument(
+        "--venv", type=Path, help="--run: the virtual environment (default /tmp/harvest-venv-<version>)"
+    )
+    parser.add_argument("--python", type=Path, help="--run: use this interpreter as is (it must import the release)")
+    parser.add_argument("--caps", help="--run: compute capabilities, e.g. 90,100 (default 70 … 121)")
     args = parser.parse_args(argv)
+    if args.run:
+        return _run_all(args)
     failed: list[str] = []
     for spec in args.releases:
         engine, sep, version = spec.partition("==")
@@ -181,6 +198,35 @@ def main(argv: list[str] | None = None) -> int:
         )
         if "failed" in result:
             failed.append(spec)
+    return 1 if failed else 0
+
+
+def _run_all(args: argparse.Namespace) -> int:
+    caps = tuple(int(c) for c in args.caps.split(",")) if args.caps else ran.CAPABILITIES
+    failed = 0
+    for spec in args.releases:
+        engine, _, version = spec.partition("==")
+        if engine != "vllm" or not version:
+            print(f"{spec}: --run asks vLLM's own selector: expected vllm==VERSION", file=sys.stderr)
+            return 2
+        facts = args.out / engine / f"{version}.json"
+        if not facts.exists():
+            print(f"{spec}: {facts} does not exist: run python scripts/harvest {spec} first", file=sys.stderr)
+            return 2
+        print(f"{spec} --run:", file=sys.stderr)
+        try:
+            python = args.python or ran.install(spec, args.venv or Path(f"/tmp/harvest-venv-{version}"))
+            artifact, sha256 = (None, None) if args.python else ran.wheel_sha256(python, spec)
+            tables = ran.run(spec, python, caps, args.today)
+            if tables["release"] != version:
+                raise RuntimeError(f"{python} imports vllm {tables['release']}, not {version}")
+            target = ran.write(tables, facts, artifact, sha256)
+        except (RuntimeError, OSError, subprocess.SubprocessError, ValueError) as exc:
+            print(f"  FAILED: {exc}", file=sys.stderr)
+            failed += 1
+            continue
+        shown = target.relative_to(ROOT) if target.is_relative_to(ROOT) else target
+        print(f"  wrote {shown}: {len(tables['attention_selector']['cases'])} attention cases", file=sys.stderr)
     return 1 if failed else 0
 
 

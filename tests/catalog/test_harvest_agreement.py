@@ -81,3 +81,211 @@ def test_harvest_read_agrees_with_the_vocabulary_dumped_by_running_the_release(e
     read, ran = set(options), set(dumped["options"])
     # reading source misses an option only where the release renames a field's CLI spelling at run time
     assert len(read & ran) >= 0.99 * len(ran), sorted(ran - read)
+
+
+ORACLE = Path(__file__).resolve().parents[1] / "data" / "oracle"
+# the oracle's names for the linear-kernel families the harvest keys by their vLLM table
+ORACLE_FAMILY = {
+    "fp8_w8a8": "fp8_w8a8_per_tensor_or_channel",
+    "fp8_w8a16": "fp8_weight_only_w8a16",
+    "wna16": "mixed_precision_wNa16_int4_int8",
+}
+
+
+def _oracle_key(case):
+    shape = ("sparse_mla" if case["use_sparse"] else "mla") if case["use_mla"] else "gqa"
+    heads = case["num_heads"] if case["use_mla"] else None
+    profile = case["model_profile"] if case["use_mla"] else None
+    return (case["capability"], shape, "plain", case["head_size"], case["kv_cache_dtype"], heads, profile)
+
+
+def _ran_key(case):
+    heads = case.get("heads_per_rank")
+    return (
+        case["capability"],
+        case["shape"],
+        case.get("variant", "plain"),
+        case["head_size"],
+        case["kv"],
+        heads,
+        case.get("profile"),
+    )
+
+
+def test_ran_attention_selector_agrees_with_the_oracle_case_by_case():
+    """Both ran vLLM 0.33.0's own selector on simulated GPUs: the oracle (tests/data/oracle) and the harvester."""
+    tables = harvest.ran("vllm", "0.33.0")
+    assert (
+        tables is not None and tables["method"] == "ran" and tables["sha256"] == harvest.load("vllm", "0.33.0").sha256
+    )
+    ran = {_ran_key(c): c for c in tables["attention_selector"]["cases"]}
+    oracle = json.loads((ORACLE / "attn_oracle.json").read_text())
+    assert oracle["version"] == tables["release"]
+    differ = []
+    for case in oracle["cases"]:
+        mine = ran[_oracle_key(case)]
+        if mine["order"] != case["priority_order"] or mine["valid"] != case["valid"]:
+            differ.append(f"{_oracle_key(case)}: valid {mine['valid']} vs the oracle's {case['valid']}")
+        elif mine["selected"] != case["selected"] or mine["rejected"] != case["invalid"]:
+            differ.append(f"{_oracle_key(case)}: selected/reasons differ")
+    assert len(oracle["cases"]) == 957 and not differ, "\n".join(differ)
+    # beyond the oracle's grid: the head sizes of the catalog's models, sinks and sliding window
+    extra = {k for k in ran if k[1] == "gqa" and (k[2] != "plain" or k[3] in (80, 96, 512))}
+    assert len(extra) == 11 * (6 * 3 - 3) * 4
+
+
+def test_ran_quantization_agrees_with_the_oracle():
+    quant = harvest.ran("vllm", "0.33.0")["quantization"]
+    oracle = json.loads((ORACLE / "quant_caps.json").read_text())
+    strip = {m: {k: v for k, v in e.items() if k != "module"} for m, e in oracle["config_min_capability"].items()}
+    assert {m: {k: v for k, v in e.items() if k != "module"} for m, e in quant["methods"].items()} == strip
+    schemes = {k: v.get("min_capability") for k, v in oracle["scheme_min_capability"].items()}
+    assert quant["schemes"] == {k: v for k, v in schemes.items() if isinstance(v, int)}
+    assert set(quant["linear_kernels"]) == set(ORACLE_FAMILY) | (
+        set(oracle["linear_kernels"]) - {*ORACLE_FAMILY.values()}
+    )
+    for family, table in quant["linear_kernels"].items():
+        theirs = oracle["linear_kernels"][ORACLE_FAMILY.get(family, family)]
+        assert table["candidates"] == theirs["candidates_in_priority_order"], family
+        assert table["by_capability"] == theirs["is_supported_by_capability"], family
+        assert table["first_supported"] == theirs["first_supported_by_capability"], family
+    # what a user asks: Marlin is the FP8 path below Ada, native FP8 GEMM from 8.9 on
+    assert quant["linear_kernels"]["fp8_w8a8"]["first_supported"]["86"].startswith("Marlin")
+
+
+# a hand-written attention kernel's op -> the selector case it is: (shape, GQA variant or MLA head size)
+RAN_SHAPE = {
+    "attention.gqa": ("gqa", "plain"),
+    "attention.sinks": ("gqa", "sinks"),
+    "attention.mla": ("mla", 576),
+    "attention.sparse_mla": ("sparse_mla", 576),
+    "attention.sparse_mla_nope": ("sparse_mla", 512),
+}
+# the catalog's KV dtype -> vLLM's --kv-cache-dtype (bf16 is the model's own dtype: auto); fp16/fp8_e5m2 not asked
+RAN_KV = {"bf16": "auto", "fp8_e4m3": "fp8_e4m3", "fp8_ds_mla": "fp8_ds_mla"}
+GQA_HEADS = (64, 80, 96, 128, 256)  # the catalog's GQA models' head sizes (512 is DeepSeek-V4's own path)
+PROFILE_NOPE = {"deepseek_v3_dense": 128, "deepseek_v32_sparse": 128, "glm5_sparse_nope192": 192, "nope512_sparse": 256}
+
+
+def _cell(cases, op, cap, kv, heads=GQA_HEADS, nope=None):
+    """The selector cases a kernel fact's (op, capability, KV dtype) stands for."""
+    shape, which = RAN_SHAPE[op]
+    found = []
+    for case in cases:
+        if (case["capability"], case["shape"], case["kv"]) != (cap, shape, kv):
+            continue
+        if shape == "gqa" and (case["variant"] != which or case["head_size"] not in heads):
+            continue
+        if shape != "gqa" and case["head_size"] != which:
+            continue
+        profile = case.get("profile", "none")
+        if which == 512 and shape == "sparse_mla" and profile != "nope512_sparse":
+            continue  # the 512-wide sparse shape is the NoPE model's; without its dims the checks are skipped
+        if nope and profile != "none" and PROFILE_NOPE[profile] not in nope:
+            continue
+        found.append(case)
+    return found
+
+
+def _sourced(kernel, *words):
+    texts = [kernel.note or "", *(s.note or "" for s in kernel.sources)]
+    return any("harvest" in t and all(w in t for w in words) for t in texts)
+
+
+def _ran_build():
+    from recipegen.catalog.capability import Capability
+    from recipegen.catalog.load import load
+
+    build = next(b for b in load().engines["vllm"].builds if b.id == "vllm-0.33.0")
+    cases = harvest.ran("vllm", "0.33.0")["attention_selector"]["cases"]
+    return build, cases, Capability
+
+
+def test_every_hand_written_attention_kernel_of_0_33_0_is_one_its_selector_accepts():
+    """A kernel fact (backend, op, GPU, KV dtype) the release's own selector rejects is removed, or kept with a
+    source naming the harvest and why (a host-dependent check, a defect)."""
+    build, cases, capability = _ran_build()
+    agree, problems, explained = 0, [], 0
+    for kernel in build.kernels:
+        if kernel.provides not in RAN_SHAPE:
+            continue  # DeepSeek-V4, linear attention, indexer: not chosen by the platform's selector
+        backend = kernel.name.split(" (")[0]
+        for cap in sorted({c["capability"] for c in cases}):
+            if capability(cap // 10, cap % 10) not in kernel.sm:
+                continue
+            for kv in [RAN_KV[k] for k in kernel.kv_dtypes or ["bf16"] if k in RAN_KV]:
+                cell = _cell(cases, kernel.provides, cap, kv, kernel.head_sizes or GQA_HEADS, kernel.qk_nope_head_dims)
+                if any(backend in c["valid"] for c in cell):
+                    agree += 1
+                elif _sourced(kernel):
+                    explained += 1
+                else:
+                    why = sorted({r for c in cell for r in c["rejected"].get(backend, [])})
+                    problems.append(f"{kernel.name} {kernel.provides} sm_{cap} kv {kv}: rejected ({'; '.join(why)})")
+    assert not problems, "\n".join(problems)
+    assert agree >= 120 and explained == 4  # FLASHINFER sinks on 10.0/10.3 need FlashInfer's cubins (see its source)
+
+
+def test_where_0_33_0_s_selector_accepts_a_shape_the_catalog_has_a_kernel_or_a_sourced_reason():
+    """The other way round: an (op, GPU, KV dtype) with a valid backend but no hand-written kernel would be a
+    refusal the release does not make. Below 8.0 every case was asked with bf16 weights, which vLLM refuses there
+    before any selector runs, so those are not compared."""
+    build, cases, capability = _ran_build()
+    checked, problems = 0, []
+    for op in RAN_SHAPE:
+        for cap in sorted({c["capability"] for c in cases if c["capability"] >= 80}):
+            for ours, kv in RAN_KV.items():
+                valid = {b for c in _cell(cases, op, cap, kv) for b in c["valid"]}
+                if not valid:
+                    continue
+                checked += 1
+                gpu = capability(cap // 10, cap % 10)
+                kernels = [k for k in build.kernels if k.provides == op and gpu in k.sm]
+                if any(k.kv_dtypes is None or ours in k.kv_dtypes for k in kernels):
+                    continue
+                # kept out on purpose: a kernel of a valid backend names this KV dtype where it says why
+                spelled = ("bf16", "auto") if ours == "bf16" else (ours,)
+                if any(
+                    k.name.split(" (")[0] in valid and any(_sourced(k, w) or w in (k.note or "") for w in spelled)
+                    for k in kernels
+                ):
+                    continue
+                problems.append(f"{op} sm_{cap} kv {kv}: the release accepts {sorted(valid)}, the catalog has none")
+    assert checked >= 60 and not problems, "\n".join(problems)
+
+
+# weight format -> (its GEMM family in the ran table, the --quantization method whose minimum gates it)
+RAN_QUANT = {"fp8": ("fp8_w8a8", "fp8"), "fp8_block": ("fp8_block", "fp8"), "nvfp4": ("nvfp4", "modelopt_fp4")}
+RAN_QUANT["mxfp4"] = ("mxfp4", "mxfp4")
+
+
+def test_hand_written_marlin_fallbacks_of_0_33_0_are_where_its_kernel_table_falls_back():
+    """Per GPU from the method's minimum on: the release's first supported GEMM kernel is Marlin exactly where the
+    catalog lists a Marlin fallback (MoE-only fallbacks aside: the linear table does not choose experts), and the
+    lowest GPU the catalog serves the format on is the method's get_min_capability()."""
+    build, _, capability = _ran_build()
+    quant = harvest.ran("vllm", "0.33.0")["quantization"]
+    checked, problems = 0, []
+    for fmt in build.weight_formats:
+        if fmt.quant not in RAN_QUANT:
+            continue
+        family, method = RAN_QUANT[fmt.quant]
+        minimum = quant["methods"][method]["min_capability"]
+        marlin = [f for f in fmt.fallbacks if f.kernel.startswith("Marlin") and "MoE" not in f.kernel]
+        served = [
+            c
+            for c in quant["capabilities"]
+            if any(capability(c // 10, c % 10) in s for s in (fmt.native, *(f.sm for f in fmt.fallbacks)) if s)
+        ]
+        if min(served) != minimum:
+            problems.append(f"{fmt.quant}: the catalog serves it from sm_{min(served)}, {method} needs {minimum}")
+        for cap, first in quant["linear_kernels"][family]["first_supported"].items():
+            if int(cap) < minimum:
+                continue
+            checked += 1
+            gpu = capability(int(cap) // 10, int(cap) % 10)
+            if (first or "").startswith("Marlin") != any(gpu in f.sm for f in marlin):
+                problems.append(f"{fmt.quant} sm_{cap}: the release's first {family} kernel is {first}")
+    assert (
+        checked == 10 + 10 + 10 + 9 and not problems
+    )  # fp8, fp8 block, NVFP4 from 7.5; MXFP4 from 8.0, "\n".join(problems)

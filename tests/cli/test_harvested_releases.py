@@ -50,8 +50,14 @@ def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how()
         "from": "vllm/model_executor/models/registry.py",
         "count": 415,
     }
-    assert official["not_harvested"] == ["attention_selector", "quantization"]
+    # the selector and quantization tables were run (the release's own code on simulated GPUs), not read
+    selector = official["tables"]["attention_selector"]
+    assert (selector["method"], selector["file"]) == ("ran", "data/harvest/vllm/0.33.0.ran.json")
+    assert selector["count"] == 11 * 147 and selector["from"].startswith("vllm/platforms/cuda.py")
+    assert official["tables"]["quantization"]["method"] == "ran" and official["not_harvested"] == []
     assert len(official["sha256"]) == 64
+    older = by_release[("vllm", "vllm-0.31.0")]["harvested"]
+    assert older["not_harvested"] == ["attention_selector", "quantization"]
     old = by_release[("vllm", "0.8.5")]
     assert old["build"] is None and old["use"] == "--build vllm==0.8.5" and old["released"] == "2025-04-28"
     forks = [r for r in rows if r["provenance"] in ("community", "fork")]

@@ -1,0 +1,486 @@
+"""Run inside a vLLM release's own virtual environment (stdlib + that release only): ask its CUDA attention
+selector and quantization code what they accept on one simulated GPU, and print JSON.
+
+`python vllm_probe.py --cap 90` answers for compute capability 9.0 (one fresh interpreter per capability:
+some vLLM modules freeze capability-dependent constants at import time); `--methods` answers the
+capability-independent quantization minimums. No GPU: where the driver library is missing a stand-in
+libcuda.so.1 is compiled whose every entry point fails (the CUDA toolkit stub's contract), vLLM's
+platform is forced to its CudaPlatform, and get_device_capability/get_device_name report the simulated GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import glob
+import importlib
+import inspect
+import json
+import os
+import pkgutil
+import shutil
+import subprocess
+import sys
+import sysconfig
+import types
+from collections.abc import Iterator
+from typing import Any
+
+KV = ("auto", "bfloat16", "fp8", "fp8_e4m3")
+MLA_KV = (*KV, "fp8_ds_mla")
+GQA_HEADS = (64, 80, 96, 128, 256, 512)
+# The hf_text_config fields vLLM's MLA backends read from the model (absent: model_config None, the checks
+# that read the model are skipped as vLLM skips them). head_size = kv_lora_rank + qk_rope_head_dim.
+PROFILES: dict[str, dict[str, int] | None] = {
+    "none": None,
+    "deepseek_v3_dense": {"qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "kv_lora_rank": 512},
+    "deepseek_v32_sparse": {
+        "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64,
+        "v_head_dim": 128,
+        "kv_lora_rank": 512,
+        "index_topk": 2048,
+    },
+    "glm5_sparse_nope192": {
+        "qk_nope_head_dim": 192,
+        "qk_rope_head_dim": 64,
+        "v_head_dim": 256,
+        "kv_lora_rank": 512,
+        "index_topk": 2048,
+    },
+    "nope512_sparse": {
+        "qk_nope_head_dim": 256,
+        "qk_rope_head_dim": 0,
+        "v_head_dim": 256,
+        "kv_lora_rank": 512,
+        "index_topk": 2048,
+    },
+}
+MLA_PROFILES = {
+    (False, 576): ("none", "deepseek_v3_dense", "glm5_sparse_nope192"),
+    (True, 576): ("none", "deepseek_v32_sparse", "glm5_sparse_nope192"),
+    (False, 512): ("none", "nope512_sparse"),
+    (True, 512): ("none", "nope512_sparse"),
+}
+# where a release keeps its GEMM kernel candidate tables (0.33.0: kernels/linear; 0.16.0: quantization/kernels)
+LINEAR_MODULES = (
+    "vllm.model_executor.kernels.linear",
+    "vllm.model_executor.layers.quantization.kernels.scaled_mm",
+    "vllm.model_executor.layers.quantization.kernels.mixed_precision",
+)
+LINEAR_FAMILIES = {
+    "fp8_w8a8": "_POSSIBLE_FP8_KERNELS",
+    "fp8_block": "_POSSIBLE_FP8_BLOCK_KERNELS",
+    "fp8_w8a16": "_POSSIBLE_WFP8A16_KERNELS",
+    "int8_w8a8": "_POSSIBLE_INT8_KERNELS",
+    "wna16": "_POSSIBLE_KERNELS",
+    "mxfp8": "_POSSIBLE_MXFP8_KERNELS",
+    "nvfp4": "_POSSIBLE_NVFP4_KERNELS",
+    "mxfp4": "_POSSIBLE_MXFP4_KERNELS",
+    "mxfp6": "_POSSIBLE_MXFP6_KERNELS",
+}
+
+
+def cases() -> list[dict[str, Any]]:
+    """Every attention shape recipegen plans: GQA/MHA (plain, sinks, sliding window), dense and sparse MLA."""
+    out: list[dict[str, Any]] = []
+    for head in GQA_HEADS:
+        for variant in ("plain", "sinks", "sliding_window"):
+            for kv in KV:
+                out.append({"shape": "gqa", "variant": variant, "head_size": head, "kv": kv})
+    for sparse in (False, True):
+        for head in (576, 512):
+            for kv in MLA_KV:
+                for heads in (16, 128) if sparse else (128,):
+                    for profile in MLA_PROFILES[(sparse, head)]:
+                        out.append(
+                            {
+                                "shape": "sparse_mla" if sparse else "mla",
+                                "head_size": head,
+                                "kv": kv,
+                                "heads_per_rank": heads,
+                                "profile": profile,
+                            }
+                        )
+    return out
+
+
+# --- no GPU: a stand-in driver library, the CUDA platform forced, the capability simulated --------------
+
+
+def _driver_symbols() -> set[str]:
+    """The cu* entry points the release's extension modules import from libcuda.so.1 (none: no stand-in)."""
+    found: set[str] = set()
+    nm, readelf = shutil.which("nm"), shutil.which("readelf")
+    site = sysconfig.get_paths()["purelib"]
+    for package in ("vllm", "flashinfer", "torch", "deep_gemm", "flash_mla"):
+        for lib in glob.glob(os.path.join(site, package, "**", "*.so*"), recursive=True):
+            if not (nm and readelf):
+                return {"cuInit", "cuDriverGetVersion", "cuDeviceGetCount", "cuGetErrorName", "cuGetErrorString"}
+            dynamic = subprocess.run([readelf, "-d", lib], capture_output=True, text=True).stdout
+            if "libcuda.so.1" not in dynamic:
+                continue
+            listing = subprocess.run([nm, "-D", "--undefined-only", lib], capture_output=True, text=True).stdout
+            for line in listing.splitlines():
+                name = line.split()[-1].split("@")[0] if line.split() else ""
+                if name.startswith("cu") and name[2:3].isupper():
+                    found.add(name)
+    return found
+
+
+def ensure_libcuda(folder: str) -> str:
+    """'system' when a driver library loads, 'not needed' when nothing links one, else a stand-in's path."""
+    with contextlib.suppress(OSError):
+        ctypes.CDLL("libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
+        return "system"
+    lib = os.path.join(folder, "libcuda.so.1")
+    if not os.path.exists(lib):
+        symbols = _driver_symbols()
+        if not symbols:
+            return "not needed"
+        os.makedirs(folder, exist_ok=True)
+        body = []
+        for name in sorted(symbols | {"cuGetErrorName", "cuGetErrorString", "cuDeviceGetCount"}):
+            if name in ("cuGetErrorName", "cuGetErrorString"):
+                body.append(f'int {name}(int e, const char **p) {{ if (p) *p = "CUDA_ERROR_STUB_LIBRARY"; return 0; }}')
+            elif name == "cuDeviceGetCount":
+                body.append(f"int {name}(int *c) {{ if (c) *c = 0; return 34; }}")
+            else:
+                body.append(f"int {name}() {{ return 34; }}")
+        source = lib + ".c"
+        with open(source, "w") as handle:
+            handle.write("\n".join(body) + "\n")
+        compiler = shutil.which("gcc") or shutil.which("cc")
+        if compiler is None:
+            raise SystemExit("no C compiler to build the libcuda stand-in (install gcc)")
+        subprocess.run([compiler, "-shared", "-fPIC", "-o", lib, source, "-Wl,-soname,libcuda.so.1"], check=True)
+    ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+    return lib
+
+
+def simulate(capability: int) -> Any:
+    """vLLM's CudaPlatform, reporting DeviceCapability(capability // 10, capability % 10) to every query."""
+    import vllm.platforms as platforms
+    import vllm.platforms.cuda as cuda
+    from vllm.platforms.interface import DeviceCapability
+
+    if isinstance(platforms.__dict__.get("current_platform"), cuda.CudaPlatform):
+        return platforms.current_platform
+    cap = DeviceCapability(major=capability // 10, minor=capability % 10)
+    for cls in {cuda.CudaPlatform, cuda.CudaPlatformBase}:
+        cls.get_device_capability = classmethod(lambda _c, device_id=0: cap)  # type: ignore[method-assign]
+        cls.get_device_name = classmethod(lambda _c, device_id=0: f"simulated sm_{capability}")  # type: ignore[method-assign]
+    platforms.current_platform = cuda.CudaPlatform()
+    return platforms.current_platform
+
+
+@contextlib.contextmanager
+def _cuda_tensors_on_meta(platform_cls: type) -> Iterator[None]:
+    """A backend module that allocates a CUDA workspace at import (CUTLASS_MLA) or asks torch for the GPU
+    (0.16.0's FLASH_ATTN): its tensors go to the meta device, the SM count is a placeholder and torch reports
+    the simulated capability, so the module imports and its real checks can run."""
+    import torch
+
+    names = ("empty", "zeros", "ones", "full", "tensor", "arange", "empty_strided")
+    saved = {n: getattr(torch, n) for n in names}
+    # 0.16.0's vllm_flash_attn asks torch itself at import: it gets the simulated GPU too
+    asked = torch.cuda.get_device_capability
+    cap = platform_cls.get_device_capability()
+    torch.cuda.get_device_capability = lambda device=None: (cap.major, cap.minor)
+    had_units = "num_compute_units" in platform_cls.__dict__
+    units = platform_cls.__dict__.get("num_compute_units")
+
+    def redirect(fn: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if "cuda" in str(kwargs.get("device", "")):
+                kwargs["device"] = "meta"
+            return fn(*args, **kwargs)
+
+        return call
+
+    platform_cls.num_compute_units = classmethod(lambda _c, device_id=0: 132)  # type: ignore[attr-defined]
+    for n in names:
+        setattr(torch, n, redirect(saved[n]))
+    try:
+        yield
+    finally:
+        for n, fn in saved.items():
+            setattr(torch, n, fn)
+        torch.cuda.get_device_capability = asked
+        if had_units:
+            platform_cls.num_compute_units = units  # type: ignore[attr-defined]
+        else:
+            del platform_cls.num_compute_units  # type: ignore[attr-defined]
+
+
+def import_backends(cuda: Any, platform: Any, cap: Any) -> dict[str, str]:
+    """Import each backend of the CUDA priority lists; one that fails with anything but the ImportError /
+    OSError the selector itself reports is re-imported with its CUDA allocations on the meta device."""
+    seen: list[Any] = []
+    for mla in (False, True):
+        for kv in ("auto", "fp8"):
+            for heads in (16, 128):
+                for head in (128, 512, 576):
+                    for backend in _priorities(cuda, cap, mla, heads, kv, head):
+                        if backend not in seen:
+                            seen.append(backend)
+    report: dict[str, str] = {}
+    for backend in seen:
+        try:
+            backend.get_class()
+            continue
+        except (ImportError, OSError):
+            continue  # the selector reports these as the backend's reason
+        except Exception as exc:
+            first = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+        package = backend.value.rsplit(".", 1)[0]
+        for name in [m for m in sys.modules if m.startswith(package)]:
+            sys.modules.pop(name, None)
+        try:
+            with _cuda_tensors_on_meta(type(platform)):
+                backend.get_class()
+            report[backend.name] = f"{first} on CPU; re-imported with its CUDA allocations on the meta device"
+        except Exception as exc:
+            report[backend.name] = f"{first}; retry failed: {type(exc).__name__}: {exc}"
+    return report
+
+
+def _priorities(cuda: Any, cap: Any, mla: bool, heads: int | None, kv: str, head: int) -> list[Any]:
+    wanted = inspect.signature(cuda._get_backend_priorities).parameters
+    given = {
+        "use_mla": mla,
+        "device_capability": cap,
+        "num_heads": heads,
+        "kv_cache_dtype": kv,
+        "use_non_causal": False,
+        "head_size": head,
+        "use_mm_prefix": False,
+        "use_sparse": False,
+    }
+    return list(cuda._get_backend_priorities(**{k: v for k, v in given.items() if k in wanted}))
+
+
+def _heads(function: Any, heads: int | None) -> dict[str, Any]:
+    """`num_heads=` where the release's selector takes it (0.16.0's does not)."""
+    return {"num_heads": heads} if "num_heads" in inspect.signature(function).parameters else {}
+
+
+def _model_config(profile: dict[str, int], heads: int, head: int) -> Any:
+    import torch
+
+    return types.SimpleNamespace(
+        hf_text_config=types.SimpleNamespace(**profile),
+        rswa_window=None,
+        dtype=torch.bfloat16,
+        max_model_len=131072,
+        get_num_attention_heads=lambda parallel_config=None: heads,  # per TP rank
+        get_num_kv_heads=lambda parallel_config=None: 1,
+        get_head_size=lambda: head,
+    )
+
+
+def attention(capability: int) -> dict[str, Any]:
+    import torch
+    import vllm.platforms.cuda as cuda
+    from vllm.config import VllmConfig, set_current_vllm_config
+    from vllm.platforms.interface import DeviceCapability
+    from vllm.v1.attention.selector import AttentionSelectorConfig
+
+    platform = simulate(capability)
+    cls = type(platform)
+    cap = DeviceCapability(major=capability // 10, minor=capability % 10)
+    import_report = import_backends(cuda, platform, cap)
+    fields = set(AttentionSelectorConfig._fields)
+    configs: dict[tuple[Any, ...], Any] = {}
+    rows = []
+    for case in cases():
+        mla = case["shape"] != "gqa"
+        heads = case.get("heads_per_rank")
+        profile = PROFILES[case.get("profile", "none")]
+        key = (case.get("profile"), heads, case["head_size"])
+        if key not in configs:
+            config = VllmConfig()
+            if profile is not None:
+                object.__setattr__(config, "model_config", _model_config(profile, heads or 128, case["head_size"]))
+            configs[key] = config
+        wanted = {
+            "head_size": case["head_size"],
+            "dtype": torch.bfloat16,
+            "kv_cache_dtype": case["kv"],
+            "block_size": None,
+            "use_mla": mla,
+            "use_sparse": case["shape"] == "sparse_mla",
+            "has_sink": case.get("variant") == "sinks",
+            "has_sliding_window": case.get("variant") == "sliding_window",
+        }
+        row: dict[str, Any] = {"capability": capability, **case}
+        missing = [k for k, v in wanted.items() if k not in fields and v]
+        if missing:  # an older selector has no such input: the shape is not asked of it
+            row["error"] = f"AttentionSelectorConfig has no {', '.join(missing)}"
+            rows.append(row)
+            continue
+        selector = AttentionSelectorConfig(**{k: v for k, v in wanted.items() if k in fields})
+        with set_current_vllm_config(configs[key]):
+            try:
+                valid, invalid = cls.get_valid_backends(
+                    device_capability=cap, attn_selector_config=selector, **_heads(cls.get_valid_backends, heads)
+                )
+                order = _priorities(cuda, cap, mla, heads, case["kv"], case["head_size"])
+                row["order"] = [b.name for b in order]  # every candidate, valid or not, in priority order
+                # a candidate is a _BackendCandidate (0.33.0) or a (backend, priority) tuple (0.16.0)
+                pairs = [(c.backend, c.priority) if hasattr(c, "backend") else (c[0], c[1]) for c in valid]
+                row["valid"] = [b.name for b, _ in sorted(pairs, key=lambda pair: pair[1])]
+                row["rejected"] = {b.name: list(r) for b, (_p, r) in sorted(invalid.items(), key=lambda i: i[1][0])}
+            except Exception as exc:
+                row["error"] = f"{type(exc).__name__}: {exc}"[:300]
+            try:
+                cls.get_attn_backend_cls(None, selector, **_heads(cls.get_attn_backend_cls, heads))
+                row["selected"] = row["valid"][0] if row.get("valid") else None
+            except Exception as exc:
+                row["selected"] = None
+                row["selection_error"] = f"{type(exc).__name__}: {str(exc).split('. Reasons:')[0]}"[:300]
+        rows.append(row)
+    return {"cases": rows, "imports": import_report}
+
+
+def linear_kernels(capability: int) -> dict[str, Any]:
+    simulate(capability)
+    from vllm.platforms.interface import PlatformEnum
+
+    modules = []
+    for name in LINEAR_MODULES:
+        with contextlib.suppress(ImportError):
+            modules.append(importlib.import_module(name))
+    out: dict[str, Any] = {}
+    for family, table_name in LINEAR_FAMILIES.items():
+        table = next((getattr(m, table_name) for m in modules if hasattr(m, table_name)), None)
+        if table is None:
+            continue
+        verdicts: dict[str, str] = {}
+        candidates = list(table.get(PlatformEnum.CUDA, []))
+        for kernel in candidates:
+            try:
+                if hasattr(kernel, "is_supported"):
+                    ok, why = kernel.is_supported(capability)
+                else:  # mixed-precision kernels: vLLM compares their minimum with the GPU
+                    minimum = kernel.get_min_capability()
+                    ok, why = capability >= minimum, f"requires capability {minimum}"
+                verdicts[kernel.__name__] = "supported" if ok else f"no: {why}"
+            except Exception as exc:
+                verdicts[kernel.__name__] = f"error: {type(exc).__name__}: {exc}"
+        out[family] = {"candidates": [k.__name__ for k in candidates], "verdicts": verdicts}
+    return out
+
+
+def moe_kernels(capability: int) -> dict[str, Any]:
+    """Per MoE oracle module, each backend's expert kernels and whether they run on this device
+    (`_supports_current_device`; the quant-scheme, routing and parallel checks need a layer)."""
+    simulate(capability)
+    try:
+        package = importlib.import_module("vllm.model_executor.layers.fused_moe.oracle")
+    except ImportError:
+        return {}
+    out: dict[str, Any] = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        try:
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+        except Exception as exc:
+            out[info.name] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
+            continue
+        to_kernels = getattr(module, "backend_to_kernel_cls", None)
+        enums = [
+            v
+            for v in vars(module).values()
+            if inspect.isclass(v) and v.__module__ == module.__name__ and v.__name__.endswith("MoeBackend")
+        ]
+        if to_kernels is None or not enums:
+            continue
+        backends: dict[str, Any] = {}
+        for backend in enums[0]:
+            if backend.name in ("NONE", "XPU", "CPU", "CPU_W8A8", "HPC") or backend.name.startswith(("AITER", "ROCM")):
+                continue
+            try:
+                kernels = to_kernels(backend)
+            except Exception:
+                continue
+            verdicts = {}
+            for kernel in kernels if isinstance(kernels, (list, tuple)) else [kernels]:  # 0.16.0: one class
+                try:
+                    verdicts[kernel.__name__] = bool(kernel._supports_current_device())
+                except Exception as exc:
+                    verdicts[kernel.__name__] = f"error: {type(exc).__name__}"
+            backends[backend.name] = verdicts
+        out[info.name] = backends
+    return out
+
+
+def methods() -> dict[str, Any]:
+    """Each --quantization method's config class and minimum capability, and the per-layer schemes'."""
+    import vllm
+    import vllm.model_executor.layers.quantization as quant
+
+    simulate(100)  # the minimums do not depend on the GPU, but some modules probe it at import
+    site = os.path.dirname(vllm.__file__)
+
+    def where(obj: Any) -> str:
+        return os.path.relpath(inspect.getsourcefile(obj) or "", site)
+
+    deprecated = set(getattr(quant, "DEPRECATED_QUANTIZATION_METHODS", ()))
+    configs = {}
+    for method in quant.QUANTIZATION_METHODS:
+        try:
+            cls = quant.get_quantization_config(method)
+            configs[method] = {
+                "class": cls.__name__,
+                "module": where(cls),
+                "min_capability": cls.get_min_capability(),
+                "deprecated": method in deprecated,
+            }
+        except Exception as exc:
+            configs[method] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
+    schemes = {}
+    for info in pkgutil.walk_packages(quant.__path__, quant.__name__ + "."):
+        if not any(part in info.name for part in (".schemes.", "compressed_tensors.", "quark.", "inc.")):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except Exception:
+            continue
+        for name, obj in vars(module).items():
+            if inspect.isclass(obj) and obj.__module__ == info.name and "get_min_capability" in obj.__dict__:
+                with contextlib.suppress(Exception):
+                    schemes[f"{where(obj)}:{name}"] = obj.get_min_capability()
+    return {"version": vllm.__version__, "methods": configs, "schemes": schemes}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cap", type=int, help="one compute capability, e.g. 90")
+    parser.add_argument("--methods", action="store_true")
+    parser.add_argument("--part", choices=("all", "kernels", "attention"), default="all")
+    parser.add_argument("--stub-dir", default=os.environ.get("HARVEST_CUDA_STUB_DIR", "/tmp/harvest-libcuda"))
+    args = parser.parse_args()
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    libcuda = ensure_libcuda(args.stub_dir)
+    if args.methods:
+        result = methods()
+    else:
+        simulate(args.cap)  # before any other vLLM module runs its import-time capability probes
+        # kernels and selector in separate interpreters: in 0.16.0 a kernel module's failed CUDA init leaves
+        # torch unable to answer the selector later in the same process
+        result = {}
+        if args.part in ("all", "kernels"):
+            result.update(linear_kernels=linear_kernels(args.cap), moe_kernels=moe_kernels(args.cap))
+        if args.part in ("all", "attention"):
+            result.update(attention(args.cap))
+    result["libcuda"] = libcuda if libcuda in ("system", "not needed") else "stand-in"
+    sys.stdout.write("\n" + json.dumps(result, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,10 @@
+class Fp8Config:
+    @classmethod
+    def get_min_capability(cls):
+        return 75
+
+
+class FBGEMMFp8Config:
+    @classmethod
+    def get_min_capability(cls):
+        return 80

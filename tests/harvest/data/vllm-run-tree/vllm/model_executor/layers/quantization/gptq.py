@@ -1,0 +1,4 @@
+class GPTQConfig:
+    @classmethod
+    def get_min_capability(cls):
+        return 60

@@ -1,0 +1,13 @@
+class FlashAttentionBackend:
+    @classmethod
+    def validate_configuration(cls, device_capability, head_size, kv_cache_dtype, has_sink=False, **_):
+        reasons = []
+        if device_capability.major < 8:
+            reasons.append("compute capability not supported")
+        if head_size % 32:
+            reasons.append("head_size not supported")
+        if kv_cache_dtype.startswith("fp8") and device_capability.major != 9:
+            reasons.append("kv_cache_dtype not supported")
+        if has_sink and device_capability.major < 9:
+            reasons.append("sink setting not supported")
+        return reasons

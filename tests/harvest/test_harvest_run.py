@@ -1,0 +1,141 @@
+"""scripts/harvest --run on a stand-in vLLM install (tests/harvest/data/vllm-run-tree: no engine, no GPU)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TREE = Path(__file__).parent / "data" / "vllm-run-tree"
+
+
+def _run(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(TREE)}
+    command = [sys.executable, str(ROOT / "scripts" / "harvest"), *args, "--out", str(out), "--today", "2026-12-02"]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ran")
+    facts = {"engine": "vllm", "release": "9.9.9", "sha256": None, "tables": {"architectures": {"method": "read"}}}
+    (out / "vllm").mkdir()
+    (out / "vllm" / "9.9.9.json").write_text(json.dumps(facts))
+    proc = _run(out, "vllm==9.9.9", "--run", "--python", sys.executable, "--caps", "75,90,100")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads((out / "vllm" / "9.9.9.json").read_text()), json.loads(
+        (out / "vllm" / "9.9.9.ran.json").read_text()
+    )
+
+
+def _case(tables, cap, **want):
+    found = [
+        c
+        for c in tables["attention_selector"]["cases"]
+        if c["capability"] == cap and all(c.get(k) == v for k, v in want.items())
+    ]
+    assert len(found) == 1, (cap, want, len(found))
+    case = dict(found[0])
+    reasons = tables["attention_selector"]["reasons"]
+    case["rejected"] = {b: [reasons[i] for i in why] for b, why in case.get("rejected", {}).items()}
+    return case
+
+
+def test_the_facts_file_names_both_ran_tables_and_keeps_the_read_ones(ran):
+    facts, tables = ran
+    assert facts["tables"]["architectures"] == {"method": "read"}
+    for name in ("attention_selector", "quantization"):
+        entry = facts["tables"][name]
+        assert (entry["method"], entry["file"], entry["ran_on"]) == ("ran", "9.9.9.ran.json", "2026-12-02")
+        assert entry["capabilities"] == [75, 90, 100]
+    assert tables["method"] == "ran" and tables["release"] == "9.9.9" and tables["libcuda"] == "not needed"
+
+
+def test_valid_backends_in_priority_order_the_choice_and_the_release_s_reasons(ran):
+    _, tables = ran
+    hopper = _case(tables, 90, shape="gqa", variant="plain", head_size=128, kv="fp8")
+    assert hopper["valid"] == ["FLASH_ATTN", "TRITON_ATTN"] and hopper["selected"] == "FLASH_ATTN"
+    # a backend that cannot import is the selector's own reason, as vLLM reports it
+    assert hopper["rejected"]["MISSING_ATTN"][0].startswith("ModuleNotFoundError: No module named")
+    turing = _case(tables, 75, shape="gqa", variant="sinks", head_size=128, kv="fp8")
+    assert turing["valid"] == [] and turing["selected"] is None
+    assert turing["rejected"]["FLASH_ATTN"] == [
+        "compute capability not supported",
+        "kv_cache_dtype not supported",
+        "sink setting not supported",
+    ]
+    assert "No valid attention backend found for simulated sm_75" in turing["selection_error"]
+    odd = _case(tables, 90, shape="gqa", variant="plain", head_size=80, kv="auto")
+    assert odd["valid"] == ["TRITON_ATTN"] and odd["rejected"]["FLASH_ATTN"] == ["head_size not supported"]
+
+
+def test_a_backend_that_allocates_on_the_gpu_at_import_still_answers(ran):
+    _, tables = ran
+    assert "CUTLASS_MLA" in tables["attention_selector"]["imports"]["100"]
+    dense = _case(tables, 100, shape="mla", head_size=576, kv="auto", profile="none")
+    assert dense["valid"] == ["CUTLASS_MLA", "TRITON_MLA"]
+    # the model's own dims reach the backends that read them (a stand-in model config)
+    glm = _case(tables, 100, shape="mla", head_size=576, kv="auto", profile="glm5_sparse_nope192")
+    assert glm["valid"] == ["CUTLASS_MLA"] and glm["rejected"]["TRITON_MLA"] == ["qk_nope_head_dim 192 not supported"]
+
+
+def test_quantization_minimums_and_kernels_per_capability(ran):
+    _, tables = ran
+    quant = tables["quantization"]
+    assert quant["methods"]["fp8"] == {
+        "class": "Fp8Config",
+        "module": "model_executor/layers/quantization/fp8.py",
+        "min_capability": 75,
+        "deprecated": False,
+    }
+    assert quant["methods"]["fbgemm_fp8"]["deprecated"] is True
+    assert quant["schemes"] == {
+        "model_executor/layers/quantization/compressed_tensors/schemes/compressed_tensors_w8a8_fp8.py:"
+        "CompressedTensorsW8A8Fp8": 89
+    }
+    fp8 = quant["linear_kernels"]["fp8_w8a8"]
+    assert fp8["candidates"] == ["CutlassFP8ScaledMMLinearKernel", "MarlinFP8ScaledMMLinearKernel"]
+    # each capability in a fresh interpreter: a module that freezes the GPU at import sees each one
+    assert fp8["first_supported"] == {
+        "75": "MarlinFP8ScaledMMLinearKernel",
+        "90": "CutlassFP8ScaledMMLinearKernel",
+        "100": "CutlassFP8ScaledMMLinearKernel",
+    }
+    assert fp8["by_capability"]["75"]["CutlassFP8ScaledMMLinearKernel"].startswith("no: requires capability 89")
+    assert quant["linear_kernels"]["wna16"]["by_capability"]["75"] == {"MarlinLinearKernel": "supported"}
+    assert quant["moe_kernels"]["fp8"]["DEEPGEMM"] == {"DeepGemmExperts": {"75": False, "90": True, "100": True}}
+
+
+def test_run_without_a_read_harvest_or_for_another_engine_is_refused_in_one_line(tmp_path):
+    proc = _run(tmp_path, "vllm==9.9.9", "--run", "--python", sys.executable)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().endswith("does not exist: run python scripts/harvest vllm==9.9.9 first")
+    proc = _run(tmp_path, "sglang==0.5.23", "--run")
+    assert (proc.returncode, proc.stderr.strip()) == (
+        2,
+        "sglang==0.5.23: --run asks vLLM's own selector: expected vllm==VERSION",
+    )
+
+
+def test_an_interpreter_of_another_release_fails_naming_both(tmp_path):
+    (tmp_path / "vllm").mkdir()
+    (tmp_path / "vllm" / "1.0.0.json").write_text(json.dumps({"engine": "vllm", "release": "1.0.0", "tables": {}}))
+    proc = _run(tmp_path, "vllm==1.0.0", "--run", "--python", sys.executable, "--caps", "90")
+    assert proc.returncode == 1
+    assert "imports vllm 9.9.9, not 1.0.0" in proc.stderr
+    assert not (tmp_path / "vllm" / "1.0.0.ran.json").exists()
+
+
+def test_probe_builds_no_stand_in_driver_library_where_none_is_linked(tmp_path):
+    sys.path.insert(0, str(ROOT / "scripts" / "harvest"))
+    try:
+        import vllm_probe
+    finally:
+        sys.path.pop(0)
+    assert vllm_probe.ensure_libcuda(str(tmp_path / "stub")) in ("system", "not needed")
+    assert not (tmp_path / "stub").exists()
