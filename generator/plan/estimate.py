@@ -6,6 +6,7 @@ from dataclasses import fields
 
 from ..frozen import evolve
 from .checkpoint_size import checkpoint_bytes
+from .memory import GIB
 from .speed import Estimate, Scenario, estimate
 from .types import Candidate, Request
 
@@ -33,6 +34,7 @@ def scenario_of(cand: Candidate, request: Request) -> Scenario | None:
         per_request_gpu=budget.per_request_bytes,
         context=budget.context,
         concurrency=budget.concurrency,
+        kv_pool_gpu=max(0.0, budget.kv_pool_gib) * GIB,
         host=request.host,
         cpu_expert_layers=off.cpu_layers if off is not None and off.mechanism != "cpu-layers" else 0,
         cpu_dense_layers=off.cpu_layers if off is not None and off.mechanism == "cpu-layers" else 0,

@@ -18,6 +18,7 @@ coefficients scripts/calibrate.py fitted per engine over recipes/measurements/ (
 
 from __future__ import annotations
 
+import math
 from dataclasses import field
 
 from ..catalog.schema import Hardware, Model
@@ -82,6 +83,7 @@ class Scenario:
     cuda_graphs: bool = True
     mtp: bool = False  # speculative decoding with the model's MTP layers
     mla_triton: bool = False  # MLA decoded on the Triton path (releases before FlashInfer MLA / FlashMLA)
+    kv_pool_gpu: float = math.inf  # bytes of KV cache one GPU holds: no step reads more context than that
 
 
 @frozen
@@ -159,7 +161,10 @@ def terms(s: Scenario) -> Terms:
     if unread:
         lines.append(f"the input embedding table ({unread / 1e9:.2f} GB) is read one row per token, not whole")
     parallel = 1 if s.layer_split else gpus
-    kv_gpu = batch * (s.context * s.kv_per_token_gpu + s.per_request_gpu)
+    context_bytes = batch * s.context * s.kv_per_token_gpu
+    # a full pool caps what is cached: requests at the planned context beyond what it holds wait, not decode
+    held = min(context_bytes, max(0.0, s.kv_pool_gpu - batch * s.per_request_gpu))
+    kv_gpu = held + batch * s.per_request_gpu
     kv_total = kv_gpu * (s.gpus_per_node if s.layer_split else 1)
     if s.cpu_dense_layers:  # the CPU layers keep their KV in host RAM and read it there
         kv_host = kv_total * s.cpu_dense_layers / model.layers
@@ -170,7 +175,11 @@ def terms(s: Scenario) -> Terms:
     mem = gpu_weights / parallel / bw + kv_total / bw
     lines.append(
         f"KV read per step: {batch} × {s.context:,} tokens × {s.kv_per_token_gpu / 1024:.1f} KiB/token per GPU "
-        f"= {kv_gpu / 1e9:.2f} GB per GPU"
+        + (
+            f"= {kv_gpu / 1e9:.2f} GB per GPU"
+            if held == context_bytes
+            else f"capped by the KV pool: {kv_gpu / 1e9:.2f} GB per GPU"
+        )
     )
     active = (model.params_active_b or model.params_total_b) * 1e9
     peak, _ = tflops(hw, s.quant)

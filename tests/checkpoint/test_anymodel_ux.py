@@ -14,13 +14,15 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 def test_unknown_is_not_blocked_when_a_fact_is_missing(cli, tmp_path):
     """Offline, a GGUF repo's size is not known: nothing rules the path out, so the answer is unknown."""
     args = ("--gpu", "h100", "--model", "unsloth/GLM-4.6-GGUF")
-    text = cli("explain", *args, env=OFFLINE)
+    text = cli("explain", *args, "--verbose", env=OFFLINE)
     assert text.code == 0, text.err
     verdict = next(line for line in text.out.splitlines() if line.startswith("VERDICT"))
     assert verdict.startswith("VERDICT: unknown — no path is known to run, but ")
     # the layout search shows the smallest layout where a path fails no gate, not the last one tried
     assert "none is known to run — shown for 1 GPU(s), the smallest where a path fails no gate" in text.out
-    assert "the size of unsloth/GLM-4.6-GGUF is not in the catalog" in verdict
+    assert (
+        "the catalog names no file of unsloth/GLM-4.6-GGUF (variant gguf-unsloth) and llama-server loads one" in verdict
+    )
     assert "online (HF_HUB_OFFLINE unset) recipegen reads the repo's files" in text.out
     doc = cli("explain", *args, "--format", "json", env=OFFLINE).json()
     assert (doc["verdict"], doc["verdict_detail"]) == ("blocked", "unknown")
@@ -69,7 +71,7 @@ def test_the_int4_estimate_is_refused_where_the_layout_is_not_known(catalog):
 
 
 def test_a_blocked_variant_names_the_variant_that_runs_on_the_same_gpus(cli):
-    text = cli("explain", "--gpu", "h100", "--model", "ZhipuAI/GLM-4.6", env=OFFLINE).out
+    text = cli("explain", "--gpu", "h100", "--model", "ZhipuAI/GLM-4.6", "--verbose", env=OFFLINE).out
     verdict = next(line for line in text.splitlines() if line.startswith("VERDICT"))
     assert verdict.startswith("VERDICT: blocked")  # BF16 GLM-4.6 (355B) does not fit 8 × 80 GB
     assert "another variant runs: fp8 (zai-org/GLM-4.6-FP8)" in text

@@ -33,7 +33,7 @@ def _newest_official(catalog, engine_id: str, arch: str) -> str:  # type: ignore
 
 
 def _advice(folder: Path) -> str:
-    result = run_cli("explain", "--gpu", "h200", "--model", str(folder), env=OFFLINE)
+    result = run_cli("explain", "--gpu", "h200", "--model", str(folder), "--verbose", env=OFFLINE)
     assert result.code == 0, result.err
     assert "VERDICT: blocked" in result.out
     return next(line for line in result.out.splitlines() if "registers" in line and line.startswith("  • "))

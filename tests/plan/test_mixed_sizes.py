@@ -64,7 +64,7 @@ def test_glm52_int4_int8mix_on_8_h200_has_a_memory_plan_and_a_speed(catalog):
     assert 0.95 < expected / 405.5e9 < 1.0
     assert plan["memory"]["weights_estimated"] == f"{expected / 1e9:.1f} GB (int4 g128 + int8 g128)"
     assert any("estimated as" in n and "per group of 128" in n for n in plan["notes"]), plan["notes"]
-    shown = run_cli(*H200, env=OFFLINE).out
+    shown = run_cli(*H200, "--verbose", env=OFFLINE).out
     first = shown.split("  #2 ")[0]
     assert "not in the catalog, so memory is not planned" not in first and "speed: unknown" not in first
     speed = next(line for line in first.splitlines() if "speed (an estimate" in line)

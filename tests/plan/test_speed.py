@@ -255,3 +255,14 @@ def test_a_measurement_row_is_strict():
                 "speed": 3,
             }
         )
+
+
+def test_a_step_reads_no_more_kv_than_the_pool_holds():
+    """The seed's H200 recipe plans GLM-5.2 at its full 1M-token context with 32 requests, but the KV pool holds
+    about one such request: a step cannot read 32 full contexts, so the estimate caps the KV read at the pool."""
+    args = ("explain", "--gpu", "h200", "--gpus", "8", "--model", "glm-5.2")
+    plan = run_cli(*args, "--format", "json").json()["plans"][0]
+    assert plan["variant"] == "int4-int8mix" and plan["memory"]["concurrency"] == 32
+    assert plan["speed"]["decode_tokens_per_s"] > 5  # 32 full contexts read per step would give ~4
+    text = " ".join(run_cli(*args, "--verbose").out.split())
+    assert "capped by the KV pool" in text
