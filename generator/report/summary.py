@@ -6,12 +6,15 @@ from typing import TYPE_CHECKING
 
 from ..plan.advice import alternatives, faster_elsewhere
 from ..plan.checkpoint_size import ESTIMATED
-from ..plan.describe import candidate_title, closest_lines, slow_words, target_line
+from ..plan.describe import candidate_title, closest_lines, fit, slow_words, target_line
 from .explain import explain_text
 
 if TYPE_CHECKING:
     from ..catalog.index import Catalog
     from ..plan.types import Resolution
+
+
+LINES_PER_ITEM = 8  # a summary line wraps, never elides
 
 
 def explanation(catalog: Catalog, resolution: Resolution, verbose: bool = False, tail: list[str] | None = None) -> str:
@@ -64,4 +67,5 @@ def generate_summary(
     lines.extend(closest_rejections(resolution))
     verb = "wrote" if changed else "unchanged"
     lines.append(f"  {verb} {folder}/: " + ", ".join(files))
-    return "\n".join(lines)
+    # wrapped to the screen like explain's default view; nothing is cut (the folder's README.md has it all)
+    return "\n".join(row for line in lines for row in fit(line, lines=LINES_PER_ITEM))
