@@ -235,7 +235,8 @@ def explain(
         dcp=dcp,
         eager=eager,
     )
-    resolution = resolve(catalog, build_request(catalog, sel))
+    memo: dict[tuple[object, ...], object] = {}  # the gate verdicts resolve reaches, reused by the history line
+    resolution = resolve(catalog, build_request(catalog, sel), memo)
     if fmt is Format.json:
         from ..artifacts.contract import resolution_json
 
@@ -244,4 +245,4 @@ def explain(
         from ..report.history import explain_lines
         from ..report.summary import explanation
 
-        typer.echo(explanation(catalog, resolution, verbose, explain_lines(catalog, resolution)), nl=False)
+        typer.echo(explanation(catalog, resolution, verbose, explain_lines(catalog, resolution, memo)), nl=False)

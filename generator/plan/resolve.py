@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from ..catalog.index import Catalog
 from ..catalog.schema import Source
 from ..frozen import evolve
-from .candidates import LOW_BITS, candidates_for
+from .candidates import LOW_BITS, Memo, candidates_for
 from .defects import applies, defects, with_workarounds
 from .flags import (
     argv_of,
@@ -190,14 +190,15 @@ def find_changes(candidates: list[Candidate]) -> list[Change]:
     return sorted(changes.values(), key=lambda c: (c.engine, c.after_date, c.before_build, c.gate))
 
 
-def resolve(catalog: Catalog, request: Request) -> Resolution:
+def resolve(catalog: Catalog, request: Request, memo: Memo | None = None) -> Resolution:
+    """`memo`: gate verdicts to share with later questions about the same request (explain's build history)."""
     resolution = resolution_of(rank(catalog, request))
     if not resolution.changes:
         return resolution
-    return evolve(resolution, changes=tuple(first_passes(catalog, resolution)))
+    return evolve(resolution, changes=tuple(first_passes(catalog, resolution, memo)))
 
 
-def first_passes(catalog: Catalog, r: Resolution) -> list[Change]:
+def first_passes(catalog: Catalog, r: Resolution, memo: Memo | None = None) -> list[Change]:
     """The changes the resolution's own builds show (the newest release against the older side paths),
     told as history tells them: from every release, so "passes since" names the first build in date order
     that passes, not the newest one."""
@@ -205,7 +206,7 @@ def first_passes(catalog: Catalog, r: Resolution) -> list[Change]:
     every = [
         cand
         for engine in sorted({ch.engine for ch in r.changes})
-        for cand in candidates_for(catalog, evolve(r.request, engine=engine), r.layout, every_release=True)
+        for cand in candidates_for(catalog, evolve(r.request, engine=engine), r.layout, True, memo)
     ]
     return [ch for ch in find_changes(every) if (ch.engine, ch.gate) in shown]
 

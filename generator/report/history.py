@@ -216,8 +216,9 @@ def history(catalog: Catalog, request: Request, layouts: Iterable[Layout] | None
     return out
 
 
-def explain_lines(catalog: Catalog, resolution: Resolution) -> list[str]:
-    """The history line `explain` ends with: for the chosen engine, or for every engine when blocked."""
+def explain_lines(catalog: Catalog, resolution: Resolution, memo: Memo | None = None) -> list[str]:
+    """The history line `explain` ends with: for the chosen engine, or for every engine when blocked. `memo`: the
+    gate verdicts its resolve already reached (the same request, so the same model, GPU and settings)."""
     request, layout = resolution.request, resolution.layout
     engines = [resolution.plans[0].engine] if resolution.plans else list(catalog.engines.values())
     out: list[str] = []
@@ -225,7 +226,7 @@ def explain_lines(catalog: Catalog, resolution: Resolution) -> list[str]:
         if request.engine is not None and engine.id != request.engine:
             continue
         scoped = replace(request, build=None, engine=engine.id)
-        paths = verdict_paths(catalog, scoped, layout, every_release=True)
+        paths = verdict_paths(catalog, scoped, layout, every_release=True, memo=memo)
         found = engine_history(engine, [(layout, paths)], request)
         if found.line:
             out.append(f"  {found.summary()}")
