@@ -72,9 +72,15 @@ def base_settings(
 LOW_BITS = 3.5
 
 
+def stored_bits(variant: Variant, model: Model) -> float | None:
+    """Bits per parameter of the checkpoint, from its size or the estimate the memory gate plans with."""
+    sized = checkpoint_bytes(model, variant.size_bytes, variant.quant, variant.quant_groups, variant.file)
+    return sized[0] * 8 / (model.params_total_b * 1e9) if sized is not None else None
+
+
 def low_bit(variant: Variant, model: Model) -> bool:
-    size = variant.size_bytes
-    return size is not None and size * 8 / (model.params_total_b * 1e9) < LOW_BITS
+    bits = stored_bits(variant, model)
+    return bits is not None and bits < LOW_BITS
 
 
 # the precision class a format stores its linear weights in; a GGUF file's class follows from its bits per weight
@@ -86,10 +92,9 @@ def weight_bits(variant: Variant, model: Model) -> int:
     Q6_K and Q8_0 are 8-bit)."""
     if variant.quant != "gguf":
         return WEIGHT_BITS.get(variant.quant, 4)
-    sized = checkpoint_bytes(model, variant.size_bytes, "gguf", file=variant.file)
-    if sized is None:
+    bpw = stored_bits(variant, model)
+    if bpw is None:
         return 16
-    bpw = sized[0] * 8 / (model.params_total_b * 1e9)
     return 4 if bpw < 6 else 8 if bpw < 10 else 16
 
 
