@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from ..catalog.index import Catalog
 from ..catalog.schema import Hardware
-from ..catalog.targets import DEFAULT_TARGETS
+from ..catalog.targets import DEFAULT_TARGETS, parse_target
 from ..frozen import frozen
 from .layout_search import rank
 from .types import Request, Resolution
@@ -43,10 +43,6 @@ def other_variant(catalog: Catalog, blocked: Resolution) -> Alternative | None:
     return Alternative(f"{cand.layout.gpus}×{req.hardware.id}", summary, decode, cand.offload is not None)
 
 
-# the hardware advice tries, besides more of the user's own GPU: the usual datacenter and workstation parts
-OTHER_HARDWARE = tuple(text.split("x", 1)[1] for text in DEFAULT_TARGETS)
-
-
 def _smallest(catalog: Catalog, asked: Request, hardware: Hardware) -> Alternative | None:
     """The smallest usual layout of `hardware` where the model runs (explain's search, smallest first), as advice."""
     request = Request(
@@ -78,8 +74,8 @@ def alternatives(catalog: Catalog, blocked: Resolution, limit: int = 4) -> list[
     more = _smallest(catalog, asked, asked.hardware) if asked.gpus_per_node is not None else None
     if more is not None and more.target != f"{blocked.layout.gpus}×{asked.hardware.id}":
         out.append(more)
-    for hardware_id in OTHER_HARDWARE:
-        hardware = catalog.hardware[hardware_id]
+    for text in DEFAULT_TARGETS:  # the usual datacenter and workstation parts, each searched from one GPU up
+        hardware = parse_target(catalog, text).hardware
         if len(out) >= limit:
             break
         if hardware.id != asked.hardware.id and (found := _smallest(catalog, asked, hardware)) is not None:
