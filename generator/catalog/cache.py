@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .index import Catalog
     from .schema import Engine
 
-SCHEMA = "recipegen.catalog.load-cache/3"
+SCHEMA = "recipegen.catalog.load-cache/4"
 MAX_FILES = 5000  # a user folder bigger than this is simply loaded in full
 
 
@@ -83,7 +83,7 @@ def key(roots: list[tuple[str, Path]], kinds: Iterable[str]) -> str | None:
     return digest.hexdigest()
 
 
-_KNOWN_FIELDS = {"hardware", "engines", "models", "deployments", "fingerprints", "origins", "overridden"}
+_KNOWN_FIELDS = {"hardware", "engines", "models", "deployments", "fingerprints", "surveys", "origins", "overridden"}
 # what a damaged or foreign file can raise while it is read back (the full load then runs)
 _DAMAGED = (
     _NoFastPath,
@@ -149,10 +149,10 @@ class _CatalogUnpickler(pickle.Unpickler):
 def _allowed() -> dict[tuple[str, str], Any]:
     from . import schema
     from .index import Origin
-    from .schema import deployment, engine, fingerprint, hardware, imagenames, model
+    from .schema import deployment, engine, fingerprint, hardware, imagenames, model, survey
 
     kinds: list[Any] = [Origin, Capability, CapabilitySet, dt.date]
-    for module in (schema.common, deployment, engine, fingerprint, hardware, imagenames, model):
+    for module in (schema.common, deployment, engine, fingerprint, hardware, imagenames, model, survey):
         kinds.extend(v for v in vars(module).values() if is_record(v) and v.__module__ == module.__name__)
     return {(kind.__module__, kind.__qualname__): kind for kind in kinds}
 

@@ -124,7 +124,30 @@ def cross_check(catalog: Catalog) -> list[CatalogProblem]:
         for index, engine_id in enumerate(fp.engines or []):
             if engine_id not in catalog.engines:
                 problem("fingerprints", fp_id, f"engines[{index}]", f"unknown engine {engine_id!r}")
+    _check_surveys(catalog, problem)
     return problems
+
+
+def _check_surveys(catalog: Catalog, problem: Callable[[str, str, str, str], None]) -> None:
+    """A survey's families are models of the catalog, and what it says it added is there."""
+    added = {*catalog.fingerprints, *catalog.deployments}
+    for _, build in catalog.builds():
+        added.add(build.id)
+        added.update(defect.id for defect in build.defects)
+    for survey_id, survey in catalog.surveys.items():
+        for index, entry in enumerate(survey.entries):
+            for at, family in enumerate([] if entry.families == "*" else entry.families):
+                if family not in catalog.models:
+                    problem("surveys", survey_id, f"entries[{index}].families[{at}]", f"unknown model {family!r}")
+            for at, entry_id in enumerate(entry.catalog):
+                if entry_id not in added:
+                    problem(
+                        "surveys",
+                        survey_id,
+                        f"entries[{index}].catalog[{at}]",
+                        f"no build, defect, fingerprint or deployment {entry_id!r} in the catalog; "
+                        "add it first, or say under not_added why it was left out",
+                    )
 
 
 def _check_required_args(

@@ -10,11 +10,13 @@ from typing import Any, TypeVar
 
 from ..frozen import frozen
 from .kinds import KIND_NAMES
-from .schema import Build, Deployment, Engine, Fingerprint, Hardware, Model
+from .schema import Build, Deployment, Engine, Fingerprint, Hardware, Model, Survey
 from .schema.records import Strict
 
 # kind folder -> record type; the order is the order entries are cross-checked in.
-KINDS: dict[str, type[Strict]] = dict(zip(KIND_NAMES, (Hardware, Engine, Model, Deployment, Fingerprint), strict=True))
+KINDS: dict[str, type[Strict]] = dict(
+    zip(KIND_NAMES, (Hardware, Engine, Model, Deployment, Fingerprint, Survey), strict=True)
+)
 
 M = TypeVar("M", bound=Strict)
 
@@ -34,6 +36,7 @@ class Catalog:
     models: dict[str, Model] = field(default_factory=dict)
     deployments: dict[str, Deployment] = field(default_factory=dict)
     fingerprints: dict[str, Fingerprint] = field(default_factory=dict)
+    surveys: dict[str, Survey] = field(default_factory=dict)
     origins: dict[tuple[str, str], Origin] = field(default_factory=dict)
     overridden: list[tuple[str, str, Origin]] = field(default_factory=list)
 

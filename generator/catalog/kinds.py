@@ -5,4 +5,4 @@ Kept free of heavy imports so the CLI can build its choices without loading pyda
 
 from __future__ import annotations
 
-KIND_NAMES: tuple[str, ...] = ("hardware", "engines", "models", "deployments", "fingerprints")
+KIND_NAMES: tuple[str, ...] = ("hardware", "engines", "models", "deployments", "fingerprints", "surveys")

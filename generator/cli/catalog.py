@@ -70,7 +70,7 @@ def list_(
     fmt: Annotated[Format, typer.Option("--format", metavar="text|json", help="text table or json")] = Format.text,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
-    """List the catalog: models, hardware, engines (one row per build), deployments or fingerprints."""
+    """List the catalog: models, hardware, engines (one row per build), deployments, fingerprints or surveys."""
     from ..errors import RecipegenError
     from ..report.listing import rows
 
@@ -105,7 +105,9 @@ def validate(
 ) -> None:
     """Validate the built-in catalog plus each recipe folder DIR given; every problem on its own line."""
     catalog = load_catalog([*recipes, *dirs])
-    counts = ", ".join(f"{len(catalog.kind(k))} {k}" for k in ("hardware", "engines", "models", "deployments"))
+    counts = ", ".join(
+        f"{len(catalog.kind(k))} {k}" for k in ("hardware", "engines", "models", "deployments", "surveys")
+    )
     builds = sum(1 for _ in catalog.builds())
     typer.echo(f"catalog ok: {counts}, {builds} engine builds")
     for kind, entry_id, origin in catalog.overridden:

@@ -3,7 +3,9 @@ community paths (images, forks, backports) that run it, and the builds' known de
 
 "Runs" here means every gate that needs no memory plan passes (architecture, weight format, kernels, image
 and CUDA): whether a model fits a card is a question of the fleet, not of the catalog's coverage. A cell with
-no path at all says "none found": the catalog knows of no way through, which is a survey's to-do.
+no path at all says "none found": the catalog knows of no way through. Each cell also says when a survey
+(recipes/surveys/) last searched it, or "not surveyed": "none found" after a search is an answer, before
+one it is a to-do.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ import datetime as dt
 from typing import Any
 
 from ..catalog.index import Catalog
-from ..catalog.schema import Model
+from ..catalog.schema import Model, Survey
 from ..catalog.schema.engine import Build
+from ..catalog.schema.survey import GPU_CLASSES
 from ..frozen import frozen
 from ..plan.candidates import may_run, paths_for
 from ..plan.defects import defects_hitting
@@ -30,6 +33,7 @@ CLASSES: tuple[tuple[str, str], ...] = (
     ("sm120", "rtx-pro-6000"),
     ("sm121", "gb10"),
 )
+assert tuple(c for c, _ in CLASSES) == GPU_CLASSES  # a survey can name exactly the classes the table has
 LAYOUT = Layout(gpus_per_node=8, nodes=1)
 
 
@@ -42,10 +46,18 @@ class Cell:
     community: tuple[tuple[str, dt.date], ...]  # side paths with a path, newest first
     defects_open: tuple[str, ...]  # hitting the newest official release (a blocking one too)
     defects_closed: tuple[str, ...]  # hitting an older release only
+    surveyed: dt.date | None = None  # the newest survey that searched this family on this class
 
     @property
     def found(self) -> bool:
         return self.official_since is not None or bool(self.community)
+
+
+def last_surveyed(surveys: list[Survey], family: str, gpu_class: str) -> dt.date | None:
+    return max(
+        (s.surveyed for s in surveys if any(e.covers(family, gpu_class) for e in s.entries)),
+        default=None,
+    )
 
 
 def _cell(catalog: Catalog, model: Model, gpu_class: str, hw_id: str, platforms: PlatformVerdicts) -> Cell:
@@ -83,6 +95,7 @@ def _cell(catalog: Catalog, model: Model, gpu_class: str, hw_id: str, platforms:
         community=tuple((b.id, b.released) for b in reversed(side)),
         defects_open=tuple(sorted(opened)),
         defects_closed=tuple(sorted(closed)),
+        surveyed=last_surveyed(list(catalog.surveys.values()), model.id, gpu_class),
     )
 
 
@@ -97,10 +110,9 @@ def coverage(catalog: Catalog) -> list[Cell]:
 
 def cell_text(cell: Cell) -> str:
     """`✓ vllm-0.10.0+` (official since), `✓ … (not newest)`, `+3 side 2026-09` (community paths, the newest's
-    month), `⚠ 1 open, 2 fixed` (defects); `none found` when the catalog knows no path."""
-    if not cell.found:
-        return "none found"
-    parts = []
+    month), `⚠ 1 open, 2 fixed` (defects); `none found` when the catalog knows no path; then `surveyed 2026-12`
+    or `not surveyed`."""
+    parts = [] if cell.found else ["none found"]
     if cell.official_since is not None:
         since = f"✓ {cell.official_since[0]}+"
         parts.append(since if cell.official_now else f"{since} (not newest)")
@@ -108,6 +120,7 @@ def cell_text(cell: Cell) -> str:
         parts.append(f"+{len(cell.community)} side {cell.community[0][1]:%Y-%m}")
     if cell.defects_open or cell.defects_closed:
         parts.append(f"⚠ {len(cell.defects_open)} open, {len(cell.defects_closed)} fixed")
+    parts.append(f"surveyed {cell.surveyed:%Y-%m}" if cell.surveyed else "not surveyed")
     return " · ".join(parts)
 
 
@@ -137,6 +150,7 @@ def to_json(cells: list[Cell]) -> dict[str, Any]:
                 "community": [{"build": b, "released": str(d)} for b, d in c.community],
                 "defects_open": list(c.defects_open),
                 "defects_closed": list(c.defects_closed),
+                "surveyed": str(c.surveyed) if c.surveyed else None,
             }
             for c in cells
         ],

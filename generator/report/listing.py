@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog.index import Catalog
-from ..catalog.schema import Model
+from ..catalog.schema import Model, Survey
 
 
 def _size(value: float | None) -> str:
@@ -62,6 +62,34 @@ def _engine_rows(catalog: Catalog, detail: bool) -> list[dict[str, Any]]:
     return out
 
 
+def _survey_row(survey: Survey, detail: bool) -> dict[str, Any]:
+    classes = dict.fromkeys(c for e in survey.entries for c in e.gpu_classes)
+    row: dict[str, Any] = {
+        "id": survey.id,
+        "surveyed": str(survey.surveyed),
+        "by": survey.by,
+        "gpu_classes": ",".join(classes),
+        "questions": len(survey.entries),
+        "added": sum(len(e.catalog) for e in survey.entries),
+        "title": survey.title,
+    }
+    if detail:
+        row["entries"] = [
+            {
+                "gpu_classes": e.gpu_classes,
+                "families": e.families,
+                "layouts": e.layouts,
+                "question": e.question,
+                "found": e.found,
+                "catalog": e.catalog,
+                "not_added": e.not_added,
+                "sources": e.sources,
+            }
+            for e in survey.entries
+        ]
+    return row
+
+
 def rows(catalog: Catalog, kind: str, detail: bool = False) -> list[dict[str, Any]]:
     if kind == "models":
         return [
@@ -108,6 +136,8 @@ def rows(catalog: Catalog, kind: str, detail: bool = False) -> list[dict[str, An
             }
             for f in sorted(catalog.fingerprints.values(), key=lambda f: f.id)
         ]
+    if kind == "surveys":
+        return [_survey_row(s, detail) for s in sorted(catalog.surveys.values(), key=lambda s: (s.surveyed, s.id))]
     return [
         {
             "id": d.id,

@@ -27,3 +27,15 @@ def test_a_community_build_and_its_defect_from_the_templates(cli, tmp_path):
     applied = [f for f in plan["flags"] if f["flag"] == entry["workaround_args"][0]["flag"]]
     assert applied and applied[0]["reason"].startswith(f"works around known defect {entry['id']}")
     assert entry["workaround_args"][0]["flag"] in plan["argv"]
+
+
+def test_a_survey_from_the_template_marks_its_cells_surveyed(cli, tmp_path):
+    survey = yaml.safe_load((TEMPLATES / "survey.yaml").read_text(encoding="utf-8"))
+    folder = tmp_path / "recipes" / "surveys"
+    folder.mkdir(parents=True)
+    (folder / f"{survey['id']}.yaml").write_text(yaml.safe_dump(survey, sort_keys=False), encoding="utf-8")
+    recipes = str(tmp_path / "recipes")
+    assert cli("validate", recipes).code == 0
+    cells = cli("coverage", "--format", "json", "--recipes", recipes).json()["cells"]
+    marked = {(c["family"], c["gpu_class"]) for c in cells if c["surveyed"] == survey["surveyed"]}
+    assert marked == {("deepseek-v3.2", "sm80"), ("deepseek-v3.2", "sm86")}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from tests.support.data import REPO
@@ -33,5 +34,56 @@ def test_the_markdown_says_where_nothing_was_found(cli):
     table = cli("coverage").out.splitlines()
     assert table[0] == "| family | sm80 | sm86 | sm89 | sm90 | sm100 | sm120 | sm121 |"
     row = next(line for line in table if line.startswith("| deepseek-v3.2 |")).split(" | ")
-    assert row[2] == "none found"  # sm86: no release, image or fork in the catalog runs DSA there
+    assert row[2].startswith("none found")  # sm86: no release, image or fork in the catalog runs DSA there
     assert row[4].startswith("✓ vllm-")  # sm90: an official release since some version
+
+
+def _survey(tmp_path, **entry) -> str:
+    base = {
+        "gpu_classes": ["sm86"],
+        "families": ["deepseek-v3.2"],
+        "question": "which forks run DSA on sm86",
+        "found": "nothing",
+        "sources": ["https://github.com/vllm-project/vllm/issues/1"],
+    }
+    survey = {"id": "t", "title": "t", "surveyed": "2026-11-30", "by": "tester", "entries": [base | entry]}
+    folder = tmp_path / "surveys"
+    folder.mkdir(exist_ok=True)
+    (folder / "t.yaml").write_text(yaml.safe_dump(survey, sort_keys=False))
+    return str(tmp_path)
+
+
+def test_a_cell_says_whether_a_survey_searched_it(cli, tmp_path):
+    row = next(line for line in cli("coverage").out.splitlines() if line.startswith("| deepseek-v3.2 |"))
+    assert row.split(" | ")[2] == "none found · not surveyed"
+    recipes = _survey(tmp_path)
+    row = next(
+        line for line in cli("coverage", "--recipes", recipes).out.splitlines() if line.startswith("| deepseek-v3.2 |")
+    )
+    assert row.split(" | ")[2] == "none found · surveyed 2026-11"  # searched, nothing found: an answer
+    cells = cli("coverage", "--format", "json", "--recipes", recipes).json()
+    assert cell(cells, "deepseek-v3.2", "sm86")["surveyed"] == "2026-11-30"
+    assert cell(cells, "deepseek-v3.2", "sm80")["surveyed"] is None
+
+
+def test_a_platform_question_covers_every_family_on_its_class(cli, tmp_path):
+    cells = cli("coverage", "--format", "json", "--recipes", _survey(tmp_path, families="*")).json()
+    on_sm86 = {c["surveyed"] for c in cells["cells"] if c["gpu_class"] == "sm86"}
+    assert on_sm86 == {"2026-11-30"}
+
+
+@pytest.mark.parametrize(
+    ("entry", "field", "message"),
+    [
+        ({"families": ["no-such-model"]}, "entries[0].families[0]", "unknown model 'no-such-model'"),
+        ({"catalog": ["vllm-9.9.9"]}, "entries[0].catalog[0]", "no build, defect, fingerprint or deployment"),
+        ({"gpu_classes": ["sm75"]}, "entries[0].gpu_classes[0]", "sm80"),
+        ({"sources": ["http://example.com/x"]}, "entries[0].sources[0]", "https URL"),
+        ({"sources": []}, "entries[0].sources", "at least 1"),
+    ],
+)
+def test_validate_names_the_survey_field_that_is_wrong(cli, tmp_path, entry, field, message):
+    result = cli("validate", _survey(tmp_path, **entry))
+    assert result.code != 0 and "Traceback" not in result.err
+    line = next(line for line in result.err.splitlines() if "surveys/t.yaml" in line)
+    assert field in line and message in line

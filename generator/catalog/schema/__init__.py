@@ -6,6 +6,7 @@ from .engine import Build, Defect, Engine, Kernel, WeightFormat
 from .fingerprint import Fingerprint
 from .hardware import Hardware
 from .model import Model, QuantGroup, Variant
+from .survey import Survey
 
 __all__ = [
     "Arg",
@@ -20,6 +21,7 @@ __all__ = [
     "Model",
     "QuantGroup",
     "Source",
+    "Survey",
     "Variant",
     "WeightFormat",
 ]
