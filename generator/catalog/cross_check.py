@@ -136,8 +136,8 @@ def _check_surveys(catalog: Catalog, problem: Callable[[str, str, str, str], Non
         added.update(defect.id for defect in build.defects)
     for survey_id, survey in catalog.surveys.items():
         for index, entry in enumerate(survey.entries):
-            for at, family in enumerate([] if entry.families == "*" else entry.families):
-                if family not in catalog.models:
+            for at, family in enumerate(entry.families):
+                if family != "*" and family not in catalog.models:
                     problem("surveys", survey_id, f"entries[{index}].families[{at}]", f"unknown model {family!r}")
             for at, entry_id in enumerate(entry.catalog):
                 if entry_id not in added:

@@ -10,7 +10,9 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
   4. newer build first (facts move with releases);
   5. larger planned context, up to USABLE_CONTEXT: past it, more context is not worth a slower path;
   6. precision class: 8-bit (near-lossless, half the bytes BF16 reads per token), then 4-bit (faster still,
-     lossier), then 16-bit; a Q4_K_M GGUF and an AWQ checkpoint are one class, Q8_0 and FP8 another;
+     lossier), then 16-bit; a Q4_K_M GGUF and an AWQ checkpoint are one class, Q8_0 and FP8 another. Not among
+     offloaded paths: every one of them is slow, and the fewer bytes cross to the host the faster it is, so
+     speed decides;
   7. faster estimated decode per request (speed.py): among paths of one class that fit with a usable context,
      the fastest is the one an experienced user picks first;
   8. smaller checkpoint (less to download, more headroom);
@@ -65,7 +67,7 @@ def rank_key(c: Candidate) -> RankKey:
         len(c.unparsed),
         -c.build.released.toordinal(),
         -min(context, USABLE_CONTEXT),
-        CLASS_ORDER[c.weight_bits],
+        CLASS_ORDER[c.weight_bits] if c.offload is None else 0,
         -c.speed.decode_tps if c.speed else 0.0,
         checkpoint_gib(c),
         c.engine.id,

@@ -127,3 +127,15 @@ def test_a_gguf_file_without_a_catalog_size_is_sized_from_its_quant_type_and_say
     assert plan["argv"][:3] == ["llama-server", "--model", "/models/Qwen3-8B-GGUF/Qwen3-8B-Q4_K_M.gguf"]
     assert plan["memory"]["weights_gib"] == pytest.approx(8.2e9 * 4.8944 / 8 / 2**30, rel=0.01)
     assert any("estimated as" in n and "Q4_K_M" in n and "bits per weight" in n for n in plan["notes"])
+
+
+@pytest.mark.parametrize(("gpu", "model"), [("rtx-4090", "llama-3.3-70b"), ("rtx-3090", "llama-3.3-70b")])
+def test_when_every_plan_offloads_the_fastest_comes_first(gpu: str, model: str):
+    # 70B on one 24 GB card fits in no checkpoint: each plan keeps weights in host RAM, and the one that moves
+    # the fewest bytes per token (a 4-bit one here, not the FP8 one) is the one to run
+    plans = plans_for(gpu, 1, model)
+    assert all(p["offload"] is not None for p in plans)
+    same_cost = [p for p in plans if p["offload"]["mechanism"] == plans[0]["offload"]["mechanism"]]
+    speeds = [p["speed"]["decode_tokens_per_s"] for p in same_cost if p["status"] == plans[0]["status"]]
+    assert plans[0]["speed"]["decode_tokens_per_s"] == max(speeds)
+    assert "checkpoint before" not in (plans[0]["why_first"] or "")

@@ -67,7 +67,7 @@ def test_a_cell_says_whether_a_survey_searched_it(cli, tmp_path):
 
 
 def test_a_platform_question_covers_every_family_on_its_class(cli, tmp_path):
-    cells = cli("coverage", "--format", "json", "--recipes", _survey(tmp_path, families="*")).json()
+    cells = cli("coverage", "--format", "json", "--recipes", _survey(tmp_path, families=["*"])).json()
     on_sm86 = {c["surveyed"] for c in cells["cells"] if c["gpu_class"] == "sm86"}
     assert on_sm86 == {"2026-11-30"}
 

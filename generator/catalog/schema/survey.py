@@ -12,12 +12,20 @@ from dataclasses import field
 from typing import Annotated, Literal
 
 from ...frozen import frozen
-from .records import Limits, Strict
-from .text import HttpsUrl, Id, Name, Text
+from .records import Check, Limits, Strict
+from .text import HttpsUrl, Id, Name, Text, id_check
 
 # The GPU classes the coverage table has a column for (report/coverage.py names each class's usual part).
 GpuClass = Literal["sm80", "sm86", "sm89", "sm90", "sm100", "sm120", "sm121"]
 GPU_CLASSES: tuple[GpuClass, ...] = ("sm80", "sm86", "sm89", "sm90", "sm100", "sm120", "sm121")
+
+
+def _family(value: str) -> str:
+    return value if value == "*" else id_check(value)
+
+
+# a model id, or '*' for a question about the platform rather than one model
+Family = Annotated[str, Check(_family)]
 
 
 @frozen(kw_only=True)
@@ -25,7 +33,7 @@ class SurveyEntry(Strict):
     """One searched question: what it covered, what came of it."""
 
     gpu_classes: Annotated[list[GpuClass], Limits(min_length=1)]
-    families: Literal["*"] | Annotated[list[Id], Limits(min_length=1)]  # model ids; '*': a question of the platform
+    families: Annotated[list[Family], Limits(min_length=1)]
     layouts: list[Name] = field(default_factory=list)  # '1 node', '2 nodes x 8 GPUs (InfiniBand)' …
     question: Text
     found: Text  # what the search turned up ('nothing' is an answer)
@@ -34,7 +42,7 @@ class SurveyEntry(Strict):
     not_added: list[Text] = field(default_factory=list)  # findings left out, each with its reason
 
     def covers(self, family: str, gpu_class: str) -> bool:
-        return gpu_class in self.gpu_classes and (self.families == "*" or family in self.families)
+        return gpu_class in self.gpu_classes and ("*" in self.families or family in self.families)
 
 
 @frozen(kw_only=True)

@@ -111,10 +111,8 @@ Text = Annotated[str, Check(_single_line(2000))]
 Name = Annotated[str, Check(_single_line(200))]
 
 # Catalog ids (hardware, engines, models, variants, builds, deployments): letters, digits, . _ + -
-Id = Annotated[
-    str,
-    Check(_grammar(r"[A-Za-z0-9][A-Za-z0-9._+-]*", "an id (letters, digits, '.', '_', '+', '-')", 128, _no_dot_dot)),
-]
+id_check = _grammar(r"[A-Za-z0-9][A-Za-z0-9._+-]*", "an id (letters, digits, '.', '_', '+', '-')", 128, _no_dot_dot)
+Id = Annotated[str, Check(id_check)]
 # Other names users type for an entry: ids, repo ids, spaced names ("a100 80gb"), ollama tags.
 Alias = Annotated[
     str,
