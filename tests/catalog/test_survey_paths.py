@@ -19,6 +19,14 @@ PATHS = [
         id="glm-5.2-a100-openguardrails-pr47629",
     ),
     pytest.param(
+        ("--gpu", "a100", "--gpus", "8", "--model", "glm-5.1"),
+        "vllm-glm5-sm80-haosdent-nightly",
+        "haosdent/vllm-nightly:latest@sha256:3eedf87d84510292a5a8088459570caae804b738853972137e17e0dbc2284f76",
+        ("2026-06-05", "2026-06-06"),
+        "https://github.com/vllm-project/vllm/pull/38476",
+        id="glm-5.1-a100-haosdent-pr38476",
+    ),
+    pytest.param(
         ("--gpu", "rtx-pro-6000", "--gpus", "4", "--model", "glm-5.3-flash"),
         "vllm-glm53-flash-sm120-jovian-r25",
         "voipmonitor/vllm:jovian-judgement-community-20260904-r25",

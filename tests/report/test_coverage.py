@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 import yaml
 
+from recipegen.frozen import evolve
+from recipegen.report.coverage import Cell, cell_text
 from tests.support.data import REPO
 
 
@@ -38,6 +42,9 @@ def test_the_markdown_says_where_nothing_was_found(cli):
     assert row[4].startswith("✓ vllm-")  # sm90: an official release since some version
 
 
+TODAY = dt.date.today()
+
+
 def _survey(tmp_path, **entry) -> str:
     base = {
         "gpu_classes": ["sm86"],
@@ -46,7 +53,8 @@ def _survey(tmp_path, **entry) -> str:
         "found": "nothing",
         "sources": ["https://github.com/vllm-project/vllm/issues/1"],
     }
-    survey = {"id": "t", "title": "t", "surveyed": "2026-11-30", "by": "tester", "entries": [base | entry]}
+    # dated today, so it is the newest survey of any cell it covers
+    survey = {"id": "t", "title": "t", "surveyed": str(TODAY), "by": "tester", "entries": [base | entry]}
     folder = tmp_path / "surveys"
     folder.mkdir(exist_ok=True)
     (folder / "t.yaml").write_text(yaml.safe_dump(survey, sort_keys=False))
@@ -54,22 +62,38 @@ def _survey(tmp_path, **entry) -> str:
 
 
 def test_a_cell_says_whether_a_survey_searched_it(cli, tmp_path):
-    row = next(line for line in cli("coverage").out.splitlines() if line.startswith("| deepseek-v3.2 |"))
-    assert row.split(" | ")[2] == "none found · not surveyed"
-    recipes = _survey(tmp_path)
-    row = next(
-        line for line in cli("coverage", "--recipes", recipes).out.splitlines() if line.startswith("| deepseek-v3.2 |")
-    )
-    assert row.split(" | ")[2] == "none found · surveyed 2026-11"  # searched, nothing found: an answer
+    recipes = _survey(tmp_path, families=["gemma-3-1b"])
     cells = cli("coverage", "--format", "json", "--recipes", recipes).json()
-    assert cell(cells, "deepseek-v3.2", "sm86")["surveyed"] == "2026-11-30"
-    assert cell(cells, "deepseek-v3.2", "sm80")["surveyed"] is None
+    assert cell(cells, "gemma-3-1b", "sm86")["surveyed"] == str(TODAY)
+    row = next(
+        line for line in cli("coverage", "--recipes", recipes).out.splitlines() if line.startswith("| gemma-3-1b |")
+    )
+    assert row.split(" | ")[2].endswith(f"· surveyed {TODAY:%Y-%m}")
+    before = cli("coverage", "--format", "json").json()
+    for c in before["cells"]:  # every other cell reads as the built-in surveys leave it
+        if (c["family"], c["gpu_class"]) != ("gemma-3-1b", "sm86"):
+            assert cell(cells, c["family"], c["gpu_class"])["surveyed"] == c["surveyed"]
+
+
+def test_a_cell_no_survey_covers_reads_not_surveyed():
+    searched = Cell(
+        family="m",
+        gpu_class="sm86",
+        official_since=None,
+        official_now=False,
+        community=(),
+        defects_open=(),
+        defects_closed=(),
+        surveyed=dt.date(2026, 11, 30),
+    )
+    assert cell_text(searched) == "none found · surveyed 2026-11"  # searched, nothing found: an answer
+    assert cell_text(evolve(searched, surveyed=None)) == "none found · not surveyed"  # a to-do
 
 
 def test_a_platform_question_covers_every_family_on_its_class(cli, tmp_path):
     cells = cli("coverage", "--format", "json", "--recipes", _survey(tmp_path, families=["*"])).json()
     on_sm86 = {c["surveyed"] for c in cells["cells"] if c["gpu_class"] == "sm86"}
-    assert on_sm86 == {"2026-11-30"}
+    assert on_sm86 == {str(TODAY)}
 
 
 @pytest.mark.parametrize(
