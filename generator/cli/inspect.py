@@ -91,6 +91,8 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
 
 
 def _attention_line(att: dict[str, Any]) -> str:
+    if att.get("layers") == 0:
+        return "none: every layer is a state-space mixer, so no KV cache"
     kind = att["kind"]
     layers = f" on {att['layers']} layers" if att.get("layers") else ""
     if kind == "gqa":

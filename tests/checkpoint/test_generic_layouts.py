@@ -217,3 +217,51 @@ def test_a_short_conv_hybrid_plans_from_its_folder_and_says_the_state_is_per_req
     assert explained.code == 0, explained.err
     assert "recurrent state: 0.08 MiB per running sequence, whatever its context" in explained.out
     assert "conv state: 10 layers × 2048 channels × 2 × 2 B (per request, whatever its context)" in explained.out
+
+
+HYBRIDS = CONFIGS.parent / "hybrids"
+
+
+# mamba_utils.py (module docstring): mamba1_state_shape conv (intermediate / tp) × (d_conv − 1) and ssm
+# (intermediate / tp) × d_state; mamba2_state_shape raises n_groups to tp where tp does not divide it
+# (extra_groups_for_head_shards), conv ((intermediate + 2 · n_groups · d_state) / tp) × (d_conv − 1), ssm
+# (heads / tp) × head_dim × d_state; both in the model dtype. vLLM's mamba.py reads intermediate_size,
+# state_size and conv_kernel; mamba2.py expand × hidden_size, n_groups, num_heads, head_dim, state_size and
+# conv_kernel.
+def _mamba_state_bytes(c: dict[str, Any], tp: int) -> int:
+    per_element = BYTES[c["torch_dtype"]]
+    d_state, window = c["state_size"], c["conv_kernel"] - 1
+    if c["architectures"][0] == "Mamba2ForCausalLM":
+        inner = c["expand"] * c["hidden_size"]
+        groups = c["n_groups"] if c["n_groups"] % tp == 0 else tp
+        conv = (inner + 2 * groups * d_state) // tp * window
+        ssm = c["num_heads"] // tp * c["head_dim"] * d_state
+    else:
+        conv = c["intermediate_size"] // tp * window
+        ssm = c["intermediate_size"] // tp * d_state
+    return c["num_hidden_layers"] * (conv + ssm) * per_element
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+@pytest.mark.parametrize("arch", ["FalconMambaForCausalLM", "Mamba2ForCausalLM"])
+def test_a_pure_mamba_stack_keeps_no_kv_and_a_fixed_state_per_sequence(tmp_path, arch, tp):
+    # tiiuae/falcon-mamba-7b (Mamba-1) and mistralai/Mamba-Codestral-7B-v0.1 (Mamba-2), their config.json as a
+    # benchmark repo quotes it (tests/data/PROVENANCE.md); no index: the weights are estimated from the shapes
+    folder = tmp_path / arch
+    folder.mkdir()
+    shutil.copy(HYBRIDS / arch / "config.json", folder / "config.json")
+    c = json.loads((folder / "config.json").read_text())
+    explained = run_cli(
+        "explain", "--gpu", "h200", "--gpus", str(tp), "--model", str(folder), "--engine", "vllm",
+        "--format", "json", env=OFFLINE,
+    )  # fmt: skip
+    assert explained.code == 0, explained.err
+    plans = explained.json()["plans"]
+    assert plans, [r["reason"] for r in rejections(explained.json()) if r["engine"] == "vllm"][:3]
+    memory = plans[0]["memory"]
+    assert memory["kv_bytes_per_token"] == 0
+    assert memory["state_bytes_per_request"] == _mamba_state_bytes(c, tp)
+    # nothing grows with the context, so the pool holds state for as many sequences as it can fit
+    assert memory["concurrency"] > 4
+    assert memory["concurrency"] * memory["state_bytes_per_request"] <= memory["kv_pool_gib"] * 2**30
+    assert "no attention" in explained.json()["request"]["understood_as"]
