@@ -109,11 +109,15 @@ def _mamba_split(c: dict[str, Any], layers: int) -> tuple[int, int]:
 
 
 def mlp_layers(c: dict[str, Any], att: Attention) -> int | None:
-    """Layers with an MLP where not every layer has one: Nemotron-H's - (MLP) and E (MoE) characters, none in a
+    """Layers with an MLP where not every layer has one: Nemotron-H's - (MLP) and E (MoE) characters (or its
+    layers_block_type mlp / moe entries), none in a
     pure Mamba stack (attention-free, its blocks are mixers only); None: every layer."""
     pattern = c.get("hybrid_override_pattern")
     if isinstance(pattern, str) and pattern:
         return pattern.count("-") + pattern.count("E")
+    listed = c.get("layers_block_type")  # Nemotron-3: mamba / attention / mlp / moe, one entry a layer
+    if isinstance(listed, list) and {"mlp", "moe"} & {str(t).casefold() for t in listed}:
+        return sum(1 for t in listed if str(t).casefold() in ("mlp", "moe"))
     return 0 if att.layers == 0 and as_int(c.get("num_attention_heads")) is None else None
 
 
