@@ -18,7 +18,7 @@ from ..catalog.schema.strict_model import StrictModel
 from ..errors import RecipegenError
 
 DerivableKind = Literal["gqa", "mla", "dsa", "dsa_nope", "dsv4"]
-LinearKind = Literal["kda", "gdn", "lightning"]
+LinearKind = Literal["kda", "gdn", "lightning", "mamba1", "mamba2", "short_conv"]
 
 
 class ExtraNeed(StrictModel):
@@ -33,7 +33,8 @@ class Rule(StrictModel):
     linear_attention: LinearKind | None = Field(
         default=None,
         description="hybrid classes: the recurrent-state layers beside the attention layers (kda: Kimi delta "
-        "attention, gdn: gated DeltaNet, lightning: MiniMax lightning attention); their fields are fixed per kind",
+        "attention, gdn: gated DeltaNet, lightning: MiniMax lightning attention, mamba1 / mamba2: selective "
+        "state-space layers, short_conv: LFM2's gated short convolutions); their fields are fixed per kind",
     )
     extra_needs: list[ExtraNeed] = Field(default_factory=list)
     nope_interval_default: int | None = Field(
@@ -49,6 +50,9 @@ class Rule(StrictModel):
         default_factory=dict,
         description="the class's own defaults (its transformers config class) for fields a config.json may omit; "
         "a value the file states always wins",
+    )
+    attention_free: bool = Field(
+        default=False, description="a pure state-space stack (Mamba, Mamba-2): no attention layer, no KV cache"
     )
     generic: bool = Field(default=False, description="made by the generic rule (generic.py), not listed here")
     sources: Sources = Field(min_length=1)

@@ -18,18 +18,22 @@ from ..catalog.schema import Model
 _LAYERS = (
     "first_k_dense_replace", "full_attention_interval", "no_rope_layer_interval", "max_window_layers",
     "num_nextn_predict_layers", "num_mtp_modules", "sliding_window_pattern", "_sliding_window_pattern",
-    "interleave_moe_layer_step", "decoder_sparse_step",
+    "interleave_moe_layer_step", "decoder_sparse_step", "attn_layer_period", "attn_layer_offset",
+    "expert_layer_period",
 )  # fmt: skip
 _WIDTHS = (
     "intermediate_size", "moe_intermediate_size", "head_dim", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim",
     "qk_rope_head_dim", "v_head_dim", "index_head_dim", "routed_expert_hidden_size",
     "shared_expert_intermediate_size", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
-    "index_kpool", "short_conv_kernel_size",
+    "index_kpool", "short_conv_kernel_size", "state_size", "mamba_d_state", "ssm_state_size", "conv_kernel",
+    "mamba_d_conv", "conv_L_cache", "mamba_d_head", "mamba_head_dim", "mamba_headdim", "mamba_d_ssm",
+    "block_ff_dim", "block_multiple_of", "attention_head_dim",
 )  # fmt: skip
 _HEADS = (
     "num_key_value_heads", "index_n_heads", "n_routed_experts", "num_experts", "num_local_experts",
     "num_experts_per_tok", "experts_per_token", "num_experts_per_token", "n_shared_experts", "num_shared_experts",
-    "linear_num_value_heads", "linear_num_key_heads", "num_heads",
+    "linear_num_value_heads", "linear_num_key_heads", "num_heads", "mamba_n_heads", "mamba_num_heads",
+    "n_mamba_heads", "mamba_n_groups", "n_groups", "mamba_ngroups",
 )  # fmt: skip
 _TOKENS = ("sliding_window", "attention_chunk_size", "index_topk")
 

@@ -1,8 +1,9 @@
 """The generic layout rule: for a class without its own rule in data/architectures.yaml, the layout kind
 follows from the config.json fields the engines themselves read (vLLM's ModelConfig: num_attention_heads,
 num_key_value_heads, head_dim or hidden_size / heads, kv_lora_rank for MLA; layer_types and the linear_* /
-linear_attn_config / attn_type_list fields for hybrids). The result is a Rule marked generic, so the output
-says "derived by the generic <kind> rule". A field set no kind covers (Mamba/SSM layers) is named, not guessed.
+linear_attn_config / attn_type_list fields for hybrids; the Mamba / short-conv fields vLLM's Mamba classes read).
+The result is a Rule marked generic, so the output says "derived by the generic <kind> rule". A field set no
+kind covers (RWKV-style recurrences) is named, not guessed.
 """
 
 from __future__ import annotations
@@ -24,6 +25,14 @@ VLLM_MODEL_CONFIG = Source(
     "max_seq_length, seq_len; model_max_length wins where set; vllm/config/model.py assumes 2048 when none is)",
 )
 
+VLLM_MAMBA_STATE = Source(
+    url="https://github.com/vllm-project/vllm/blob/02d710837549a368073552333f66d714477415d2/vllm/model_executor/layers/mamba/mamba_utils.py",
+    note="MambaStateShapeCalculator: per layer and request, mamba1 conv (intermediate/tp)×(d_conv-1) and ssm "
+    "(intermediate/tp)×d_state; mamba2 conv ((intermediate + 2·n_groups·d_state)/tp)×(d_conv-1), n_groups "
+    "raised to tp where tp does not divide it, ssm (heads/tp)×head_dim×d_state; short conv (hidden/tp)×"
+    "(L_cache-1); MambaStateDtypeCalculator keeps both in the model dtype (mamba_cache_dtype auto)",
+)
+
 # the older names transformers' attribute_map (GPT-2, GPT-J, Bloom, Falcon, MPT) and the remote-code configs
 # vLLM re-declares (ChatGLM: num_layers, padded_vocab_size, ffn_hidden_size) give the same fields
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -32,7 +41,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "hidden_size": ("n_embd", "n_embed", "d_model"),
     "intermediate_size": ("n_inner", "ffn_dim", "ffn_hidden_size"),
     "vocab_size": ("padded_vocab_size",),
-    "head_dim": ("hidden_size_per_head",),
+    "head_dim": ("hidden_size_per_head", "attention_head_dim"),  # Zamba2: attention_head_dim
 }
 # vLLM's derive_max_model_len_and_key takes the smallest of these (model_max_length wins where set)
 CONTEXT_KEYS = (
@@ -59,9 +68,23 @@ def mlp_matrices(c: dict[str, Any]) -> int:
     """3 for a gated MLP, 2 for a plain up/down one (from the activation the config names)."""
     act = str(c.get("hidden_act") or c.get("hidden_activation") or c.get("activation_function") or "").casefold()
     model_type = str(c.get("model_type") or "").casefold()
-    if any(g in act for g in GATED_ACTIVATIONS) or model_type.startswith(GATED_MODEL_TYPES):
+    gated = c.get("block_use_swiglu") is True  # LFM2 names no activation; its blocks are SwiGLU
+    if gated or any(g in act for g in GATED_ACTIVATIONS) or model_type.startswith(GATED_MODEL_TYPES):
         return 3
     return 2
+
+
+def lfm2_ff_dim(c: dict[str, Any], ff: int) -> int:
+    """LFM2's MLP width as vLLM's Lfm2MLP sizes it from block_ff_dim: with block_auto_adjust_ff_dim, 2/3 of it,
+    times block_ffn_dim_multiplier, rounded up to block_multiple_of."""
+    if not c.get("block_auto_adjust_ff_dim"):
+        return ff
+    ff = int(2 * ff / 3)
+    multiplier = c.get("block_ffn_dim_multiplier")
+    if isinstance(multiplier, int | float) and not isinstance(multiplier, bool) and 0 < multiplier <= 64:
+        ff = int(multiplier * ff)
+    step = as_int(c.get("block_multiple_of")) or 1
+    return step * ((ff + step - 1) // step)
 
 
 def generic_fields(c: dict[str, Any]) -> dict[str, Any]:
@@ -84,6 +107,9 @@ def generic_fields(c: dict[str, Any]) -> dict[str, Any]:
         out["num_key_value_heads"] = None  # ChatGLM without MQA (vllm chatglm.py): a KV head per query head
     else:
         out["num_key_value_heads"] = next((out[k] for k in KV_HEAD_KEYS if out.get(k)), None)
+    ff = as_int(out.get("block_ff_dim"))
+    if out.get("intermediate_size") is None and ff is not None:
+        out["intermediate_size"] = lfm2_ff_dim(out, ff)
     if out.get("intermediate_size") is None and mlp_matrices(out) == 2 and out.get("hidden_size") is not None:
         hidden = out["hidden_size"]
         if isinstance(hidden, int) and not isinstance(hidden, bool):
@@ -92,9 +118,10 @@ def generic_fields(c: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-# config fields that announce recurrent (Mamba / SSM) layers, whose state recipegen does not model yet
+# config fields that announce state-space (Mamba) layers, and layer types no kind covers (RWKV-style
+# recurrences), which are named, not guessed
 SSM_FIELDS = ("mamba_d_state", "ssm_state_size", "mamba_expand", "hybrid_override_pattern", "mamba_n_heads")
-SSM_TYPES = {"mamba", "mamba2", "ssm", "conv", "short_conv", "recurrent", "rwkv"}
+UNMODELLED_TYPES = {"recurrent", "rwkv"}
 
 
 # fields that give some layers another shape than the rest (per-layer-type heads, windows or patterns the
@@ -124,13 +151,27 @@ def _layer_types(c: dict[str, Any]) -> set[str]:
 
 
 def recurrent_problem(c: dict[str, Any]) -> str | None:
-    """Why the generic rule cannot lay out a hybrid with recurrent (Mamba/SSM/conv) layers, naming the field."""
-    fields = [f for f in SSM_FIELDS if f in c]
-    types = sorted(_layer_types(c) & SSM_TYPES)
-    if not fields and not types:
+    """Why the generic rule cannot lay out a hybrid with recurrent layers no kind covers, naming the field."""
+    types = sorted(_layer_types(c) & UNMODELLED_TYPES)
+    if not types:
         return None
-    said = ", ".join([*fields, *(f"layer type {t!r}" for t in types)])
-    return f"config.json has recurrent (Mamba/SSM) layers ({said}); recipegen does not model their state yet"
+    said = ", ".join(f"layer type {t!r}" for t in types)
+    return f"config.json has recurrent layers ({said}); recipegen does not model their state yet"
+
+
+def state_space_kind(c: dict[str, Any]) -> str | None:
+    """The Mamba / short-conv kind a config's own fields announce: LFM2's conv_L_cache (short_conv); Mamba-2
+    heads or groups (n_groups, mamba_n_heads, mamba_num_heads, n_mamba_heads, num_heads beside a state size);
+    else a state size alone (Mamba-1: state_size, mamba_d_state)."""
+    if "conv_L_cache" in c or {"conv", "short_conv"} & _layer_types(c):
+        return "short_conv"
+    state = any(k in c for k in ("state_size", "mamba_d_state", "ssm_state_size"))
+    if not state and not any(f in c for f in SSM_FIELDS):
+        return None
+    mamba2 = ("mamba_n_groups", "n_groups", "mamba_ngroups", "mamba_n_heads", "mamba_num_heads", "n_mamba_heads")
+    if any(k in c for k in mamba2) or (state and "num_heads" in c and "num_attention_heads" not in c):
+        return "mamba2"
+    return "mamba1"
 
 
 def generic_rule(arch: str, c: dict[str, Any]) -> Rule | str:
@@ -143,29 +184,34 @@ def generic_rule(arch: str, c: dict[str, Any]) -> Rule | str:
         return f"config.json has {', '.join(unread)}, a per-layer layout the generic rule does not read"
     if c.get("kv_lora_rank") is None and c.get("v_head_dim") not in (None, c.get("head_dim")):
         return "config.json gives v_head_dim apart from head_dim without MLA, a layout the generic rule does not read"
-    if "num_attention_heads" not in c:
+    linear: str | None = state_space_kind(c)
+    if "num_attention_heads" not in c and linear not in ("mamba1", "mamba2"):
         return f"config.json has no {field_names('num_attention_heads')}: the attention layout is not stated"
-    linear: str | None = None
-    if "linear_num_value_heads" in c:
+    if linear is None and "linear_num_value_heads" in c:
         linear = "gdn"
-    elif isinstance(c.get("linear_attn_config"), dict):
+    elif linear is None and isinstance(c.get("linear_attn_config"), dict):
         linear = "kda"
-    elif isinstance(c.get("attn_type_list"), list):
+    elif linear is None and isinstance(c.get("attn_type_list"), list):
         linear = "lightning"
     attention = "gqa"
     if c.get("kv_lora_rank") is not None:
         attention = "dsa" if c.get("index_topk") is not None else "mla"
-    moe_every = next((k for k in ("decoder_sparse_step", "interleave_moe_layer_step") if k in c), None)
+    moe_every = next(
+        (k for k in ("decoder_sparse_step", "interleave_moe_layer_step", "expert_layer_period") if k in c), None
+    )
     return Rule(
         architecture=arch,
         attention=attention,
         linear_attention=linear,
         moe_every_field=moe_every,
+        attention_free=linear in ("mamba1", "mamba2") and "num_attention_heads" not in c,
         generic=True,
-        sources=[VLLM_MODEL_CONFIG],
+        sources=[VLLM_MODEL_CONFIG, *([VLLM_MAMBA_STATE] if linear in ("mamba1", "mamba2", "short_conv") else [])],
     )
 
 
 def kind_label(rule: Rule) -> str:
     kind = {"gqa": "GQA/MHA/MQA", "mla": "MLA", "dsa": "DSA"}.get(rule.attention, rule.attention)
+    if rule.attention_free:
+        return f"{rule.linear_attention} (no attention)"
     return f"{kind} + {rule.linear_attention}" if rule.linear_attention else kind

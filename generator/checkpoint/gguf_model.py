@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from ..catalog.schema import Model, Source, Variant
-from ..catalog.schema.model import Attention, Moe
+from ..catalog.schema.model import Attention, LinearAttention, Moe
 from .architectures import Rule, rules
 from .configfields import as_int, slug, word
 from .files import Checkpoint
@@ -23,6 +23,16 @@ from .gguf import GgufHeader, GgufQuant
 from .layouts import needs_of
 
 LLAMA_MODEL = "https://github.com/ggml-org/llama.cpp/blob/master/src/llama-model.cpp"
+LLAMA_HPARAMS = Source(
+    url="https://github.com/ggml-org/llama.cpp/blob/master/src/llama-hparams.cpp",
+    note="n_embd_r = (ssm_d_conv - 1) × (ssm_d_inner + 2 × ssm_n_group × ssm_d_state), LFM2 n_embd × "
+    "(shortconv_l_cache - 1); n_embd_s = ssm_d_state × ssm_d_inner: the conv and SSM state per recurrent layer "
+    "and sequence, kept in F32",
+)
+# llama.cpp architectures whose recurrent layers are Mamba-1, Mamba-2 or LFM2 short convolutions
+STATE_SPACE_ARCHS = {
+    "mamba", "mamba2", "jamba", "falcon-h1", "nemotron_h", "nemotron_h_moe", "granitehybrid", "lfm2", "lfm2moe",
+}  # fmt: skip
 # llama.cpp architectures whose sliding-window layers follow a fixed pattern set in llama-model.cpp
 # (hparams.set_swa_pattern(n): every n-th layer attends globally) when the file has no per-layer list
 SWA_PATTERN = {"gemma2": 2, "gemma3": 6, "cohere2": 4, "gpt-oss": 2, "exaone4": 4}
@@ -148,9 +158,60 @@ def type_summary(h: GgufHeader, limit: int = 4) -> str:
 
 
 def recurrent_keys(h: GgufHeader) -> list[str]:
+    """The recurrent-layer key groups of an architecture whose state recipegen does not read from a header
+    (RWKV's wkv / time_mix, gated DeltaNet and KDA, which share the ssm.* keys with Mamba)."""
+    if h.architecture in STATE_SPACE_ARCHS:
+        return []
     prefix = f"{h.architecture}."
     found = {k[len(prefix) :].split(".")[0] for k in h.metadata if k.startswith(prefix)}
     return sorted(found & {"ssm", "wkv", "shortconv", "linear_attn", "time_mix", "deltanet"})
+
+
+def _per_layer(h: GgufHeader, key: str) -> list[int] | None:
+    value = h.arch_key(key)
+    if not isinstance(value, list):
+        return None
+    return [v if isinstance(v, int) and not isinstance(v, bool) else 0 for v in value]
+
+
+def state_layers_of(h: GgufHeader, layers: int, source: Source) -> LinearAttention | None:
+    """The Mamba / short-conv layers of a state-space architecture, as llama.cpp reads them: which layers are
+    recurrent (llama-model.cpp recurrent_layer_arr: every layer for mamba, mamba2 and falcon-h1; else the
+    layers without KV heads, for nemotron_h also without an MLP), and their shape from ssm.conv_kernel,
+    ssm.inner_size, ssm.state_size, ssm.group_count and ssm.time_step_rank (Mamba-2's heads), or
+    shortconv.l_cache over embedding_length (LFM2). llama.cpp keeps that state in F32
+    (llama_memory_recurrent's r and s tensors)."""
+    if h.architecture not in STATE_SPACE_ARCHS:
+        return None
+    kv = _per_layer(h, "attention.head_count_kv")
+    if h.architecture in ("mamba", "mamba2", "falcon-h1") or kv is None:
+        count = layers
+    elif h.architecture.startswith("nemotron_h"):
+        ff = _per_layer(h, "feed_forward_length") or [0] * layers
+        count = sum(1 for k, f in zip(kv[:layers], ff[:layers], strict=False) if k == 0 and f == 0)
+    else:
+        count = sum(1 for k in kv[:layers] if k == 0)
+    l_cache = _int(h, "shortconv.l_cache")
+    if l_cache:
+        hidden = _need(h, "embedding_length")
+        return LinearAttention(
+            kind="short_conv", layers=count, num_heads=1, head_k_dim=1, head_v_dim=1, conv_kernel=l_cache,
+            inner=hidden, state_bytes=4, sources=[source, LLAMA_HPARAMS],
+        )  # fmt: skip
+    inner = _need(h, "ssm.inner_size")
+    d_state = _need(h, "ssm.state_size")
+    d_conv = _need(h, "ssm.conv_kernel")
+    groups = _int(h, "ssm.group_count") or 0
+    if groups:  # Mamba-2: llama.cpp's heads are ssm.time_step_rank, each inner_size / heads wide
+        heads = _need(h, "ssm.time_step_rank")
+        return LinearAttention(
+            kind="mamba2", layers=count, num_heads=heads, head_k_dim=d_state, head_v_dim=max(1, inner // heads),
+            conv_kernel=d_conv, inner=inner, groups=groups, state_bytes=4, sources=[source, LLAMA_HPARAMS],
+        )  # fmt: skip
+    return LinearAttention(
+        kind="mamba1", layers=count, num_heads=inner, head_k_dim=d_state, head_v_dim=1, conv_kernel=d_conv,
+        inner=inner, state_bytes=4, sources=[source, LLAMA_HPARAMS],
+    )  # fmt: skip
 
 
 def variant_of(ck: Checkpoint, quant: GgufQuant, taken: set[str]) -> Variant:
@@ -180,7 +241,8 @@ def variant_of(ck: Checkpoint, quant: GgufQuant, taken: set[str]) -> Variant:
 def header_facts(h: GgufHeader) -> list[tuple[str, str]]:
     keys = ("block_count", "embedding_length", "attention.head_count", "attention.head_count_kv")
     out = [("GGUF architecture", h.architecture or "?")]
-    for key in (*keys, "attention.key_length", "attention.kv_lora_rank", "expert_count", "context_length"):
+    state = ("ssm.inner_size", "ssm.state_size", "ssm.conv_kernel", "ssm.group_count", "shortconv.l_cache")
+    for key in (*keys, "attention.key_length", "attention.kv_lora_rank", "expert_count", "context_length", *state):
         value = h.arch_key(key)
         if value is not None:
             shown = f"per layer, max {_int(h, key)}" if isinstance(value, list) else str(value)
@@ -211,7 +273,15 @@ def model_from_gguf(ck: Checkpoint) -> tuple[Model | None, str | None, list[tupl
     source = Source(url=LLAMA_MODEL, note=f"GGUF header keys {arch}.*, read by recipegen as llama.cpp reads them")
     try:
         layers = _need(h, "block_count")
-        att = attention_of(h, layers, source)
+        linear = state_layers_of(h, layers, source)
+        if linear is not None and not _int(h, "attention.head_count"):
+            # a pure Mamba stack: no KV cache; its SSM heads are what a split shares out
+            att = Attention(
+                kind="gqa", num_heads=linear.num_heads, num_kv_heads=linear.num_heads,
+                head_dim=linear.head_v_dim, layers=0, sources=[source],
+            )  # fmt: skip
+        else:
+            att = attention_of(h, layers, source)
         moe = moe_of(h)
         total, active = params(h, moe)
         taken: set[str] = set()
@@ -233,9 +303,10 @@ def model_from_gguf(ck: Checkpoint) -> tuple[Model | None, str | None, list[tupl
             hidden_size=_need(h, "embedding_length"),
             vocab_size=vocab_of(h),
             attention=att,
+            linear_attention=linear,
             moe=moe,
             max_context=_int(h, "context_length") or 0,
-            needs=needs_of(rule, att),
+            needs=needs_of(rule, att, linear),
             variants=variants,
             sources=[source, *(variants[0].sources if variants else [])],
         )

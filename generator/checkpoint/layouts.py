@@ -18,12 +18,33 @@ LINEAR_OPS: dict[LinearKind, KernelOp] = {
     "kda": "linear_attention.kda",
     "gdn": "linear_attention.gdn",
     "lightning": "attention.lightning",
+    "mamba1": "linear_attention.mamba",
+    "mamba2": "linear_attention.mamba",
+    "short_conv": "linear_attention.short_conv",
 }
 LINEAR_NAMES: dict[LinearKind, str] = {
     "kda": "KDA (Kimi delta attention)",
     "gdn": "gated DeltaNet",
     "lightning": "lightning (linear) attention",
+    "mamba1": "Mamba-1 (selective state-space)",
+    "mamba2": "Mamba-2 (state-space duality)",
+    "short_conv": "gated short-convolution",
 }
+MAMBA_KINDS = ("mamba1", "mamba2", "short_conv")
+# the spellings of one Mamba fact across the classes vLLM loads (mamba.py, mamba2.py, jamba.py, falcon_h1.py,
+# nemotron_h.py, zamba2.py, lfm2.py read these names in get_mamba_state_shape_from_config), first found wins
+MAMBA_FIELDS: dict[str, tuple[str, ...]] = {
+    "d_state": ("state_size", "mamba_d_state", "ssm_state_size"),
+    "d_conv": ("conv_kernel", "mamba_d_conv", "conv_L_cache"),
+    "heads": ("mamba_n_heads", "mamba_num_heads", "n_mamba_heads", "num_heads"),
+    "head_dim": ("mamba_d_head", "mamba_head_dim", "mamba_headdim", "head_dim"),
+    "groups": ("mamba_n_groups", "n_groups", "mamba_ngroups"),
+    "expand": ("mamba_expand", "expand"),
+}
+# layer-type names that mark a layer's mixer (layer_types, layers_block_type); Zamba2's "hybrid" layers run
+# a shared attention block beside their Mamba mixer
+STATE_TYPES = {"mamba", "mamba2", "hybrid", "conv", "short_conv"}
+ATTENTION_TYPES = {"attention", "full_attention", "hybrid"}
 
 
 def layer_split(kind: LinearKind, c: dict[str, Any], layers: int) -> tuple[int, int]:
@@ -31,6 +52,8 @@ def layer_split(kind: LinearKind, c: dict[str, Any], layers: int) -> tuple[int, 
     lightning: attn_type_list (0 linear, 1 softmax); gdn: layer_types, else every full_attention_interval-th
     layer is full attention; kda: layer_types, else linear_attn_config.kda_layers / full_attn_layers."""
     types = c.get("layer_types")
+    if kind in MAMBA_KINDS:
+        return _mamba_split(c, layers)
     if kind == "lightning":
         listed = c.get("attn_type_list")
         if not isinstance(listed, list) or not listed:
@@ -56,6 +79,101 @@ def layer_split(kind: LinearKind, c: dict[str, Any], layers: int) -> tuple[int, 
     return len(kda), len(listed) if isinstance(listed, list) else layers - len(kda)
 
 
+def _mamba_split(c: dict[str, Any], layers: int) -> tuple[int, int]:
+    """(state layers, attention layers) of a Mamba / short-conv class, from the field its class writes:
+    hybrid_override_pattern (Nemotron-H: M mamba, * attention, - MLP, E MoE, one character a layer),
+    layers_block_type / layer_types (Zamba2, Granite-4, LFM2), full_attn_idxs (LFM2), attn_layer_period /
+    attn_layer_offset (Jamba); else a class with attention heads runs both in every layer (Falcon-H1) and
+    one without is all state layers (Mamba, Mamba-2). Counts in closed form: the layer count is untrusted."""
+    pattern = c.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and pattern:
+        main = pattern[:layers]
+        return main.count("M"), main.count("*")
+    for key in ("layers_block_type", "layer_types"):
+        listed = c.get(key)
+        if isinstance(listed, list) and listed:
+            names = [str(t).casefold() for t in listed[:layers]]
+            return sum(1 for t in names if t in STATE_TYPES), sum(1 for t in names if t in ATTENTION_TYPES)
+    full = c.get("full_attn_idxs")
+    if isinstance(full, list):
+        attention = sum(1 for i in full if isinstance(i, int) and 0 <= i < layers)
+        return layers - attention, attention
+    period = as_int(c.get("attn_layer_period"))
+    if period:
+        offset = as_int(c.get("attn_layer_offset")) or 0
+        attention = (layers - offset + period - 1) // period if offset < layers else 0
+        return layers - attention, attention
+    if as_int(c.get("num_attention_heads")):
+        return layers, layers
+    return layers, 0
+
+
+def mlp_layers(c: dict[str, Any], att: Attention) -> int | None:
+    """Layers with an MLP where not every layer has one: Nemotron-H's - (MLP) and E (MoE) characters (or its
+    layers_block_type mlp / moe entries), none in a
+    pure Mamba stack (attention-free, its blocks are mixers only); None: every layer."""
+    pattern = c.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and pattern:
+        return pattern.count("-") + pattern.count("E")
+    listed = c.get("layers_block_type")  # Nemotron-3: mamba / attention / mlp / moe, one entry a layer
+    if isinstance(listed, list) and {"mlp", "moe"} & {str(t).casefold() for t in listed}:
+        return sum(1 for t in listed if str(t).casefold() in ("mlp", "moe"))
+    return 0 if att.layers == 0 and as_int(c.get("num_attention_heads")) is None else None
+
+
+def mamba_field(c: dict[str, Any], fact: str) -> int | None:
+    return next((v for k in MAMBA_FIELDS[fact] if (v := as_int(c.get(k))) is not None), None)
+
+
+def _mamba_need(c: dict[str, Any], fact: str) -> int:
+    value = mamba_field(c, fact)
+    if value is None:
+        raise ValueError(f"{' / '.join(MAMBA_FIELDS[fact])} missing (the Mamba layers' {fact})")
+    return value
+
+
+def state_bytes_of(c: dict[str, Any]) -> int:
+    """vLLM keeps Mamba and conv state in the model dtype (MambaStateDtypeCalculator, mamba_cache_dtype
+    auto); a float32 checkpoint runs in bfloat16 under dtype auto, so 2 bytes unless the config pins fp32."""
+    pinned = str(c.get("mamba_ssm_cache_dtype") or "").lower()
+    return 4 if pinned in ("float32", "fp32") else 2
+
+
+def _mamba_of(kind: LinearKind, c: dict[str, Any], layers: int, source: Source) -> LinearAttention:
+    hidden = _need_int(c, "hidden_size")
+    d_conv = _mamba_need(c, "d_conv")
+    if kind == "short_conv":  # lfm2.py: the conv spans hidden_size channels, conv_L_cache wide
+        return LinearAttention(
+            kind=kind, layers=layers, num_heads=1, head_k_dim=1, head_v_dim=1, conv_kernel=d_conv,
+            inner=hidden, state_bytes=state_bytes_of(c), sources=[source],
+        )  # fmt: skip
+    d_state = _mamba_need(c, "d_state")
+    expand = mamba_field(c, "expand")
+    if kind == "mamba1":  # mamba.py: intermediate_size; jamba.py: mamba_expand × hidden_size
+        inner = as_int(c.get("mamba_d_inner")) or (
+            expand * hidden if expand and "mamba_expand" in c else _need_int(c, "intermediate_size")
+        )
+        return LinearAttention(
+            kind=kind, layers=layers, num_heads=inner, head_k_dim=d_state, head_v_dim=1, conv_kernel=d_conv,
+            inner=inner, state_bytes=state_bytes_of(c), sources=[source],
+        )  # fmt: skip
+    heads = _mamba_need(c, "heads")
+    head_dim = _mamba_need(c, "head_dim")
+    # falcon_h1.py: mamba_d_ssm, else mamba_expand × hidden; nemotron_h.py: heads × head_dim; mamba2.py and
+    # zamba2.py: expand × hidden
+    d_ssm = as_int(c.get("mamba_d_ssm"))
+    if d_ssm is not None:
+        inner = d_ssm
+    elif "hybrid_override_pattern" in c or "mamba_num_heads" in c or not expand:
+        inner = heads * head_dim
+    else:
+        inner = expand * hidden
+    return LinearAttention(
+        kind=kind, layers=layers, num_heads=heads, head_k_dim=d_state, head_v_dim=head_dim, conv_kernel=d_conv,
+        inner=inner, groups=mamba_field(c, "groups") or 1, state_bytes=state_bytes_of(c), sources=[source],
+    )  # fmt: skip
+
+
 def _need_int(c: dict[str, Any], key: str, where: str = "") -> int:
     value = as_int(c.get(key))
     if value is None:
@@ -65,6 +183,8 @@ def _need_int(c: dict[str, Any], key: str, where: str = "") -> int:
 
 def linear_of(kind: LinearKind, c: dict[str, Any], layers: int, source: Source) -> LinearAttention:
     """The recurrent-state layers' shape, from the fields the kind uses (fixed per kind)."""
+    if kind in MAMBA_KINDS:
+        return _mamba_of(kind, c, layers, source)
     if kind == "lightning":  # MiniMax: every head keeps a head_dim x head_dim fp32 state
         heads = _need_int(c, "num_attention_heads")
         dim = as_int(c.get("head_dim")) or _need_int(c, "hidden_size") // heads
@@ -234,15 +354,28 @@ def moe_of(rule: Rule, c: dict[str, Any], layers: int) -> Moe | None:
     )
 
 
+def _state_shape(linear: LinearAttention) -> str:
+    if linear.kind == "short_conv":
+        return f"the last {(linear.conv_kernel or 1) - 1} inputs of {linear.inner} channels"
+    if linear.kind == "mamba1":
+        return f"{linear.inner} channels × d_state {linear.head_k_dim}, conv {linear.conv_kernel}"
+    if linear.kind == "mamba2":
+        return (
+            f"{linear.num_heads} heads of {linear.head_v_dim}×{linear.head_k_dim}, {linear.groups} group(s), "
+            f"conv {linear.conv_kernel}"
+        )
+    return f"{linear.num_heads} heads of {linear.head_k_dim}×{linear.head_v_dim}"
+
+
 def needs_of(rule: Rule | None, att: Attention, linear: LinearAttention | None = None) -> list[Need]:
-    needs = _attention_needs(att)
+    needs = _attention_needs(att) if att.layers != 0 else []  # a pure Mamba stack has no attention layer
     if linear is not None:
+        origin = "" if linear.kind in MAMBA_KINDS else ", config.json"  # Mamba kinds come from GGUF headers too
         needs.append(
             Need(
                 op=LINEAR_OPS[linear.kind],
                 why=f"{linear.layers} {LINEAR_NAMES[linear.kind]} layers keep a recurrent state per request "
-                f"({linear.num_heads} heads of {linear.head_k_dim}×{linear.head_v_dim}, config.json) "
-                "instead of a KV cache",
+                f"({_state_shape(linear)}{origin}) instead of a KV cache",
             )
         )
     return needs + [Need(op=e.op, why=e.why) for e in (rule.extra_needs if rule else [])]

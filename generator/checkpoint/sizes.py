@@ -43,6 +43,22 @@ def checkpoint_size(ck: Checkpoint, quant: QuantMethod | None) -> Size:
     return Size(None, "no index, header or file size available")
 
 
+def mamba_mixer_params(linear: LinearAttention, hidden: int) -> float:
+    """Parameters of one Mamba / short-conv mixer (transformers' and vLLM's module shapes): Mamba-1 in_proj
+    (x and z), conv, x_proj (dt rank hidden/16 and B, C), dt_proj, A and D, out_proj; Mamba-2 in_proj (z, x, B,
+    C per group, dt per head), conv over x, B and C, out_proj; LFM2 in_proj (B, C, x), conv, out_proj."""
+    inner = linear.inner or 0
+    k = linear.conv_kernel or 0
+    if linear.kind == "short_conv":
+        return 4 * hidden * inner + inner * k
+    d_state = linear.head_k_dim
+    if linear.kind == "mamba1":
+        rank = -(-hidden // 16)
+        return 3 * hidden * inner + inner * (rank + 2 * d_state) + rank * inner + inner * (d_state + k + 3)
+    conv = inner + 2 * (linear.groups or 1) * d_state
+    return hidden * (inner + conv + linear.num_heads) + conv * k + inner * hidden + inner + 3 * linear.num_heads
+
+
 def estimate_params(
     c: dict[str, Any],
     att: Attention,
@@ -51,6 +67,7 @@ def estimate_params(
     dense_mlp_field: str | None = None,
     linear: LinearAttention | None = None,
     mlp_matrices: int = 3,
+    mlp_layers: int | None = None,
 ) -> tuple[float, float]:
     """Total and active parameters from config.json's shapes (embeddings, attention or recurrent-state
     mixer per layer, MLP/experts; an MLP has gate, up and down matrices, or up and down only)."""
@@ -73,11 +90,16 @@ def estimate_params(
         q = hidden * q_lora + q_lora * heads * (nope + rope) if q_lora else hidden * heads * (nope + rope)
         attn = q + hidden * (lora + rope) + lora * heads * (nope + v) + heads * v * hidden
     if linear is not None:  # mixer per layer: the attention layers' projections, or q/k/v, gate and output
-        kh = linear.num_k_heads or linear.num_heads
-        state = hidden * (2 * kh * linear.head_k_dim + 3 * linear.num_heads * linear.head_v_dim)
+        if linear.kind in ("mamba1", "mamba2", "short_conv"):
+            state = mamba_mixer_params(linear, hidden)
+        else:
+            kh = linear.num_k_heads or linear.num_heads
+            state = hidden * (2 * kh * linear.head_k_dim + 3 * linear.num_heads * linear.head_v_dim)
         attn = ((att.layers or 0) * attn + linear.layers * state) / layers if layers else 0
     dense_width = as_int(c.get(dense_mlp_field)) if dense_mlp_field else None
-    dense_mlp = mlp_matrices * hidden * (dense_width or as_int(c.get("intermediate_size")) or 0)
+    dense_mlp: float = mlp_matrices * hidden * (dense_width or as_int(c.get("intermediate_size")) or 0)
+    if mlp_layers is not None and layers:  # layers without an MLP (pure Mamba, Nemotron-H's mixer layers)
+        dense_mlp = dense_mlp * mlp_layers / layers
     if moe is None:
         total = embed + layers * (attn + dense_mlp)
         return total, total

@@ -91,6 +91,8 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
 
 
 def _attention_line(att: dict[str, Any]) -> str:
+    if att.get("layers") == 0:
+        return "none: every layer is a state-space mixer, so no KV cache"
     kind = att["kind"]
     layers = f" on {att['layers']} layers" if att.get("layers") else ""
     if kind == "gqa":
@@ -127,13 +129,28 @@ def _attention_line(att: dict[str, Any]) -> str:
 
 
 def _linear_line(la: dict[str, Any]) -> str:
-    names = {"kda": "KDA (Kimi delta attention)", "gdn": "gated DeltaNet", "lightning": "lightning attention"}
+    from ..checkpoint.layouts import LINEAR_NAMES
+
+    name = LINEAR_NAMES.get(la["kind"], la["kind"])
+    per_request = f"({la['state_bytes']} B per element); a fixed state per request, no KV cache"
+    if la["kind"] == "short_conv":
+        return f"{name} on {la['layers']} layers, {la['inner']} channels × conv {la['conv_kernel']} {per_request}"
+    if la["kind"] == "mamba1":
+        return (
+            f"{name} on {la['layers']} layers, {la['inner']} channels × d_state {la['head_k_dim']}, "
+            f"conv {la['conv_kernel']} {per_request}"
+        )
+    if la["kind"] == "mamba2":
+        return (
+            f"{name} on {la['layers']} layers, {la['num_heads']} heads × {la['head_v_dim']}×{la['head_k_dim']} "
+            f"state, {la['groups']} group(s), {la['inner']} inner channels, conv {la['conv_kernel']} {per_request}"
+        )
     heads = f"{la['num_heads']} heads"
     if la.get("num_k_heads"):
         heads = f"{la['num_heads']} value / {la['num_k_heads']} key heads"
     conv = f", short conv {la['conv_kernel']}" if la.get("conv_kernel") else ""
     return (
-        f"{names[la['kind']]} on {la['layers']} layers, {heads} × {la['head_k_dim']}×{la['head_v_dim']} state "
+        f"{name} on {la['layers']} layers, {heads} × {la['head_k_dim']}×{la['head_v_dim']} state "
         f"({la['state_bytes']} B per element){conv}; a fixed state per request, no KV cache"
     )
 

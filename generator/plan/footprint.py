@@ -13,6 +13,7 @@ import math
 
 from ..catalog.schema import Model
 from ..catalog.schema.common import KvDtype
+from ..catalog.schema.model import LinearAttention
 from ..frozen import frozen
 
 KV_BYTES: dict[KvDtype, float] = {
@@ -48,6 +49,37 @@ def _heads_per_rank(heads: int, tp: int) -> int:
     return max(1, heads // tp) if tp <= heads else 1
 
 
+def _mamba_state(linear: LinearAttention, tp: int) -> tuple[float, str]:
+    """Bytes of one request's Mamba / short-conv state on one GPU, as vLLM's MambaStateShapeCalculator
+    shapes it: channels and heads split by TP; Mamba-2's B/C groups replicated up to TP where TP does not
+    divide them (extra_groups_for_head_shards)."""
+    assert linear.inner is not None and linear.conv_kernel is not None
+    window = linear.conv_kernel - 1
+    elem = linear.state_bytes
+    if linear.kind == "short_conv":
+        channels = max(1, linear.inner // tp)
+        conv = linear.layers * channels * window * elem
+        return conv, f"conv state: {linear.layers} layers × {channels} channels × {window} × {elem} B"
+    if linear.kind == "mamba1":
+        channels = max(1, linear.inner // tp)
+        per_layer = channels * (window + linear.head_k_dim) * elem
+        what = (
+            f"Mamba state: {linear.layers} layers × {channels} channels × (conv {window} + d_state "
+            f"{linear.head_k_dim}) × {elem} B"
+        )
+        return linear.layers * per_layer, what
+    groups = linear.groups or 1
+    groups = groups if groups % tp == 0 else tp
+    conv_channels = max(1, (linear.inner + 2 * groups * linear.head_k_dim) // tp)
+    heads = max(1, linear.num_heads // tp)
+    per_layer = (conv_channels * window + heads * linear.head_v_dim * linear.head_k_dim) * elem
+    what = (
+        f"Mamba-2 state: {linear.layers} layers × (conv {conv_channels}×{window} + {heads} heads × "
+        f"{linear.head_v_dim}×{linear.head_k_dim}) × {elem} B"
+    )
+    return linear.layers * per_layer, what
+
+
 def footprint(
     model: Model, kv_dtype: KvDtype, tp: int, layer_split: int, state_slots: int, mtp: bool = False
 ) -> Footprint | Unplannable:
@@ -58,7 +90,7 @@ def footprint(
     """
     att = model.attention
     elem = KV_BYTES[kv_dtype]
-    kv_layers = (att.layers or model.layers) + (model.mtp_layers if mtp else 0)
+    kv_layers = (model.layers if att.layers is None else att.layers) + (model.mtp_layers if mtp else 0)
     lines: list[tuple[str, float]] = []
     per_token = 0.0
     per_request = 0.0
@@ -70,9 +102,13 @@ def footprint(
         window_layers = att.sliding_window_layers or 0 if att.sliding_window else 0
         full_layers = kv_layers - window_layers
         per_token += full_layers * per_layer
-        lines.append(
-            (f"K+V: {full_layers} layers × {heads} KV head(s) × {att.head_dim} × {elem:g} B", full_layers * per_layer)
-        )
+        if kv_layers:  # a pure Mamba stack keeps no K and V at all
+            lines.append(
+                (
+                    f"K+V: {full_layers} layers × {heads} KV head(s) × {att.head_dim} × {elem:g} B",
+                    full_layers * per_layer,
+                )
+            )
         if window_layers:
             assert att.sliding_window is not None
             window = window_layers * per_layer * att.sliding_window
@@ -125,7 +161,13 @@ def footprint(
 
     state = 0.0
     linear = model.linear_attention
-    if linear is not None:
+    if linear is not None and linear.kind in ("mamba1", "mamba2", "short_conv"):
+        state, what = _mamba_state(linear, tp)
+        state *= state_slots
+        slots = f" × {state_slots} slots" if state_slots > 1 else ""
+        lines.append((f"{what}{slots} (per request, whatever its context)", state))
+        per_request += state
+    elif linear is not None:
         heads = _heads_per_rank(linear.num_heads, tp)
         k_heads = _heads_per_rank(linear.num_k_heads, tp) if linear.num_k_heads else heads
         recurrent = linear.layers * heads * linear.head_k_dim * linear.head_v_dim * linear.state_bytes

@@ -28,8 +28,11 @@ def topology(model: Model, engine: Engine, layout: Layout, hw: Hardware, tp: int
     if kv_heads:
         numbers.append(("kv_heads", kv_heads))
     details = Details(numbers=tuple(numbers))
+    what = "attention heads"
+    if model.attention.layers == 0 and model.linear_attention is not None:  # a pure Mamba stack
+        what = "SSM channels" if model.linear_attention.kind == "mamba1" else "SSM heads"
     if heads % tp:
-        reason = f"{heads} attention heads do not split evenly over tensor parallel {tp}"
+        reason = f"{heads} {what} do not split evenly over tensor parallel {tp}"
         return GateResult("topology", "fail", reason, (), details)
     if model.attention.kind == "gqa" and kv_heads:
         ok = (kv_heads % tp == 0) if tp <= kv_heads else (tp % kv_heads == 0)
@@ -41,7 +44,7 @@ def topology(model: Model, engine: Engine, layout: Layout, hw: Hardware, tp: int
                 tuple(model.attention.sources[:1]),
                 details,
             )
-    reason = f"tensor parallel {tp} splits {heads} heads"
+    reason = f"tensor parallel {tp} splits {heads} {'heads' if what == 'attention heads' else what}"
     if layout.nodes > 1:
         link = hw.interconnect.between_nodes or "the network between nodes"
         reason += f"; across {layout.nodes} nodes over {link}"

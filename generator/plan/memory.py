@@ -251,8 +251,8 @@ def plan(inputs: MemoryInputs) -> Budget:
 
 
 def _full(pool_gib: float, fp: Footprint, context: int) -> int:
-    if not fp.per_token:
-        return SMALL_BATCH
+    if not fp.per_token:  # every layer windowed or recurrent: only the fixed per-request part counts
+        return int(pool_gib * GIB // fp.per_request) if fp.per_request else SMALL_BATCH
     return int(pool_gib * GIB // (context * fp.per_token + fp.per_request))
 
 
@@ -267,9 +267,21 @@ def _verdict(
             f"ctx-size {context * concurrency} ({concurrency} slot(s) × {context}) needs {need:.1f} GiB of KV "
             f"per GPU; {pool:.1f} GiB is free after weights"
         )
+        if fp.state_per_request:
+            each = fp.state_per_request / 2**20
+            text = text.replace(
+                " of KV per GPU",
+                f" of KV per GPU (with recurrent state: {each:.2f} MiB per slot's sequence, whatever its context)",
+            )
     else:
         text = f"one {context}-token request needs {kv_one:.2f} GiB of KV per GPU"
-        if fp.per_request:
+        if fp.per_request and fp.state_per_request:
+            each = fp.state_per_request / 2**20
+            text += (
+                f", {concurrency} request(s) reserve {state:.2f} GiB of per-request cache (recurrent state: "
+                f"{each:.2f} MiB per running sequence, whatever its context)"
+            )
+        elif fp.per_request:
             text += f", {concurrency} request(s) reserve {state:.2f} GiB of per-request cache"
         text += f"; the KV pool has {pool:.1f} GiB"
     if ok:

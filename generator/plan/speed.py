@@ -212,7 +212,7 @@ def _prefill(
     model = s.model
     att = model.attention
     head = att.head_dim or ((att.kv_lora_rank or 0) + (att.qk_rope_head_dim or 0)) or 128
-    attention = 2 * 2 * (att.layers or model.layers) * att.num_heads * head * s.context / 2
+    attention = 2 * 2 * (model.layers if att.layers is None else att.layers) * att.num_heads * head * s.context / 2
     flops = 2 * active + attention
     t = flops / (parallel * peak * 1e12 * EFF_COMPUTE)
     text = (

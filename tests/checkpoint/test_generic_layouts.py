@@ -16,7 +16,10 @@ without new_decoder_architecture 1; head_dim, else hidden_size // heads). Per ki
   vllm/model_executor/models/gemma2.py);
 - gated-DeltaNet hybrids (MambaSpec for the linear layers, vllm/model_executor/models/qwen3_5.py): a fixed
   state per request; only the full-attention layers (every full_attention_interval-th, or layer_types) keep
-  KV per token.
+  KV per token;
+- Mamba / short-conv hybrids (MambaSpec, vllm/model_executor/models/lfm2.py: the attention layers are
+  full_attn_idxs): the same, with the state shaped by MambaStateShapeCalculator
+  (https://github.com/vllm-project/vllm/blob/02d710837549a368073552333f66d714477415d2/vllm/model_executor/layers/mamba/mamba_utils.py).
 """
 
 from __future__ import annotations
@@ -82,6 +85,8 @@ def _kv_layers(c: dict[str, Any]) -> int:
     types = c.get("layer_types")
     if isinstance(types, list) and types:
         return sum(1 for t in types[:layers] if t == "full_attention")
+    if isinstance(c.get("full_attn_idxs"), list):  # LFM2: the attention layers, the others short convolutions
+        return len(c["full_attn_idxs"])
     if c.get("full_attention_interval"):
         return layers // int(c["full_attention_interval"])
     if c.get("model_type") == "gemma2":
@@ -167,3 +172,96 @@ def test_a_model_whose_every_layer_is_windowed_plans_its_cache_per_request(tmp_p
     assert memory["kv_bytes_per_token"] == 0
     assert memory["per_request_bytes"] == window
     assert memory["full_length_requests"] > 0
+
+
+# vLLM's MambaStateShapeCalculator and MambaStateDtypeCalculator, per layer and request (mamba_utils.py at the
+# commit cited in the module docstring): short_conv_state_shape(tp, hidden_size, conv_L_cache) is one conv state
+# of (hidden_size / tp) × (conv_L_cache − 1) elements, in the model dtype (mamba_cache_dtype auto).
+def _short_conv_state_bytes(c: dict[str, Any], tp: int) -> int:
+    conv_layers = c["num_hidden_layers"] - len(c["full_attn_idxs"])
+    return conv_layers * (c["hidden_size"] // tp) * (c["conv_L_cache"] - 1) * BYTES[c["torch_dtype"]]
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_a_short_conv_hybrid_charges_its_state_per_running_sequence(tmp_path, tp):
+    # LiquidAI/LFM2-1.2B (real config.json): 10 short-convolution layers keep a fixed conv window per request,
+    # the 6 attention layers keep K and V per token
+    folder = _folder(tmp_path, "Lfm2ForCausalLM")
+    c = json.loads((folder / "config.json").read_text())
+    explained = run_cli(
+        "explain", "--gpu", "h200", "--gpus", str(tp), "--model", str(folder), "--engine", "vllm",
+        "--format", "json", env=OFFLINE,
+    )  # fmt: skip
+    assert explained.code == 0, explained.err
+    plan = explained.json()["plans"][0]
+    memory = plan["memory"]
+    state = _short_conv_state_bytes(c, tp)
+    assert memory["state_bytes_per_request"] == state
+    assert memory["per_request_bytes"] == state  # no sliding window: the state is all that is fixed per request
+    per_element = 1 if "fp8" in plan.get("kv_dtype", "") else 2
+    kv_heads = max(1, c["num_key_value_heads"] // tp)
+    head_dim = c["hidden_size"] // c["num_attention_heads"]
+    assert memory["kv_bytes_per_token"] == len(c["full_attn_idxs"]) * 2 * kv_heads * head_dim * per_element
+    assert "per running sequence, whatever its context" in memory["reason"]
+    assert memory["weights_gib"] * 2**30 * tp == pytest.approx(_total("Lfm2ForCausalLM"), rel=0.01)
+
+
+def test_a_short_conv_hybrid_plans_from_its_folder_and_says_the_state_is_per_request(tmp_path):
+    folder = _folder(tmp_path, "Lfm2ForCausalLM")
+    out = tmp_path / "out"
+    planned = run_cli("--gpu", "h200", "--gpus", "1", "--model", str(folder), "--out", str(out), env=OFFLINE)
+    assert planned.code == 0, planned.err
+    assert "plan #1: vLLM" in planned.out
+    assert "derived by the generic GQA/MHA/MQA + short_conv rule" in planned.out
+    explained = run_cli("explain", "--gpu", "h200", "--gpus", "1", "--model", str(folder), "--verbose", env=OFFLINE)
+    assert explained.code == 0, explained.err
+    assert "recurrent state: 0.08 MiB per running sequence, whatever its context" in explained.out
+    assert "conv state: 10 layers × 2048 channels × 2 × 2 B (per request, whatever its context)" in explained.out
+
+
+HYBRIDS = CONFIGS.parent / "hybrids"
+
+
+# mamba_utils.py (module docstring): mamba1_state_shape conv (intermediate / tp) × (d_conv − 1) and ssm
+# (intermediate / tp) × d_state; mamba2_state_shape raises n_groups to tp where tp does not divide it
+# (extra_groups_for_head_shards), conv ((intermediate + 2 · n_groups · d_state) / tp) × (d_conv − 1), ssm
+# (heads / tp) × head_dim × d_state; both in the model dtype. vLLM's mamba.py reads intermediate_size,
+# state_size and conv_kernel; mamba2.py expand × hidden_size, n_groups, num_heads, head_dim, state_size and
+# conv_kernel.
+def _mamba_state_bytes(c: dict[str, Any], tp: int) -> int:
+    per_element = BYTES[c["torch_dtype"]]
+    d_state, window = c["state_size"], c["conv_kernel"] - 1
+    if c["architectures"][0] == "Mamba2ForCausalLM":
+        inner = c["expand"] * c["hidden_size"]
+        groups = c["n_groups"] if c["n_groups"] % tp == 0 else tp
+        conv = (inner + 2 * groups * d_state) // tp * window
+        ssm = c["num_heads"] // tp * c["head_dim"] * d_state
+    else:
+        conv = c["intermediate_size"] // tp * window
+        ssm = c["intermediate_size"] // tp * d_state
+    return c["num_hidden_layers"] * (conv + ssm) * per_element
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+@pytest.mark.parametrize("arch", ["FalconMambaForCausalLM", "Mamba2ForCausalLM"])
+def test_a_pure_mamba_stack_keeps_no_kv_and_a_fixed_state_per_sequence(tmp_path, arch, tp):
+    # tiiuae/falcon-mamba-7b (Mamba-1) and mistralai/Mamba-Codestral-7B-v0.1 (Mamba-2), their config.json as a
+    # benchmark repo quotes it (tests/data/PROVENANCE.md); no index: the weights are estimated from the shapes
+    folder = tmp_path / arch
+    folder.mkdir()
+    shutil.copy(HYBRIDS / arch / "config.json", folder / "config.json")
+    c = json.loads((folder / "config.json").read_text())
+    explained = run_cli(
+        "explain", "--gpu", "h200", "--gpus", str(tp), "--model", str(folder), "--engine", "vllm",
+        "--format", "json", env=OFFLINE,
+    )  # fmt: skip
+    assert explained.code == 0, explained.err
+    plans = explained.json()["plans"]
+    assert plans, [r["reason"] for r in rejections(explained.json()) if r["engine"] == "vllm"][:3]
+    memory = plans[0]["memory"]
+    assert memory["kv_bytes_per_token"] == 0
+    assert memory["state_bytes_per_request"] == _mamba_state_bytes(c, tp)
+    # nothing grows with the context, so the pool holds state for as many sequences as it can fit
+    assert memory["concurrency"] > 4
+    assert memory["concurrency"] * memory["state_bytes_per_request"] <= memory["kv_pool_gib"] * 2**30
+    assert "no attention" in explained.json()["request"]["understood_as"]

@@ -128,3 +128,52 @@ def test_every_catalog_gguf_plan_loads_a_file_and_downloads_only_its_quant(catal
                 reasons = [r["reason"] for r in rejections(data)]
                 assert not data.get("plans") and any("names no file" in r for r in reasons), (model.id, reasons)
     assert walked >= 5
+
+
+# llama.cpp's recurrent state per layer and sequence (src/llama-hparams.cpp,
+# https://github.com/ggml-org/llama.cpp/blob/master/src/llama-hparams.cpp): n_embd_r = (ssm_d_conv - 1) ×
+# (ssm_d_inner + 2 × ssm_n_group × ssm_d_state), for LFM2 n_embd × (shortconv_l_cache - 1); n_embd_s =
+# ssm_d_state × ssm_d_inner (none for LFM2); llama_memory_recurrent keeps both in F32 (4 bytes).
+def _llama_state_bytes(shape: Shape) -> int:
+    keys = dict(shape.arch_keys)
+    recurrent = sum(1 for kv in shape.kv_per_layer if kv == 0) if shape.kv_per_layer else shape.layers
+    if "shortconv.l_cache" in keys:
+        return recurrent * shape.hidden * (keys["shortconv.l_cache"] - 1) * 4
+    inner, d_state, groups = keys["ssm.inner_size"], keys["ssm.state_size"], keys.get("ssm.group_count", 0)
+    r = (keys["ssm.conv_kernel"] - 1) * (inner + 2 * groups * d_state)
+    return recurrent * (r + d_state * inner) * 4
+
+
+HYBRIDS = {
+    # Jamba: Mamba-1 layers with an attention layer among them (per-layer KV heads, 0 on the Mamba layers)
+    "jamba": Shape(
+        arch="jamba", layers=8, kv_per_layer=(0, 0, 0, 0, 2, 0, 0, 0),
+        arch_keys=(
+            ("ssm.conv_kernel", 4), ("ssm.inner_size", 1024), ("ssm.state_size", 16), ("ssm.time_step_rank", 32),
+        ),
+    ),
+    # Falcon-H1: Mamba-2 heads and attention side by side in every layer
+    "falcon-h1": Shape(
+        arch="falcon-h1", layers=4,
+        arch_keys=(
+            ("ssm.conv_kernel", 4), ("ssm.inner_size", 1024), ("ssm.state_size", 64), ("ssm.group_count", 1),
+            ("ssm.time_step_rank", 16),
+        ),
+    ),
+    # LFM2: short-convolution layers and attention layers
+    "lfm2": Shape(arch="lfm2", layers=6, kv_per_layer=(0, 0, 2, 0, 0, 2), arch_keys=(("shortconv.l_cache", 3),)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("arch", sorted(HYBRIDS))
+def test_a_gguf_hybrid_plans_with_llama_cpp_and_charges_its_state_per_sequence(tmp_path, arch):
+    shape = HYBRIDS[arch]
+    (path,) = write_gguf(tmp_path / arch / f"{arch}-Q4_K_M.gguf", shape)
+    plan = _plan("--model", str(path))
+    assert plan["plans"], [r["reason"] for r in rejections(plan)][:3]
+    top = plan["plans"][0]
+    assert top["engine"] == "llama.cpp" and top["gpus"] == 1
+    assert top["memory"]["weights_gib"] == pytest.approx(path.stat().st_size / GIB, abs=0.006)
+    assert top["memory"]["state_bytes_per_request"] == _llama_state_bytes(shape)
+    attention = sum(1 for kv in shape.kv_per_layer if kv) if shape.kv_per_layer else shape.layers
+    assert top["memory"]["kv_bytes_per_token"] == attention * shape.kv_heads * shape.head_dim * 2 * 2

@@ -25,6 +25,10 @@ class Shape:
     experts: int = 0
     experts_used: int = 0
     sliding_window: int = 0
+    # hybrids: KV heads per layer (0: a recurrent layer, whose ssm_* / shortconv tensors replace attention's)
+    # and the extra `{arch}.*` keys llama.cpp reads for them (ssm.conv_kernel, shortconv.l_cache, …)
+    kv_per_layer: tuple[int, ...] = ()
+    arch_keys: tuple[tuple[str, int], ...] = ()
 
 
 def _tensor(writer: GGUFWriter, name: str, rows: int, cols: int, kind: GGMLQuantizationType, depth: int = 0) -> None:
@@ -55,7 +59,9 @@ def write_gguf(
     w.add_embedding_length(s.hidden)
     w.add_context_length(s.context)
     w.add_head_count(s.heads)
-    w.add_head_count_kv(s.kv_heads)
+    w.add_head_count_kv(list(s.kv_per_layer) if s.kv_per_layer else s.kv_heads)
+    for key, value in s.arch_keys:
+        w.add_uint32(f"{s.arch}.{key}", value)
     w.add_key_length(s.head_dim)
     w.add_value_length(s.head_dim)
     w.add_feed_forward_length(s.ffn)
@@ -70,10 +76,14 @@ def write_gguf(
     _tensor(w, "token_embd.weight", s.vocab, s.hidden, GGMLQuantizationType.Q8_0)
     for i in range(s.layers):
         q, kv = s.heads * s.head_dim, s.kv_heads * s.head_dim
-        _tensor(w, f"blk.{i}.attn_q.weight", q, s.hidden, kind)
-        _tensor(w, f"blk.{i}.attn_k.weight", kv, s.hidden, kind)
-        _tensor(w, f"blk.{i}.attn_v.weight", kv, s.hidden, kind)
-        _tensor(w, f"blk.{i}.attn_output.weight", s.hidden, q, kind)
+        if s.kv_per_layer and s.kv_per_layer[i] == 0:
+            _tensor(w, f"blk.{i}.ssm_in.weight", 2 * s.hidden, s.hidden, kind)
+            _tensor(w, f"blk.{i}.ssm_out.weight", s.hidden, 2 * s.hidden, kind)
+        else:
+            _tensor(w, f"blk.{i}.attn_q.weight", q, s.hidden, kind)
+            _tensor(w, f"blk.{i}.attn_k.weight", kv, s.hidden, kind)
+            _tensor(w, f"blk.{i}.attn_v.weight", kv, s.hidden, kind)
+            _tensor(w, f"blk.{i}.attn_output.weight", s.hidden, q, kind)
         w.add_tensor(f"blk.{i}.attn_norm.weight", np.zeros(s.hidden, dtype=np.float32))
         if s.experts:
             _tensor(w, f"blk.{i}.ffn_gate_inp.weight", s.experts, s.hidden, f32)

@@ -41,6 +41,8 @@ KernelOp = Literal[
     "indexer.dsa",  # DSA lightning-indexer logits (DeepGEMM or a fallback)
     "linear_attention.kda",  # Kimi delta attention state layers
     "linear_attention.gdn",  # gated DeltaNet state layers
+    "linear_attention.mamba",  # Mamba-1 / Mamba-2 selective state-space layers (selective scan, SSD)
+    "linear_attention.short_conv",  # gated short causal convolution layers (LFM2)
     "moe.fp8_block",  # FP8 block-scaled grouped GEMM for MoE experts
 ]
 

@@ -72,7 +72,11 @@ class Attention(Sourced):
 
 @frozen(kw_only=True)
 class LinearAttention(Sourced):
-    kind: Literal["kda", "gdn", "lightning"]
+    """Layers that keep a fixed state per request instead of a KV cache. Mamba kinds in the SSD framing:
+    mamba2 has num_heads SSM heads of head_v_dim (head_dim) × head_k_dim (d_state); mamba1 is the same with
+    one head per inner channel (head_v_dim 1); short_conv (LFM2) keeps only its convolution window."""
+
+    kind: Literal["kda", "gdn", "lightning", "mamba1", "mamba2", "short_conv"]
     layers: SomeLayers
     num_heads: Heads  # heads that each keep a head_k_dim x head_v_dim state (GDN: the value heads)
     num_k_heads: Heads | None = None  # key heads when fewer than num_heads (GDN); default: num_heads
@@ -80,6 +84,14 @@ class LinearAttention(Sourced):
     head_v_dim: Width
     conv_kernel: Width | None = None
     state_bytes: Annotated[int, Limits(ge=1, le=16)] = 4  # bytes per recurrent-state element (fp32 state)
+    inner: Width | None = None  # mamba: the inner (intermediate) channels; short_conv: the convolved channels
+    groups: Heads | None = None  # mamba2: n_groups of the B and C projections
+
+    def _check(self) -> None:
+        if self.kind in ("mamba1", "mamba2", "short_conv") and (self.inner is None or not self.conv_kernel):
+            raise ValueError(f"linear_attention kind {self.kind!r} needs inner and conv_kernel")
+        if self.kind == "mamba2" and self.groups is None:
+            raise ValueError("linear_attention kind 'mamba2' needs groups")
 
 
 @frozen(kw_only=True)
