@@ -1,6 +1,7 @@
 """The Hopper slice of the field survey (issue 28): defects of official vLLM releases on sm90 — GLM-5.x nonsense with
 a BF16 KV cache on 0.22.x (vllm#44550, fixed by vllm#36616), Kimi-K3 with an FP8 KV cache on 0.27.1 (vllm#51313) and
-DeepSeek-V4-Flash dying in the custom all-reduce during CUDA graph capture on 0.27.1 (vllm#52457)."""
+DeepSeek-V4-Flash dying in the custom all-reduce during CUDA graph capture on 0.27.1 (vllm#52457) — and the arm64
+CUDA 13.0 image of vLLM 0.15.1 that Grace hosts (GH200) pull where the release file recorded no aarch64 image."""
 
 from __future__ import annotations
 
@@ -118,13 +119,53 @@ def test_diagnose_maps_the_custom_all_reduce_line_to_the_0_27_1_defect(cli, tmp_
     assert DSV4_AR in text and "vllm-0.27.1" in text
 
 
+# --- GH200: the official arm64 CUDA 13.0 image of 0.15.1 -----------------------------------------------------
+
+ARM_IMAGE = "vllm/vllm-openai:v0.15.1-aarch64-cu130"
+GH200_8B = ("--gpu", "gh200", "--model", "llama-3.1-8b", "--gpus", "1")
+
+
+def test_the_0_15_1_arm64_cu130_image_runs_on_gh200_with_an_r580_driver(cli):
+    doc = explain(cli, *GH200_8B, "--build", ARM_IMAGE)
+    assert doc["verdict"] == "runnable"
+    plan = doc["plans"][0]
+    assert plan["build"] == "vllm-0.15.1-aarch64-cu130" and plan["provenance"] == "model-image"
+    assert plan["image"] == ARM_IMAGE and plan["host_arch"] == "aarch64"
+    (platform,) = [g["reason"] for g in plan["gates"] if g["gate"] == "platform"]
+    assert "CUDA 13.0" in platform and "580.65.06" in platform
+    # the x86_64 tag of the same release is still the CUDA 12.9 release file, refused on a Grace host
+    x86 = explain(cli, *GH200_8B, "--build", "vllm/vllm-openai:v0.15.1")
+    assert not x86["plans"] and "no aarch64 image" in rejected_reasons(x86)
+    assert explain(cli, "--gpu", "h100", *GH200_8B[2:], "--build", "vllm==0.15.1")["plans"][0]["build"] == "vllm-0.15.1"
+
+
+def test_gh200_between_0_15_1_and_0_20_1_plans_the_arm64_image_and_x86_hosts_keep_the_release(cli):
+    doc = explain(cli, *GH200_8B, "--engine", "vllm", "--as-of", "2026-03-01")
+    assert doc["verdict"] == "runnable" and doc["plans"][0]["build"] == "vllm-0.15.1-aarch64-cu130"
+    before = explain(cli, *GH200_8B, "--engine", "vllm", "--as-of", "2026-02-12")
+    assert "vllm-0.15.1-aarch64-cu130" not in {p["build"] for p in before["plans"]}
+    x86 = explain(cli, "--gpu", "h100", *GH200_8B[2:], "--engine", "vllm", "--as-of", "2026-02-20")["plans"][0]
+    assert x86["build"] == "vllm-0.15.1"
+
+
+def test_lint_reads_the_arm64_tag_as_its_own_build_and_refuses_the_x86_tag_on_gh200(cli):
+    run = ("--", "docker", "run", ARM_IMAGE, "--model", "meta-llama/Llama-3.1-8B-Instruct")
+    doc = cli("lint", "--format", "json", "--gpu", "gh200", *run).json()
+    assert doc["build"] == "vllm-0.15.1-aarch64-cu130"
+    assert not [f for f in doc["findings"] if f["code"] == "platform"]
+    x86 = ("--", "docker", "run", "vllm/vllm-openai:v0.15.1", "--model", "meta-llama/Llama-3.1-8B-Instruct")
+    refused = cli("lint", "--format", "json", "--gpu", "gh200", *x86).json()["findings"]
+    assert [f for f in refused if f["code"] == "platform"]
+
+
 # --- the survey records ------------------------------------------------------------------------------
 
 
 def test_the_survey_records_name_only_catalog_defects_and_public_sources():
     known: set[str] = set()
     for f in (SURVEYS.parent / "engines").rglob("*.yaml"):
-        known |= {line.split("id:", 1)[1].strip() for line in f.read_text().splitlines() if "- id:" in line}
+        lines = f.read_text().splitlines()
+        known |= {line.split("id:", 1)[1].strip() for line in lines if line.startswith(("id:", "  - id:", "- id:"))}
     for name in ("ada.yaml", "hopper.yaml"):
         doc = yaml.safe_load((SURVEYS / name).read_text())
         assert doc["surveyed"] == "2026-12-03" and doc["entries"]
