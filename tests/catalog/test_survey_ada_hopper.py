@@ -1,7 +1,8 @@
 """The Hopper slice of the field survey (issue 28): defects of official vLLM releases on sm90 — GLM-5.x nonsense with
-a BF16 KV cache on 0.22.x (vllm#44550, fixed by vllm#36616), Kimi-K3 with an FP8 KV cache on 0.27.1 (vllm#51313) and
-DeepSeek-V4-Flash dying in the custom all-reduce during CUDA graph capture on 0.27.1 (vllm#52457) — and the arm64
-CUDA 13.0 image of vLLM 0.15.1 that Grace hosts (GH200) pull where the release file recorded no aarch64 image."""
+a BF16 KV cache on 0.22.x (vllm#44550, fixed by vllm#36616) and its FP8-KV sparse-decode OOM (vllm#44545, #53413),
+Kimi-K3 with an FP8 KV cache on 0.27.1 (vllm#51313), DeepSeek-V4-Flash dying in the custom all-reduce during CUDA
+graph capture on 0.27.1 (vllm#52457) — and the arm64 CUDA 13.0 image of vLLM 0.15.1 that Grace hosts (GH200) pull
+where the release file recorded no aarch64 image."""
 
 from __future__ import annotations
 
@@ -60,6 +61,40 @@ def test_lint_flags_a_bf16_kv_glm5_command_on_0_22_and_not_an_fp8_one(cli):
     (hit,) = [f for f in defect_findings(cli, *base, "--kv-cache-dtype", "bfloat16") if "topk_length" in f["why"]]
     assert hit["flag"] == "--kv-cache-dtype" and "vllm-project/vllm/issues/44550" in " ".join(hit["sources"])
     assert not [f for f in defect_findings(cli, *base, "--kv-cache-dtype", "fp8") if "topk_length" in f["why"]]
+
+
+# --- GLM-5.x on Hopper with an FP8 KV cache: the FlashMLA sparse-decode OOM (vllm#44545, #53413) ---------------
+
+GLM_OOM = "vllm-hopper-glm5-flashmla-sparse-fp8-decode-oom"
+
+
+def test_glm5_on_0_22_moves_off_bf16_onto_fp8_and_is_told_of_the_sparse_decode_oom(cli):
+    plan = explain(cli, *GLM_H200, "--build", "vllm-0.22.0")["plans"][0]
+    assert GLM_OOM in defect_ids(plan) and GLM_BF16 not in defect_ids(plan)
+    assert any(GLM_OOM in n and "--max-num-batched-tokens" in n for n in plan["notes"])
+
+
+def test_history_with_fp8_kv_shows_the_sparse_decode_oom_on_0_22_and_0_27_to_0_28_only(cli):
+    builds = verdicts(history_of(cli, "vllm", "h200", "glm-5.2", 8, "--kv-cache-dtype", "fp8"))
+    assert all(GLM_OOM in builds[b]["defects"] for b in ("vllm-0.22.0", "vllm-0.27.1", "vllm-0.28.0"))
+    assert GLM_OOM not in builds["vllm-0.29.0"]["defects"]
+    bf16 = verdicts(history_of(cli, "vllm", "h200", "glm-5.2", 8, "--kv-cache-dtype", "bfloat16"))
+    assert GLM_OOM not in bf16["vllm-0.28.0"]["defects"]
+
+
+def test_lint_warns_of_the_sparse_decode_oom_for_an_fp8_kv_glm5_command(cli):
+    base = ("--gpu", "h200", "--build", "vllm-0.27.1", "--", "vllm", "serve", "zai-org/GLM-5.2-FP8")
+    base += ("--tensor-parallel-size", "8", "--max-model-len", "262144", "--trust-remote-code")
+    hits = [f for f in defect_findings(cli, *base, "--kv-cache-dtype", "fp8") if "sparse decode" in f["why"]]
+    assert hits and hits[0]["severity"] == "warn"
+    assert not [f for f in defect_findings(cli, *base, "--kv-cache-dtype", "bfloat16") if "sparse decode" in f["why"]]
+
+
+def test_diagnose_maps_the_sparse_decode_oom_line_to_the_releases_that_carry_it(cli, tmp_path):
+    log = tmp_path / "glm.log"
+    log.write_text("    out, _ = flash_mla_cuda.sparse_decode_fwd(\ntorch.OutOfMemoryError: CUDA out of memory.\n")
+    text = cli("diagnose", str(log)).out
+    assert GLM_OOM in text and "vllm-0.27.1" in text and "--max-num-batched-tokens" in text
 
 
 # --- Kimi-K3 with an FP8 KV cache on Hopper (vllm#51313) -------------------------------------------------
