@@ -97,8 +97,20 @@ def test_a_fast_plan_paced_by_host_offload_says_so_in_the_verdict() -> None:
 
 def test_generate_summary_wraps_to_the_screen_and_cuts_nothing(tmp_path) -> None:
     """generate's summary (an offload plan with faster layouts: its longest lines) wraps at words, within 160
-    characters, and keeps every word: the speed line still ends with its bound."""
-    args = ("--gpu", "rtx-4090", "--gpus", "1", "--model", "llama-3.3-70b", "--out", str(tmp_path / "o"))
+    characters, and keeps every word: the speed line still ends with its bound. (The AWQ checkpoint: the IQ2_XS
+    GGUF would fit the card whole.)"""
+    args = (
+        "--gpu",
+        "rtx-4090",
+        "--gpus",
+        "1",
+        "--model",
+        "llama-3.3-70b",
+        "--variant",
+        "awq",
+        "--out",
+        str(tmp_path / "o"),
+    )
     result = run_cli(*args)
     assert result.code == 0, result.err
     assert not [line for line in result.out.splitlines() if len(line) > 160]
