@@ -13,7 +13,10 @@ without new_decoder_architecture 1; head_dim, else hidden_size // heads). Per ki
 - full attention (FullAttentionSpec): 2 (K and V) × KV heads per GPU × head size × dtype bytes, every layer;
 - sliding-window layers (SlidingWindowSpec): at most the window's tokens per request, so none per context
   token; Gemma 2 alternates them with full layers (Gemma2Config's layer_types, read by
-  vllm/model_executor/models/gemma2.py);
+  vllm/model_executor/models/gemma2.py); a layer given no window of its own takes the model-level
+  sliding_window (Attention's cache_config.sliding_window, vllm/model_executor/layers/attention/attention.py,
+  set from ModelConfig.get_sliding_window in vllm/engine/arg_utils.py), so a config whose sliding_window is
+  shorter than its context windows every layer (PhiMoE);
 - gated-DeltaNet hybrids (MambaSpec for the linear layers, vllm/model_executor/models/qwen3_5.py): a fixed
   state per request; only the full-attention layers (every full_attention_interval-th, or layer_types) keep
   KV per token.
@@ -45,6 +48,9 @@ ALIASES = {
 # tie_word_embeddings, whose default is true); vLLM's falcon.py and gemma.py use the embeddings as the head,
 # so that stored copy is not part of the weights on the GPU
 STORED_TIED_HEAD = {"FalconForCausalLM", "GemmaForCausalLM"}
+# GPT-2's model.safetensors also stores each layer's causal-mask buffer h.N.attn.bias (1×1×n_positions×n_positions
+# float32), which vLLM's gpt2.py drops on load (".attn.bias": None): file bytes, not weights
+STORED_MASKS = {"GPT2LMHeadModel"}
 
 
 def _field(c: dict[str, Any], key: str) -> Any:
@@ -86,6 +92,9 @@ def _kv_layers(c: dict[str, Any]) -> int:
         return layers // int(c["full_attention_interval"])
     if c.get("model_type") == "gemma2":
         return layers // 2
+    window, context = c.get("sliding_window"), c.get("max_position_embeddings")
+    if window and c.get("use_sliding_window", True) and (context is None or window < context):
+        return 0  # the model-level window (cache_config.sliding_window) applies to every layer
     return layers
 
 
@@ -104,10 +113,12 @@ def test_a_class_without_a_recipe_is_planned_from_its_config(tmp_path, arch):
     data = report.json()
     assert data["status"] == "derived", data["problem"]
     assert data["rule_from"] in ("generic", "class"), data["rule_from"]
-    per_weight = BYTES[c.get("torch_dtype") or c["dtype"]]
+    per_weight = BYTES[c.get("torch_dtype") or c.get("dtype") or "float32"]
     total = _total(arch)
     if arch in STORED_TIED_HEAD:
         total -= _field(c, "vocab_size") * _field(c, "hidden_size") * per_weight
+    if arch in STORED_MASKS:
+        total -= _field(c, "num_hidden_layers") * c["n_positions"] ** 2 * per_weight
     assert data["derived"]["params_total_b"] * 1e9 * per_weight == pytest.approx(total, rel=0.03)
 
     heads = int(_field(c, "num_attention_heads"))
