@@ -46,7 +46,10 @@ VLLM_DEFAULT_CONTEXT = 2048
 # (GPT-2, GPT-J, OPT, Bloom, Falcon, GPT-NeoX, StarCoder2, Phi) have up and down only, 4 × hidden wide
 # unless the config says otherwise
 GATED_ACTIVATIONS = ("silu", "swish", "swiglu", "geglu")
-GATED_MODEL_TYPES = ("gemma", "chatglm")
+GATED_MODEL_TYPES = ("gemma", "chatglm", "qwen")
+# Qwen (v1, QWenLMHeadModel) states intermediate_size as w1 and w2 together: each is half of it wide
+# (vLLM's and SGLang's qwen.py build QWenMLP(hidden_size, config.intermediate_size // 2))
+HALF_WIDTH_MLP_MODEL_TYPES = ("qwen",)
 
 
 def field_names(key: str) -> str:
@@ -88,6 +91,9 @@ def generic_fields(c: dict[str, Any]) -> dict[str, Any]:
         hidden = out["hidden_size"]
         if isinstance(hidden, int) and not isinstance(hidden, bool):
             out["intermediate_size"] = 4 * hidden  # GPT-2 / GPT-J n_inner null, Bloom, Falcon: 4 × hidden
+    width = as_int(out.get("intermediate_size"))
+    if str(out.get("model_type") or "") in HALF_WIDTH_MLP_MODEL_TYPES and width is not None:
+        out["intermediate_size"] = width // 2
     out.setdefault("tie_word_embeddings", True)  # PretrainedConfig's default, which vLLM reads too
     return out
 
