@@ -88,9 +88,10 @@ def generic_fields(c: dict[str, Any]) -> dict[str, Any]:
     else:
         out["num_key_value_heads"] = next((out[k] for k in KV_HEAD_KEYS if out.get(k)), None)
     if out.get("intermediate_size") is None and mlp_matrices(out) == 2 and out.get("hidden_size") is not None:
-        hidden = out["hidden_size"]
-        if isinstance(hidden, int) and not isinstance(hidden, bool):
-            out["intermediate_size"] = 4 * hidden  # GPT-2 / GPT-J n_inner null, Bloom, Falcon: 4 × hidden
+        hidden = as_int(out["hidden_size"])
+        ratio = as_int(out.get("expansion_ratio")) or 4  # MPT states the width as a multiple of d_model
+        if hidden is not None:
+            out["intermediate_size"] = ratio * hidden  # GPT-2 / GPT-J n_inner null, Bloom, Falcon: 4 × hidden
     width = as_int(out.get("intermediate_size"))
     if str(out.get("model_type") or "") in HALF_WIDTH_MLP_MODEL_TYPES and width is not None:
         out["intermediate_size"] = width // 2

@@ -39,9 +39,9 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 # the field names older classes use for the same facts (transformers' attribute_map, vLLM's ChatGLMConfig)
 ALIASES = {
-    "num_hidden_layers": ("n_layer", "num_layers"),
-    "num_attention_heads": ("n_head",),
-    "hidden_size": ("n_embd", "n_embed"),
+    "num_hidden_layers": ("n_layer", "num_layers", "n_layers"),
+    "num_attention_heads": ("n_head", "n_heads"),
+    "hidden_size": ("n_embd", "n_embed", "d_model"),
     "vocab_size": ("padded_vocab_size",),
 }
 # the repo's index lists lm_head.weight beside the word embeddings it is tied to (the configs state no
@@ -61,6 +61,11 @@ def _total(arch: str) -> int:
     index = CONFIGS / arch / "index-metadata.json"
     if index.exists():
         return int(json.loads(index.read_text())["metadata"]["total_size"])
+    published = CONFIGS / arch / "published-params.json"
+    if published.exists():  # no index found: the parameter count the model's authors publish, in its dtype
+        config = json.loads((CONFIGS / arch / "config.json").read_text())
+        dtype = config.get("torch_dtype") or config.get("dtype") or "float32"
+        return int(json.loads(published.read_text())["params_total"]) * BYTES[dtype]
     return sum(json.loads((CONFIGS / arch / "weight-files.json").read_text())["files"].values())
 
 
@@ -98,6 +103,10 @@ def _kv_layers(c: dict[str, Any]) -> int:
     return layers
 
 
+def _version(build: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in build.split("-", 1)[1].split(".") if p.isdigit())
+
+
 def _tp(heads: int, kv: int) -> int:
     """The widest tensor-parallel split of 8 GPUs that vLLM accepts for these heads."""
     return next(tp for tp in (8, 4, 2, 1) if heads % tp == 0 and (kv % tp == 0 or tp % kv == 0))
@@ -125,13 +134,15 @@ def test_a_class_without_a_recipe_is_planned_from_its_config(tmp_path, arch):
     head_dim = c.get("head_dim") or _field(c, "hidden_size") // heads
     kv = _kv_heads(c)
     tp = _tp(heads, kv)
-    # vLLM where its newest release loads the class, else the engine whose build does (QWenLMHeadModel left
-    # vLLM's registry after 0.23.0; SGLang's qwen.py keeps it, with the same per-token K and V per layer)
+    # vLLM's newest release where it loads the class, else the newest vLLM build that did (MPT left vLLM's
+    # registry after 0.28.0, Qwen v1 after 0.23.0): the per-token K and V per layer are the same formula there
     loaded_by = data["loaded_by"]
-    engine = "vllm" if "vllm-0.33.0" in loaded_by else loaded_by[0].split("-")[0]
+    vllm_builds = sorted((b for b in loaded_by if b.startswith("vllm-")), key=_version)
+    build = ["--engine", "vllm"] if "vllm-0.33.0" in loaded_by else ["--build", vllm_builds[-1]]
+    engine = "vllm"
     explained = run_cli(
-        "explain", "--gpu", "h200", "--gpus", str(tp), "--model", str(folder), "--engine", engine,
-        "--format", "json", env=OFFLINE,
+        "explain", "--gpu", "h200", "--gpus", str(tp), "--model", str(folder), *build, "--format", "json",
+        env=OFFLINE,
     )  # fmt: skip
     assert explained.code == 0, explained.err
     plans = explained.json()["plans"]
