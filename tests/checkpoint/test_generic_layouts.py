@@ -84,6 +84,8 @@ def _kv_heads(c: dict[str, Any]) -> int:
     for key in ("num_key_value_heads", "n_head_kv", "num_kv_heads", "multi_query_group_num"):
         if c.get(key):
             return int(c[key])
+    if isinstance(c.get("attn_config"), dict) and c["attn_config"].get("kv_n_heads"):
+        return int(c["attn_config"]["kv_n_heads"])  # DbrxModelArchConfigConvertor.get_total_num_kv_heads
     return int(_field(c, "num_attention_heads"))
 
 
