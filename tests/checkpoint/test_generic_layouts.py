@@ -1,7 +1,9 @@
 """Classes without a recipe in recipes/models are laid out from their own config.json: real config.json files
 (tests/data/configs, see PROVENANCE.md), each planned from a local folder, parameters within 3 % of the
-index's total_size (or of the weight file's size where the repo has one file and no index), the KV cache per
-token as vLLM v0.33.0 computes it per GPU.
+index's total_size (or of the weight file's size where the repo has one file and no index, or of the parameter
+count the authors publish where no index was found), the KV cache per token as vLLM v0.33.0 computes it per GPU
+(or the last vLLM release that registers the class, where v0.33.0 no longer does). A float32 checkpoint is
+served in 16 bits (vLLM's dtype auto: _resolve_auto_dtype in vllm/config/model.py), so its cache is 16-bit too.
 
 vLLM's formula, per GPU: get_num_kv_heads = max(1, total KV heads // tensor parallel size)
 (https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/config/model.py); the total KV heads and the head size
@@ -195,3 +197,40 @@ def test_a_model_whose_every_layer_is_windowed_plans_its_cache_per_request(tmp_p
     assert memory["kv_bytes_per_token"] == 0
     assert memory["per_request_bytes"] == window
     assert memory["full_length_requests"] > 0
+
+
+def test_a_mistral_config_in_the_format_transformers_5_writes_plans_as_the_older_one(tmp_path):
+    # issue 21 saw an internal error ("cannot convert float NaN to integer") for a Mistral config whose RoPE
+    # fields are the rope_parameters block transformers 5 writes (and dtype for torch_dtype). The real zephyr
+    # config, re-spelled that way, plans exactly as the file it came from.
+    source = CONFIGS.parent / "windowed" / "MistralForCausalLM"
+    total = json.loads((source / "index-metadata.json").read_text())["metadata"]["total_size"]
+    old = json.loads((source / "config.json").read_text())
+    new = {k: v for k, v in old.items() if k not in ("rope_theta", "rope_scaling", "torch_dtype")}
+    new["rope_parameters"] = {"rope_theta": old["rope_theta"], "rope_type": "default"}
+    new["dtype"] = old["torch_dtype"]
+    memories = []
+    for name, config in (("old", old), ("new", new)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "config.json").write_text(json.dumps(config))
+        (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total}}))
+        explained = run_cli(
+            "explain", "--gpu", "h200", "--gpus", "1", "--model", str(folder), "--engine", "vllm", "--format",
+            "json", env=OFFLINE,
+        )  # fmt: skip
+        assert explained.code == 0 and "Traceback" not in explained.err, explained.err
+        memories.append(explained.json()["plans"][0]["memory"])
+    assert memories[0] == memories[1]
+
+
+def test_a_class_the_newest_vllm_dropped_is_said_plainly_with_the_last_build_that_loads_it(tmp_path):
+    # MPT's real config: vLLM's registry lists MPTForCausalLM up to 0.28.0; asked for today's vLLM, the
+    # refusal names the class and the last release that registers it
+    folder = _folder(tmp_path, "MPTForCausalLM")
+    explained = run_cli(
+        "explain", "--gpu", "h200", "--gpus", "1", "--model", str(folder), "--engine", "vllm", "--format", "json",
+        env=OFFLINE,
+    )  # fmt: skip
+    reasons = [r["reason"] for r in rejections(explained.json()) if r["engine"] == "vllm"]
+    assert any("does not load MPTForCausalLM" in r and "supported until 0.28.0" in r for r in reasons), reasons
