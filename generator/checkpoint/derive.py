@@ -17,7 +17,7 @@ from .files import Checkpoint
 from .generic import field_names, generic_fields, generic_rule, kind_label, mlp_matrices
 from .layouts import attention_of, layer_split, linear_of, mlp_layers, moe_of, needs_of
 from .sizes import FLOAT_DTYPES, Size, checkpoint_size, estimate_params
-from .weightformat import WeightFormat, weight_format
+from .weightformat import WeightFormat, by_bytes_per_param, weight_format
 
 
 @frozen
@@ -89,6 +89,9 @@ def derive(ck: Checkpoint) -> Derivation:
     matrices = mlp_matrices(c) if rule.generic else 3
     total, active = estimate_params(c, att, moe, layers, rule.dense_mlp_field, linear, matrices, mlp_layers(c, att))
     params_how = "computed from config.json shapes"
+    fmt = by_bytes_per_param(fmt, size.bytes, total)
+    if fmt.downcast_from_fp32 and size.bytes:
+        size = Size(size.bytes / 2, f"{size.how}, halved: float32 weights held in 16 bits on the GPU")
     if ck.dtype_elements and set(ck.dtype_elements) <= FLOAT_DTYPES:
         total = float(sum(ck.dtype_elements.values()))
         params_how = "counted in the safetensors headers"

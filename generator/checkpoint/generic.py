@@ -43,6 +43,14 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "vocab_size": ("padded_vocab_size",),
     "head_dim": ("hidden_size_per_head", "attention_head_dim"),  # Zamba2: attention_head_dim
 }
+NESTED_FIELDS: dict[str, dict[str, str]] = {
+    "attn_config": {"kv_n_heads": "num_key_value_heads"},
+    "ffn_config": {
+        "moe_num_experts": "num_local_experts",
+        "moe_top_k": "num_experts_per_tok",
+        "ffn_hidden_size": "moe_intermediate_size",
+    },
+}
 # vLLM's derive_max_model_len_and_key takes the smallest of these (model_max_length wins where set)
 CONTEXT_KEYS = (
     "max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
@@ -55,7 +63,10 @@ VLLM_DEFAULT_CONTEXT = 2048
 # (GPT-2, GPT-J, OPT, Bloom, Falcon, GPT-NeoX, StarCoder2, Phi) have up and down only, 4 × hidden wide
 # unless the config says otherwise
 GATED_ACTIVATIONS = ("silu", "swish", "swiglu", "geglu")
-GATED_MODEL_TYPES = ("gemma", "chatglm")
+GATED_MODEL_TYPES = ("gemma", "chatglm", "qwen", "dbrx")
+# Qwen (v1, QWenLMHeadModel) states intermediate_size as w1 and w2 together: each is half of it wide
+# (vLLM's and SGLang's qwen.py build QWenMLP(hidden_size, config.intermediate_size // 2))
+HALF_WIDTH_MLP_MODEL_TYPES = ("qwen",)
 
 
 def field_names(key: str) -> str:
@@ -92,6 +103,14 @@ def generic_fields(c: dict[str, Any]) -> dict[str, Any]:
     older classes use (as transformers' attribute_map and vLLM map them); the context length and the KV heads
     are the ones vLLM derives (the smallest stated length; the first KV-head field it knows)."""
     out = dict(c)
+    # DBRX nests its attention and expert fields (DbrxConfig's attn_config / ffn_config; vLLM's
+    # DbrxModelArchConfigConvertor reads attn_config.kv_n_heads, dbrx.py the ffn_config expert fields)
+    for nested, fields in NESTED_FIELDS.items():
+        inner = out.get(nested)
+        if isinstance(inner, dict):
+            for name, key in fields.items():
+                if out.get(key) is None and inner.get(name) is not None:
+                    out[key] = inner[name]
     for key, names in ALIASES.items():
         if out.get(key) is None:
             found = next((out[n] for n in names if out.get(n) is not None), None)
@@ -111,9 +130,13 @@ def generic_fields(c: dict[str, Any]) -> dict[str, Any]:
     if out.get("intermediate_size") is None and ff is not None:
         out["intermediate_size"] = lfm2_ff_dim(out, ff)
     if out.get("intermediate_size") is None and mlp_matrices(out) == 2 and out.get("hidden_size") is not None:
-        hidden = out["hidden_size"]
-        if isinstance(hidden, int) and not isinstance(hidden, bool):
-            out["intermediate_size"] = 4 * hidden  # GPT-2 / GPT-J n_inner null, Bloom, Falcon: 4 × hidden
+        hidden = as_int(out["hidden_size"])
+        ratio = as_int(out.get("expansion_ratio")) or 4  # MPT states the width as a multiple of d_model
+        if hidden is not None:
+            out["intermediate_size"] = ratio * hidden  # GPT-2 / GPT-J n_inner null, Bloom, Falcon: 4 × hidden
+    width = as_int(out.get("intermediate_size"))
+    if str(out.get("model_type") or "") in HALF_WIDTH_MLP_MODEL_TYPES and width is not None:
+        out["intermediate_size"] = width // 2
     out.setdefault("tie_word_embeddings", True)  # PretrainedConfig's default, which vLLM reads too
     return out
 

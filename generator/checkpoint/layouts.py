@@ -326,13 +326,22 @@ def nope_count(c: dict[str, Any], layers: int, interval: int) -> int:
     return layers // every if every > 0 else 0
 
 
+def per_layer(value: Any) -> int | None:
+    """A count, or a per-layer list of one count (Hunyuan's moe_topk, num_shared_expert and
+    moe_intermediate_size list one value per layer; its modeling code reads entry layer_id): that count."""
+    if isinstance(value, list) and value:
+        counts = {as_int(v) for v in value}
+        return counts.pop() if len(counts) == 1 else None
+    return as_int(value)
+
+
 def moe_of(rule: Rule, c: dict[str, Any], layers: int) -> Moe | None:
     experts = as_int(c.get("n_routed_experts")) or as_int(c.get("num_experts")) or as_int(c.get("num_local_experts"))
     if not experts:
         return None
     shared = as_int(c.get("n_shared_experts"))
     if shared is None:
-        shared = as_int(c.get("num_shared_experts"))
+        shared = per_layer(c.get("num_shared_experts", c.get("num_shared_expert")))
     if shared is None:
         shared = 1 if (as_int(c.get("shared_expert_intermediate_size")) or 0) > 0 else 0
     if rule.shared_experts is not None:
@@ -347,9 +356,10 @@ def moe_of(rule: Rule, c: dict[str, Any], layers: int) -> Moe | None:
         top_k=as_int(c.get("num_experts_per_tok"))
         or as_int(c.get("experts_per_token"))
         or as_int(c.get("num_experts_per_token"))
+        or per_layer(c.get("moe_topk"))
         or 1,
         shared_experts=shared,
-        moe_intermediate=as_int(c.get("moe_intermediate_size")) or as_int(c.get("intermediate_size")),
+        moe_intermediate=per_layer(c.get("moe_intermediate_size")) or as_int(c.get("intermediate_size")),
         dense_layers=dense,
     )
 

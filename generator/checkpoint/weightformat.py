@@ -20,6 +20,13 @@ class WeightFormat:
     label: str  # what the files say, in their own words
     why_none: str | None = None
     groups: tuple[QuantGroup, ...] = ()  # the storage per part, where the quantization_config says it
+    # float32 weights the engine casts to 16 bits on load: the GPU holds half the bytes the files hold
+    downcast_from_fp32: bool = False
+
+
+# vLLM's dtype "auto" (_resolve_auto_dtype, vllm/config/model.py) serves a float32 checkpoint in the platform's
+# first supported dtype (bfloat16 from compute capability 8.0, else float16)
+FP32_SERVED = "served as bfloat16: vLLM's dtype auto casts float32 weights to 16 bits on load"
 
 
 def _group(targets: object, weights: dict[str, Any]) -> QuantGroup | None:
@@ -142,10 +149,29 @@ def weight_format(ck: Checkpoint) -> WeightFormat:
         return WeightFormat("bf16", "bfloat16 (no quantization_config)")
     if dtype == "float16":
         return WeightFormat("fp16", "float16 (no quantization_config)")
+    if dtype == "float32":
+        return WeightFormat("bf16", f"float32 (no quantization_config), {FP32_SERVED}", downcast_from_fp32=True)
     if not dtype and ck.dtype_elements:  # config.json names no dtype: the safetensors headers do
         stored = set(ck.dtype_elements)
         if stored <= {"BF16", "F32"} and "BF16" in stored:
             return WeightFormat("bf16", "BF16 tensors (safetensors headers; config.json names no dtype)")
         if stored <= {"F16", "F32"} and "F16" in stored:
             return WeightFormat("fp16", "F16 tensors (safetensors headers; config.json names no dtype)")
+        if stored == {"F32"}:
+            return WeightFormat("bf16", f"F32 tensors (safetensors headers), {FP32_SERVED}", downcast_from_fp32=True)
     return WeightFormat(None, dtype or "unknown", f"weights in {dtype or 'an unstated dtype'}: no format to plan with")
+
+
+def by_bytes_per_param(fmt: WeightFormat, size_bytes: float | None, params: float) -> WeightFormat:
+    """The dtype of a checkpoint whose config.json names none and whose headers were not read, from its bytes
+    per parameter (the index's total_size over the parameters config.json's shapes give): about 4 is float32,
+    about 2 a 16-bit float; vLLM reads the same from the safetensors headers (get_torch_dtype)."""
+    if fmt.quant is not None or fmt.label != "unknown" or not size_bytes or params <= 0:
+        return fmt
+    ratio = size_bytes / params
+    if 3.6 <= ratio <= 4.4:
+        label = f"float32 by size ({ratio:.2f} bytes per parameter; config.json names no dtype), {FP32_SERVED}"
+        return WeightFormat("bf16", label, downcast_from_fp32=True)
+    if 1.8 <= ratio <= 2.2:
+        return WeightFormat("bf16", f"16-bit by size ({ratio:.2f} bytes per parameter; config.json names no dtype)")
+    return fmt
