@@ -50,6 +50,8 @@ class Harvest:
     ran_on: str | None  # the day they were run
     removed: dict[str, str]  # architecture -> the last release that loaded it (the registry's own table)
     failed: dict[str, str]
+    ran_failed: dict[str, dict[str, str]]  # ran table -> {method, tried_on, reason} of a run that produced none
+    partial: dict[str, dict[str, Any]]  # ran table -> its failed_capabilities / case_errors, where it has any
 
     def parsers(self, kind: ParserKind) -> tuple[str, ...] | None:
         return self.tool_parsers if kind == "tool" else self.reasoning_parsers
@@ -131,11 +133,18 @@ def summary(engine: str, release: str) -> dict[str, Any] | None:
                     if table in RAN_TABLES
                     else {}
                 ),
+                **facts.partial.get(table, {}),
             }
             for table in facts.methods
         },
         "failed": facts.failed,
         "not_harvested": [t for t in RAN_TABLES if t not in facts.methods],
+        "why_not": {
+            t: facts.ran_failed.get(t)
+            or {"method": None, "reason": f"not run (python scripts/harvest {engine}=={release} --run)"}
+            for t in RAN_TABLES
+            if t not in facts.methods
+        },
     }
 
 
@@ -180,6 +189,12 @@ def load(engine: str, release: str) -> Harvest | None:
             ran_on=next((str(tables[t]["ran_on"]) for t in RAN_TABLES if "ran_on" in tables.get(t, {})), None),
             ran_file=next((str(tables[t]["file"]) for t in RAN_TABLES if t in tables and "file" in tables[t]), None),
             failed=dict(data.get("failed", {})),
+            ran_failed={str(t): dict(v) for t, v in (data.get("ran_failed") or {}).items()},
+            partial={
+                t: {k: tables[t][k] for k in ("failed_capabilities", "case_errors") if k in tables[t]}
+                for t in RAN_TABLES
+                if t in tables and any(k in tables[t] for k in ("failed_capabilities", "case_errors"))
+            },
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise RecipegenError(f"{name} is unreadable ({exc})", "reinstall recipegen or rerun scripts/harvest") from exc

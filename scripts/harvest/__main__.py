@@ -216,6 +216,12 @@ def _run_all(args: argparse.Namespace) -> int:
         print(f"{spec} --run:", file=sys.stderr)
         try:
             python = args.python or ran.install(spec, args.venv or Path(f"/tmp/harvest-venv-{version}"))
+        except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+            ran.record_failure(facts, str(exc), args.today)  # the facts file says why neither table was run
+            print(f"  FAILED: {exc}", file=sys.stderr)
+            failed += 1
+            continue
+        try:
             artifact, sha256 = (None, None) if args.python else ran.wheel_sha256(python, spec)
             tables = ran.run(spec, python, caps, args.today)
             if tables["release"] != version:
@@ -226,7 +232,21 @@ def _run_all(args: argparse.Namespace) -> int:
             failed += 1
             continue
         shown = target.relative_to(ROOT) if target.is_relative_to(ROOT) else target
-        print(f"  wrote {shown}: {len(tables['attention_selector']['cases'])} attention cases", file=sys.stderr)
+        for table in ran.RAN_TABLES:
+            done = tables[table]
+            if "failed" in done:
+                print(f"  {table}: FAILED: {done['failed']}", file=sys.stderr)
+                failed += 1
+                continue
+            size = f"{len(done['cases'])} cases" if "cases" in done else f"{len(done['methods'])} methods"
+            errors = done.get("case_errors", {}).get("count")
+            missed = ", sm_".join(done.get("failed_capabilities") or ())
+            print(
+                f"  {table}: {size} in {shown}"
+                + (f", {errors} unanswered" if errors else "")
+                + (f", failed on sm_{missed}" if missed else ""),
+                file=sys.stderr,
+            )
     return 1 if failed else 0
 
 

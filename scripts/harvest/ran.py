@@ -25,6 +25,7 @@ SELECTOR_FROM = (
     "vllm/platforms/cuda.py: CudaPlatform.get_valid_backends (order from _get_backend_priorities, each "
     "backend's validate_configuration) and get_attn_backend_cls"
 )
+RAN_TABLES = ("attention_selector", "quantization")
 QUANT_FROM = (
     "vllm/model_executor/layers/quantization: get_quantization_config(m).get_min_capability() for "
     "QUANTIZATION_METHODS and the per-layer schemes; vllm/model_executor/kernels/linear _POSSIBLE_*_KERNELS "
@@ -97,21 +98,98 @@ def _compact_cases(rows: list[dict[str, Any]]) -> tuple[list[str], list[dict[str
     return reasons, out
 
 
+def _try(python: Path, args: list[str], stub: Path) -> tuple[dict[str, Any] | None, str | None]:
+    try:
+        return _probe(python, args, stub), None
+    except (RuntimeError, subprocess.SubprocessError, ValueError) as exc:
+        return None, " ".join(str(exc).split())[:600]
+
+
+def _case_errors(cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """The cases the selector could not answer, by reason (the text before any per-case detail)."""
+    reasons: dict[str, int] = {}
+    for case in cases:
+        if "error" in case:
+            reasons[case["error"][:200]] = reasons.get(case["error"][:200], 0) + 1
+    return {"count": sum(reasons.values()), "reasons": dict(sorted(reasons.items(), key=lambda i: -i[1]))}
+
+
 def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str) -> dict[str, Any]:
-    """Both `ran` tables of one release, from its own code on each simulated capability."""
+    """Both `ran` tables of one release, from its own code on each simulated capability. A probe that fails
+    on one capability leaves that capability out of its table and says why (`failed_capabilities`); a table no
+    capability answered is `failed` with the reason instead of a table."""
     with tempfile.TemporaryDirectory(prefix="harvest-run-") as tmp:
         stub = Path(tmp) / "libcuda"
         started = time.monotonic()
-        methods = _probe(python, ["--methods"], stub)
-        per_cap = {}
+        methods, methods_failed = _try(python, ["--methods"], stub)
+        kernels: dict[int, dict[str, Any]] = {}
+        selector: dict[int, dict[str, Any]] = {}
+        failed: dict[str, dict[str, str]] = {"quantization": {}, "attention_selector": {}}
+        parts = (("kernels", kernels, "quantization"), ("attention", selector, "attention_selector"))
         for cap in capabilities:
-            per_cap[cap] = {
-                **_probe(python, ["--cap", str(cap), "--part", "kernels"], stub),
-                **_probe(python, ["--cap", str(cap), "--part", "attention"], stub),
-            }
-            print(f"  sm_{cap}: {len(per_cap[cap]['cases'])} attention cases", file=sys.stderr)
-    rows = [row for cap in capabilities for row in per_cap[cap]["cases"]]
-    reasons, cases = _compact_cases(rows)
+            for part, into, table in parts:
+                answer, why = _try(python, ["--cap", str(cap), "--part", part], stub)
+                if answer is None:
+                    failed[table][str(cap)] = why or "no answer"
+                else:
+                    into[cap] = answer
+            shown = len(selector[cap]["cases"]) if cap in selector else "no"
+            print(f"  sm_{cap}: {shown} attention cases", file=sys.stderr)
+    version = (methods or {}).get("version") or _installed(python, spec.partition("==")[0])
+    out: dict[str, Any] = {
+        "release": version,
+        "ran_on": today,
+        "python": subprocess.run(
+            [str(python), "-c", "import platform; print(platform.python_version())"], capture_output=True, text=True
+        ).stdout.strip(),
+        "packages": {k: v for k, v in {p: _installed(python, p) for p in PACKAGES}.items() if v},
+        "libcuda": next((a["libcuda"] for a in (*kernels.values(), *selector.values())), None),
+        "simulated_devices": {str(c): a["device"] for c, a in selector.items() if "device" in a},
+    }
+    ran_caps = [c for c in capabilities if c in selector]
+    if ran_caps:
+        rows = [row for cap in ran_caps for row in selector[cap]["cases"]]
+        reasons, cases = _compact_cases(rows)
+        out["attention_selector"] = {
+            "from": SELECTOR_FROM,
+            "capabilities": ran_caps,
+            "dtype": "bfloat16",
+            "imports": {str(c): selector[c]["imports"] for c in ran_caps if selector[c]["imports"]},
+            "reasons": reasons,
+            "cases": cases,
+            "case_errors": _case_errors(rows),
+            **({"failed_capabilities": failed["attention_selector"]} if failed["attention_selector"] else {}),
+        }
+    else:
+        out["attention_selector"] = {"failed": _first(failed["attention_selector"]) or "no capability was asked"}
+    quant_caps = [c for c in capabilities if c in kernels]
+    if methods is not None and quant_caps:
+        out["quantization"] = {
+            "from": QUANT_FROM,
+            "capabilities": quant_caps,
+            "methods": methods["methods"],
+            "schemes": methods["schemes"],
+            "linear_kernels": _linear(kernels, quant_caps),
+            "moe_kernels": _moe(kernels, quant_caps),
+            **({"failed_capabilities": failed["quantization"]} if failed["quantization"] else {}),
+        }
+    else:
+        why = f"--methods: {methods_failed}" if methods_failed else _first(failed["quantization"])
+        out["quantization"] = {"failed": why or "no capability was asked"}
+    print(f"  ran in {time.monotonic() - started:.0f}s", file=sys.stderr)
+    return out
+
+
+def _first(by_cap: dict[str, str]) -> str | None:
+    """One reason for a table that failed everywhere: the first capability's, saying how many shared it."""
+    if not by_cap:
+        return None
+    cap, why = next(iter(by_cap.items()))
+    same = sum(1 for w in by_cap.values() if w == why)
+    return f"sm_{cap}{f' and {same - 1} more' if same > 1 else ''}: {why}"
+
+
+def _linear(per_cap: dict[int, dict[str, Any]], capabilities: list[int]) -> dict[str, Any]:
     linear: dict[str, Any] = {}
     for family, first in per_cap[capabilities[0]]["linear_kernels"].items():
         order = first["candidates"]  # the release's priority order (the same list on every capability)
@@ -123,6 +201,10 @@ def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str) -> d
             },
             "by_capability": by_cap,
         }
+    return linear
+
+
+def _moe(per_cap: dict[int, dict[str, Any]], capabilities: list[int]) -> dict[str, Any]:
     moe: dict[str, Any] = {}
     for cap in capabilities:
         for module, backends in per_cap[cap]["moe_kernels"].items():
@@ -131,37 +213,12 @@ def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str) -> d
                     continue
                 for kernel, ok in kernels.items():
                     moe.setdefault(module, {}).setdefault(backend, {}).setdefault(kernel, {})[str(cap)] = ok
-    packages = {p: _installed(python, p) for p in PACKAGES}
-    print(f"  ran in {time.monotonic() - started:.0f}s", file=sys.stderr)
-    return {
-        "release": methods["version"],
-        "ran_on": today,
-        "python": subprocess.run(
-            [str(python), "-c", "import platform; print(platform.python_version())"], capture_output=True, text=True
-        ).stdout.strip(),
-        "packages": {k: v for k, v in packages.items() if v},
-        "libcuda": per_cap[capabilities[0]]["libcuda"],
-        "attention_selector": {
-            "from": SELECTOR_FROM,
-            "capabilities": list(capabilities),
-            "dtype": "bfloat16",
-            "imports": {str(c): per_cap[c]["imports"] for c in capabilities if per_cap[c]["imports"]},
-            "reasons": reasons,
-            "cases": cases,
-        },
-        "quantization": {
-            "from": QUANT_FROM,
-            "capabilities": list(capabilities),
-            "methods": methods["methods"],
-            "schemes": methods["schemes"],
-            "linear_kernels": linear,
-            "moe_kernels": moe,
-        },
-    }
+    return moe
 
 
 def write(tables: dict[str, Any], facts_path: Path, artifact: str | None, sha256: str | None) -> Path:
-    """`<release>.ran.json` beside the facts file, and the facts file's two table entries pointing at it."""
+    """`<release>.ran.json` beside the facts file, and the facts file's two table entries pointing at it; a
+    table that failed is named in the facts file's `ran_failed` with its reason instead (record_failure)."""
     facts = json.loads(facts_path.read_text(encoding="utf-8"))
     if sha256 and facts.get("sha256") and facts["sha256"] != sha256:
         raise RuntimeError(
@@ -169,31 +226,61 @@ def write(tables: dict[str, Any], facts_path: Path, artifact: str | None, sha256
             " rerun the read harvest first"
         )
     name = f"{facts['release']}.ran.json"
-    ran = {
-        "engine": facts["engine"],
-        "release": facts["release"],
-        "artifact": artifact,
-        "sha256": sha256,
-        "method": "ran",
-        **tables,
-    }
-    (facts_path.parent / name).write_text(json.dumps(ran, sort_keys=True, separators=(",", ":")) + "\n")
-    selector, quant = tables["attention_selector"], tables["quantization"]
-    facts["tables"]["attention_selector"] = {
-        "method": "ran",
-        "from": SELECTOR_FROM,
-        "file": name,
-        "ran_on": tables["ran_on"],
-        "count": len(selector["cases"]),
-        "capabilities": selector["capabilities"],
-    }
-    facts["tables"]["quantization"] = {
-        "method": "ran",
-        "from": QUANT_FROM,
-        "file": name,
-        "ran_on": tables["ran_on"],
-        "count": len(quant["methods"]),
-        "capabilities": quant["capabilities"],
-    }
+    ok = {t: v for t, v in ((t, tables[t]) for t in RAN_TABLES) if "failed" not in v}
+    target = facts_path.parent / name
+    if ok:
+        ran = {
+            "engine": facts["engine"],
+            "release": facts["release"],
+            "artifact": artifact,
+            "sha256": sha256,
+            "method": "ran",
+            **{k: v for k, v in tables.items() if k not in RAN_TABLES},
+            **ok,
+        }
+        target.write_text(json.dumps(ran, sort_keys=True, separators=(",", ":")) + "\n")
+    elif target.exists():
+        target.unlink()
+    failures = dict(facts.get("ran_failed") or {})
+    for table in RAN_TABLES:
+        facts["tables"].pop(table, None)
+        failures.pop(table, None)
+        if table not in ok:
+            failures[table] = {"method": "ran", "tried_on": tables["ran_on"], "reason": tables[table]["failed"]}
+            continue
+        entry: dict[str, Any] = {
+            "method": "ran",
+            "from": SELECTOR_FROM if table == "attention_selector" else QUANT_FROM,
+            "file": name,
+            "ran_on": tables["ran_on"],
+            "count": len(ok[table]["cases"]) if table == "attention_selector" else len(ok[table]["methods"]),
+            "capabilities": ok[table]["capabilities"],
+        }
+        if ok[table].get("failed_capabilities"):
+            entry["failed_capabilities"] = ok[table]["failed_capabilities"]
+        errors = ok[table].get("case_errors", {}).get("count")
+        if errors:  # cases the selector could not answer (their reasons are in the ran file)
+            entry["case_errors"] = errors
+        facts["tables"][table] = entry
+    _set_failures(facts, failures)
     facts_path.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    return facts_path.parent / name
+    return target
+
+
+def record_failure(facts_path: Path, reason: str, today: str) -> None:
+    """A run that produced no table at all (the install failed): both tables are named with the reason, and
+    a previously committed run of them is kept only if it is of this same release (it is: one file a release)."""
+    facts = json.loads(facts_path.read_text(encoding="utf-8"))
+    failures = dict(facts.get("ran_failed") or {})
+    for table in RAN_TABLES:
+        if table not in facts["tables"]:
+            failures[table] = {"method": "ran", "tried_on": today, "reason": " ".join(reason.split())[:600]}
+    _set_failures(facts, failures)
+    facts_path.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _set_failures(facts: dict[str, Any], failures: dict[str, Any]) -> None:
+    if failures:
+        facts["ran_failed"] = failures
+    else:
+        facts.pop("ran_failed", None)

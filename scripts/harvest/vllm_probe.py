@@ -5,7 +5,8 @@ selector and quantization code what they accept on one simulated GPU, and print 
 some vLLM modules freeze capability-dependent constants at import time); `--methods` answers the
 capability-independent quantization minimums. No GPU: where the driver library is missing a stand-in
 libcuda.so.1 is compiled whose every entry point fails (the CUDA toolkit stub's contract), vLLM's
-platform is forced to its CudaPlatform, and get_device_capability/get_device_name report the simulated GPU.
+platform is forced to its CudaPlatform, and its capability queries and torch.cuda's device queries
+(is_available, get_device_capability, get_device_properties …) report the simulated GPU.
 """
 
 from __future__ import annotations
@@ -159,8 +160,89 @@ def ensure_libcuda(folder: str) -> str:
     return lib
 
 
+# The GPU each capability stands for: only its size and SM count are read (workspace sizing, split heuristics);
+# the name stays "simulated" so no name-keyed path of the release fires on a GPU that was not there.
+DEVICES: dict[int, tuple[int, int]] = {  # capability -> (total memory GiB, SMs) of a representative GPU
+    70: (32, 80),  # V100
+    75: (16, 40),  # T4
+    80: (80, 108),  # A100
+    86: (24, 72),  # A10
+    89: (48, 142),  # L40S
+    90: (80, 132),  # H100
+    100: (180, 148),  # B200
+    103: (288, 148),  # B300
+    110: (128, 20),  # Jetson Thor
+    120: (96, 188),  # RTX PRO 6000 Blackwell
+    121: (128, 48),  # GB10
+}
+
+
+def device_properties(capability: int) -> dict[str, Any]:
+    """What torch.cuda.get_device_properties reports for the simulated GPU (recorded with the tables)."""
+    memory, sms = DEVICES.get(capability, (80, 132))
+    return {
+        "name": f"NVIDIA simulated sm_{capability}",
+        "major": capability // 10,
+        "minor": capability % 10,
+        "total_memory": memory << 30,
+        "multi_processor_count": sms,
+        "warp_size": 32,
+        "max_threads_per_multi_processor": 2048 if capability in (80, 90, 100, 103, 110) else 1536,
+        "regs_per_multiprocessor": 65536,
+        "L2_cache_size": 50 << 20,
+        "shared_memory_per_block_optin": 227 << 10 if capability >= 90 else 163 << 10,
+        "is_integrated": int(capability in (110, 121)),
+        "uuid": "00000000-0000-0000-0000-000000000000",
+        "gcnArchName": "",
+    }
+
+
+def simulate_torch_cuda(capability: int) -> None:
+    """torch.cuda answers for one simulated GPU in the whole probe process: some releases' backends (0.16.0's)
+    ask torch itself while validating, which without a driver raises "Found no NVIDIA driver". Device queries
+    report the GPU, device selection and synchronisation are no-ops; nothing here allocates or launches."""
+    import torch
+
+    props = types.SimpleNamespace(**device_properties(capability))
+    major, minor = props.major, props.minor
+    memory = props.total_memory
+
+    def none(*_args: Any, **_kwargs: Any) -> None:
+        return None
+
+    answers: dict[str, Any] = {
+        "is_available": lambda: True,
+        "is_initialized": lambda: True,
+        "device_count": lambda: 1,
+        "current_device": lambda: 0,
+        "get_device_capability": lambda device=None: (major, minor),
+        "get_device_properties": lambda device=None: props,
+        "get_device_name": lambda device=None: props.name,
+        "get_arch_list": lambda: [f"sm_{c}" for c in DEVICES],
+        "is_bf16_supported": lambda *a, **k: capability >= 80,
+        "mem_get_info": lambda device=None: (memory, memory),
+        "memory_allocated": lambda device=None: 0,
+        "max_memory_allocated": lambda device=None: 0,
+        "memory_reserved": lambda device=None: 0,
+        "max_memory_reserved": lambda device=None: 0,
+        "set_device": none,
+        "synchronize": none,
+        "init": none,
+        "empty_cache": none,
+        "reset_peak_memory_stats": none,
+        "_exchange_device": lambda device: 0,  # `with torch.cuda.device(i)`
+        "_maybe_exchange_device": lambda device: 0,
+    }
+    for name, answer in answers.items():
+        setattr(torch.cuda, name, answer)
+    if hasattr(torch, "_C"):  # vLLM's stateless device count asks torch's C binding, not torch.cuda
+        torch._C._cuda_getDeviceCount = lambda: 1
+
+
 def simulate(capability: int) -> Any:
-    """vLLM's CudaPlatform, reporting DeviceCapability(capability // 10, capability % 10) to every query."""
+    """vLLM's CudaPlatform, reporting DeviceCapability(capability // 10, capability % 10) to every query, over
+    a torch.cuda that reports the same GPU (simulate_torch_cuda)."""
+    simulate_torch_cuda(capability)
     import vllm.platforms as platforms
     import vllm.platforms.cuda as cuda
     from vllm.platforms.interface import DeviceCapability
@@ -177,17 +259,12 @@ def simulate(capability: int) -> Any:
 
 @contextlib.contextmanager
 def _cuda_tensors_on_meta(platform_cls: type) -> Iterator[None]:
-    """A backend module that allocates a CUDA workspace at import (CUTLASS_MLA) or asks torch for the GPU
-    (0.16.0's FLASH_ATTN): its tensors go to the meta device, the SM count is a placeholder and torch reports
-    the simulated capability, so the module imports and its real checks can run."""
+    """A backend module that allocates a CUDA workspace at import (CUTLASS_MLA): its tensors go to the meta
+    device and the SM count is a placeholder, so the module imports and its real checks can run."""
     import torch
 
     names = ("empty", "zeros", "ones", "full", "tensor", "arange", "empty_strided")
     saved = {n: getattr(torch, n) for n in names}
-    # 0.16.0's vllm_flash_attn asks torch itself at import: it gets the simulated GPU too
-    asked = torch.cuda.get_device_capability
-    cap = platform_cls.get_device_capability()
-    torch.cuda.get_device_capability = lambda device=None: (cap.major, cap.minor)
     had_units = "num_compute_units" in platform_cls.__dict__
     units = platform_cls.__dict__.get("num_compute_units")
 
@@ -207,7 +284,6 @@ def _cuda_tensors_on_meta(platform_cls: type) -> Iterator[None]:
     finally:
         for n, fn in saved.items():
             setattr(torch, n, fn)
-        torch.cuda.get_device_capability = asked
         if had_units:
             platform_cls.num_compute_units = units  # type: ignore[attr-defined]
         else:
@@ -478,6 +554,8 @@ def main() -> None:
             result.update(linear_kernels=linear_kernels(args.cap), moe_kernels=moe_kernels(args.cap))
         if args.part in ("all", "attention"):
             result.update(attention(args.cap))
+    if args.cap:
+        result["device"] = device_properties(args.cap)
     result["libcuda"] = libcuda if libcuda in ("system", "not needed") else "stand-in"
     sys.stdout.write("\n" + json.dumps(result, sort_keys=True) + "\n")
 

@@ -66,6 +66,22 @@ def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how()
     assert "harvested" not in text.out  # the table stays one line per build
 
 
+def test_list_engines_json_says_per_release_why_a_ran_table_is_missing():
+    rows = run_cli("list", "engines", "--format", "json").json()
+    harvested = [r for r in rows if r.get("harvested")]
+    for row in harvested:
+        facts = row["harvested"]
+        for table in ("attention_selector", "quantization"):
+            # each table is there with its method, or named with why it is not
+            assert (table in facts["tables"]) != (table in facts["why_not"]), (row["build"], table)
+            if table in facts["why_not"]:
+                assert facts["why_not"][table]["reason"], (row["build"], table)
+    by_release = {(r["engine"], r.get("release") or r["build"]): r["harvested"] for r in harvested}
+    assert by_release[("vllm", "vllm-0.33.0")]["why_not"] == {}
+    never = by_release[("vllm", "vllm-0.31.0")]["why_not"]["attention_selector"]
+    assert never == {"method": None, "reason": "not run (python scripts/harvest vllm==0.31.0 --run)"}
+
+
 def test_an_architecture_only_the_harvested_registry_has_is_known_to_be_loaded(tmp_path):
     config = '{"architectures": ["JambaForCausalLM"], "model_type": "jamba", "hidden_size": 4096}'
     (tmp_path / "config.json").write_text(config)

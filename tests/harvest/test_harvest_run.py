@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 TREE = Path(__file__).parent / "data" / "vllm-run-tree"
 
 
-def _run(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(TREE)}
+def _run(out: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(TREE), **(env or {})}
     command = [sys.executable, str(ROOT / "scripts" / "harvest"), *args, "--out", str(out), "--today", "2026-12-02"]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
 
@@ -54,6 +54,19 @@ def test_the_facts_file_names_both_ran_tables_and_keeps_the_read_ones(ran):
         assert (entry["method"], entry["file"], entry["ran_on"]) == ("ran", "9.9.9.ran.json", "2026-12-02")
         assert entry["capabilities"] == [75, 90, 100]
     assert tables["method"] == "ran" and tables["release"] == "9.9.9" and tables["libcuda"] == "not needed"
+    assert "ran_failed" not in facts and "case_errors" not in facts["tables"]["attention_selector"]
+
+
+def test_torch_cuda_answers_for_the_simulated_gpu_in_the_whole_probe(ran):
+    """A backend that asks torch.cuda itself while validating (0.16.0's FLASH_ATTN) gets the simulated GPU, not
+    "Found no NVIDIA driver"; the device each capability stood for is recorded with the tables."""
+    _, tables = ran
+    assert tables["attention_selector"]["case_errors"] == {"count": 0, "reasons": {}}
+    hopper = _case(tables, 90, shape="gqa", variant="sinks", head_size=128, kv="auto")
+    assert "sink setting not supported" not in hopper["rejected"].get("FLASH_ATTN", [])
+    device = tables["simulated_devices"]["90"]
+    assert (device["major"], device["minor"], device["multi_processor_count"]) == (9, 0, 132)
+    assert device["total_memory"] == 80 << 30 and device["name"] == "NVIDIA simulated sm_90"
 
 
 def test_valid_backends_in_priority_order_the_choice_and_the_release_s_reasons(ran):
@@ -109,6 +122,42 @@ def test_quantization_minimums_and_kernels_per_capability(ran):
     assert fp8["by_capability"]["75"]["CutlassFP8ScaledMMLinearKernel"].startswith("no: requires capability 89")
     assert quant["linear_kernels"]["wna16"]["by_capability"]["75"] == {"MarlinLinearKernel": "supported"}
     assert quant["moe_kernels"]["fp8"]["DEEPGEMM"] == {"DeepGemmExperts": {"75": False, "90": True, "100": True}}
+
+
+def test_a_capability_whose_probe_fails_is_left_out_of_its_table_with_the_reason(tmp_path):
+    (tmp_path / "vllm").mkdir()
+    facts = {"engine": "vllm", "release": "9.9.9", "sha256": None, "tables": {}}
+    (tmp_path / "vllm" / "9.9.9.json").write_text(json.dumps(facts))
+    proc = _run(tmp_path, "vllm==9.9.9", "--run", "--python", sys.executable, "--caps", "61,90")
+    assert proc.returncode == 0, proc.stderr
+    assert "attention_selector: 147 cases in" in proc.stderr and "failed on sm_61" in proc.stderr
+    written = json.loads((tmp_path / "vllm" / "9.9.9.json").read_text())
+    selector = written["tables"]["attention_selector"]
+    assert selector["capabilities"] == [90] and list(selector["failed_capabilities"]) == ["61"]
+    assert "NotImplementedError: no CUDA attention backends below 7.0" in selector["failed_capabilities"]["61"]
+    assert written["tables"]["quantization"]["capabilities"] == [61, 90]  # its kernel tables answered on both
+    # asked only where it fails everywhere: no selector table, the reason in the facts file instead
+    proc = _run(tmp_path, "vllm==9.9.9", "--run", "--python", sys.executable, "--caps", "61")
+    assert proc.returncode == 1 and "attention_selector: FAILED: sm_61: probe --cap 61" in proc.stderr
+    written = json.loads((tmp_path / "vllm" / "9.9.9.json").read_text())
+    assert "attention_selector" not in written["tables"] and written["tables"]["quantization"]["method"] == "ran"
+    failure = written["ran_failed"]["attention_selector"]
+    assert (failure["method"], failure["tried_on"]) == ("ran", "2026-12-02")
+    assert "no CUDA attention backends below 7.0" in failure["reason"]
+    assert "attention_selector" not in json.loads((tmp_path / "vllm" / "9.9.9.ran.json").read_text())
+
+
+def test_an_install_that_fails_is_recorded_for_both_tables(tmp_path):
+    (tmp_path / "vllm").mkdir()
+    facts = {"engine": "vllm", "release": "9.9.9", "sha256": None, "tables": {"flags": {"method": "read"}}}
+    (tmp_path / "vllm" / "9.9.9.json").write_text(json.dumps(facts))
+    env = {"HARVEST_PYTHON": str(tmp_path / "no-such-python")}
+    proc = _run(tmp_path, "vllm==9.9.9", "--run", "--venv", str(tmp_path / "venv"), env=env)
+    assert proc.returncode == 1 and "FAILED" in proc.stderr
+    written = json.loads((tmp_path / "vllm" / "9.9.9.json").read_text())
+    assert written["tables"] == {"flags": {"method": "read"}}
+    assert set(written["ran_failed"]) == {"attention_selector", "quantization"}
+    assert "no-such-python" in written["ran_failed"]["quantization"]["reason"]
 
 
 def test_run_without_a_read_harvest_or_for_another_engine_is_refused_in_one_line(tmp_path):

@@ -10,7 +10,12 @@ def empty(*size, device=None, **kwargs):
 zeros = ones = full = tensor = arange = empty_strided = empty
 
 
+def _no_driver(*_args, **_kwargs):
+    raise RuntimeError("Found no NVIDIA driver on your system")
+
+
 class cuda:  # noqa: N801 - torch.cuda, as seen on a host without a driver
-    @staticmethod
-    def get_device_capability(device=None):
-        raise RuntimeError("Found no NVIDIA driver on your system")
+    is_available = staticmethod(lambda: False)
+    get_device_capability = staticmethod(_no_driver)
+    get_device_properties = staticmethod(_no_driver)
+    current_device = staticmethod(_no_driver)

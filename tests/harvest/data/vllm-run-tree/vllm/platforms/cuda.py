@@ -4,6 +4,8 @@ from vllm.v1.attention.backends.registry import AttentionBackendEnum
 
 def _get_backend_priorities(use_mla, device_capability, num_heads=None, kv_cache_dtype=None,
                             use_non_causal=False, head_size=None, use_mm_prefix=False):
+    if device_capability.major == 6:  # a GPU the release has no attention path for: the probe fails there
+        raise NotImplementedError("no CUDA attention backends below 7.0")
     if use_mla:
         if device_capability.major == 10:
             return [AttentionBackendEnum.CUTLASS_MLA, AttentionBackendEnum.TRITON_MLA]

@@ -1,3 +1,6 @@
+import torch
+
+
 class FlashAttentionBackend:
     @classmethod
     def validate_configuration(cls, device_capability, head_size, kv_cache_dtype, has_sink=False, **_):
@@ -8,6 +11,7 @@ class FlashAttentionBackend:
             reasons.append("head_size not supported")
         if kv_cache_dtype.startswith("fp8") and device_capability.major != 9:
             reasons.append("kv_cache_dtype not supported")
-        if has_sink and device_capability.major < 9:
+        # as 0.16.0's FLASH_ATTN does: the sinks check asks torch itself which GPU it is on
+        if has_sink and torch.cuda.get_device_properties(torch.cuda.current_device()).major < 9:
             reasons.append("sink setting not supported")
         return reasons
