@@ -204,7 +204,6 @@ def test_a_model_whose_every_layer_is_windowed_plans_its_cache_per_request(tmp_p
     assert memory["full_length_requests"] > 0
 
 
-<<<<<<< HEAD
 # vLLM's MambaStateShapeCalculator and MambaStateDtypeCalculator, per layer and request (mamba_utils.py at the
 # commit cited in the module docstring): short_conv_state_shape(tp, hidden_size, conv_L_cache) is one conv state
 # of (hidden_size / tp) × (conv_L_cache − 1) elements, in the model dtype (mamba_cache_dtype auto).
@@ -296,7 +295,8 @@ def test_a_pure_mamba_stack_keeps_no_kv_and_a_fixed_state_per_sequence(tmp_path,
     assert memory["concurrency"] > 4
     assert memory["concurrency"] * memory["state_bytes_per_request"] <= memory["kv_pool_gib"] * 2**30
     assert "no attention" in explained.json()["request"]["understood_as"]
-=======
+
+
 def test_a_mistral_config_in_the_format_transformers_5_writes_plans_as_the_older_one(tmp_path):
     # issue 21 saw an internal error ("cannot convert float NaN to integer") for a Mistral config whose RoPE
     # fields are the rope_parameters block transformers 5 writes (and dtype for torch_dtype). The real zephyr
@@ -332,4 +332,3 @@ def test_a_class_the_newest_vllm_dropped_is_said_plainly_with_the_last_build_tha
     )  # fmt: skip
     reasons = [r["reason"] for r in rejections(explained.json()) if r["engine"] == "vllm"]
     assert any("does not load MPTForCausalLM" in r and "supported until 0.28.0" in r for r in reasons), reasons
->>>>>>> configs30
