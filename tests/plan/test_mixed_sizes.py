@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from recipegen.catalog.schema import QuantGroup
-from recipegen.plan.checkpoint_size import bits_per_weight, checkpoint_bytes, routed_expert_params
+from recipegen.plan.checkpoint_size import bits_per_weight, checkpoint_bytes, routed_expert_params, why_not_estimated
 from tests.support.cli import run_cli
 from tests.support.contract import rejections
 
@@ -80,8 +80,12 @@ def test_an_estimated_size_ranks_by_what_runs_best_and_unsized_says_why(catalog)
     assert first["memory"]["weights_estimated"] and first["variant"] == "int4-int8mix"
     for model in catalog.models.values():
         for variant in model.variants:
-            if variant.quant in ("int4_int8_mix", "awq", "gptq", "int4", "fp8_block") and not model.multimodal:
+            if variant.quant not in ("int4_int8_mix", "awq", "gptq", "int4", "fp8_block"):
+                continue
+            if not model.multimodal and model.linear_attention is None:
                 assert checkpoint_bytes(model, variant.size_bytes, variant.quant, variant.quant_groups), variant.id
+            elif checkpoint_bytes(model, variant.size_bytes, variant.quant, variant.quant_groups) is None:
+                assert "in an amount the catalog does not give" in why_not_estimated(model, variant.quant), variant.id
     kimi = run_cli("explain", "--gpu", "h200", "--gpus", "8", "--model", "kimi-k2.5", "--format", "json", env=OFFLINE)
     unsized = [r["reason"] for r in rejections(kimi.json()) if (r["variant"], r["gate"]) == ("nvfp4", "memory")]
     assert unsized and all("no estimate from the parameter count (its vision tower stays 16-bit" in r for r in unsized)
