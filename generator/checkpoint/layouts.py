@@ -10,7 +10,7 @@ from typing import Any
 
 from ..catalog.schema import Source
 from ..catalog.schema.common import KernelOp
-from ..catalog.schema.model import Attention, CompressedLayers, Indexer, LinearAttention, Moe, Need
+from ..catalog.schema.model import MAMBA_KINDS, Attention, CompressedLayers, Indexer, LinearAttention, Moe, Need
 from .architectures import LinearKind, Rule
 from .configfields import as_int, text_config
 
@@ -30,7 +30,6 @@ LINEAR_NAMES: dict[LinearKind, str] = {
     "mamba2": "Mamba-2 (state-space duality)",
     "short_conv": "gated short-convolution",
 }
-MAMBA_KINDS = ("mamba1", "mamba2", "short_conv")
 # the spellings of one Mamba fact across the classes vLLM loads (mamba.py, mamba2.py, jamba.py, falcon_h1.py,
 # nemotron_h.py, zamba2.py, lfm2.py read these names in get_mamba_state_shape_from_config), first found wins
 MAMBA_FIELDS: dict[str, tuple[str, ...]] = {

@@ -13,7 +13,7 @@ import math
 
 from ..catalog.schema import Model
 from ..catalog.schema.common import KvDtype
-from ..catalog.schema.model import LinearAttention
+from ..catalog.schema.model import MAMBA_KINDS, LinearAttention
 from ..frozen import frozen
 
 KV_BYTES: dict[KvDtype, float] = {
@@ -161,7 +161,7 @@ def footprint(
 
     state = 0.0
     linear = model.linear_attention
-    if linear is not None and linear.kind in ("mamba1", "mamba2", "short_conv"):
+    if linear is not None and linear.kind in MAMBA_KINDS:
         state, what = _mamba_state(linear, tp)
         state *= state_slots
         slots = f" × {state_slots} slots" if state_slots > 1 else ""

@@ -261,28 +261,19 @@ def _verdict(
 ) -> str:
     kv_one = context * fp.per_token / GIB
     state = concurrency * fp.per_request / GIB
+    each = fp.state_per_request / 2**20
     if static_alloc:
-        need = kv_one * concurrency + state
+        recurrent = f" (with recurrent state: {each:.2f} MiB per slot's sequence, whatever its context)" if each else ""
         text = (
-            f"ctx-size {context * concurrency} ({concurrency} slot(s) × {context}) needs {need:.1f} GiB of KV "
-            f"per GPU; {pool:.1f} GiB is free after weights"
+            f"ctx-size {context * concurrency} ({concurrency} slot(s) × {context}) needs "
+            f"{kv_one * concurrency + state:.1f} GiB of KV per GPU{recurrent}; {pool:.1f} GiB is free after weights"
         )
-        if fp.state_per_request:
-            each = fp.state_per_request / 2**20
-            text = text.replace(
-                " of KV per GPU",
-                f" of KV per GPU (with recurrent state: {each:.2f} MiB per slot's sequence, whatever its context)",
-            )
     else:
         text = f"one {context}-token request needs {kv_one:.2f} GiB of KV per GPU"
-        if fp.per_request and fp.state_per_request:
-            each = fp.state_per_request / 2**20
-            text += (
-                f", {concurrency} request(s) reserve {state:.2f} GiB of per-request cache (recurrent state: "
-                f"{each:.2f} MiB per running sequence, whatever its context)"
-            )
-        elif fp.per_request:
+        if fp.per_request:
             text += f", {concurrency} request(s) reserve {state:.2f} GiB of per-request cache"
+            if each:
+                text += f" (recurrent state: {each:.2f} MiB per running sequence, whatever its context)"
         text += f"; the KV pool has {pool:.1f} GiB"
     if ok:
         return text + " — fits"

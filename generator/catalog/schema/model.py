@@ -70,6 +70,11 @@ class Attention(Sourced):
             raise ValueError(f"attention kind {self.kind!r} needs {', '.join(missing)}")
 
 
+# the linear-attention kinds whose state is a convolution window (and an SSM state): one per request, sized
+# by channels rather than heads
+MAMBA_KINDS = ("mamba1", "mamba2", "short_conv")
+
+
 @frozen(kw_only=True)
 class LinearAttention(Sourced):
     """Layers that keep a fixed state per request instead of a KV cache. Mamba kinds in the SSD framing:
@@ -88,7 +93,7 @@ class LinearAttention(Sourced):
     groups: Heads | None = None  # mamba2: n_groups of the B and C projections
 
     def _check(self) -> None:
-        if self.kind in ("mamba1", "mamba2", "short_conv") and (self.inner is None or not self.conv_kernel):
+        if self.kind in MAMBA_KINDS and (self.inner is None or not self.conv_kernel):
             raise ValueError(f"linear_attention kind {self.kind!r} needs inner and conv_kernel")
         if self.kind == "mamba2" and self.groups is None:
             raise ValueError("linear_attention kind 'mamba2' needs groups")
