@@ -8,14 +8,14 @@ architecture class without a rule in data/architectures.yaml is named, never gue
 from __future__ import annotations
 
 from ..catalog.schema import Model, Source, Variant
-from ..catalog.schema.model import Attention, LinearAttention
+from ..catalog.schema.model import LinearAttention
 from ..frozen import frozen
 from .architectures import Rule, rules
 from .config_bounds import config_problem, schema_problem
 from .configfields import as_int, slug, text_config, word
 from .files import Checkpoint
 from .generic import field_names, generic_fields, generic_rule, kind_label, mlp_matrices
-from .layouts import attention_of, layer_split, linear_of, mlp_layers, moe_of, needs_of
+from .layouts import attention_free, attention_of, layer_split, linear_of, mlp_layers, moe_of, needs_of
 from .sizes import FLOAT_DTYPES, Size, checkpoint_size, estimate_params
 from .weightformat import WeightFormat, by_bytes_per_param, weight_format
 
@@ -75,11 +75,7 @@ def derive(ck: Checkpoint) -> Derivation:
             linear_layers, attention_layers = layer_split(rule.linear_attention, c, layers)
             linear = linear_of(rule.linear_attention, c, linear_layers, source)
         if linear is not None and attention_layers == 0 and as_int(c.get("num_attention_heads")) is None:
-            # a pure Mamba stack: no KV cache; its SSM heads are what tensor parallelism splits
-            att = Attention(
-                kind="gqa", num_heads=linear.num_heads, num_kv_heads=linear.num_heads,
-                head_dim=linear.head_v_dim, layers=0, sources=[source],
-            )  # fmt: skip
+            att = attention_free(linear, source)
         else:
             att = attention_of(rule, c, layers, source, attention_layers)
     except ValueError as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog.schema import Source
+from ..catalog.schema.model import MAMBA_KINDS
 from .architectures import Rule
 from .configfields import as_int
 
@@ -229,7 +230,7 @@ def generic_rule(arch: str, c: dict[str, Any]) -> Rule | str:
         moe_every_field=moe_every,
         attention_free=linear in ("mamba1", "mamba2") and "num_attention_heads" not in c,
         generic=True,
-        sources=[VLLM_MODEL_CONFIG, *([VLLM_MAMBA_STATE] if linear in ("mamba1", "mamba2", "short_conv") else [])],
+        sources=[VLLM_MODEL_CONFIG, *([VLLM_MAMBA_STATE] if linear in MAMBA_KINDS else [])],
     )
 
 

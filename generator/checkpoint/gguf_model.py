@@ -20,7 +20,7 @@ from .architectures import Rule, rules
 from .configfields import as_int, slug, word
 from .files import Checkpoint
 from .gguf import GgufHeader, GgufQuant
-from .layouts import needs_of
+from .layouts import attention_free, needs_of
 
 LLAMA_MODEL = "https://github.com/ggml-org/llama.cpp/blob/master/src/llama-model.cpp"
 LLAMA_HPARAMS = Source(
@@ -275,11 +275,7 @@ def model_from_gguf(ck: Checkpoint) -> tuple[Model | None, str | None, list[tupl
         layers = _need(h, "block_count")
         linear = state_layers_of(h, layers, source)
         if linear is not None and not _int(h, "attention.head_count"):
-            # a pure Mamba stack: no KV cache; its SSM heads are what a split shares out
-            att = Attention(
-                kind="gqa", num_heads=linear.num_heads, num_kv_heads=linear.num_heads,
-                head_dim=linear.head_v_dim, layers=0, sources=[source],
-            )  # fmt: skip
+            att = attention_free(linear, source)
         else:
             att = attention_of(h, layers, source)
         moe = moe_of(h)

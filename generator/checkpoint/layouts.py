@@ -173,6 +173,14 @@ def _mamba_of(kind: LinearKind, c: dict[str, Any], layers: int, source: Source) 
     )  # fmt: skip
 
 
+def attention_free(linear: LinearAttention, source: Source) -> Attention:
+    """The attention of a pure Mamba stack: no layer keeps K and V; its SSM heads are what a split shares out."""
+    return Attention(
+        kind="gqa", num_heads=linear.num_heads, num_kv_heads=linear.num_heads, head_dim=linear.head_v_dim,
+        layers=0, sources=[source],
+    )  # fmt: skip
+
+
 def _need_int(c: dict[str, Any], key: str, where: str = "") -> int:
     value = as_int(c.get(key))
     if value is None:

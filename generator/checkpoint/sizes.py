@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from ..catalog.schema.engine import QuantMethod
-from ..catalog.schema.model import Attention, LinearAttention, Moe
+from ..catalog.schema.model import MAMBA_KINDS, Attention, LinearAttention, Moe
 from ..frozen import frozen
 from .configfields import as_int
 from .files import Checkpoint
@@ -90,7 +90,7 @@ def estimate_params(
         q = hidden * q_lora + q_lora * heads * (nope + rope) if q_lora else hidden * heads * (nope + rope)
         attn = q + hidden * (lora + rope) + lora * heads * (nope + v) + heads * v * hidden
     if linear is not None:  # mixer per layer: the attention layers' projections, or q/k/v, gate and output
-        if linear.kind in ("mamba1", "mamba2", "short_conv"):
+        if linear.kind in MAMBA_KINDS:
             state = mamba_mixer_params(linear, hidden)
         else:
             kh = linear.num_k_heads or linear.num_heads
