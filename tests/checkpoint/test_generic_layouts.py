@@ -36,7 +36,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.cli import run_cli
+from tests.support.cli import Result, run_cli
 from tests.support.contract import rejections
 
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "configs"
@@ -87,6 +87,16 @@ def _folder(tmp_path: Path, arch: str) -> Path:
     index = {"metadata": {"total_size": _total(arch)}, "weight_map": {}}
     (folder / "model.safetensors.index.json").write_text(json.dumps(index))
     return folder
+
+
+def _explain_on_vllm(folder: Path, tp: int) -> Result:
+    """`recipegen explain --format json` of a local folder on tp × H200 with vLLM, which must answer."""
+    explained = run_cli(
+        "explain", "--gpu", "h200", "--gpus", str(tp), "--model", str(folder), "--engine", "vllm",
+        "--format", "json", env=OFFLINE,
+    )  # fmt: skip
+    assert explained.code == 0, explained.err
+    return explained
 
 
 def _kv_heads(c: dict[str, Any]) -> int:
@@ -225,11 +235,7 @@ def test_a_short_conv_hybrid_charges_its_state_per_running_sequence(tmp_path, tp
     # the 6 attention layers keep K and V per token
     folder = _folder(tmp_path, "Lfm2ForCausalLM")
     c = json.loads((folder / "config.json").read_text())
-    explained = run_cli(
-        "explain", "--gpu", "h200", "--gpus", str(tp), "--model", str(folder), "--engine", "vllm",
-        "--format", "json", env=OFFLINE,
-    )  # fmt: skip
-    assert explained.code == 0, explained.err
+    explained = _explain_on_vllm(folder, tp)
     plan = explained.json()["plans"][0]
     memory = plan["memory"]
     state = _short_conv_state_bytes(c, tp)
@@ -288,11 +294,7 @@ def test_a_pure_mamba_stack_keeps_no_kv_and_a_fixed_state_per_sequence(tmp_path,
     folder.mkdir()
     shutil.copy(HYBRIDS / arch / "config.json", folder / "config.json")
     c = json.loads((folder / "config.json").read_text())
-    explained = run_cli(
-        "explain", "--gpu", "h200", "--gpus", str(tp), "--model", str(folder), "--engine", "vllm",
-        "--format", "json", env=OFFLINE,
-    )  # fmt: skip
-    assert explained.code == 0, explained.err
+    explained = _explain_on_vllm(folder, tp)
     plans = explained.json()["plans"]
     assert plans, [r["reason"] for r in rejections(explained.json()) if r["engine"] == "vllm"][:3]
     memory = plans[0]["memory"]
