@@ -1,0 +1,70 @@
+"""The sm100 slice of the field survey (issue 28): B200/GB200/B300 — the defects of official releases there, each
+asked the way a user asks (explain, history, lint)."""
+
+from __future__ import annotations
+
+from tests.support.contract import sources
+from tests.support.release_history import explain, history_of, verdicts
+
+TRTLLM_MOE = "sglang-0.5.12-minimax-nvfp4-trtllm-moe-garbage"
+MINIMAX = ("--model", "minimax-m2.7", "--engine", "sglang")
+MINIMAX_B200 = ("--gpu", "b200", "--gpus", "1", *MINIMAX)
+BUILD = "sglang-0.5.12"
+WORKAROUND = ("--moe-runner-backend", "flashinfer_cutlass")
+
+
+def defect_ids(plan):
+    return [d["id"] for d in plan["build_defects"]]
+
+
+def flags(plan):
+    return {(f["flag"], f.get("value")) for f in plan["flags"]}
+
+
+def lint(cli, *args):
+    result = cli("lint", "--format", "json", *args)
+    assert result.code in (0, 1), result.err
+    return result.json()
+
+
+# --- SGLang 0.5.12: the plain flashinfer_trtllm MoE runner garbles MiniMax-M2.x NVFP4 on B200 (sglang#26324) ------
+
+
+def test_an_nvfp4_minimax_plan_on_0_5_12_b200_names_the_defect_and_forces_the_cutlass_moe_runner(cli):
+    doc = explain(cli, *MINIMAX_B200, "--variant", "nvfp4", "--build", "sglang-0.5.12")
+    plan = doc["plans"][0]
+    assert plan["variant"] == "nvfp4" and TRTLLM_MOE in defect_ids(plan)
+    assert WORKAROUND in flags(plan)
+    (defect,) = [d for d in plan["build_defects"] if d["id"] == TRTLLM_MOE]
+    assert defect["symptom"] == "wrong-output" and not defect["blocks"]
+    cited = sources(doc, defect["sources"])
+    assert any(s["url"].endswith("sgl-project/sglang/issues/26324") and s["date"] for s in cited)
+
+
+def test_the_defect_spares_fp8_weights_other_gpus_and_releases_no_report_names(cli):
+    fp8 = explain(cli, "--gpu", "b200", "--gpus", "2", *MINIMAX, "--variant", "fp8", "--build", "sglang-0.5.12")
+    fp8 = fp8["plans"][0]
+    assert TRTLLM_MOE not in defect_ids(fp8) and "--moe-runner-backend" not in fp8["argv"]
+    before = explain(cli, *MINIMAX_B200, "--variant", "nvfp4", "--build", "sglang-0.5.11")["plans"][0]
+    assert TRTLLM_MOE not in defect_ids(before) and "--moe-runner-backend" not in before["argv"]
+    pro = explain(cli, "--gpu", "rtx-pro-6000", "--gpus", "4", *MINIMAX, "--variant", "nvfp4", "--build", BUILD)
+    assert pro["plans"]
+    assert all(TRTLLM_MOE not in defect_ids(p) for p in pro["plans"])
+
+
+def test_history_shows_the_trtllm_moe_defect_at_0_5_12_only(cli):
+    builds = verdicts(history_of(cli, "sglang", "b200", "minimax-m2.7", 1, "--variant", "nvfp4"))
+    assert TRTLLM_MOE in builds["sglang-0.5.12"]["defects"]
+    assert TRTLLM_MOE not in builds["sglang-0.5.11"]["defects"]
+    assert TRTLLM_MOE not in builds["sglang-0.5.13"]["defects"]
+    assert builds["sglang-0.5.12"]["verdict"] == "runnable"  # the workaround keeps it runnable
+
+
+def test_lint_flags_a_minimax_nvfp4_command_on_the_0_5_12_image_and_not_one_with_the_cutlass_runner(cli):
+    base = ("--gpu", "b200", "--", "docker", "run", "lmsysorg/sglang:v0.5.12", "python3", "-m",
+            "sglang.launch_server", "--model-path", "nvidia/MiniMax-M2.7-NVFP4")  # fmt: skip
+    hits = [f for f in lint(cli, *base)["findings"] if f["code"] == "defect" and "flashinfer_trtllm" in f["why"]]
+    assert hits and "--moe-runner-backend flashinfer_cutlass" in hits[0]["fix"]
+    assert any("sgl-project/sglang/issues/26324" in s for s in hits[0]["sources"])
+    clean = lint(cli, *base, *WORKAROUND)["findings"]
+    assert not [f for f in clean if f["code"] == "defect" and "flashinfer_trtllm" in f["why"]]
