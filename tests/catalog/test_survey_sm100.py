@@ -68,3 +68,11 @@ def test_lint_flags_a_minimax_nvfp4_command_on_the_0_5_12_image_and_not_one_with
     assert any("sgl-project/sglang/issues/26324" in s for s in hits[0]["sources"])
     clean = lint(cli, *base, *WORKAROUND)["findings"]
     assert not [f for f in clean if f["code"] == "defect" and "flashinfer_trtllm" in f["why"]]
+
+
+def test_coverage_counts_the_defect_in_the_minimax_sm100_cell_and_dates_its_survey(cli):
+    result = cli("coverage", "--format", "json")
+    assert result.code == 0, result.err
+    (cell,) = [c for c in result.json()["cells"] if (c["family"], c["gpu_class"]) == ("minimax-m2.7", "sm100")]
+    assert TRTLLM_MOE in cell["defects_open"] + cell["defects_closed"]
+    assert cell["surveyed"] >= "2026-12-03"  # this survey, or a later one
