@@ -358,6 +358,9 @@ def moe_of(rule: Rule, c: dict[str, Any], layers: int) -> Moe | None:
     step = as_int(c.get(rule.moe_every_field)) if rule.moe_every_field else None
     if step:
         dense = layers - layers // step
+    pattern = c.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and "E" in pattern:  # Nemotron-H: only the E layers route to experts
+        dense = layers - pattern[:layers].count("E")
     return Moe(
         experts=experts,
         top_k=as_int(c.get("num_experts_per_tok"))

@@ -97,17 +97,28 @@ def estimate_params(
             state = hidden * (2 * kh * linear.head_k_dim + 3 * linear.num_heads * linear.head_v_dim)
         attn = ((att.layers or 0) * attn + linear.layers * state) / layers if layers else 0
     dense_width = as_int(c.get(dense_mlp_field)) if dense_mlp_field else None
-    dense_mlp: float = mlp_matrices * hidden * (dense_width or as_int(c.get("intermediate_size")) or 0)
-    if mlp_layers is not None and layers:  # layers without an MLP (pure Mamba, Nemotron-H's mixer layers)
-        dense_mlp = dense_mlp * mlp_layers / layers
+    one_mlp: float = mlp_matrices * hidden * (dense_width or as_int(c.get("intermediate_size")) or 0)
     if moe is None:
-        total = embed + layers * (attn + dense_mlp)
+        # layers without an MLP (pure Mamba, Nemotron-H's mixer layers) carry none
+        mlps = layers if mlp_layers is None else mlp_layers
+        total = embed + layers * attn + mlps * one_mlp
         return total, total
     # latent MoE (Kimi-K3): the routed experts work at routed_expert_hidden_size, not hidden_size
     expert = mlp_matrices * (as_int(c.get("routed_expert_hidden_size")) or hidden) * (moe.moe_intermediate or 0)
-    shared_expert = mlp_matrices * hidden * (moe.moe_intermediate or 0)
+    # the shared expert's own width where the class states one (Qwen2-MoE shared_expert_intermediate_size,
+    # Nemotron-H moe_shared_expert_intermediate_size), else an expert's
+    shared_width = (
+        as_int(c.get("shared_expert_intermediate_size"))
+        or as_int(c.get("moe_shared_expert_intermediate_size"))
+        or moe.moe_intermediate
+        or 0
+    )
     moe_layers = layers - moe.dense_layers
-    dense_part = moe.dense_layers * (attn + dense_mlp) + moe_layers * (attn + moe.shared_experts * shared_expert)
+    # the dense MLPs: one per layer that does not route, or, where some layers have no MLP at all, the MLP
+    # layers left once the routed ones are counted (Nemotron-H: - layers beside its E layers)
+    dense_mlps = moe.dense_layers if mlp_layers is None else max(0, mlp_layers - moe_layers)
+    shared = moe_layers * moe.shared_experts * mlp_matrices * hidden * shared_width
+    dense_part = layers * attn + dense_mlps * one_mlp + shared
     total = embed + dense_part + moe_layers * moe.experts * expert
     active = embed + dense_part + moe_layers * moe.top_k * expert
     return total, active

@@ -1,5 +1,6 @@
 """Classes without a recipe in recipes/models are laid out from their own config.json: real config.json files
-(tests/data/configs, see PROVENANCE.md), each planned from a local folder, parameters within 3 % of the
+(tests/data/configs, see PROVENANCE.md; tests/data/transcribed holds the ones a public repository quotes as a
+dict, not byte for byte), each planned from a local folder, parameters within 3 % of the
 index's total_size (or of the weight file's size where the repo has one file and no index, or of the parameter
 count the authors publish where no index was found), the KV cache per token as vLLM v0.33.0 computes it per GPU
 (or the last vLLM release that registers the class, where v0.33.0 no longer does). A float32 checkpoint is
@@ -24,7 +25,11 @@ without new_decoder_architecture 1; head_dim, else hidden_size // heads). Per ki
   KV per token;
 - Mamba / short-conv hybrids (MambaSpec, vllm/model_executor/models/lfm2.py: the attention layers are
   full_attn_idxs): the same, with the state shaped by MambaStateShapeCalculator
-  (https://github.com/vllm-project/vllm/blob/02d710837549a368073552333f66d714477415d2/vllm/model_executor/layers/mamba/mamba_utils.py).
+  (https://github.com/vllm-project/vllm/blob/02d710837549a368073552333f66d714477415d2/vllm/model_executor/layers/mamba/mamba_utils.py);
+  Nemotron-H names each layer in hybrid_override_pattern (vllm/model_executor/models/nemotron_h.py: M Mamba-2,
+  * attention, - MLP, E MoE), so only its * layers keep KV;
+- multi-head latent attention (MLAAttentionSpec, vllm/model_executor/models/deepseek_v2.py): one latent of
+  kv_lora_rank + qk_rope_head_dim per layer and token, the same on every GPU (it is not split by heads).
 """
 
 from __future__ import annotations
@@ -40,6 +45,9 @@ from tests.support.cli import Result, run_cli
 from tests.support.contract import rejections
 
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "configs"
+TRANSCRIBED = CONFIGS.parent / "transcribed"
+# each class's folder of test data: a verbatim config.json, or one a public repository quotes as a dict
+CLASSES = {p.name: p for root in (CONFIGS, TRANSCRIBED) for p in root.iterdir() if p.is_dir()}
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 # the field names older classes use for the same facts (transformers' attribute_map, vLLM's ChatGLMConfig)
@@ -56,6 +64,10 @@ STORED_TIED_HEAD = {"FalconForCausalLM", "GemmaForCausalLM"}
 # GPT-2's model.safetensors also stores each layer's causal-mask buffer h.N.attn.bias (1×1×n_positions×n_positions
 # float32), which vLLM's gpt2.py drops on load (".attn.bias": None): file bytes, not weights
 STORED_MASKS = {"GPT2LMHeadModel"}
+# BLOOM's config.json (transformers 4.21) names no dtype, so it reads as float32, but its shards hold bfloat16
+# tensors: the index's total_size is 2 bytes a parameter (https://huggingface.co/bigscience/bloom lists the
+# weights as bf16)
+STORED_16_BIT = {"BloomForCausalLM"}
 
 
 def _field(c: dict[str, Any], key: str) -> Any:
@@ -64,18 +76,18 @@ def _field(c: dict[str, Any], key: str) -> Any:
 
 def _published(arch: str) -> int | None:
     """The parameter count the model's authors publish, where no index of the checkpoint was found."""
-    published = CONFIGS / arch / "published-params.json"
+    published = CLASSES[arch] / "published-params.json"
     return int(json.loads(published.read_text())["params_total"]) if published.exists() else None
 
 
 def _total(arch: str) -> int:
-    index = CONFIGS / arch / "index-metadata.json"
+    index = CLASSES[arch] / "index-metadata.json"
     if index.exists():
         return int(json.loads(index.read_text())["metadata"]["total_size"])
-    files = CONFIGS / arch / "weight-files.json"
+    files = CLASSES[arch] / "weight-files.json"
     if files.exists():
         return sum(json.loads(files.read_text())["files"].values())
-    config = json.loads((CONFIGS / arch / "config.json").read_text())
+    config = json.loads((CLASSES[arch] / "config.json").read_text())
     dtype = config.get("torch_dtype") or config.get("dtype") or "float32"
     return (_published(arch) or 0) * BYTES[dtype]  # no index found: the published count, in its dtype
 
@@ -83,7 +95,7 @@ def _total(arch: str) -> int:
 def _folder(tmp_path: Path, arch: str) -> Path:
     folder = tmp_path / arch
     folder.mkdir()
-    shutil.copy(CONFIGS / arch / "config.json", folder / "config.json")
+    shutil.copy(CLASSES[arch] / "config.json", folder / "config.json")
     index = {"metadata": {"total_size": _total(arch)}, "weight_map": {}}
     (folder / "model.safetensors.index.json").write_text(json.dumps(index))
     return folder
@@ -116,6 +128,8 @@ def _kv_layers(c: dict[str, Any]) -> int:
     types = c.get("layer_types")
     if isinstance(types, list) and types:
         return sum(1 for t in types[:layers] if t == "full_attention")
+    if isinstance(c.get("hybrid_override_pattern"), str):  # Nemotron-H: the * layers are attention
+        return c["hybrid_override_pattern"][:layers].count("*")
     if isinstance(c.get("full_attn_idxs"), list):  # LFM2: the attention layers, the others short convolutions
         return len(c["full_attn_idxs"])
     if c.get("full_attention_interval"):
@@ -137,7 +151,7 @@ def _tp(heads: int, kv: int) -> int:
     return next(tp for tp in (8, 4, 2, 1) if heads % tp == 0 and (kv % tp == 0 or tp % kv == 0))
 
 
-@pytest.mark.parametrize("arch", sorted(p.name for p in CONFIGS.iterdir() if p.is_dir()))
+@pytest.mark.parametrize("arch", sorted(CLASSES))
 def test_a_class_without_a_recipe_is_planned_from_its_config(tmp_path, arch):
     folder = _folder(tmp_path, arch)
     config = json.loads((folder / "config.json").read_text())
@@ -147,7 +161,7 @@ def test_a_class_without_a_recipe_is_planned_from_its_config(tmp_path, arch):
     data = report.json()
     assert data["status"] == "derived", data["problem"]
     assert data["rule_from"] in ("generic", "class"), data["rule_from"]
-    per_weight = BYTES[c.get("torch_dtype") or c.get("dtype") or "float32"]
+    per_weight = 2 if arch in STORED_16_BIT else BYTES[c.get("torch_dtype") or c.get("dtype") or "float32"]
     total = _total(arch)
     if arch in STORED_TIED_HEAD:
         total -= _field(c, "vocab_size") * _field(c, "hidden_size") * per_weight
@@ -180,6 +194,8 @@ def test_a_class_without_a_recipe_is_planned_from_its_config(tmp_path, arch):
     per_element = 1 if "fp8" in plan.get("kv_dtype", "") else 2
     per_gpu = max(1, kv // tp)  # vLLM: max(1, total KV heads // tensor parallel size)
     expected = _kv_layers(c) * 2 * per_gpu * head_dim * per_element
+    if c.get("kv_lora_rank"):  # MLA: one latent per layer, whatever the split
+        expected = _kv_layers(c) * (c["kv_lora_rank"] + c["qk_rope_head_dim"]) * per_element
     assert plan["memory"]["kv_bytes_per_token"] == expected
 
 
