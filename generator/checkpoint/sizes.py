@@ -98,6 +98,9 @@ def estimate_params(
         attn = ((att.layers or 0) * attn + linear.layers * state) / layers if layers else 0
     dense_width = as_int(c.get(dense_mlp_field)) if dense_mlp_field else None
     one_mlp: float = mlp_matrices * hidden * (dense_width or as_int(c.get("intermediate_size")) or 0)
+    reused = shared_blocks(c)
+    if reused is not None and linear is not None and moe is None:
+        return _zamba2_params(c, att, linear, hidden, embed, reused)
     if moe is None:
         # layers without an MLP (pure Mamba, Nemotron-H's mixer layers) carry none
         mlps = layers if mlp_layers is None else mlp_layers
@@ -117,8 +120,40 @@ def estimate_params(
     # the dense MLPs: one per layer that does not route, or, where some layers have no MLP at all, the MLP
     # layers left once the routed ones are counted (Nemotron-H: - layers beside its E layers)
     dense_mlps = moe.dense_layers if mlp_layers is None else max(0, mlp_layers - moe_layers)
-    shared = moe_layers * moe.shared_experts * mlp_matrices * hidden * shared_width
-    dense_part = layers * attn + dense_mlps * one_mlp + shared
+    shared_part = moe_layers * moe.shared_experts * mlp_matrices * hidden * shared_width
+    dense_part = layers * attn + dense_mlps * one_mlp + shared_part
     total = embed + dense_part + moe_layers * moe.experts * expert
     active = embed + dense_part + moe_layers * moe.top_k * expert
     return total, active
+
+
+def shared_blocks(c: dict[str, Any]) -> tuple[int, int] | None:
+    """(shared transformer blocks, hybrid layers) of a Zamba2-style stack: num_mem_blocks blocks whose weights
+    every "hybrid" layer of layers_block_type reuses in turn; None for a stack without them."""
+    blocks = as_int(c.get("num_mem_blocks"))
+    listed = c.get("layers_block_type")
+    if not blocks or not isinstance(listed, list):
+        return None
+    hybrid = sum(1 for t in listed if str(t).casefold() == "hybrid")
+    return (min(blocks, hybrid), hybrid) if hybrid else None
+
+
+def _zamba2_params(
+    c: dict[str, Any], att: Attention, linear: LinearAttention, hidden: int, embed: float, shared: tuple[int, int]
+) -> tuple[float, float]:
+    """vLLM's zamba2.py: every layer has a Mamba-2 mixer; the attention and gated MLP exist once per shared
+    block (q/k/v read the attention_hidden_size-wide concatenation of the input and the embeddings); each
+    hybrid layer adds its own hidden×hidden linear and, where the config turns them on, low-rank adapters."""
+    blocks, hybrid = shared
+    width = as_int(c.get("attention_hidden_size")) or 2 * hidden
+    heads, kv, hd = att.num_heads, att.num_kv_heads or att.num_heads, att.head_dim or 0
+    inter = as_int(c.get("intermediate_size")) or 4 * hidden
+    rank = as_int(c.get("adapter_rank")) or 0
+    block = width * (heads + 2 * kv) * hd + heads * hd * hidden + 3 * hidden * inter  # gate_up + down
+    per_hybrid: float = hidden * hidden
+    if c.get("use_shared_mlp_adapter"):
+        per_hybrid += hidden * rank + rank * 2 * inter
+    if c.get("use_shared_attention_adapter"):
+        per_hybrid += 3 * (width * rank + rank * width)
+    total = embed + linear.layers * mamba_mixer_params(linear, hidden) + blocks * block + hybrid * per_hybrid
+    return total, total

@@ -357,3 +357,77 @@ def test_a_class_the_newest_vllm_dropped_is_said_plainly_with_the_last_build_tha
     )  # fmt: skip
     reasons = [r["reason"] for r in rejections(explained.json()) if r["engine"] == "vllm"]
     assert any("does not load MPTForCausalLM" in r and "supported until 0.28.0" in r for r in reasons), reasons
+
+
+# Zamba2: no public copy of a Zamba2 config.json was found, so the config is the one transformers' Zamba2Config()
+# writes with its defaults, its "Zamba2-2.7B style configuration" (every derived field as __init__ sets it:
+# https://github.com/huggingface/transformers/blob/02f58079962e1924e01844d0c9581241695d5a58/src/transformers/models/zamba2/configuration_zamba2.py).
+def _zamba2_config(mem_blocks: int = 1, hybrid_at: tuple[int, ...] = ()) -> dict[str, Any]:
+    hidden, heads = 2560, 32
+    types = ["mamba"] + (["mamba"] * 5 + ["hybrid"]) * 7 + ["mamba"] * 4 + ["hybrid"] + ["mamba"] * 3
+    types += ["hybrid"] + ["mamba"] * 2
+    for i in hybrid_at:
+        types[i] = "hybrid"
+    return {
+        "architectures": ["Zamba2ForCausalLM"], "model_type": "zamba2", "vocab_size": 32000,
+        "max_position_embeddings": 4096, "hidden_size": hidden, "num_hidden_layers": 54, "layers_block_type": types,
+        "hybrid_layer_ids": [i for i, t in enumerate(types) if t == "hybrid"], "mamba_d_state": 64,
+        "mamba_d_conv": 4, "mamba_expand": 2, "mamba_ngroups": 1, "n_mamba_heads": 8, "mamba_headdim": 640,
+        "use_conv_bias": True, "add_bias_linear": False, "intermediate_size": 4 * hidden, "hidden_act": "gelu",
+        "num_attention_heads": heads, "num_key_value_heads": heads, "num_mem_blocks": mem_blocks,
+        "attention_hidden_size": 2 * hidden, "attention_head_dim": 2 * hidden // heads, "kv_channels": 80,
+        "use_shared_mlp_adapter": False, "use_shared_attention_adapter": False, "adapter_rank": 128,
+        "use_mem_rope": False, "rope_theta": 10000, "rms_norm_eps": 1e-5, "tie_word_embeddings": True,
+        "torch_dtype": "bfloat16",
+    }  # fmt: skip
+
+
+def _zamba2_weights(c: dict[str, Any]) -> int:
+    """The parameters vLLM's zamba2.py builds (its module shapes, with MambaMixer2's in_proj / conv / out_proj,
+    https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/model_executor/models/zamba2.py): a Mamba-2 mixer
+    in every layer (a hybrid layer's mamba_decoder too); num_mem_blocks shared blocks, each one attention
+    (qkv from the 2 × hidden concatenation, o_proj to hidden) and one gated MLP; a hidden × hidden linear per
+    hybrid layer."""
+    h, inner, heads = c["hidden_size"], c["mamba_expand"] * c["hidden_size"], c["n_mamba_heads"]
+    conv = inner + 2 * c["mamba_ngroups"] * c["mamba_d_state"]
+    mamba = h * (inner + conv + heads) + conv * c["mamba_d_conv"] + inner * h + inner + 3 * heads
+    width, hd = c["attention_hidden_size"], c["attention_head_dim"]
+    block = width * 3 * c["num_attention_heads"] * hd + width * h + 3 * h * c["intermediate_size"]
+    hybrid = c["layers_block_type"].count("hybrid")
+    return c["vocab_size"] * h + c["num_hidden_layers"] * mamba + c["num_mem_blocks"] * block + hybrid * h * h
+
+
+def _zamba2_folder(tmp_path: Path, name: str, c: dict[str, Any]) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(c))
+    return folder
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_zamba2_counts_its_shared_blocks_once_and_keeps_kv_in_every_hybrid_layer(tmp_path, tp):
+    c = _zamba2_config()
+    explained = _explain_on_vllm(_zamba2_folder(tmp_path, "zamba2", c), tp)
+    memory = explained.json()["plans"][0]["memory"]
+    # each hybrid layer has its own Attention (dpa_list), so its own K and V, though the weights are shared
+    hybrid = c["layers_block_type"].count("hybrid")
+    per_element = 1 if "fp8" in explained.json()["plans"][0].get("kv_dtype", "") else 2
+    per_gpu = c["num_attention_heads"] // tp
+    assert memory["kv_bytes_per_token"] == hybrid * 2 * per_gpu * c["attention_head_dim"] * per_element
+    assert memory["weights_gib"] * 2**30 * tp == pytest.approx(_zamba2_weights(c) * 2, rel=0.01)
+
+
+def test_zamba2_weights_grow_by_a_block_per_shared_block_not_per_hybrid_layer(tmp_path):
+    def params(name: str, c: dict[str, Any]) -> float:
+        report = run_cli("inspect", str(_zamba2_folder(tmp_path, name, c)), "--format", "json", env=OFFLINE)
+        assert report.code == 0, report.err
+        return float(report.json()["derived"]["params_total_b"]) * 1e9
+
+    base = _zamba2_config()
+    more_hybrid = _zamba2_config(hybrid_at=(1, 2))  # two more layers reuse the same block
+    two_blocks = _zamba2_config(mem_blocks=2)
+    counted = params("base", base)
+    assert counted == pytest.approx(_zamba2_weights(base), abs=1e6)
+    # each further hybrid layer adds only its own hidden × hidden linear; a second block adds a whole block
+    assert params("more", more_hybrid) - counted == pytest.approx(2 * 2560 * 2560, abs=2e6)
+    assert params("two", two_blocks) == pytest.approx(_zamba2_weights(two_blocks), abs=1e6)
