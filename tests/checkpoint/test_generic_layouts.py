@@ -431,3 +431,19 @@ def test_zamba2_weights_grow_by_a_block_per_shared_block_not_per_hybrid_layer(tm
     # each further hybrid layer adds only its own hidden × hidden linear; a second block adds a whole block
     assert params("more", more_hybrid) - counted == pytest.approx(2 * 2560 * 2560, abs=2e6)
     assert params("two", two_blocks) == pytest.approx(_zamba2_weights(two_blocks), abs=1e6)
+
+
+def test_a_class_no_build_loads_is_said_plainly_with_the_nearest_class_a_build_does(tmp_path):
+    # stepfun-ai/Step-3.7-Flash's real config.json: no engine build in the catalog registers
+    # Step3p7FlashForCausalLM; vLLM 0.33.0 and SGLang 0.5.23 register the multimodal Step3p7ForConditionalGeneration
+    # (their harvested registries), a different class, so the answer names it and plans nothing
+    folder = tmp_path / "step"
+    folder.mkdir()
+    shutil.copy(CONFIGS.parent / "unloaded" / "Step3p7FlashForCausalLM" / "config.json", folder / "config.json")
+    report = run_cli("inspect", str(folder), env=OFFLINE)
+    assert "Step3p7FlashForCausalLM (model_type step3p7); no engine build in the catalog loads it" in report.out
+    planned = run_cli("--gpu", "h200", "--gpus", "8", "--model", str(folder), env=OFFLINE)
+    assert planned.code != 0 and "Traceback" not in planned.err
+    assert "vllm-0.33.0 does not load Step3p7FlashForCausalLM" in planned.out
+    assert "the nearest class a build registers is Step3p7ForConditionalGeneration" in planned.out
+    assert "vllm-0.33.0" in planned.out.split("the nearest class a build registers is", 1)[1]
