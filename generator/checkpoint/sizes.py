@@ -13,6 +13,7 @@ from ..catalog.schema.model import MAMBA_KINDS, Attention, LinearAttention, Moe
 from ..frozen import frozen
 from .configfields import as_int
 from .files import Checkpoint
+from .layouts import nas_blocks
 
 FLOAT_DTYPES = {"BF16", "F16", "F32", "F64"}
 
@@ -98,6 +99,12 @@ def estimate_params(
         attn = ((att.layers or 0) * attn + linear.layers * state) / layers if layers else 0
     dense_width = as_int(c.get(dense_mlp_field)) if dense_mlp_field else None
     one_mlp: float = mlp_matrices * hidden * (dense_width or as_int(c.get("intermediate_size")) or 0)
+    nas = nas_blocks(c)
+    if nas is not None and moe is None and linear is None:
+        # Nemotron-NAS: attention only where block_configs keeps it, each layer's MLP at its own width
+        blocks = att.layers if att.layers is not None else layers
+        total = embed + blocks * attn + sum(mlp_matrices * hidden * w for w in nas[1][:layers])
+        return total, total
     reused = shared_blocks(c)
     if reused is not None and linear is not None and moe is None:
         return _zamba2_params(c, att, linear, hidden, embed, reused)

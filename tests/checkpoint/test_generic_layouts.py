@@ -28,6 +28,8 @@ without new_decoder_architecture 1; head_dim, else hidden_size // heads). Per ki
   (https://github.com/vllm-project/vllm/blob/02d710837549a368073552333f66d714477415d2/vllm/model_executor/layers/mamba/mamba_utils.py);
   Nemotron-H names each layer in hybrid_override_pattern (vllm/model_executor/models/nemotron_h.py: M Mamba-2,
   * attention, - MLP, E MoE), so only its * layers keep KV;
+- Nemotron-NAS (DeciLM, vllm/model_executor/models/nemotron_nas.py): block_configs per layer; a layer whose
+  attention is no_op has none, the others num_attention_heads // n_heads_in_group KV heads;
 - multi-head latent attention (MLAAttentionSpec, vllm/model_executor/models/deepseek_v2.py): one latent of
   kv_lora_rank + qk_rope_head_dim per layer and token, the same on every GPU (it is not split by heads).
 """
@@ -117,6 +119,10 @@ def _kv_heads(c: dict[str, Any]) -> int:
     for key in ("num_key_value_heads", "n_head_kv", "num_kv_heads", "multi_query_group_num"):
         if c.get(key):
             return int(c[key])
+    if isinstance(c.get("block_configs"), list):  # nemotron_nas.py: heads // n_heads_in_group, per attention layer
+        groups = {b["attention"]["n_heads_in_group"] for b in c["block_configs"] if not b["attention"]["no_op"]}
+        assert len(groups) == 1, groups
+        return int(c["num_attention_heads"]) // groups.pop()
     if isinstance(c.get("attn_config"), dict) and c["attn_config"].get("kv_n_heads"):
         return int(c["attn_config"]["kv_n_heads"])  # DbrxModelArchConfigConvertor.get_total_num_kv_heads
     return int(_field(c, "num_attention_heads"))
@@ -128,6 +134,8 @@ def _kv_layers(c: dict[str, Any]) -> int:
     types = c.get("layer_types")
     if isinstance(types, list) and types:
         return sum(1 for t in types[:layers] if t == "full_attention")
+    if isinstance(c.get("block_configs"), list):  # Nemotron-NAS: a layer whose attention is no_op keeps no KV
+        return sum(1 for b in c["block_configs"][:layers] if not b["attention"]["no_op"])
     if isinstance(c.get("hybrid_override_pattern"), str):  # Nemotron-H: the * layers are attention
         return c["hybrid_override_pattern"][:layers].count("*")
     if isinstance(c.get("full_attn_idxs"), list):  # LFM2: the attention layers, the others short convolutions
@@ -447,3 +455,15 @@ def test_a_class_no_build_loads_is_said_plainly_with_the_nearest_class_a_build_d
     assert "vllm-0.33.0 does not load Step3p7FlashForCausalLM" in planned.out
     assert "the nearest class a build registers is Step3p7ForConditionalGeneration" in planned.out
     assert "vllm-0.33.0" in planned.out.split("the nearest class a build registers is", 1)[1]
+
+
+def test_a_nas_block_replaced_by_a_linear_layer_is_named_in_one_line(tmp_path):
+    # Nemotron-Super-49B's real config.json with one MLP block turned into a linear replacement, which
+    # nemotron_nas.py's block_configs allow but recipegen does not size: one line naming the block, no traceback
+    folder = _folder(tmp_path, "DeciLMForCausalLM")
+    config = json.loads((folder / "config.json").read_text())
+    config["block_configs"][3]["ffn"]["replace_with_linear"] = True
+    (folder / "config.json").write_text(json.dumps(config))
+    planned = run_cli("--gpu", "h200", "--gpus", "8", "--model", str(folder), env=OFFLINE)
+    assert planned.code != 0 and "Traceback" not in planned.err
+    assert "config.json: block_configs[3] replaces a block with a linear layer" in planned.err
