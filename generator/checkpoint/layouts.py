@@ -128,8 +128,8 @@ def nas_blocks(c: dict[str, Any]) -> tuple[list[int], list[int]] | None:
         if attn.get("replace_with_linear") or ffn.get("replace_with_linear"):
             raise ValueError(f"block_configs[{i}] replaces a block with a linear layer, which recipegen does not size")
         group = as_int(attn.get("n_heads_in_group"))
-        if not attn.get("no_op") and not group:
-            raise ValueError(f"block_configs[{i}].attention has no n_heads_in_group")
+        if not attn.get("no_op") and (not group or group > heads or heads % group):
+            raise ValueError(f"block_configs[{i}].attention.n_heads_in_group does not divide the {heads} heads")
         kv.append(0 if attn.get("no_op") else heads // (group or 1))
         mult = ffn.get("ffn_mult")
         if not ffn.get("no_op") and (not isinstance(mult, int | float) or isinstance(mult, bool) or not 0 < mult <= 64):
