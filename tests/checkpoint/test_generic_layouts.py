@@ -439,6 +439,10 @@ def test_zamba2_weights_grow_by_a_block_per_shared_block_not_per_hybrid_layer(tm
     # each further hybrid layer adds only its own hidden × hidden linear; a second block adds a whole block
     assert params("more", more_hybrid) - counted == pytest.approx(2 * 2560 * 2560, abs=2e6)
     assert params("two", two_blocks) == pytest.approx(_zamba2_weights(two_blocks), abs=1e6)
+    # use_shared_mlp_adapter: each hybrid layer's own LoRA on gate_up (Zamba2LoRA: hidden → rank → 2 × intermediate)
+    adapted = {**base, "use_shared_mlp_adapter": True}
+    lora = 2560 * 128 + 128 * 2 * 4 * 2560
+    assert params("adapted", adapted) - counted == pytest.approx(9 * lora, abs=2e6)
 
 
 def test_a_class_no_build_loads_is_said_plainly_with_the_nearest_class_a_build_does(tmp_path):
