@@ -15,7 +15,16 @@ from .config_bounds import config_problem, schema_problem
 from .configfields import as_int, slug, text_config, word
 from .files import Checkpoint
 from .generic import field_names, generic_fields, generic_rule, kind_label, mlp_matrices
-from .layouts import attention_free, attention_of, layer_split, linear_of, mlp_layers, moe_of, needs_of
+from .layouts import (
+    attention_free,
+    attention_of,
+    layer_split,
+    linear_of,
+    mlp_layers,
+    moe_of,
+    nas_blocks,
+    needs_of,
+)
 from .sizes import FLOAT_DTYPES, Size, checkpoint_size, estimate_params
 from .weightformat import WeightFormat, by_bytes_per_param, weight_format
 
@@ -74,6 +83,13 @@ def derive(ck: Checkpoint) -> Derivation:
         if rule.linear_attention is not None:
             linear_layers, attention_layers = layer_split(rule.linear_attention, c, layers)
             linear = linear_of(rule.linear_attention, c, linear_layers, source)
+        nas = nas_blocks(c)
+        if nas is not None:
+            kv_heads = {n for n in nas[0][:layers] if n}
+            if len(kv_heads) > 1:
+                raise ValueError(f"block_configs gives the attention layers {len(kv_heads)} different KV head counts")
+            attention_layers = sum(1 for n in nas[0][:layers] if n)
+            c = {**c, "num_key_value_heads": kv_heads.pop() if kv_heads else None}
         if linear is not None and attention_layers == 0 and as_int(c.get("num_attention_heads")) is None:
             att = attention_free(linear, source)
         else:

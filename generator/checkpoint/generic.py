@@ -157,7 +157,6 @@ UNREAD_LAYOUT_FIELDS = (
     "swa_num_attention_heads",
     "global_attn_every_n_layers",
     "attention_layers",
-    "block_configs",
     "layers_num_heads",
     "compress_ratios",
     "attention_chunk_size",

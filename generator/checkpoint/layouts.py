@@ -107,6 +107,38 @@ def _mamba_split(c: dict[str, Any], layers: int) -> tuple[int, int]:
     return layers, 0
 
 
+def nas_blocks(c: dict[str, Any]) -> tuple[list[int], list[int]] | None:
+    """DeciLM / Nemotron-NAS (vLLM's nemotron_nas.py): per layer in block_configs, the KV heads of its attention
+    (num_attention_heads // attention.n_heads_in_group; 0 where attention.no_op) and its MLP width
+    (_ffn_mult_to_intermediate_size: 2 × ffn_mult × hidden / 3, up to a multiple of 256; 0 where ffn.no_op).
+    None for a config without block_configs; a layer replaced by a linear is named, not guessed."""
+    blocks = c.get("block_configs")
+    if blocks is None:
+        return None
+    heads, hidden = as_int(c.get("num_attention_heads")), as_int(c.get("hidden_size"))
+    if not isinstance(blocks, list) or not heads or not hidden:
+        raise ValueError("block_configs is not a list of per-layer blocks (or heads / hidden_size missing)")
+    kv: list[int] = []
+    widths: list[int] = []
+    for i, block in enumerate(blocks):
+        attn = block.get("attention") if isinstance(block, dict) else None
+        ffn = block.get("ffn") if isinstance(block, dict) else None
+        if not isinstance(attn, dict) or not isinstance(ffn, dict):
+            raise ValueError(f"block_configs[{i}] has no attention / ffn block")
+        if attn.get("replace_with_linear") or ffn.get("replace_with_linear"):
+            raise ValueError(f"block_configs[{i}] replaces a block with a linear layer, which recipegen does not size")
+        group = as_int(attn.get("n_heads_in_group"))
+        if not attn.get("no_op") and (not group or group > heads or heads % group):
+            raise ValueError(f"block_configs[{i}].attention.n_heads_in_group does not divide the {heads} heads")
+        kv.append(0 if attn.get("no_op") else heads // (group or 1))
+        mult = ffn.get("ffn_mult")
+        if not ffn.get("no_op") and (not isinstance(mult, int | float) or isinstance(mult, bool) or not 0 < mult <= 64):
+            raise ValueError(f"block_configs[{i}].ffn has no ffn_mult")
+        width = 0 if ffn.get("no_op") else int(2 * float(mult or 0) * hidden / 3)
+        widths.append(-(-width // 256) * 256)
+    return kv, widths
+
+
 def mlp_layers(c: dict[str, Any], att: Attention) -> int | None:
     """Layers with an MLP where not every layer has one: Nemotron-H's - (MLP) and E (MoE) characters (or its
     layers_block_type mlp / moe entries), none in a
@@ -358,6 +390,9 @@ def moe_of(rule: Rule, c: dict[str, Any], layers: int) -> Moe | None:
     step = as_int(c.get(rule.moe_every_field)) if rule.moe_every_field else None
     if step:
         dense = layers - layers // step
+    pattern = c.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and "E" in pattern:  # Nemotron-H: only the E layers route to experts
+        dense = layers - pattern[:layers].count("E")
     return Moe(
         experts=experts,
         top_k=as_int(c.get("num_experts_per_tok"))

@@ -13,6 +13,7 @@ from ..catalog.schema.model import MAMBA_KINDS, Attention, LinearAttention, Moe
 from ..frozen import frozen
 from .configfields import as_int
 from .files import Checkpoint
+from .layouts import nas_blocks
 
 FLOAT_DTYPES = {"BF16", "F16", "F32", "F64"}
 
@@ -97,17 +98,69 @@ def estimate_params(
             state = hidden * (2 * kh * linear.head_k_dim + 3 * linear.num_heads * linear.head_v_dim)
         attn = ((att.layers or 0) * attn + linear.layers * state) / layers if layers else 0
     dense_width = as_int(c.get(dense_mlp_field)) if dense_mlp_field else None
-    dense_mlp: float = mlp_matrices * hidden * (dense_width or as_int(c.get("intermediate_size")) or 0)
-    if mlp_layers is not None and layers:  # layers without an MLP (pure Mamba, Nemotron-H's mixer layers)
-        dense_mlp = dense_mlp * mlp_layers / layers
+    one_mlp: float = mlp_matrices * hidden * (dense_width or as_int(c.get("intermediate_size")) or 0)
+    nas = nas_blocks(c)
+    if nas is not None and moe is None and linear is None:
+        # Nemotron-NAS: attention only where block_configs keeps it, each layer's MLP at its own width
+        blocks = att.layers if att.layers is not None else layers
+        total = embed + blocks * attn + sum(mlp_matrices * hidden * w for w in nas[1][:layers])
+        return total, total
+    reused = shared_blocks(c)
+    if reused is not None and linear is not None and moe is None:
+        return _zamba2_params(c, att, linear, hidden, embed, reused)
     if moe is None:
-        total = embed + layers * (attn + dense_mlp)
+        # layers without an MLP (pure Mamba, Nemotron-H's mixer layers) carry none
+        mlps = layers if mlp_layers is None else mlp_layers
+        total = embed + layers * attn + mlps * one_mlp
         return total, total
     # latent MoE (Kimi-K3): the routed experts work at routed_expert_hidden_size, not hidden_size
     expert = mlp_matrices * (as_int(c.get("routed_expert_hidden_size")) or hidden) * (moe.moe_intermediate or 0)
-    shared_expert = mlp_matrices * hidden * (moe.moe_intermediate or 0)
+    # the shared expert's own width where the class states one (Qwen2-MoE shared_expert_intermediate_size,
+    # Nemotron-H moe_shared_expert_intermediate_size), else an expert's
+    shared_width = (
+        as_int(c.get("shared_expert_intermediate_size"))
+        or as_int(c.get("moe_shared_expert_intermediate_size"))
+        or moe.moe_intermediate
+        or 0
+    )
     moe_layers = layers - moe.dense_layers
-    dense_part = moe.dense_layers * (attn + dense_mlp) + moe_layers * (attn + moe.shared_experts * shared_expert)
+    # the dense MLPs: one per layer that does not route, or, where some layers have no MLP at all, the MLP
+    # layers left once the routed ones are counted (Nemotron-H: - layers beside its E layers)
+    dense_mlps = moe.dense_layers if mlp_layers is None else max(0, mlp_layers - moe_layers)
+    shared_part = moe_layers * moe.shared_experts * mlp_matrices * hidden * shared_width
+    dense_part = layers * attn + dense_mlps * one_mlp + shared_part
     total = embed + dense_part + moe_layers * moe.experts * expert
     active = embed + dense_part + moe_layers * moe.top_k * expert
     return total, active
+
+
+def shared_blocks(c: dict[str, Any]) -> tuple[int, int] | None:
+    """(shared transformer blocks, hybrid layers) of a Zamba2-style stack: num_mem_blocks blocks whose weights
+    every "hybrid" layer of layers_block_type reuses in turn; None for a stack without them."""
+    blocks = as_int(c.get("num_mem_blocks"))
+    listed = c.get("layers_block_type")
+    if not blocks or not isinstance(listed, list):
+        return None
+    hybrid = sum(1 for t in listed if str(t).casefold() == "hybrid")
+    return (min(blocks, hybrid), hybrid) if hybrid else None
+
+
+def _zamba2_params(
+    c: dict[str, Any], att: Attention, linear: LinearAttention, hidden: int, embed: float, shared: tuple[int, int]
+) -> tuple[float, float]:
+    """vLLM's zamba2.py: every layer has a Mamba-2 mixer; the attention and gated MLP exist once per shared
+    block (q/k/v read the attention_hidden_size-wide concatenation of the input and the embeddings); each
+    hybrid layer adds its own hidden×hidden linear and, where the config turns them on, low-rank adapters."""
+    blocks, hybrid = shared
+    width = as_int(c.get("attention_hidden_size")) or 2 * hidden
+    heads, kv, hd = att.num_heads, att.num_kv_heads or att.num_heads, att.head_dim or 0
+    inter = as_int(c.get("intermediate_size")) or 4 * hidden
+    rank = as_int(c.get("adapter_rank")) or 0
+    block = width * (heads + 2 * kv) * hd + heads * hd * hidden + 3 * hidden * inter  # gate_up + down
+    per_hybrid: float = hidden * hidden
+    if c.get("use_shared_mlp_adapter"):
+        per_hybrid += hidden * rank + rank * 2 * inter
+    if c.get("use_shared_attention_adapter"):
+        per_hybrid += 3 * (width * rank + rank * width)
+    total = embed + linear.layers * mamba_mixer_params(linear, hidden) + blocks * block + hybrid * per_hybrid
+    return total, total

@@ -176,7 +176,7 @@ def text(r: dict[str, Any]) -> str:
         if moe:
             lines.append(
                 f"  MoE: {moe['experts']} experts, top-{moe['top_k']}, {moe['shared_experts']} shared, "
-                f"expert width {moe['moe_intermediate']}, {moe['dense_layers']} dense layers"
+                f"expert width {moe['moe_intermediate']}, {moe['dense_layers']} layers without experts"
             )
         lines.append(
             f"  layers {derived['layers']}, hidden {derived['hidden_size']}, context {derived['max_context']}, "

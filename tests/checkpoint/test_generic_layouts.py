@@ -1,5 +1,6 @@
 """Classes without a recipe in recipes/models are laid out from their own config.json: real config.json files
-(tests/data/configs, see PROVENANCE.md), each planned from a local folder, parameters within 3 % of the
+(tests/data/configs, see PROVENANCE.md; tests/data/transcribed holds the ones a public repository quotes as a
+dict, not byte for byte), each planned from a local folder, parameters within 3 % of the
 index's total_size (or of the weight file's size where the repo has one file and no index, or of the parameter
 count the authors publish where no index was found), the KV cache per token as vLLM v0.33.0 computes it per GPU
 (or the last vLLM release that registers the class, where v0.33.0 no longer does). A float32 checkpoint is
@@ -24,7 +25,13 @@ without new_decoder_architecture 1; head_dim, else hidden_size // heads). Per ki
   KV per token;
 - Mamba / short-conv hybrids (MambaSpec, vllm/model_executor/models/lfm2.py: the attention layers are
   full_attn_idxs): the same, with the state shaped by MambaStateShapeCalculator
-  (https://github.com/vllm-project/vllm/blob/02d710837549a368073552333f66d714477415d2/vllm/model_executor/layers/mamba/mamba_utils.py).
+  (https://github.com/vllm-project/vllm/blob/02d710837549a368073552333f66d714477415d2/vllm/model_executor/layers/mamba/mamba_utils.py);
+  Nemotron-H names each layer in hybrid_override_pattern (vllm/model_executor/models/nemotron_h.py: M Mamba-2,
+  * attention, - MLP, E MoE), so only its * layers keep KV;
+- Nemotron-NAS (DeciLM, vllm/model_executor/models/nemotron_nas.py): block_configs per layer; a layer whose
+  attention is no_op has none, the others num_attention_heads // n_heads_in_group KV heads;
+- multi-head latent attention (MLAAttentionSpec, vllm/model_executor/models/deepseek_v2.py): one latent of
+  kv_lora_rank + qk_rope_head_dim per layer and token, the same on every GPU (it is not split by heads).
 """
 
 from __future__ import annotations
@@ -40,6 +47,9 @@ from tests.support.cli import Result, run_cli
 from tests.support.contract import rejections
 
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "configs"
+TRANSCRIBED = CONFIGS.parent / "transcribed"
+# each class's folder of test data: a verbatim config.json, or one a public repository quotes as a dict
+CLASSES = {p.name: p for root in (CONFIGS, TRANSCRIBED) for p in root.iterdir() if p.is_dir()}
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 # the field names older classes use for the same facts (transformers' attribute_map, vLLM's ChatGLMConfig)
@@ -56,6 +66,10 @@ STORED_TIED_HEAD = {"FalconForCausalLM", "GemmaForCausalLM"}
 # GPT-2's model.safetensors also stores each layer's causal-mask buffer h.N.attn.bias (1×1×n_positions×n_positions
 # float32), which vLLM's gpt2.py drops on load (".attn.bias": None): file bytes, not weights
 STORED_MASKS = {"GPT2LMHeadModel"}
+# BLOOM's config.json (transformers 4.21) names no dtype, so it reads as float32, but its shards hold bfloat16
+# tensors: the index's total_size is 2 bytes a parameter (https://huggingface.co/bigscience/bloom lists the
+# weights as bf16)
+STORED_16_BIT = {"BloomForCausalLM"}
 
 
 def _field(c: dict[str, Any], key: str) -> Any:
@@ -64,18 +78,18 @@ def _field(c: dict[str, Any], key: str) -> Any:
 
 def _published(arch: str) -> int | None:
     """The parameter count the model's authors publish, where no index of the checkpoint was found."""
-    published = CONFIGS / arch / "published-params.json"
+    published = CLASSES[arch] / "published-params.json"
     return int(json.loads(published.read_text())["params_total"]) if published.exists() else None
 
 
 def _total(arch: str) -> int:
-    index = CONFIGS / arch / "index-metadata.json"
+    index = CLASSES[arch] / "index-metadata.json"
     if index.exists():
         return int(json.loads(index.read_text())["metadata"]["total_size"])
-    files = CONFIGS / arch / "weight-files.json"
+    files = CLASSES[arch] / "weight-files.json"
     if files.exists():
         return sum(json.loads(files.read_text())["files"].values())
-    config = json.loads((CONFIGS / arch / "config.json").read_text())
+    config = json.loads((CLASSES[arch] / "config.json").read_text())
     dtype = config.get("torch_dtype") or config.get("dtype") or "float32"
     return (_published(arch) or 0) * BYTES[dtype]  # no index found: the published count, in its dtype
 
@@ -83,7 +97,7 @@ def _total(arch: str) -> int:
 def _folder(tmp_path: Path, arch: str) -> Path:
     folder = tmp_path / arch
     folder.mkdir()
-    shutil.copy(CONFIGS / arch / "config.json", folder / "config.json")
+    shutil.copy(CLASSES[arch] / "config.json", folder / "config.json")
     index = {"metadata": {"total_size": _total(arch)}, "weight_map": {}}
     (folder / "model.safetensors.index.json").write_text(json.dumps(index))
     return folder
@@ -105,6 +119,10 @@ def _kv_heads(c: dict[str, Any]) -> int:
     for key in ("num_key_value_heads", "n_head_kv", "num_kv_heads", "multi_query_group_num"):
         if c.get(key):
             return int(c[key])
+    if isinstance(c.get("block_configs"), list):  # nemotron_nas.py: heads // n_heads_in_group, per attention layer
+        groups = {b["attention"]["n_heads_in_group"] for b in c["block_configs"] if not b["attention"]["no_op"]}
+        assert len(groups) == 1, groups
+        return int(c["num_attention_heads"]) // groups.pop()
     if isinstance(c.get("attn_config"), dict) and c["attn_config"].get("kv_n_heads"):
         return int(c["attn_config"]["kv_n_heads"])  # DbrxModelArchConfigConvertor.get_total_num_kv_heads
     return int(_field(c, "num_attention_heads"))
@@ -116,6 +134,10 @@ def _kv_layers(c: dict[str, Any]) -> int:
     types = c.get("layer_types")
     if isinstance(types, list) and types:
         return sum(1 for t in types[:layers] if t == "full_attention")
+    if isinstance(c.get("block_configs"), list):  # Nemotron-NAS: a layer whose attention is no_op keeps no KV
+        return sum(1 for b in c["block_configs"][:layers] if not b["attention"]["no_op"])
+    if isinstance(c.get("hybrid_override_pattern"), str):  # Nemotron-H: the * layers are attention
+        return c["hybrid_override_pattern"][:layers].count("*")
     if isinstance(c.get("full_attn_idxs"), list):  # LFM2: the attention layers, the others short convolutions
         return len(c["full_attn_idxs"])
     if c.get("full_attention_interval"):
@@ -137,7 +159,7 @@ def _tp(heads: int, kv: int) -> int:
     return next(tp for tp in (8, 4, 2, 1) if heads % tp == 0 and (kv % tp == 0 or tp % kv == 0))
 
 
-@pytest.mark.parametrize("arch", sorted(p.name for p in CONFIGS.iterdir() if p.is_dir()))
+@pytest.mark.parametrize("arch", sorted(CLASSES))
 def test_a_class_without_a_recipe_is_planned_from_its_config(tmp_path, arch):
     folder = _folder(tmp_path, arch)
     config = json.loads((folder / "config.json").read_text())
@@ -147,7 +169,7 @@ def test_a_class_without_a_recipe_is_planned_from_its_config(tmp_path, arch):
     data = report.json()
     assert data["status"] == "derived", data["problem"]
     assert data["rule_from"] in ("generic", "class"), data["rule_from"]
-    per_weight = BYTES[c.get("torch_dtype") or c.get("dtype") or "float32"]
+    per_weight = 2 if arch in STORED_16_BIT else BYTES[c.get("torch_dtype") or c.get("dtype") or "float32"]
     total = _total(arch)
     if arch in STORED_TIED_HEAD:
         total -= _field(c, "vocab_size") * _field(c, "hidden_size") * per_weight
@@ -180,6 +202,8 @@ def test_a_class_without_a_recipe_is_planned_from_its_config(tmp_path, arch):
     per_element = 1 if "fp8" in plan.get("kv_dtype", "") else 2
     per_gpu = max(1, kv // tp)  # vLLM: max(1, total KV heads // tensor parallel size)
     expected = _kv_layers(c) * 2 * per_gpu * head_dim * per_element
+    if c.get("kv_lora_rank"):  # MLA: one latent per layer, whatever the split
+        expected = _kv_layers(c) * (c["kv_lora_rank"] + c["qk_rope_head_dim"]) * per_element
     assert plan["memory"]["kv_bytes_per_token"] == expected
 
 
@@ -341,3 +365,109 @@ def test_a_class_the_newest_vllm_dropped_is_said_plainly_with_the_last_build_tha
     )  # fmt: skip
     reasons = [r["reason"] for r in rejections(explained.json()) if r["engine"] == "vllm"]
     assert any("does not load MPTForCausalLM" in r and "supported until 0.28.0" in r for r in reasons), reasons
+
+
+# Zamba2: no public copy of a Zamba2 config.json was found, so the config is the one transformers' Zamba2Config()
+# writes with its defaults, its "Zamba2-2.7B style configuration" (every derived field as __init__ sets it:
+# https://github.com/huggingface/transformers/blob/02f58079962e1924e01844d0c9581241695d5a58/src/transformers/models/zamba2/configuration_zamba2.py).
+def _zamba2_config(mem_blocks: int = 1, hybrid_at: tuple[int, ...] = ()) -> dict[str, Any]:
+    hidden, heads = 2560, 32
+    types = ["mamba"] + (["mamba"] * 5 + ["hybrid"]) * 7 + ["mamba"] * 4 + ["hybrid"] + ["mamba"] * 3
+    types += ["hybrid"] + ["mamba"] * 2
+    for i in hybrid_at:
+        types[i] = "hybrid"
+    return {
+        "architectures": ["Zamba2ForCausalLM"], "model_type": "zamba2", "vocab_size": 32000,
+        "max_position_embeddings": 4096, "hidden_size": hidden, "num_hidden_layers": 54, "layers_block_type": types,
+        "hybrid_layer_ids": [i for i, t in enumerate(types) if t == "hybrid"], "mamba_d_state": 64,
+        "mamba_d_conv": 4, "mamba_expand": 2, "mamba_ngroups": 1, "n_mamba_heads": 8, "mamba_headdim": 640,
+        "use_conv_bias": True, "add_bias_linear": False, "intermediate_size": 4 * hidden, "hidden_act": "gelu",
+        "num_attention_heads": heads, "num_key_value_heads": heads, "num_mem_blocks": mem_blocks,
+        "attention_hidden_size": 2 * hidden, "attention_head_dim": 2 * hidden // heads, "kv_channels": 80,
+        "use_shared_mlp_adapter": False, "use_shared_attention_adapter": False, "adapter_rank": 128,
+        "use_mem_rope": False, "rope_theta": 10000, "rms_norm_eps": 1e-5, "tie_word_embeddings": True,
+        "torch_dtype": "bfloat16",
+    }  # fmt: skip
+
+
+def _zamba2_weights(c: dict[str, Any]) -> int:
+    """The parameters vLLM's zamba2.py builds (its module shapes, with MambaMixer2's in_proj / conv / out_proj,
+    https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/model_executor/models/zamba2.py): a Mamba-2 mixer
+    in every layer (a hybrid layer's mamba_decoder too); num_mem_blocks shared blocks, each one attention
+    (qkv from the 2 × hidden concatenation, o_proj to hidden) and one gated MLP; a hidden × hidden linear per
+    hybrid layer."""
+    h, inner, heads = c["hidden_size"], c["mamba_expand"] * c["hidden_size"], c["n_mamba_heads"]
+    conv = inner + 2 * c["mamba_ngroups"] * c["mamba_d_state"]
+    mamba = h * (inner + conv + heads) + conv * c["mamba_d_conv"] + inner * h + inner + 3 * heads
+    width, hd = c["attention_hidden_size"], c["attention_head_dim"]
+    block = width * 3 * c["num_attention_heads"] * hd + width * h + 3 * h * c["intermediate_size"]
+    hybrid = c["layers_block_type"].count("hybrid")
+    return c["vocab_size"] * h + c["num_hidden_layers"] * mamba + c["num_mem_blocks"] * block + hybrid * h * h
+
+
+def _zamba2_folder(tmp_path: Path, name: str, c: dict[str, Any]) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(c))
+    return folder
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_zamba2_counts_its_shared_blocks_once_and_keeps_kv_in_every_hybrid_layer(tmp_path, tp):
+    c = _zamba2_config()
+    explained = _explain_on_vllm(_zamba2_folder(tmp_path, "zamba2", c), tp)
+    memory = explained.json()["plans"][0]["memory"]
+    # each hybrid layer has its own Attention (dpa_list), so its own K and V, though the weights are shared
+    hybrid = c["layers_block_type"].count("hybrid")
+    per_element = 1 if "fp8" in explained.json()["plans"][0].get("kv_dtype", "") else 2
+    per_gpu = c["num_attention_heads"] // tp
+    assert memory["kv_bytes_per_token"] == hybrid * 2 * per_gpu * c["attention_head_dim"] * per_element
+    assert memory["weights_gib"] * 2**30 * tp == pytest.approx(_zamba2_weights(c) * 2, rel=0.01)
+
+
+def test_zamba2_weights_grow_by_a_block_per_shared_block_not_per_hybrid_layer(tmp_path):
+    def params(name: str, c: dict[str, Any]) -> float:
+        report = run_cli("inspect", str(_zamba2_folder(tmp_path, name, c)), "--format", "json", env=OFFLINE)
+        assert report.code == 0, report.err
+        return float(report.json()["derived"]["params_total_b"]) * 1e9
+
+    base = _zamba2_config()
+    more_hybrid = _zamba2_config(hybrid_at=(1, 2))  # two more layers reuse the same block
+    two_blocks = _zamba2_config(mem_blocks=2)
+    counted = params("base", base)
+    assert counted == pytest.approx(_zamba2_weights(base), abs=1e6)
+    # each further hybrid layer adds only its own hidden × hidden linear; a second block adds a whole block
+    assert params("more", more_hybrid) - counted == pytest.approx(2 * 2560 * 2560, abs=2e6)
+    assert params("two", two_blocks) == pytest.approx(_zamba2_weights(two_blocks), abs=1e6)
+    # use_shared_mlp_adapter: each hybrid layer's own LoRA on gate_up (Zamba2LoRA: hidden → rank → 2 × intermediate)
+    adapted = {**base, "use_shared_mlp_adapter": True}
+    lora = 2560 * 128 + 128 * 2 * 4 * 2560
+    assert params("adapted", adapted) - counted == pytest.approx(9 * lora, abs=2e6)
+
+
+def test_a_class_no_build_loads_is_said_plainly_with_the_nearest_class_a_build_does(tmp_path):
+    # stepfun-ai/Step-3.7-Flash's real config.json: no engine build in the catalog registers
+    # Step3p7FlashForCausalLM; vLLM 0.33.0 and SGLang 0.5.23 register the multimodal Step3p7ForConditionalGeneration
+    # (their harvested registries), a different class, so the answer names it and plans nothing
+    folder = tmp_path / "step"
+    folder.mkdir()
+    shutil.copy(CONFIGS.parent / "unloaded" / "Step3p7FlashForCausalLM" / "config.json", folder / "config.json")
+    report = run_cli("inspect", str(folder), env=OFFLINE)
+    assert "Step3p7FlashForCausalLM (model_type step3p7); no engine build in the catalog loads it" in report.out
+    planned = run_cli("--gpu", "h200", "--gpus", "8", "--model", str(folder), env=OFFLINE)
+    assert planned.code != 0 and "Traceback" not in planned.err
+    assert "vllm-0.33.0 does not load Step3p7FlashForCausalLM" in planned.out
+    assert "the nearest class a build registers is Step3p7ForConditionalGeneration" in planned.out
+    assert "vllm-0.33.0" in planned.out.split("the nearest class a build registers is", 1)[1]
+
+
+def test_a_nas_block_replaced_by_a_linear_layer_is_named_in_one_line(tmp_path):
+    # Nemotron-Super-49B's real config.json with one MLP block turned into a linear replacement, which
+    # nemotron_nas.py's block_configs allow but recipegen does not size: one line naming the block, no traceback
+    folder = _folder(tmp_path, "DeciLMForCausalLM")
+    config = json.loads((folder / "config.json").read_text())
+    config["block_configs"][3]["ffn"]["replace_with_linear"] = True
+    (folder / "config.json").write_text(json.dumps(config))
+    planned = run_cli("--gpu", "h200", "--gpus", "8", "--model", str(folder), env=OFFLINE)
+    assert planned.code != 0 and "Traceback" not in planned.err
+    assert "config.json: block_configs[3] replaces a block with a linear layer" in planned.err
