@@ -18,24 +18,24 @@ def test_qwen3_vl_ggufs_run_on_llama_cpp_from_b6887_not_from_the_deepseek_v4_bui
     builds = verdicts(history_of(cli, "llama.cpp", gpu, model, 1))
     assert builds["llama.cpp-b6097"]["verdict"] == "blocked"
     assert builds["llama.cpp-b6097"]["gate"] == "architecture"
-    assert builds[QWEN3_VL]["verdict"] == "runnable" and builds[QWEN3_VL]["released"] == "2025-10-31"
+    assert builds[QWEN3_VL]["verdict"] == "runnable" and builds[QWEN3_VL]["released"] == "2025-10-30"
     assert builds[QWEN3_NEXT]["verdict"] == "runnable"  # b7186 is written as a change of b6887 and keeps Qwen3-VL
 
 
 def test_history_text_names_b6887_as_the_flip_for_qwen3_vl(cli):
     result = cli("history", "--gpu", "rtx-3090", "--model", "qwen3-vl-30b-a3b", "--gpus", "1", "--engine", "llama.cpp")
     assert result.code == 0, result.err
-    assert f"until {QWEN3_VL} (2025-10-31)" in result.out
+    assert f"until {QWEN3_VL} (2025-10-30)" in result.out
     assert f"llama.cpp-b6097 → {QWEN3_VL}: architecture now passes" in result.out
 
 
-def test_a_qwen3_vl_gguf_on_a_4090_is_blocked_the_day_before_b6887_and_runs_from_it(cli):
+def test_a_qwen3_vl_gguf_on_a_4090_is_blocked_the_day_before_b6887_and_runs_from_its_tag_date(cli):
     args = ("--gpu", "rtx-4090", "--gpus", "1", "--model", "qwen3-vl-32b", "--engine", "llama.cpp")
-    before = explain(cli, *args, "--as-of", "2025-10-30")
+    before = explain(cli, *args, "--as-of", "2025-10-29")
     assert before["verdict"] == "blocked"
     (gguf, *_) = [r for r in rejections(before) if r["variant"] == "gguf-q4-k-m"]
     assert gguf["gate"] == "architecture" and gguf["reason"].endswith("does not load GGUF architecture 'qwen3vl'")
-    after = explain(cli, *args, "--as-of", "2025-10-31")
+    after = explain(cli, *args, "--as-of", "2025-10-30")
     assert after["verdict"] == "runnable"
     plan = after["plans"][0]
     assert plan["build"] == QWEN3_VL and plan["variant"].startswith("gguf")
@@ -80,3 +80,39 @@ def test_the_ngc_26_01_container_is_offered_on_a_spark_from_the_playbooks_date(c
     before = {p["build"] for p in explain(cli, *ONE_SPARK, "--engine", "vllm", "--as-of", "2026-02-01")["plans"]}
     after = {p["build"] for p in explain(cli, *ONE_SPARK, "--engine", "vllm", "--as-of", "2026-02-02")["plans"]}
     assert "vllm-ngc-26.01" not in before and "vllm-ngc-26.01" in after
+
+
+# --- llama.cpp b8036: GLM-5.x (glm-dsa) as dense MLA; GLM-5.2's GGUFs do not load there (llama.cpp#24770) ---------
+
+GLM_DSA = "llama.cpp-b8036"
+INDEXER = "llama.cpp-glm52-gguf-indexer-tensors-required"
+
+
+def test_glm_5_1_ggufs_run_on_one_3090_with_host_ram_from_b8036_and_the_plan_says_the_indexer_is_unused(cli):
+    args = ("--gpu", "rtx-3090", "--gpus", "1", "--model", "glm-5.1", "--engine", "llama.cpp", "--host-memory", "256")
+    doc = explain(cli, *args, "--as-of", "2026-04-27")
+    assert doc["verdict"] == "runnable"
+    (plan,) = doc["plans"]
+    assert plan["build"] == GLM_DSA
+    kernel = next(g for g in plan["gates"] if g["gate"] == "kernel")
+    assert "indexer unused" in kernel["reason"]
+
+
+def test_glm_5_2_ggufs_are_refused_on_b8036_naming_the_indexer_defect_and_history_keeps_them_at_b9840(cli):
+    args = ("--gpu", "rtx-4090", "--gpus", "1", "--model", "glm-5.2", "--engine", "llama.cpp", "--host-memory", "256")
+    doc = explain(cli, *args, "--build", GLM_DSA)
+    assert doc["verdict"] == "blocked"
+    (gguf, *_) = [r for r in rejections(doc) if r["variant"] == "gguf"]
+    assert gguf["gate"] == "architecture" and INDEXER in gguf["reason"]
+    assert any(s["url"].endswith("ggml-org/llama.cpp/pull/24770") for s in gguf["sources"])
+    builds = verdicts(history_of(cli, "llama.cpp", "rtx-3090", "glm-5.2", 4))
+    assert INDEXER in builds[GLM_DSA]["defects"] and INDEXER not in builds["llama.cpp-b9840"]["defects"]
+
+
+def test_diagnose_maps_the_glm_5_2_missing_indexer_tensor_line_to_the_b8036_defect(cli, tmp_path):
+    log = tmp_path / "llama-server.log"
+    log.write_text(
+        "llama_model_load: error loading model: missing tensor 'blk.3.indexer.k_norm.weight'\n", encoding="utf-8"
+    )
+    (top, *_) = cli("diagnose", str(log), "--format", "json").json()["matches"]
+    assert top["fingerprint"] == f"{GLM_DSA}+{INDEXER}" and top["gate"] == "architecture"
