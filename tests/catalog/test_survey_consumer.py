@@ -109,6 +109,19 @@ def test_glm_5_2_ggufs_are_refused_on_b8036_naming_the_indexer_defect_and_histor
     assert INDEXER in builds[GLM_DSA]["defects"] and INDEXER not in builds["llama.cpp-b9840"]["defects"]
 
 
+def test_lint_flags_a_glm_5_2_gguf_command_on_b8036_and_not_the_same_command_on_b9840(cli):
+    gguf = "/models/unsloth/GLM-5.2-GGUF/UD-IQ2_M/GLM-5.2-UD-IQ2_M-00001-of-00006.gguf"
+    command = ("--", "llama-server", "--model", gguf, "--ctx-size", "16384")
+
+    def defects(build: str) -> list[str]:
+        result = cli("lint", "--gpu", "rtx-3090", "--build", build, "--format", "json", *command)
+        assert result.code in (0, 1), result.err
+        return [f["why"] for f in result.json()["findings"] if f["code"] == "defect"]
+
+    assert any("GLM-5.2 GGUFs fail to load" in why for why in defects(GLM_DSA))
+    assert not defects("llama.cpp-b9840")
+
+
 def test_diagnose_maps_the_glm_5_2_missing_indexer_tensor_line_to_the_b8036_defect(cli, tmp_path):
     log = tmp_path / "llama-server.log"
     log.write_text(
