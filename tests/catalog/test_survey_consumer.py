@@ -129,3 +129,9 @@ def test_diagnose_maps_the_glm_5_2_missing_indexer_tensor_line_to_the_b8036_defe
     )
     (top, *_) = cli("diagnose", str(log), "--format", "json").json()["matches"]
     assert top["fingerprint"] == f"{GLM_DSA}+{INDEXER}" and top["gate"] == "architecture"
+
+
+def test_history_lists_the_ngc_26_01_container_as_a_runnable_fork_path_on_a_spark(cli):
+    result = cli("history", *ONE_SPARK, "--engine", "vllm")
+    assert result.code == 0, result.err
+    assert "fork path: vllm-ngc-26.01 (2026-02-02): runnable" in result.out
