@@ -18,7 +18,6 @@ import json
 import math
 import os
 import stat
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -188,6 +187,8 @@ def write_private_bytes(folder: Path, name: str, content: bytes) -> None:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _private(os.lstat(folder)):
             return
+        import tempfile  # only a write needs it (a warm run writes nothing)
+
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
         try:
             with os.fdopen(fd, "wb") as handle:
