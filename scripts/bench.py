@@ -7,6 +7,7 @@ python scripts/bench.py memory    # predicted vs published figures (checkpoint s
 python scripts/bench.py ratios    # `recipegen explain` and the full default `matrix`, end to end, vs the bare imports
 python scripts/bench.py devices   # each performance device switched off in turn: what it buys the command it serves
 python scripts/bench.py instructions  # `ratios` in instructions executed (valgrind callgrind): steady under load
+python scripts/bench.py device-instructions [DEVICE…]  # `devices` in instructions executed
 python scripts/bench.py           # startup, matrix, memory and ratios
 python scripts/bench.py --help    # this text
 
@@ -219,6 +220,17 @@ DEVICES = {
         "import sys, recipegen.frozen as f; f.COMPILE_AFTER = sys.maxsize",
         ("explain", "matrix"),
     ),
+    "candidates kept in a resolve's memo": (
+        "import recipegen.plan.candidates as c;"
+        "c.evaluate = lambda r, e, b, v, l, d, settings=None, memo=None: c._evaluate(r, e, b, v, l, d, settings, memo)",
+        ("explain",),
+    ),
+    "cache keys listed with os.scandir": (
+        "import recipegen.catalog.parse_cache as p; from pathlib import Path;"
+        "p.tree = lambda top, keep:"
+        " [(str(f.relative_to(top)), str(f)) for f in sorted(Path(top).rglob('*')) if keep(f.name)]",
+        ("explain",),
+    ),
     "forked matrix workers": (
         "import recipegen.report.matrix as m; b = m.build_matrix;"
         "m.build_matrix = lambda c, ms, ts, jobs=None, **kw: b(c, ms, ts, jobs=1, **kw)",
@@ -254,6 +266,27 @@ def devices() -> None:
                 print(f"{device} · {command}: " + "; ".join(parts) + f" — medians of {RUNS}")
 
 
+def device_instructions(names: list[str] | None = None) -> None:
+    """`devices` in instructions executed (one callgrind run each way): steady where the cores are shared."""
+    with tempfile.TemporaryDirectory() as tmp:
+        args = {
+            "explain": ["explain", "--gpu", "sm80", "--model", "glm-5.2"],
+            "generate": ["--gpu", "sm80", "--model", "glm-5.2", "--out", str(Path(tmp) / "o"), "--force"],
+            "matrix": ["matrix"],
+        }
+        for device in names or list(DEVICES):
+            patch, served = DEVICES[device]
+            for command in served:
+                with_, without = _probe(BASELINES.get(device, ""), args[command]), _probe(patch, args[command])
+                subprocess.run(with_, check=True, capture_output=True, env=ENV)  # the caches as a warm run finds them
+                counts = [_instructions(with_), _instructions(without)]
+                print(
+                    f"{device} · {command}: {counts[0] / 1e6:.0f} M instructions with, {counts[1] / 1e6:.0f} M "
+                    f"without (buys {(counts[1] - counts[0]) / counts[1]:.0%})",
+                    flush=True,
+                )
+
+
 def _probe(patch: str, args: list[str]) -> list[str]:
     code = f"import sys; {patch}\nfrom recipegen.cli.app import main\nsys.argv = ['recipegen', *sys.argv[1:]]\nmain()"
     return [sys.executable, "-c", code, *args]
@@ -266,12 +299,22 @@ BENCHES = {
     "ratios": ratios,
     "devices": devices,
     "instructions": instructions,
+    "device-instructions": device_instructions,
 }
 
 
 def main(argv: list[str]) -> int:
     if any(arg in ("-h", "--help", "help") for arg in argv):
         print(__doc__.strip())
+        return 0
+    if argv[:1] == ["device-instructions"]:  # the devices to count may follow, by name
+        wrong = [name for name in argv[1:] if name not in DEVICES]
+        if wrong:
+            print(
+                f"bench.py: unknown device {wrong[0]!r}; choose from {', '.join(map(repr, DEVICES))}", file=sys.stderr
+            )
+            return 2
+        device_instructions(argv[1:])
         return 0
     unknown = [arg for arg in argv if arg not in BENCHES]
     if unknown:
