@@ -220,11 +220,6 @@ DEVICES = {
         "import sys, recipegen.frozen as f; f.COMPILE_AFTER = sys.maxsize",
         ("explain", "matrix"),
     ),
-    "candidates kept in a resolve's memo": (
-        "import recipegen.plan.candidates as c;"
-        "c.evaluate = lambda r, e, b, v, l, d, settings=None, memo=None: c._evaluate(r, e, b, v, l, d, settings, memo)",
-        ("explain",),
-    ),
     "cache keys listed with os.scandir": (
         "import recipegen.catalog.parse_cache as p; from pathlib import Path;"
         "p.tree = lambda top, keep:"

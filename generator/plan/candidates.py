@@ -108,29 +108,7 @@ def evaluate(
     settings: Settings | None = None,
     memo: Memo | None = None,
 ) -> Candidate:
-    """Gate one path. `settings`: check these instead of the ones recipegen would choose (lint). `memo`: the
-    candidate is kept there too (the memo serves one request), so a later question about the same path reuses it:
-    explain's build history asks again about every path the releases of its changes were gated on."""
-    if settings is not None or memo is None:
-        return _evaluate(request, engine, build, variant, layout, deployment, settings, memo)
-    key = ("evaluate", engine.id, build.id, variant.id, deployment.id if deployment else None, layout)
-    known = memo.get(key)
-    if isinstance(known, Candidate):
-        return known
-    memo[key] = found = _evaluate(request, engine, build, variant, layout, deployment, None, memo)
-    return found
-
-
-def _evaluate(
-    request: Request,
-    engine: Engine,
-    build: Build,
-    variant: Variant,
-    layout: Layout,
-    deployment: Deployment | None,
-    settings: Settings | None,
-    memo: Memo | None,
-) -> Candidate:
+    """Gate one path. `settings`: check these instead of the ones recipegen would choose (lint)."""
     base = (
         settings
         if settings is not None
