@@ -21,6 +21,7 @@ import gc
 import hashlib
 import io
 import json
+import os
 import pickle
 import stat
 from collections.abc import Iterable, Iterator
@@ -51,13 +52,15 @@ def key(roots: list[tuple[str, Path]], kinds: Iterable[str]) -> str | None:
     by size and mtime when it reuses their bytecode: reading and hashing ~200 recipes on every start was a
     tenth of a run. An edit changes the mtime and ctime; restoring an old mtime by hand still changes ctime.
     """
-    from .parse_cache import code_key
+    from .parse_cache import code_key, tree
 
     digest = hashlib.sha256(f"{SCHEMA}\0{code_key()}\0".encode())
     count = 0
     try:
-        data = Path(__file__).resolve().parents[1] / "data"  # the flag vocabularies the cross-checks read
-        for path in sorted(p for p in data.rglob("*") if p.suffix in (".json", ".yaml")):  # never __pycache__
+        # the flag vocabularies the cross-checks read (vocabulary.VOCABULARY_FOLDER): the only data a load
+        # reads; the harvested releases beside them (~170 files) are read per request, never into the catalog
+        data = Path(__file__).resolve().parents[1] / "data"
+        for path in sorted(p for p in (data / "engine-cli").iterdir() if p.suffix == ".json"):
             info = path.stat()
             digest.update(f"data\0{path.relative_to(data)}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
         for label, root in roots:
@@ -67,20 +70,26 @@ def key(roots: list[tuple[str, Path]], kinds: Iterable[str]) -> str | None:
                 if not folder.is_dir():
                     continue
                 digest.update(f"folder\0{kind}\0".encode())
-                for path in sorted(p for p in folder.rglob("*") if p.suffix in (".yaml", ".yml")):
+                for relative, recipe in tree(folder, _is_recipe):
                     count += 1
                     if count > MAX_FILES:
                         return None
-                    info = path.stat()  # symlinks followed, as a load reads them
+                    info = os.stat(recipe)  # symlinks followed, as a load reads them
                     if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
                         return None  # the full load says what is wrong with it
                     digest.update(
-                        f"{path.relative_to(root)}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}\0"
+                        f"{kind}/{relative}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}\0"
                         f"{info.st_ctime_ns}\0".encode()
                     )
     except (OSError, RuntimeError):  # unreadable, a symlink loop: full load
         return None
     return digest.hexdigest()
+
+
+def _is_recipe(name: str) -> bool:
+    """A name whose Path.suffix is .yaml or .yml (a bare ".yaml" has none)."""
+    dot = name.rfind(".")
+    return dot > 0 and name[dot:] in (".yaml", ".yml")
 
 
 _KNOWN_FIELDS = {"hardware", "engines", "models", "deployments", "fingerprints", "surveys", "origins", "overridden"}

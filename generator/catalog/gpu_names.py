@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
-from importlib import resources
 
 from .schema import Hardware
 
@@ -78,6 +77,8 @@ def _unique(parts: list[Hardware]) -> list[Hardware]:
 @functools.cache
 def _known() -> list[tuple[re.Pattern[str], str, float | None]]:
     """data/gpu_hints.yaml: compute capability (and memory) of GPUs the catalog has no recipe for."""
+    from importlib import resources
+
     import yaml
 
     text = resources.files("recipegen.data").joinpath("gpu_hints.yaml").read_text(encoding="utf-8")

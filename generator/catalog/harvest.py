@@ -13,12 +13,12 @@ import datetime as dt
 import functools
 import json
 import re
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import RecipegenError
 from ..frozen import frozen
+from .index import package_folder
 from .schema import Build
 from .schema.common import Source
 
@@ -79,7 +79,7 @@ def release_key(version: str) -> tuple[int, ...] | None:
 @functools.lru_cache(maxsize=1)
 def _root() -> Path:
     """The harvest folder as a plain path (importlib.resources' traversable costs ~0.3 ms a file here)."""
-    return Path(str(resources.files("recipegen.data"))) / FOLDER
+    return package_folder("recipegen.data") / FOLDER
 
 
 @functools.cache

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -59,4 +59,10 @@ class Catalog:
 
 def builtin_root() -> Path:
     """The folder of the catalog shipped inside the package (an Origin's root "built-in")."""
-    return Path(str(resources.files("recipegen.recipes")))
+    return package_folder("recipegen.recipes")
+
+
+def package_folder(package: str) -> Path:
+    """A package's folder on disk, as `importlib.resources.files` gives it for an installed package, without
+    importing importlib.resources: it pulls in tempfile, zipfile and their imports, a few ms of every start."""
+    return Path(importlib.import_module(package).__file__ or "").parent

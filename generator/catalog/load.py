@@ -12,10 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import CatalogError, CatalogProblem
-from .cross_check import cross_check
 from .index import KINDS, Catalog, Origin, builtin_root
-from .parse import is_dir, parse_file
-from .recipe_files import RecipeFileError, read_text
+from .recipe_files import is_dir
 
 if TYPE_CHECKING:
     from .parse_cache import ParseCache
@@ -75,6 +73,10 @@ def _roots(cli_dirs: list[str]) -> list[tuple[str, Path]] | None:
 
 
 def _load(cli_dirs: Iterable[str], cache: ParseCache | None = None) -> Catalog:
+    # parsing and cross-checking load only here: a run the validated-catalog cache answers needs neither
+    from .cross_check import cross_check
+    from .parse import parse_file
+
     roots: list[tuple[str, Path]] = [("built-in", builtin_root())]
     problems: list[CatalogProblem] = []
     for user in user_roots(cli_dirs):
@@ -129,6 +131,8 @@ def _load(cli_dirs: Iterable[str], cache: ParseCache | None = None) -> Catalog:
 
 
 def _id_line(path: Path) -> int | None:
+    from .recipe_files import RecipeFileError, read_text
+
     try:
         text = read_text(path)
     except RecipeFileError:

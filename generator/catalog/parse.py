@@ -125,10 +125,3 @@ def parse_file(
             problems.append(CatalogProblem(display, locate(node, loc), format_loc(loc), problem_message(error)))
         return None, problems
     return (entry if not problems else None), problems
-
-
-def is_dir(path: Path) -> bool:
-    try:  # Path.is_dir() raises on a name too long or a permission error; neither is a recipe folder
-        return path.is_dir()
-    except OSError:
-        return False

@@ -18,7 +18,6 @@ import json
 import math
 import os
 import stat
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -65,12 +64,38 @@ def _decode(obj: dict[str, Any]) -> Any:
     return obj
 
 
+def tree(folder: Path, keep: Callable[[str], bool]) -> list[tuple[str, str]]:
+    """(path under `folder`, full path) of every entry below it whose name `keep` takes, in the order and with the
+    entries of `sorted(folder.rglob("*"))`: a symlinked folder is listed, not entered; an unreadable one is skipped.
+
+    Strings from os.scandir rather than Path objects: every warm run lists the package's modules and every
+    recipe file for the cache keys, and pathlib's globbing and relative_to were over half the cost of a key."""
+    found: list[tuple[str, str]] = []
+
+    def walk(top: str, under: str) -> None:
+        try:
+            with os.scandir(top) as listing:
+                entries = list(listing)
+        except PermissionError:
+            return
+        for entry in entries:
+            relative = under + entry.name
+            if keep(entry.name):
+                found.append((relative, entry.path))
+            if entry.is_dir(follow_symlinks=False):
+                walk(entry.path, relative + "/")
+
+    walk(str(folder), "")
+    found.sort(key=lambda item: item[0].split("/"))  # as Paths sort: part by part
+    return found
+
+
 def code_key() -> str:
     package = Path(__file__).resolve().parents[1]  # the recipegen package: every module of it
     digest = hashlib.sha256(f"{SCHEMA}\0{__version__}\0".encode())
-    for path in sorted(package.rglob("*.py")):
-        info = path.stat()
-        digest.update(f"{path.relative_to(package)}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    for relative, module in tree(package, lambda name: name.endswith(".py")):
+        info = os.stat(module)
+        digest.update(f"{relative}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
     # the YAML library by its files (its version and whether the C loader is there), found without importing
     # it: a run from the validated-catalog cache parses no YAML
     spec = importlib.util.find_spec("yaml")
@@ -188,6 +213,8 @@ def write_private_bytes(folder: Path, name: str, content: bytes) -> None:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _private(os.lstat(folder)):
             return
+        import tempfile  # only a write needs it (a warm run writes nothing)
+
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
         try:
             with os.fdopen(fd, "wb") as handle:

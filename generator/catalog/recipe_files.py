@@ -150,3 +150,10 @@ def _in_range(number: float) -> bool:
     if isinstance(number, int):  # compared as an int: a huge one does not fit a float
         return abs(number) <= MAX_MAGNITUDE
     return math.isfinite(number) and abs(number) <= MAX_MAGNITUDE
+
+
+def is_dir(path: Path) -> bool:
+    try:  # Path.is_dir() raises on a name too long or a permission error; neither is a recipe folder
+        return path.is_dir()
+    except OSError:
+        return False

@@ -15,8 +15,8 @@ from pydantic import ValidationError
 
 from ..errors import CatalogProblem
 from .index import Catalog, Origin
-from .parse import duplicate_keys, format_loc, is_dir, locate, problem_message
-from .recipe_files import RecipeFileError, check_numbers, compose, construct, decode, read_bytes
+from .parse import duplicate_keys, format_loc, locate, problem_message
+from .recipe_files import RecipeFileError, check_numbers, compose, construct, decode, is_dir, read_bytes
 
 if TYPE_CHECKING:
     from .parse_cache import ParseCache

@@ -44,13 +44,14 @@ def no_rule_reason(catalog: Catalog, derivation: Derivation) -> str:
 
 
 def resolve_any(catalog: Catalog, value: str) -> ModelChoice:
-    from .folder import is_local
-    from .hub import looks_like_repo
-    from .inference import infer
-
     try:
         return resolve_model(catalog, value)
     except UnknownNameError as unknown:
+        # the checkpoint readers load only for a name the catalog lacks: a catalog model's run never needs them
+        from .folder import is_local
+        from .hub import looks_like_repo
+        from .inference import infer
+
         if is_local(value) or (value.endswith(".gguf") and Path(value).expanduser().is_file()):
             return from_files(catalog, value)  # a folder's (or a .gguf file's) own files, never a Hub repo
         if value.startswith(("/", "./", "../", "~")):  # written as a path: no catalog name or repo id

@@ -301,3 +301,13 @@ def test_cached_catalog_notices_an_edited_recipe(cli, tmp_path):
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
     result = cli("validate", str(tmp_path))
     assert result.code == 2 and "memory_gib" in result.err
+
+
+def test_cached_catalog_notices_a_recipe_added_beside_the_others(cli, tmp_path):
+    """The cache key lists each kind folder's files: a new one (here a second GPU under the same id) is read."""
+    write(tmp_path, "hardware/test-gpu.yaml", HARDWARE)
+    assert cli("validate", str(tmp_path)).code == 0
+    assert cli("validate", str(tmp_path)).code == 0  # served from the cache
+    write(tmp_path, "hardware/again.yaml", HARDWARE)
+    result = cli("validate", str(tmp_path))
+    assert result.code == 2 and "duplicate id 'test-gpu'" in result.err

@@ -42,3 +42,26 @@ def test_a_cached_explain_imports_no_yaml_no_templates_and_no_validation(tmp_pat
     assert again.returncode == 0, again.stderr
     assert "HEAVY=\n" in again.stderr
     assert again.stdout == first.stdout
+
+
+def test_a_catalog_model_is_planned_without_the_checkpoint_readers(tmp_path):
+    """A --model the catalog names is never looked up as a folder, a .gguf or a Hub repo: the readers of a
+    checkpoint's own files load only for a name the catalog lacks (tests/checkpoint/test_local_folder.py runs
+    those), and the package's folders are found without importlib.resources (it pulls in tempfile and zipfile)."""
+    probe = PROBE.replace(
+        'heavy = sorted(m for m in sys.modules if m.split(".")[0] in edge)',
+        "heavy = sorted(m for m in sys.modules if m in edge)",
+    ).replace(
+        '("huggingface_hub", "docker", "jsonschema", "hypothesis")',
+        '("recipegen.checkpoint.hub", "recipegen.checkpoint.folder", "recipegen.checkpoint.gguf", '
+        '"importlib.resources", "tempfile")',
+    )
+    assert probe.count("m in edge") == 1 and "importlib.resources" in probe  # the probe was rewritten
+    args = [sys.executable, "-c", probe, "explain", "--gpu", "sm80", "--model", "glm-5.2"]
+    env = {"XDG_CACHE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    first = subprocess.run(args, capture_output=True, text=True, env=env)  # validates and writes the cache
+    assert first.returncode == 0, first.stderr
+    again = subprocess.run(args, capture_output=True, text=True, env=env)
+    assert again.returncode == 0, again.stderr
+    assert "HEAVY=\n" in again.stderr
+    assert "VERDICT: runnable" in again.stdout
