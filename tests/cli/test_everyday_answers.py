@@ -5,6 +5,7 @@ really differs from the second plan's."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -93,7 +94,7 @@ def test_the_reason_printed_for_the_first_plan_is_true(gpu: str, gpus: int, mode
             second["settings"]["context"],
         )
         assert first["settings"]["context"] > second["settings"]["context"]
-    speed = re.search(r"faster estimated decode \(~([\d.]+) vs ~([\d.]+) tok/s per request", why)
+    speed = re.search(r"faster estimated decode \(~([\d.]+) vs ~([\d.]+) tok/s for one request", why)
     if speed:
         assert first["speed"]["decode_tokens_per_s"] >= second["speed"]["decode_tokens_per_s"]
         assert float(speed.group(1)) == pytest.approx(first["speed"]["decode_tokens_per_s"], abs=0.5)
@@ -157,3 +158,52 @@ def test_70b_on_one_24gb_card_runs_whole_from_a_2bit_gguf_before_any_offloaded_p
     speeds = [p["speed"]["decode_tokens_per_s"] for p in same_cost if p["status"] == lead["status"]]
     assert lead["speed"]["decode_tokens_per_s"] == max(speeds)
     assert lead["quant"] != "fp8"
+
+
+def test_the_speed_quoted_first_is_one_request_of_a_typical_chat_and_every_output_agrees(tmp_path):
+    # gpt-oss-20b on 1 x RTX A6000 plans 10 requests of the full 131,072-token context; a user asking "how fast"
+    # reads one request of a typical chat first, then the total at the planned load, with the same numbers in the
+    # summary, the README, plan.json and --format json
+    args = ("--gpu", "rtx-a6000", "--gpus", "1", "--model", "gpt-oss-20b")
+    speed = plans_for("rtx-a6000", 1, "gpt-oss-20b")[0]["speed"]
+    assert speed["decode_context"] <= 8192 < speed["context"]
+    assert speed["concurrency"] > 1
+    assert speed["decode_tokens_per_s"] > speed["decode_per_request_at_concurrency_tokens_per_s"]
+    assert speed["decode_aggregate_tokens_per_s"] == pytest.approx(
+        speed["concurrency"] * speed["decode_per_request_at_concurrency_tokens_per_s"], rel=0.01
+    )
+    result = run_cli(*args, "--out", str(tmp_path / "o"), env=OFFLINE)
+    assert result.code == 0, result.err
+    line = " ".join(result.out.split()).split("speed (estimate): ", 1)[1]
+    quoted = re.match(
+        r"~([\d,.]+) tok/s for one request at ([\d,]+) tokens of context \(likely [\d.,]+–[\d.,]+\); "
+        r"~([\d,.]+) tok/s total at (\d+) requests of ([\d,]+) tokens \(~([\d,.]+) each\)",
+        line,
+    )
+    assert quoted, line
+
+    def number(text: str) -> float:
+        return float(text.replace(",", ""))
+
+    assert number(quoted.group(1)) == pytest.approx(speed["decode_tokens_per_s"], rel=0.05)
+    assert number(quoted.group(2)) == speed["decode_context"]
+    assert number(quoted.group(3)) == pytest.approx(speed["decode_aggregate_tokens_per_s"], rel=0.05)
+    assert int(quoted.group(4)) == speed["concurrency"]
+    assert number(quoted.group(5)) == speed["context"]
+    written = json.loads((tmp_path / "o" / "plan.json").read_text())["plans"][0]["speed"]
+    assert {k: written[k] for k in speed if k != "derivation"} == {k: speed[k] for k in speed if k != "derivation"}
+    readme = (tmp_path / "o" / "README.md").read_text().replace("\\~", "~")
+    assert quoted.group(0) in readme
+
+
+def test_the_why_line_names_the_one_criterion_that_decided():
+    # on sm86 vLLM runs MXFP4 through Marlin while SGLang has a native path: the reason is that fallback, said
+    # alone, not "a fallback, or a known defect"
+    plans = plans_for("rtx-a6000", 1, "gpt-oss-20b")
+    first, second = plans[0], plans[1]
+    why = first["why_first"] or ""
+    assert ", or " not in why, why
+    assert native(first) and not native(second)
+    assert why.startswith("native weight kernels before a fallback ("), why
+    fallback = next(g["reason"] for g in second["gates"] if g["gate"] == "weight-format").split(";")[0]
+    assert fallback in why
