@@ -207,3 +207,20 @@ def test_the_why_line_names_the_one_criterion_that_decided():
     assert why.startswith("native weight kernels before a fallback ("), why
     fallback = next(g["reason"] for g in second["gates"] if g["gate"] == "weight-format").split(";")[0]
     assert fallback in why
+
+
+def test_a_hybrid_linear_attention_model_is_sized_from_its_parameters_and_plans_on_two_24gb_cards():
+    # Qwen3-Next-80B-A3B (36 gated DeltaNet layers of 48): its recurrent state is per request, its projections are
+    # weights; the AWQ checkpoint records which modules are INT4 (the routed experts), so it gets a size and a plan
+    plans = plans_for("rtx-3090", 2, "qwen3-next-80b-a3b")
+    awq = next(p for p in plans if p["quant"] == "awq")
+    assert awq["memory"]["weights_estimated"]
+    assert any("estimated as" in n and "routed-expert weights × 4.500 bits" in n for n in awq["notes"]), awq["notes"]
+    # a checkpoint with no recorded quantization_config counts the recurrent projections at 16 bits, and says so
+    fp8 = run_cli(
+        "explain", "--gpu", "h200", "--gpus", "1", "--model", "qwen3-next-80b-a3b", "--variant", "fp8",
+        "--format", "json", env=OFFLINE,
+    )  # fmt: skip
+    assert fp8.code == 0, fp8.err
+    notes = fp8.json()["plans"][0]["notes"]
+    assert any("recurrent-layer projections × 16 bits" in n and "less if they are quantized" in n for n in notes)
