@@ -224,3 +224,29 @@ def test_a_hybrid_linear_attention_model_is_sized_from_its_parameters_and_plans_
     assert fp8.code == 0, fp8.err
     notes = fp8.json()["plans"][0]["notes"]
     assert any("recurrent-layer projections × 16 bits" in n and "less if they are quantized" in n for n in notes)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "model", "variant"),
+    [("rtx-4090", "qwen3-vl-30b-a3b", "gguf-unsloth-q4-k-s"), ("rtx-3090", "qwen3-vl-32b", "gguf-q4-k-m")],
+)
+def test_a_vision_gguf_plan_downloads_and_loads_its_projector_and_only_the_chosen_quant(
+    tmp_path, gpu: str, model: str, variant: str
+):
+    # llama-server answers text only without --mmproj: the plan passes the repo's projector file, launch.sh
+    # fetches it and the chosen quant and nothing else, and lint accepts the command it wrote
+    out = tmp_path / "o"
+    args = ("--gpu", gpu, "--gpus", "1", "--model", model, "--variant", variant)
+    result = run_cli(*args, "--out", str(out), env=OFFLINE)
+    assert result.code == 0, result.err
+    plan = json.loads((out / "plan.json").read_text())["plans"][0]
+    argv = plan["argv"]
+    model_file = argv[argv.index("--model") + 1]
+    projector = argv[argv.index("--mmproj") + 1]
+    assert projector.startswith(model_file.rsplit("/", 1)[0] + "/") and "mmproj" in projector.rsplit("/", 1)[1]
+    launch = (out / "launch.sh").read_text()
+    includes = re.findall(r"hf download \S+ --include '([^']+)'", launch)
+    assert includes == [model_file.rsplit("/", 1)[1], projector.rsplit("/", 1)[1]], includes
+    assert len(re.findall(r"^\s*hf download ", launch, re.M)) == 2  # no other download: only these two files
+    lint = run_cli("lint", "--gpu", gpu, str(out / "launch.sh"), env=OFFLINE)
+    assert "0 error, 0 silent, 0 warn" in lint.out, lint.out
