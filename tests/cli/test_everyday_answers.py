@@ -216,6 +216,13 @@ def test_a_hybrid_linear_attention_model_is_sized_from_its_parameters_and_plans_
     awq = next(p for p in plans if p["quant"] == "awq")
     assert awq["memory"]["weights_estimated"]
     assert any("estimated as" in n and "routed-expert weights × 4.500 bits" in n for n in awq["notes"]), awq["notes"]
+    # what an experienced user runs first: a 4-bit GGUF on llama.cpp, its few overflowing experts computed from host
+    # RAM, not vLLM copying weights over PCIe every step; on one 48 GB card it fits whole
+    first = plans[0]
+    assert first["engine"] == "llama.cpp" and GGUF_4_TO_8.search(first["argv"][first["argv"].index("--model") + 1])
+    assert first["offload"] is None or first["offload"]["mechanism"] in {"expert-layers", "all-experts"}
+    assert all(p["offload"] is None or p["offload"]["mechanism"] != "weights-gb" for p in plans[: plans.index(awq)])
+    assert plans_for("rtx-a6000", 1, "qwen3-next-80b-a3b")[0]["offload"] is None
     # a checkpoint with no recorded quantization_config counts the recurrent projections at 16 bits, and says so
     fp8 = run_cli(
         "explain", "--gpu", "h200", "--gpus", "1", "--model", "qwen3-next-80b-a3b", "--variant", "fp8",
