@@ -58,6 +58,7 @@ class ContainerSpec:
     weights_folder: str | None = None  # a local checkpoint folder (absolute), mounted at model_folder instead
     weights_blobs: str | None = None  # its cache blobs/ folder (a Hugging Face cache snapshot), mounted beside it
     weights_file: str | None = None  # GGUF: the one file to load
+    weights_mmproj: str | None = None  # GGUF of a vision model: its vision projector file, downloaded beside it
     weights_bytes: int | None = None
     weights_revision: str | None = None  # the Hub revision the download pins
     driver_min: str | None = None
@@ -115,6 +116,7 @@ class ContainerSpec:
             "weights_folder": self.weights_folder,
             "weights_blobs": self.weights_blobs,
             "weights_file": self.weights_file,
+            "weights_mmproj": self.weights_mmproj,
             "weights_bytes": self.weights_bytes,
             "weights_revision": self.weights_revision,
             "driver_min": self.driver_min,
@@ -234,6 +236,7 @@ def container_spec(resolution: Resolution) -> ContainerSpec:
         weights_folder=folder,
         weights_blobs=resolution.request.weights_blobs if folder is not None else None,
         weights_file=cand.variant.file,
+        weights_mmproj=cand.variant.mmproj,
         weights_bytes=int(cand.variant.size_bytes) if cand.variant.size_bytes else None,
         weights_revision=cand.variant.revision,
         driver_min=cand.build.driver_min,

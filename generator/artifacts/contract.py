@@ -1,4 +1,4 @@
-"""The JSON contract (`--format json`, plan.json): schema recipegen.resolution/2.
+"""The JSON contract (`--format json`, plan.json): schema recipegen.resolution/3.
 
 Field names here are a public interface that other programs read; change them only together
 with SCHEMA's version. Text that repeats is written once: every source is an entry of the top-level
@@ -19,7 +19,7 @@ from ..plan.offload import OffloadPlan
 from ..plan.speed import Estimate
 from ..plan.types import Change, Plan, Resolution, Settings
 
-SCHEMA = "recipegen.resolution/2"
+SCHEMA = "recipegen.resolution/3"
 
 
 class _Table:
@@ -82,8 +82,10 @@ def offload_json(o: OffloadPlan) -> dict[str, Any]:
 def speed_json(e: Estimate) -> dict[str, Any]:
     return {
         "estimate": True,
-        "decode_tokens_per_s": round(e.decode_tps, 2),
-        "decode_aggregate_tokens_per_s": round(e.aggregate_tps, 1),
+        "decode_tokens_per_s": round(e.decode_tps, 2),  # one request alone at decode_context tokens
+        "decode_context": e.single_context,
+        "decode_aggregate_tokens_per_s": round(e.aggregate_tps, 1),  # all `concurrency` requests at `context`
+        "decode_per_request_at_concurrency_tokens_per_s": round(e.loaded_tps, 2),
         "concurrency": e.concurrency,
         "context": e.context,
         "prefill_tokens_per_s": round(e.prefill_tps, 1) if e.prefill_tps is not None else None,

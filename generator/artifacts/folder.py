@@ -70,6 +70,7 @@ class _Container(_Strict):
     weights_folder: str | None = Field(default=None, pattern=r"^/[^\x00-\x1f\x7f]*$")  # a local checkpoint
     weights_blobs: str | None = Field(default=None, pattern=r"^/[^\x00-\x1f\x7f]*$")  # its cache blobs/
     weights_file: str | None
+    weights_mmproj: str | None = None  # a vision GGUF's projector file, beside weights_file
     weights_bytes: int | None
     weights_revision: str | None = None
     driver_min: str | None

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..checkpoint.gguf import download_pattern
 from ..errors import RecipegenError
 from ..frozen import frozen
 from ..plan.flags import CONTAINER_MODELS
@@ -326,12 +327,16 @@ class Manifests:
         download = ["hf", "download", self.inp.repo, "--local-dir", target]
         if c.get("weights_revision"):
             download += ["--revision", c["weights_revision"]]
+        projector = list(download)
         if c.get("weights_file"):
-            download += ["--include", c["weights_file"]]
+            download += ["--include", download_pattern(c["weights_file"])]  # every part of a split quant
+        fetched = [shlex.join(download)]
+        if c.get("weights_mmproj"):
+            fetched.append(shlex.join([*projector, "--include", c["weights_mmproj"]]))
         script = " && ".join(
             [
                 shlex.join(["pip", "install", "--quiet", "--no-cache-dir", HUB_CLI]),
-                shlex.join(download),
+                *fetched,
                 shlex.join(["touch", f"{target}/{DOWNLOADED}"]),
             ]
         )

@@ -194,6 +194,7 @@ def context_for(resolution: Resolution, command_line: str, build_file: str | Non
         # only the chosen quantization's files: a split set's every part, or the one file
         "download_pattern": download_pattern(variant.file) if variant.file else None,
         "download_revision": variant.revision,
+        "download_mmproj": variant.mmproj if not spec.weights_folder else None,
         "size_gb": f"{size / 1e9:.0f}" if size else (f"~{estimate / 1e9:.0f}" if estimate else "unknown"),
         "size_estimated": estimate is not None,
         "disk_gb": f"{size * 1.05 / 1e9:.0f}" if size else (f"~{estimate * 1.05 / 1e9:.0f}" if estimate else "unknown"),

@@ -71,6 +71,9 @@ def weights_state(folder: Folder, opts: Options) -> tuple[Status, str, int]:
         blobs = cache_blobs(where) if links else None
         if links and (blobs is None or str(blobs) != c.get("weights_blobs")):
             return "fail", f"{where} holds links out of it that the container cannot follow ({links[0]})", present
+    projector = c.get("weights_mmproj")
+    if projector and not (where / projector).is_file():  # llama-server refuses to start without the --mmproj file
+        return "fail", f"{where / projector} is missing (the vision projector --mmproj loads)", present
     if c.get("weights_file"):
         target = where / c["weights_file"]
         split = re.search(r"-00001-of-(\d{5})\.gguf$", target.name)

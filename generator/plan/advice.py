@@ -84,7 +84,7 @@ def alternatives(catalog: Catalog, blocked: Resolution, limit: int = 4) -> list[
 
 
 def faster_elsewhere(catalog: Catalog, resolution: Resolution) -> list[Alternative]:
-    """For a slow plan (host offload, or under 5 tok/s per request): more of the same GPU, or other hardware, that
+    """For a slow plan (host offload, or under 5 tok/s for one request): more of the same GPU, or other hardware, that
     holds the model in GPU memory and decodes faster."""
     top = resolution.plans[0].candidate
     if top.speed is None or (top.offload is None and not top.speed.slow):

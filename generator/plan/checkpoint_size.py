@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from ..catalog.ggml import QUANTIZE_SOURCE, file_type_bits
 from ..catalog.schema import Model, QuantGroup
+from ..catalog.schema.model import MAMBA_KINDS
 
 BYTES_PER_PARAM = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp8_block": 1.0}
 ESTIMATED = "checkpoint size not in the catalog: estimated"  # how every size estimate's note begins
@@ -108,11 +109,33 @@ def routed_expert_params(model: Model) -> tuple[float, str] | None:
     return None
 
 
-def parts_estimate(model: Model, groups: Sequence[QuantGroup], assumption: str) -> tuple[float, str] | None:
+def recurrent_params(model: Model) -> float:
+    """The projections of the linear-attention (recurrent) layers, from their shapes: gated DeltaNet and its
+    kin project the hidden state to queries and keys (key heads × key dim each), values and the output gate
+    (value heads × value dim each) and two per-head gates, and back out; a Mamba layer projects to its inner
+    channels twice, the B and C groups and the heads, and back out. 0 for a model without such layers."""
+    linear = model.linear_attention
+    if linear is None:
+        return 0.0
+    hidden = model.hidden_size
+    if linear.kind in MAMBA_KINDS or linear.kind == "short_conv":
+        inner = linear.inner or hidden
+        width = 3 * inner + 2 * (linear.groups or 0) * linear.head_k_dim + (linear.num_heads if linear.groups else 0)
+    else:
+        keys = linear.num_k_heads or linear.num_heads
+        width = 2 * keys * linear.head_k_dim + 3 * linear.num_heads * linear.head_v_dim + 2 * linear.num_heads
+    return float(linear.layers * hidden * width)
+
+
+def parts_estimate(
+    model: Model, groups: Sequence[QuantGroup], assumption: str, recorded: bool = False
+) -> tuple[float, str] | None:
     """Routed experts and the other linear layers at their groups' bits, the token embedding and lm_head at 16
-    bits; None where other modules may stay unquantized in unknown amount (vision towers, recurrent layers)
-    or the vocabulary is not stated."""
-    if model.multimodal or model.linear_attention is not None or not model.vocab_size:
+    bits; None where other modules may stay unquantized in unknown amount (vision towers) or the vocabulary is
+    not stated. A recurrent layer's state is per request, not a weight; its projections are weights, which a
+    quantizer may leave 16-bit: without a `recorded` quantization_config they are counted at 16 bits (the
+    larger size, said with what it would be were they quantized)."""
+    if model.multimodal or not model.vocab_size:
         return None
     linear_group = next((g for g in groups if g.modules == "linear"), None)
     expert_group = next((g for g in groups if g.modules == "routed_experts"), linear_group)
@@ -124,19 +147,29 @@ def parts_estimate(model: Model, groups: Sequence[QuantGroup], assumption: str) 
         return None
     found = routed_expert_params(model) if expert_group is not linear_group else None
     experts = min(found[0], linear) if found else 0.0
-    other = linear - experts
+    recurrent = 0.0 if recorded else min(recurrent_params(model), linear - experts)
+    other = linear - experts - recurrent
     e_bits, l_bits = bits_per_weight(expert_group), bits_per_weight(linear_group)
-    size = experts * e_bits / 8 + other * l_bits / 8 + embed * 2
+    size = experts * e_bits / 8 + other * l_bits / 8 + recurrent * 2 + embed * 2
     terms = []
     if experts:
         terms.append(f"{experts / 1e9:.1f}B routed-expert weights × {e_bits:.3f} bits ({describe(expert_group)})")
     what = "other linear-layer" if experts else "linear-layer"
     terms.append(f"{other / 1e9:.1f}B {what} weights × {l_bits:.3f} bits ({describe(linear_group)})")
+    if recurrent:
+        terms.append(f"{recurrent / 1e9:.2f}B recurrent-layer projections × 16 bits")
     terms.append(f"embedding and lm_head {embed / 1e9:.2f}B × 16 bits")
     short = " + ".join(_short(g) for g in ((expert_group,) if experts else ()) + (linear_group,))
+    spared = recurrent * (2 - l_bits / 8)
     return size, (
         f"{ESTIMATED} as {size / 1e9:.1f} GB ({short}): {' + '.join(terms)} — assumes {assumption}"
         + (f"; routed experts ≈ {found[1]}" if found and experts else "")
+        + (
+            f"; the recurrent layers' projections counted 16-bit, as quantizers often leave them "
+            f"({spared / 1e9:.1f} GB less if they are quantized too)"
+            if recurrent
+            else ""
+        )
     )
 
 
@@ -150,8 +183,6 @@ def why_not_estimated(model: Model, quant: str, file: str | None = None) -> str:
         return f"recipegen knows no bits per weight for {quant}"
     if model.multimodal:
         return "its vision tower stays 16-bit in an amount the catalog does not give"
-    if model.linear_attention is not None:
-        return "its recurrent layers may stay unquantized in an amount the catalog does not give"
     if not model.vocab_size:
         return "the catalog gives no vocabulary size for the 16-bit embedding"
     return "the parameter count does not cover the layers"
@@ -212,7 +243,10 @@ def checkpoint_bytes(
         return gguf_estimate(model, file)
     if groups:
         found = parts_estimate(
-            model, groups, "the storage the variant's quantization_config records (its sources say where)"
+            model,
+            groups,
+            "the storage the variant's quantization_config records (its sources say where)",
+            recorded=True,
         )
         if found is not None:
             return found

@@ -85,15 +85,15 @@ def gate_lines(cand: Candidate, indent: str = "     ") -> list[str]:
 
 
 def slow_words(cand: Candidate) -> str:
-    """What a verdict adds for a slow plan (under 5 tok/s per request, or paced by host offload)."""
+    """What a verdict adds for a slow plan (under 5 tok/s for one request, or paced by host offload)."""
     speed = cand.speed
     if speed is None or not speed.slow:
         return ""
-    return f", {slow_word(speed.decode_tps)}: ~{rate(speed.decode_tps)} tok/s per request (estimate)"
+    return f", {slow_word(speed.decode_tps)}: ~{rate(speed.decode_tps)} tok/s for one request (estimate)"
 
 
 def slow_word(decode_tps: float) -> str:
-    """ "slow" under 5 tok/s per request; a faster plan that host offload paces is "offload-bound"."""
+    """ "slow" under 5 tok/s for one request; a faster plan that host offload paces is "offload-bound"."""
     return "slow" if decode_tps < SLOW_TPS else "offload-bound"
 
 

@@ -278,6 +278,16 @@ def common_flags(engine: Engine, model: Model, variant: Variant, skip: set[str])
                 ),
             )
         )
+    if variant.mmproj and flags.vision_projector is not None and flags.vision_projector not in skip:
+        out.append(
+            Flag(
+                flags.vision_projector,
+                posixpath.join(CONTAINER_MODELS, model_dir(variant), variant.mmproj),
+                "the model's vision projector, downloaded with the weights: without it llama-server answers text "
+                "only and refuses images",
+                tuple(variant.sources),
+            )
+        )
     if flags.served_model_name not in skip:
         local = variant.repo.startswith("local/")  # a checkpoint folder: served under the folder's name
         served = re.sub(r"[^a-z0-9.]+", "-", variant.repo[len("local/") :].casefold()).strip("-.") if local else ""

@@ -13,8 +13,8 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
      lossier), then 16-bit; a Q4_K_M GGUF and an AWQ checkpoint are one class, Q8_0 and FP8 another. Not among
      offloaded paths: every one of them is slow, and the fewer bytes cross to the host the faster it is, so
      speed decides;
-  7. faster estimated decode per request (speed.py): among paths of one class that fit with a usable context,
-     the fastest is the one an experienced user picks first;
+  7. faster estimated decode of one request at a typical context (speed.py): among paths of one class that
+     fit with a usable context, the fastest is the one an experienced user picks first;
   8. smaller checkpoint (less to download, more headroom);
   9. ids, for a stable order.
 """
@@ -90,6 +90,20 @@ def _both_usable(a: Candidate, b: Candidate) -> bool:
     return min(a.settings.context or 0, b.settings.context or 0) >= USABLE_CONTEXT
 
 
+def _kernel_or_defect(first: Candidate, second: Candidate) -> str:
+    """Which of the two facts that share a ranking place decided: a known defect on the second path, or its
+    weight format running through a fallback kernel."""
+    if defects(second) and not defects(first):
+        named = second.build_defects[0].id if second.build_defects else second.defects[0]
+        return f"a path without a known defect before one that hits {_clip(named)}"
+    fallback = second.gate("weight-format").reason.split(";")[0]
+    return f"native weight kernels before a fallback ({second.engine.name}: {_clip(fallback)})"
+
+
+def _clip(text: str, width: int = 90) -> str:
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
 def why_first(first: Candidate, second: Candidate | None) -> str:
     if second is None:
         return "the only path that passes every gate"
@@ -105,12 +119,12 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         "a checkpoint of 4 bits per weight or more before a lossier one",
         f"a curated recipe ({first.status}) beats a {second.status} plan",
         f"{first.build.provenance} build before a {second.build.provenance} one",
-        "native weight kernels instead of a fallback, or a path without a known defect",
+        _kernel_or_defect(first, second),
         "a build that parses the model's tool calls and thinking before one that lacks those parsers",
         f"newer build ({first.build.released} vs {second.build.released})",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
         f"{_bits(first)} checkpoint before {_bits(second)} one ({CLASS_WHY[first.weight_bits]})",
-        f"faster estimated decode ({_tps(first)} vs {_tps(second)} tok/s per request"
+        f"faster estimated decode ({_tps(first)} vs {_tps(second)} tok/s for one request"
         + (f", both with at least {USABLE_CONTEXT:,} tokens of context)" if _both_usable(first, second) else ")"),
         f"a smaller checkpoint ({checkpoint_gib(first):.1f} vs {checkpoint_gib(second):.1f} GiB per GPU)",
     ]

@@ -10,7 +10,7 @@ cross PCIe per chunk.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import field, replace
 
 from ..frozen import frozen
 from . import speed_constants as fitted
@@ -32,6 +32,8 @@ __all__ = ["Estimate", "Scenario", "class_of", "estimate", "regime_of", "tflops"
 DISK_GBS = 2.0  # a local NVMe SSD, sequential read
 PREFILL_CHUNK = {"expert-layers": 512, "weights-gb": 2048}  # llama.cpp ubatch; vLLM/SGLang chunk
 SLOW_TPS = 5.0  # below this a plan is called slow first
+# the context of the figure quoted first: one request alone in a chat a few turns long, what a user sees typing
+TYPICAL_CONTEXT = 4096
 OFFLOAD_BOUND = ("host RAM bandwidth", "PCIe (weights copied every step)")
 # prefill, measured ÷ estimated over the rows with a prompt speed (their full spread: a small sample;
 # llama.cpp's quantized int8 GEMMs beat the dense BF16 figure, short MoE prompts fall short of it)
@@ -66,8 +68,8 @@ def band_of(regime: str) -> tuple[float, float]:
 
 @frozen
 class Estimate:
-    decode_tps: float  # one request's tokens/s at the planned context while `concurrency` run
-    aggregate_tps: float
+    decode_tps: float  # one request alone at `single_context` tokens: what a user chatting sees
+    aggregate_tps: float  # all `concurrency` requests together at the planned `context`
     concurrency: int
     context: int
     prefill_tps: float | None
@@ -77,6 +79,8 @@ class Estimate:
     lines: tuple[str, ...] = field(default_factory=tuple)
     assumptions: tuple[str, ...] = field(default_factory=tuple)
     load_reported: tuple[float, float] | None = None  # minutes to ready, as a curated recipe's source measured them
+    single_context: int = TYPICAL_CONTEXT
+    loaded_tps: float = 0.0  # each request's rate while `concurrency` run at the planned context
 
     def load_text(self) -> str:
         """The one load-time figure every output prints: the recipe's measurement when it has one."""
@@ -91,33 +95,50 @@ class Estimate:
 
     @property
     def slow(self) -> bool:
-        """Under 5 tok/s per request, or paced by host RAM or PCIe: say so before the number."""
+        """Under 5 tok/s for one request, or paced by host RAM or PCIe: say so before the number."""
         return self.decode_tps < SLOW_TPS or self.bound in OFFLOAD_BOUND
 
     def per_request(self) -> str:
-        """ "~N tok/s per request (likely A–B)": the expected figure and the band of its class."""
+        """ "~N tok/s for one request (likely A–B)": the expected single-stream figure and its class's band."""
         low, high = self.band
         return (
-            f"~{rate(self.decode_tps)} tok/s per request (likely {rate(low * self.decode_tps)}–"
+            f"~{rate(self.decode_tps)} tok/s for one request (likely {rate(low * self.decode_tps)}–"
             f"{rate(high * self.decode_tps)})"
         )
 
     def short(self) -> str:
-        """The per-request figure alone, "slow" or "offload-bound" first when it is: a runner-up's one line."""
-        line = f"~{rate(self.decode_tps)} tok/s per request"
+        """The single-stream figure alone, "slow" or "offload-bound" first when it is: a runner-up's one line."""
+        line = f"~{rate(self.decode_tps)} tok/s for one request"
         if self.bound in OFFLOAD_BOUND:
             return f"offload-bound: {line}"
         return f"slow: {line}" if self.slow else line
 
-    def speed_line(self) -> str:
-        """The one figure a user reads, with the total at the planned concurrency; "slow" first when it is."""
-        line = self.per_request()
+    def loaded(self) -> str:
+        """What the planned load does to it: the total at the planned concurrency, or one request's rate with
+        its context filled; "" when the plan is one request of a typical context."""
         if self.concurrency > 1:
-            line += f", ~{rate(self.aggregate_tps)} tok/s total at {self.concurrency} requests"
+            return (
+                f"~{rate(self.aggregate_tps)} tok/s total at {self.concurrency} requests of {self.context:,} tokens "
+                f"(~{rate(self.loaded_tps)} each)"
+            )
+        if self.context > self.single_context:
+            return f"~{rate(self.loaded_tps)} tok/s with its context filled to {self.context:,} tokens"
+        return ""
+
+    def speed_line(self) -> str:
+        """The figure a user reads first (one request of a typical chat), then the planned load's; "slow" first
+        when it is."""
+        low, high = self.band
+        line = (
+            f"~{rate(self.decode_tps)} tok/s for one request at {self.single_context:,} tokens of context "
+            f"(likely {rate(low * self.decode_tps)}–{rate(high * self.decode_tps)})"
+        )
+        if loaded := self.loaded():
+            line += f"; {loaded}"
         if self.bound in OFFLOAD_BOUND:
             line = f"offload-bound (paced by {self.bound}): {line}"
         elif self.slow:
-            line = f"slow (under {SLOW_TPS:g} tok/s per request): {line}"
+            line = f"slow (under {SLOW_TPS:g} tok/s for one request): {line}"
         return line
 
     def headline(self) -> str:
@@ -126,14 +147,22 @@ class Estimate:
             lo, hi = PREFILL_BAND
             prefill = f"~{self.prefill_tps:,.0f} (likely {lo * self.prefill_tps:,.0f}–{hi * self.prefill_tps:,.0f})"
         bound = "" if self.slow and self.bound in OFFLOAD_BOUND else f"; bound by {self.bound}"
-        return (
-            f"{self.speed_line()}; at {self.context:,} tokens of context; prefill {prefill} tok/s; "
-            f"{self.load_text()}{bound}"
-        )
+        return f"{self.speed_line()}; prefill {prefill} tok/s; {self.load_text()}{bound}"
 
 
 def rate(v: float) -> str:
     return f"{v:.1f}" if v < 10 else f"{v:,.0f}"
+
+
+def _decode(s: Scenario) -> tuple[float, dict[str, float], float]:
+    """Seconds per generated token of one request, the step's parts, and the step itself."""
+    engine, shared = fitted.constants(s.engine)
+    parts = step_parts(terms(s), engine, shared)
+    step = sum(parts.values())
+    per_token = step
+    if s.mtp and s.model.mtp_layers:
+        per_token = step * (1 + s.model.mtp_layers / s.model.layers) / (1 + MTP_ACCEPTANCE)
+    return per_token, parts, step
 
 
 def estimate(s: Scenario) -> Estimate:
@@ -141,8 +170,8 @@ def estimate(s: Scenario) -> Estimate:
     gpus = s.gpus_per_node * s.nodes
     batch = max(1, s.concurrency)
     t = terms(s)
-    engine, shared = fitted.constants(s.engine)
-    parts = step_parts(t, engine, shared)
+    engine, _ = fitted.constants(s.engine)
+    per_token, parts, step = _decode(s)
     lines = list(t.lines)
     read = PART_READ.get(hw.id)
     lines.append(
@@ -156,18 +185,22 @@ def estimate(s: Scenario) -> Estimate:
     for what, seconds in parts.items():
         if what not in ("GPU memory bandwidth", "GPU compute"):
             lines.append(f"{what}: {seconds * 1e3:.2f} ms")
-    step = sum(parts.values())
-    per_token = step
     if s.mtp and model.mtp_layers:
-        per_token = step * (1 + model.mtp_layers / model.layers) / (1 + MTP_ACCEPTANCE)
         lines.append(
             f"MTP speculative decoding: {1 + MTP_ACCEPTANCE:.2f} tokens per step at {MTP_ACCEPTANCE:.0%} acceptance, "
             f"the draft layer adds {model.mtp_layers / model.layers:.1%}"
         )
-    bound = max(parts, key=lambda k: parts[k])
     lines.append(
-        f"decode step: {step * 1e3:.2f} ms → {1 / per_token:.1f} tok/s per request, {batch / per_token:.0f} in all"
+        f"decode step: {step * 1e3:.2f} ms → {1 / per_token:.1f} tok/s per request, {batch / per_token:.0f} in all "
+        f"({batch} request(s) at {s.context:,} tokens)"
     )
+    # the figure quoted first: the same plan serving one request of a typical chat
+    single_context = min(s.context, TYPICAL_CONTEXT)
+    alone = replace(s, concurrency=1, context=single_context)
+    same = (batch, s.context) == (1, single_context)
+    single, single_parts, single_step = (per_token, parts, step) if same else _decode(alone)
+    lines.append(f"one request at {single_context:,} tokens: step {single_step * 1e3:.2f} ms → {1 / single:.1f} tok/s")
+    bound = max(single_parts, key=lambda k: single_parts[k])
     active = (model.params_active_b or model.params_total_b) * 1e9
     peak, dtype = tflops(hw, s.quant)
     parallel = 1 if s.layer_split else gpus
@@ -181,7 +214,8 @@ def estimate(s: Scenario) -> Estimate:
         + ("" if regime in fitted.BANDS else " (too few rows of its own: the spread of all rows)"),
         "routed experts are picked independently per request; prefix caching ignored"
         + ("" if s.mtp else "; no speculative decoding"),
-        f"decode at a context filled to {s.context:,} tokens (shorter conversations decode faster)",
+        f"one request decodes at {single_context:,} tokens of context; the planned load at {s.context:,} tokens "
+        "each (longer conversations decode slower)",
         f"weights load from a local NVMe SSD at ~{DISK_GBS:g} GB/s (network storage is slower)",
         f"prefill uses {hw.name}'s dense {dtype} tensor TFLOPS from vendor figures (recipes/hardware/{hw.id}.yaml "
         "marks the ones not re-checked as unverified)",
@@ -193,10 +227,12 @@ def estimate(s: Scenario) -> Estimate:
             "backend a MoE model reads only the experts it routes to, so it can run faster than this",
         )
     return Estimate(
-        decode_tps=1 / per_token,
+        decode_tps=1 / single,
         aggregate_tps=batch / per_token,
         concurrency=batch,
         context=s.context,
+        single_context=single_context,
+        loaded_tps=1 / per_token,
         prefill_tps=prefill,
         load_s=load,
         bound=bound,

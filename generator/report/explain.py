@@ -100,7 +100,7 @@ def _said(line: str, verbose: bool, hang: str = "     ", lines: int = 2) -> list
 
 
 def verdict_line(r: Resolution, alternatives: list[Alternative]) -> str:
-    """RUNNABLE, and slow when plan #1 is (under 5 tok/s per request or paced by host offload), with where it
+    """RUNNABLE, and slow when plan #1 is (under 5 tok/s for one request or paced by host offload), with where it
     runs faster: no one reads "runnable" alone for a plan at ~1 tok/s."""
     top = r.plans[0].candidate
     head = f"VERDICT: runnable — {len(r.plans)} plan(s)"
@@ -110,9 +110,9 @@ def verdict_line(r: Resolution, alternatives: list[Alternative]) -> str:
     cause = f"host offload, paced by {speed.bound}" if top.offload is not None else f"bound by {speed.bound}"
     quicker = [a for a in alternatives if a.decode_tps is not None and a.decode_tps > speed.decode_tps]
     best = max(quicker, key=lambda a: a.decode_tps or 0.0, default=None)
-    faster = f"on {best.target}, ~{tps(best.decode_tps or 0.0)} tok/s per request" if best else "more GPU memory"
+    faster = f"on {best.target}, ~{tps(best.decode_tps or 0.0)} tok/s for one request" if best else "more GPU memory"
     return (
-        f"VERDICT: runnable, {slow_word(speed.decode_tps)}: ~{tps(speed.decode_tps)} tok/s per request ({cause}) — "
+        f"VERDICT: runnable, {slow_word(speed.decode_tps)}: ~{tps(speed.decode_tps)} tok/s for one request ({cause}) — "
         f"faster: {faster} — "
         f"{len(r.plans)} plan(s)"
     )

@@ -5,6 +5,7 @@ really differs from the second plan's."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -93,7 +94,7 @@ def test_the_reason_printed_for_the_first_plan_is_true(gpu: str, gpus: int, mode
             second["settings"]["context"],
         )
         assert first["settings"]["context"] > second["settings"]["context"]
-    speed = re.search(r"faster estimated decode \(~([\d.]+) vs ~([\d.]+) tok/s per request", why)
+    speed = re.search(r"faster estimated decode \(~([\d.]+) vs ~([\d.]+) tok/s for one request", why)
     if speed:
         assert first["speed"]["decode_tokens_per_s"] >= second["speed"]["decode_tokens_per_s"]
         assert float(speed.group(1)) == pytest.approx(first["speed"]["decode_tokens_per_s"], abs=0.5)
@@ -157,3 +158,102 @@ def test_70b_on_one_24gb_card_runs_whole_from_a_2bit_gguf_before_any_offloaded_p
     speeds = [p["speed"]["decode_tokens_per_s"] for p in same_cost if p["status"] == lead["status"]]
     assert lead["speed"]["decode_tokens_per_s"] == max(speeds)
     assert lead["quant"] != "fp8"
+
+
+def test_the_speed_quoted_first_is_one_request_of_a_typical_chat_and_every_output_agrees(tmp_path):
+    # gpt-oss-20b on 1 x RTX A6000 plans 10 requests of the full 131,072-token context; a user asking "how fast"
+    # reads one request of a typical chat first, then the total at the planned load, with the same numbers in the
+    # summary, the README, plan.json and --format json
+    args = ("--gpu", "rtx-a6000", "--gpus", "1", "--model", "gpt-oss-20b")
+    speed = plans_for("rtx-a6000", 1, "gpt-oss-20b")[0]["speed"]
+    assert speed["decode_context"] <= 8192 < speed["context"]
+    assert speed["concurrency"] > 1
+    assert speed["decode_tokens_per_s"] > speed["decode_per_request_at_concurrency_tokens_per_s"]
+    assert speed["decode_aggregate_tokens_per_s"] == pytest.approx(
+        speed["concurrency"] * speed["decode_per_request_at_concurrency_tokens_per_s"], rel=0.01
+    )
+    result = run_cli(*args, "--out", str(tmp_path / "o"), env=OFFLINE)
+    assert result.code == 0, result.err
+    line = " ".join(result.out.split()).split("speed (estimate): ", 1)[1]
+    quoted = re.match(
+        r"~([\d,.]+) tok/s for one request at ([\d,]+) tokens of context \(likely [\d.,]+–[\d.,]+\); "
+        r"~([\d,.]+) tok/s total at (\d+) requests of ([\d,]+) tokens \(~([\d,.]+) each\)",
+        line,
+    )
+    assert quoted, line
+
+    def number(text: str) -> float:
+        return float(text.replace(",", ""))
+
+    assert number(quoted.group(1)) == pytest.approx(speed["decode_tokens_per_s"], rel=0.05)
+    assert number(quoted.group(2)) == speed["decode_context"]
+    assert number(quoted.group(3)) == pytest.approx(speed["decode_aggregate_tokens_per_s"], rel=0.05)
+    assert int(quoted.group(4)) == speed["concurrency"]
+    assert number(quoted.group(5)) == speed["context"]
+    written = json.loads((tmp_path / "o" / "plan.json").read_text())["plans"][0]["speed"]
+    assert {k: written[k] for k in speed if k != "derivation"} == {k: speed[k] for k in speed if k != "derivation"}
+    readme = (tmp_path / "o" / "README.md").read_text().replace("\\~", "~")
+    assert quoted.group(0) in readme
+
+
+def test_the_why_line_names_the_one_criterion_that_decided():
+    # on sm86 vLLM runs MXFP4 through Marlin while SGLang has a native path: the reason is that fallback, said
+    # alone, not "a fallback, or a known defect"
+    plans = plans_for("rtx-a6000", 1, "gpt-oss-20b")
+    first, second = plans[0], plans[1]
+    why = first["why_first"] or ""
+    assert ", or " not in why, why
+    assert native(first) and not native(second)
+    assert why.startswith("native weight kernels before a fallback ("), why
+    fallback = next(g["reason"] for g in second["gates"] if g["gate"] == "weight-format").split(";")[0]
+    assert fallback in why
+
+
+def test_a_hybrid_linear_attention_model_is_sized_from_its_parameters_and_plans_on_two_24gb_cards():
+    # Qwen3-Next-80B-A3B (36 gated DeltaNet layers of 48): its recurrent state is per request, its projections are
+    # weights; the AWQ checkpoint records which modules are INT4 (the routed experts), so it gets a size and a plan
+    plans = plans_for("rtx-3090", 2, "qwen3-next-80b-a3b")
+    awq = next(p for p in plans if p["quant"] == "awq")
+    assert awq["memory"]["weights_estimated"]
+    assert any("estimated as" in n and "routed-expert weights × 4.500 bits" in n for n in awq["notes"]), awq["notes"]
+    # what an experienced user runs first: a 4-bit GGUF on llama.cpp, its few overflowing experts computed from host
+    # RAM, not vLLM copying weights over PCIe every step; on one 48 GB card it fits whole
+    first = plans[0]
+    assert first["engine"] == "llama.cpp" and GGUF_4_TO_8.search(first["argv"][first["argv"].index("--model") + 1])
+    assert first["offload"] is None or first["offload"]["mechanism"] in {"expert-layers", "all-experts"}
+    assert all(p["offload"] is None or p["offload"]["mechanism"] != "weights-gb" for p in plans[: plans.index(awq)])
+    assert plans_for("rtx-a6000", 1, "qwen3-next-80b-a3b")[0]["offload"] is None
+    # a checkpoint with no recorded quantization_config counts the recurrent projections at 16 bits, and says so
+    fp8 = run_cli(
+        "explain", "--gpu", "h200", "--gpus", "1", "--model", "qwen3-next-80b-a3b", "--variant", "fp8",
+        "--format", "json", env=OFFLINE,
+    )  # fmt: skip
+    assert fp8.code == 0, fp8.err
+    notes = fp8.json()["plans"][0]["notes"]
+    assert any("recurrent-layer projections × 16 bits" in n and "less if they are quantized" in n for n in notes)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "model", "variant"),
+    [("rtx-4090", "qwen3-vl-30b-a3b", "gguf-unsloth-q4-k-s"), ("rtx-3090", "qwen3-vl-32b", "gguf-q4-k-m")],
+)
+def test_a_vision_gguf_plan_downloads_and_loads_its_projector_and_only_the_chosen_quant(
+    tmp_path, gpu: str, model: str, variant: str
+):
+    # llama-server answers text only without --mmproj: the plan passes the repo's projector file, launch.sh
+    # fetches it and the chosen quant and nothing else, and lint accepts the command it wrote
+    out = tmp_path / "o"
+    args = ("--gpu", gpu, "--gpus", "1", "--model", model, "--variant", variant)
+    result = run_cli(*args, "--out", str(out), env=OFFLINE)
+    assert result.code == 0, result.err
+    plan = json.loads((out / "plan.json").read_text())["plans"][0]
+    argv = plan["argv"]
+    model_file = argv[argv.index("--model") + 1]
+    projector = argv[argv.index("--mmproj") + 1]
+    assert projector.startswith(model_file.rsplit("/", 1)[0] + "/") and "mmproj" in projector.rsplit("/", 1)[1]
+    launch = (out / "launch.sh").read_text()
+    includes = re.findall(r"hf download \S+ --include '([^']+)'", launch)
+    assert includes == [model_file.rsplit("/", 1)[1], projector.rsplit("/", 1)[1]], includes
+    assert len(re.findall(r"^\s*hf download ", launch, re.M)) == 2  # no other download: only these two files
+    lint = run_cli("lint", "--gpu", gpu, str(out / "launch.sh"), env=OFFLINE)
+    assert "0 error, 0 silent, 0 warn" in lint.out, lint.out

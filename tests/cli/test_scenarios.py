@@ -212,7 +212,7 @@ def test_gpus_default_prefers_a_larger_size_to_a_checkpoint_below_4_bits(cli):
 
 def test_json_contract_shape(cli):
     doc = explain(cli, "--gpu", "sm80", "--model", "glm-5.2", "--engine", "vllm")
-    assert doc["schema"] == "recipegen.resolution/2"
+    assert doc["schema"] == "recipegen.resolution/3"
     assert set(doc) >= {"schema", "request", "verdict", "plans", "rejected", "reasons", "sources"}
     # repeated text is written once: a reason shared by many rejected paths, a source cited by many flags
     assert len(doc["reasons"]) < len(doc["rejected"])

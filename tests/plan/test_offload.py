@@ -191,7 +191,7 @@ def test_an_offload_plan_names_faster_hardware_without_offload(tmp_path):
     assert result.code == 0, result.err
     own = float(re.search(r"speed \(estimate\): offload-bound \([^)]*\): ~([\d.]+) tok/s", result.out).group(1))
     section = result.out.split("faster without host offload, with more or other GPUs:")[1].split("closest rejected")[0]
-    others = [float(x) for x in re.findall(r"~(\d+) tok/s per request \(likely [\d.–]+\) \(estimate\)", section)]
+    others = [float(x) for x in re.findall(r"~(\d+) tok/s for one request \(likely [\d.–]+\) \(estimate\)", section)]
     assert others and all(x > own for x in others)
     assert "with host offload" not in section
 
@@ -302,6 +302,6 @@ def test_an_offload_plan_names_more_of_the_same_gpu_first_at_the_fewest_that_run
     the model, not at a whole 8-GPU box."""
     text = run_cli("explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "llama-3.1-70b").out
     section = text.split("with more or other GPUs (the fewest that run it):")[1].split("\n\n")[0]
-    rows = re.findall(r"• on (\d+)×([\w-]+): runs with .*~([\d.]+) tok/s per request", section)
+    rows = re.findall(r"• on (\d+)×([\w-]+): runs with .*~([\d.]+) tok/s for one request", section)
     assert rows and rows[0][:2] == ("2", "rtx-4090"), section
     assert all(int(gpus) <= 2 for gpus, _, _ in rows), section  # 70B at 4-8 bits fits one or two of any of them

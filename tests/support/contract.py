@@ -1,4 +1,4 @@
-"""Reading the JSON contract (recipegen.resolution/2) as tests ask about it: rows with their text."""
+"""Reading the JSON contract (recipegen.resolution/3) as tests ask about it: rows with their text."""
 
 from __future__ import annotations
 

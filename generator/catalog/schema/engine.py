@@ -79,6 +79,7 @@ class Flags(Strict):
     cpu_expert_method: EngineFlag | None = None  # CPU expert kernel (KTransformers): routed experts live in host RAM
     cpu_expert_weights: EngineFlag | None = None  # where the CPU expert kernel reads its weights
     gpu_experts: EngineFlag | None = None  # how many routed experts stay on the GPU (KTransformers)
+    vision_projector: EngineFlag | None = None  # the GGUF vision projector file of a vision model (llama-server)
     # what a defect's configuration scope reads from a command (kv_cache_dtype and max_concurrency above too)
     decode_context_parallel: EngineFlag | None = None  # decode context parallel size (DCP)
     disable_cuda_graphs: EngineFlag | None = None  # switch: run eagerly, no CUDA graphs

@@ -180,6 +180,9 @@ class Variant(Sourced):
     size_gib: Annotated[float, Limits(gt=0)] | None = None  # on-disk size, 2^30 bytes
     shards: int | None = None
     file: RepoFile | None = None  # GGUF: the file to load inside the repo
+    # GGUF of a vision model: the vision projector file in the same repo (llama-server's --mmproj); without it the
+    # server answers text only
+    mmproj: RepoFile | None = None
     revision: GitRef | None = None  # git revision (branch, tag or commit) to download; default: the repo's main branch
     min_capability: Capability | None = None
     min_capability_reason: Text | None = None
@@ -198,6 +201,8 @@ class Variant(Sourced):
             raise ValueError("min_capability and min_capability_reason go together")
         if (self.only_builds is None) != (self.only_builds_reason is None):
             raise ValueError("only_builds and only_builds_reason go together")
+        if self.mmproj is not None and (self.quant != "gguf" or self.file is None):
+            raise ValueError("mmproj (a GGUF vision projector) goes with a GGUF variant that names its file")
 
     @property
     def size_bytes(self) -> float | None:
