@@ -238,7 +238,11 @@ def _run_all(args: argparse.Namespace) -> int:
             artifact, sha256 = (None, None) if args.python else ran.wheel_sha256(python, spec)
             tables = ran.run(spec, python, caps, args.today)
             if args.leave_out:  # what the environment the tables came from lacks, and why
-                tables["left_out"] = {r: "not installable here (pip could not fetch it)" for r in args.leave_out}
+                tables["left_out"] = {
+                    r: "the release's own requirement was left out: pip could not fetch it here (`packages` names the"
+                    " version another requirement brought in, if any)"
+                    for r in args.leave_out
+                }
             if tables["release"] != version:
                 raise RuntimeError(f"{python} imports {engine} {tables['release']}, not {version}")
             target = ran.write(tables, facts, artifact, sha256)

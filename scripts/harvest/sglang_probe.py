@@ -207,10 +207,22 @@ def attention(capability: int) -> dict[str, Any]:
             rows.append(
                 {"capability": capability, **case, **resolve(folders[case["shape"]], case["kv"], case["asked"])}
             )
+    # what the release logs on every case (the host's own: no nvidia-smi here) is said once, not per case
+    common = [w for w in rows[0].get("warnings", []) if all(w in r.get("warnings", ()) for r in rows)]
+    for row in rows:
+        row["warnings"] = [w for w in row.get("warnings", []) if w not in common]
+        if not row["warnings"]:
+            del row["warnings"]
     import torch
 
     shapes = {shape: config["architectures"][0] for shape, config in SHAPES.items()}
-    return {"cases": rows, "backend_choices": backends, "shapes": shapes, "torch_cuda": torch.version.cuda}
+    return {
+        "cases": rows,
+        "backend_choices": backends,
+        "shapes": shapes,
+        "torch_cuda": torch.version.cuda,
+        "logged_on_every_case": common,
+    }
 
 
 def kernels(capability: int) -> dict[str, Any]:
@@ -242,7 +254,14 @@ def methods() -> dict[str, Any]:
     for method in quant.QUANTIZATION_METHODS:
         try:
             cls = quant.get_quantization_config(method)
-            configs[method] = {"class": cls.__name__, "module": where(cls), "min_capability": cls.get_min_capability()}
+            entry = {"class": cls.__name__, "module": where(cls)}
+            try:
+                entry["min_capability"] = cls.get_min_capability()
+            except TypeError:  # an instance method (Fp8Config: mxfp8 asks more): the config `--quantization M` builds
+                config = cls.from_config({"quant_method": method, "activation_scheme": "dynamic"})
+                entry["min_capability"] = config.get_min_capability()
+                entry["asked_of"] = f"{cls.__name__}.from_config(quant_method={method!r})"
+            configs[method] = entry
         except Exception as exc:
             configs[method] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
     schemes = {}

@@ -193,19 +193,26 @@ def _sourced(kernel, *words):
 
 
 # every release whose selector and quantization code was run (a committed <release>.ran.json)
-RAN_RELEASES = sorted(
-    (p.name[: -len(".ran.json")] for p in (DATA / "harvest" / "vllm").glob("*.ran.json")),
-    key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()),
-)
+def _ran_releases(engine_id):
+    return sorted(
+        (p.name[: -len(".ran.json")] for p in (DATA / "harvest" / engine_id).glob("*.ran.json")),
+        key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()),
+    )
 
 
-def test_every_committed_ran_file_is_named_by_its_release_facts():
-    assert "0.33.0" in RAN_RELEASES
-    for release in RAN_RELEASES:
-        facts = harvest.load("vllm", release)
+RAN_RELEASES = _ran_releases("vllm")
+SGLANG_RAN_RELEASES = _ran_releases("sglang")
+
+
+@pytest.mark.parametrize(("engine_id", "first"), [("vllm", "0.33.0"), ("sglang", "0.5.21")])
+def test_every_committed_ran_file_is_named_by_its_release_facts(engine_id, first):
+    assert first in _ran_releases(engine_id)
+    for release in _ran_releases(engine_id):
+        facts = harvest.load(engine_id, release)
         assert facts is not None and facts.ran_file == f"{release}.ran.json", release
-        tables = harvest.ran("vllm", release)
+        tables = harvest.ran(engine_id, release)
         assert tables is not None and tables["release"] == release and tables["sha256"] == facts.sha256, release
+        assert tables["engine"] == engine_id and tables["method"] == "ran"
         assert {t for t in harvest.RAN_TABLES if t in tables} == {t for t in harvest.RAN_TABLES if t in facts.methods}
 
 
