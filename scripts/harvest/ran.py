@@ -207,7 +207,11 @@ def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str) -> d
             **(
                 {"imports": {str(c): selector[c]["imports"] for c in ran_caps if selector[c]["imports"]}}
                 if engine == "vllm"
-                else {k: first[k] for k in ("backend_choices", "shapes", "torch_cuda") if k in first}
+                else {
+                    k: first[k]
+                    for k in ("backend_choices", "shapes", "torch_cuda", "logged_on_every_case")
+                    if k in first
+                }
             ),
             "reasons": reasons,
             "cases": cases,
