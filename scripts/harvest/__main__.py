@@ -6,9 +6,10 @@ CLI options. One JSON file per release lands in generator/data/harvest/<engine>/
 stamped with the artifact, its sha256, the day and the method of each table. `--tree PATH` reads an
 unpacked tree or a local wheel/sdist instead of downloading (the tests use small fixture trees).
 
-`--run` (vLLM) installs the release into a throwaway virtual environment and runs its own attention selector
-and quantization code on each simulated GPU (ran.py, vllm_probe.py): the `ran` tables, in
-<version>.ran.json beside the facts file, which then names them.
+`--run` (vLLM, SGLang) installs the release into a throwaway virtual environment and runs its own attention
+selection and quantization code on each simulated GPU (ran.py; vllm_probe.py asks vLLM's selector, sglang_probe.py
+resolves SGLang's server arguments): the `ran` tables, in <version>.ran.json beside the facts file, which then
+names them.
 """
 
 from __future__ import annotations
@@ -161,12 +162,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=OUT, help="folder for <engine>/<version>.json")
     parser.add_argument("--today", default=dt.date.today().isoformat())
-    parser.add_argument("--run", action="store_true", help="vllm: run the release's selector and quantization code")
     parser.add_argument(
-        "--venv", type=Path, help="--run: the virtual environment (default /tmp/harvest-venv-<version>)"
+        "--run", action="store_true", help="vllm, sglang: run the release's attention choice and quantization code"
+    )
+    parser.add_argument(
+        "--venv", type=Path, help="--run: the virtual environment (default /tmp/harvest-venv-<engine>-<version>)"
     )
     parser.add_argument("--python", type=Path, help="--run: use this interpreter as is (it must import the release)")
     parser.add_argument("--caps", help="--run: compute capabilities, e.g. 90,100 (default 70 … 121)")
+    parser.add_argument(
+        "--leave-out",
+        action="append",
+        default=[],
+        metavar="REQUIREMENT",
+        help="--run: install the release without this requirement (one pip cannot fetch); recorded in the tables",
+    )
     args = parser.parse_args(argv)
     if args.run:
         return _run_all(args)
@@ -206,8 +216,10 @@ def _run_all(args: argparse.Namespace) -> int:
     failed = 0
     for spec in args.releases:
         engine, _, version = spec.partition("==")
-        if engine != "vllm" or not version:
-            print(f"{spec}: --run asks vLLM's own selector: expected vllm==VERSION", file=sys.stderr)
+        if engine not in ran.PROBES or not version:
+            print(
+                f"{spec}: --run asks the release's own code: expected vllm==VERSION or sglang==VERSION", file=sys.stderr
+            )
             return 2
         facts = args.out / engine / f"{version}.json"
         if not facts.exists():
@@ -215,7 +227,8 @@ def _run_all(args: argparse.Namespace) -> int:
             return 2
         print(f"{spec} --run:", file=sys.stderr)
         try:
-            python = args.python or ran.install(spec, args.venv or Path(f"/tmp/harvest-venv-{version}"))
+            venv = args.venv or Path(f"/tmp/harvest-venv-{engine}-{version}")
+            python = args.python or ran.install(spec, venv, tuple(args.leave_out))
         except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
             ran.record_failure(facts, str(exc), args.today)  # the facts file says why neither table was run
             print(f"  FAILED: {exc}", file=sys.stderr)
@@ -224,8 +237,14 @@ def _run_all(args: argparse.Namespace) -> int:
         try:
             artifact, sha256 = (None, None) if args.python else ran.wheel_sha256(python, spec)
             tables = ran.run(spec, python, caps, args.today)
+            if args.leave_out:  # what the environment the tables came from lacks, and why
+                tables["left_out"] = {
+                    r: "the release's own requirement was left out: pip could not fetch it here (`packages` names the"
+                    " version another requirement brought in, if any)"
+                    for r in args.leave_out
+                }
             if tables["release"] != version:
-                raise RuntimeError(f"{python} imports vllm {tables['release']}, not {version}")
+                raise RuntimeError(f"{python} imports {engine} {tables['release']}, not {version}")
             target = ran.write(tables, facts, artifact, sha256)
         except (RuntimeError, OSError, subprocess.SubprocessError, ValueError) as exc:
             print(f"  FAILED: {exc}", file=sys.stderr)

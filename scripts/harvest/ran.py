@@ -17,24 +17,45 @@ import time
 from pathlib import Path
 from typing import Any
 
-PROBE = Path(__file__).resolve().parent / "vllm_probe.py"
+HERE = Path(__file__).resolve().parent
+PROBES = {"vllm": HERE / "vllm_probe.py", "sglang": HERE / "sglang_probe.py"}
 CAPABILITIES = (70, 75, 80, 86, 89, 90, 100, 103, 110, 120, 121)
 # what else decides the answers: the kernels' own packages, recorded with the tables
-PACKAGES = ("torch", "flashinfer-python", "tokenspeed-mla", "deep-gemm", "triton")
-SELECTOR_FROM = (
-    "vllm/platforms/cuda.py: CudaPlatform.get_valid_backends (order from _get_backend_priorities, each "
-    "backend's validate_configuration) and get_attn_backend_cls"
-)
+PACKAGES = {
+    "vllm": ("torch", "flashinfer-python", "tokenspeed-mla", "deep-gemm", "triton"),
+    "sglang": (
+        "torch",
+        "sglang-kernel",
+        "flashinfer-python",
+        "sgl-deep-gemm",
+        "tokenspeed-mla",
+        "triton",
+        "transformers",
+        "cuda-tile",
+    ),
+}
+SELECTOR_FROM = {
+    "vllm": "vllm/platforms/cuda.py: CudaPlatform.get_valid_backends (order from _get_backend_priorities, each "
+    "backend's validate_configuration) and get_attn_backend_cls",
+    "sglang": "sglang/srt/server_args.py: ServerArgs.resolve_once (arg_groups/pipeline.py run_resolution_pipeline: "
+    "the model overrides, get_default_attn_backend, the attention, DSA, KV-cache and linear-attention hooks) for a "
+    "stand-in model folder (config.json only) per shape",
+}
 RAN_TABLES = ("attention_selector", "quantization")
-QUANT_FROM = (
-    "vllm/model_executor/layers/quantization: get_quantization_config(m).get_min_capability() for "
+QUANT_FROM = {
+    "vllm": "vllm/model_executor/layers/quantization: get_quantization_config(m).get_min_capability() for "
     "QUANTIZATION_METHODS and the per-layer schemes; vllm/model_executor/kernels/linear _POSSIBLE_*_KERNELS "
-    "is_supported(capability); fused_moe/oracle backend_to_kernel_cls _supports_current_device()"
-)
+    "is_supported(capability); fused_moe/oracle backend_to_kernel_cls _supports_current_device()",
+    "sglang": "sglang/srt/layers/quantization: get_quantization_config(m).get_min_capability() for "
+    "QUANTIZATION_METHODS and the per-layer schemes; fp8_utils.can_auto_enable_marlin_fp8() and "
+    "marlin_utils.query_marlin_supported_quant_types(capability) per GPU",
+}
 
 
-def install(spec: str, venv: Path) -> Path:
-    """`python3.11 -m venv VENV && pip install SPEC` unless VENV already has it; returns its python."""
+def install(spec: str, venv: Path, left_out: tuple[str, ...] = ()) -> Path:
+    """`python3.11 -m venv VENV && pip install SPEC` unless VENV already has it; returns its python. `left_out`
+    names requirements pip cannot fetch here (a placeholder that downloads from another index): the release is
+    installed without dependencies, then its own Requires-Dist minus those (the tables record which)."""
     python = venv / "bin" / "python"
     name, _, version = spec.partition("==")
     if python.exists() and _installed(python, name) == version:
@@ -42,14 +63,30 @@ def install(spec: str, venv: Path) -> Path:
     started = time.monotonic()
     base = os.environ.get("HARVEST_PYTHON", "python3.11")
     subprocess.run([base, "-m", "venv", str(venv)], check=True, capture_output=True, text=True)
-    proc = subprocess.run(
-        ["nice", "-n", "10", str(python), "-m", "pip", "install", "-q", spec], capture_output=True, text=True
-    )
-    if proc.returncode != 0:
-        tail = proc.stderr.strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
-        raise RuntimeError(f"pip install {spec} into {venv} failed: {tail[0]}")
+    pip = ["nice", "-n", "10", str(python), "-m", "pip", "install", "-q"]
+    steps = [[*pip, spec]]
+    if left_out:
+        steps = [[*pip, "--no-deps", spec], [*pip, *_requirements(python, name, left_out)]]
+    for step in steps:
+        proc = subprocess.run(step, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = proc.stderr.strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+            raise RuntimeError(f"pip install {spec} into {venv} failed: {tail[0]}")
     print(f"  installed {spec} into {venv} in {time.monotonic() - started:.0f}s", file=sys.stderr)
     return python
+
+
+def _requirements(python: Path, name: str, left_out: tuple[str, ...]) -> list[str]:
+    """The installed release's own requirements (no extras), less the named ones."""
+    code = "import importlib.metadata as m, sys\nprint('\\n'.join(m.requires(sys.argv[1]) or ()))"
+    listed = subprocess.run([str(python), "-c", code, name], capture_output=True, text=True).stdout.splitlines()
+    out = []
+    for line in listed:
+        req = line.split(";")[0].strip()
+        bare = req.split("[")[0].split("=")[0].split("<")[0].split(">")[0].split("!")[0].split("~")[0].strip()
+        if "extra ==" not in line and bare.lower() not in {x.lower() for x in left_out}:
+            out.append(line.strip())
+    return out
 
 
 def _installed(python: Path, name: str) -> str | None:
@@ -71,10 +108,10 @@ def wheel_sha256(python: Path, spec: str) -> tuple[str | None, str | None]:
         return files[0].name, digest
 
 
-def _probe(python: Path, args: list[str], stub: Path) -> dict[str, Any]:
+def _probe(python: Path, args: list[str], stub: Path, probe: Path) -> dict[str, Any]:
     env = {**os.environ, "HARVEST_CUDA_STUB_DIR": str(stub), "CUDA_VISIBLE_DEVICES": ""}
     proc = subprocess.run(
-        [str(python), str(PROBE), *args], capture_output=True, text=True, env=env, timeout=900, cwd=stub.parent
+        [str(python), str(probe), *args], capture_output=True, text=True, env=env, timeout=900, cwd=stub.parent
     )
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
@@ -85,7 +122,8 @@ def _probe(python: Path, args: list[str], stub: Path) -> dict[str, Any]:
 
 
 def _compact_cases(rows: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
-    """Rejection reasons repeat across thousands of cases: store each once, cases point at them."""
+    """Rejection reasons repeat across thousands of cases: store each once, cases point at them (vLLM's per-backend
+    `rejected`, SGLang's `refused` and `warnings`)."""
     reasons: list[str] = []
     index: dict[str, int] = {}
     out = []
@@ -93,14 +131,18 @@ def _compact_cases(rows: list[dict[str, Any]]) -> tuple[list[str], list[dict[str
         row = dict(row)
         if "rejected" in row:
             row["rejected"] = {b: [index.setdefault(r, len(index)) for r in why] for b, why in row["rejected"].items()}
+        if "refused" in row:
+            row["refused"] = index.setdefault(row["refused"], len(index))
+        if "warnings" in row:
+            row["warnings"] = [index.setdefault(w, len(index)) for w in row["warnings"]]
         out.append(row)
     reasons = sorted(index, key=index.__getitem__)
     return reasons, out
 
 
-def _try(python: Path, args: list[str], stub: Path) -> tuple[dict[str, Any] | None, str | None]:
+def _try(python: Path, args: list[str], stub: Path, probe: Path) -> tuple[dict[str, Any] | None, str | None]:
     try:
-        return _probe(python, args, stub), None
+        return _probe(python, args, stub, probe), None
     except (RuntimeError, subprocess.SubprocessError, ValueError) as exc:
         return None, " ".join(str(exc).split())[:600]
 
@@ -118,21 +160,28 @@ def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str) -> d
     """Both `ran` tables of one release, from its own code on each simulated capability. A probe that fails
     on one capability leaves that capability out of its table and says why (`failed_capabilities`); a table no
     capability answered is `failed` with the reason instead of a table."""
+    engine = spec.partition("==")[0]
+    probe = PROBES[engine]
     with tempfile.TemporaryDirectory(prefix="harvest-run-") as tmp:
         stub = Path(tmp) / "libcuda"
         started = time.monotonic()
-        methods, methods_failed = _try(python, ["--methods"], stub)
+        methods, methods_failed = _try(python, ["--methods"], stub, probe)
         kernels: dict[int, dict[str, Any]] = {}
         selector: dict[int, dict[str, Any]] = {}
         failed: dict[str, dict[str, str]] = {"quantization": {}, "attention_selector": {}}
         parts = (("kernels", kernels, "quantization"), ("attention", selector, "attention_selector"))
         for cap in capabilities:
-            for part, into, table in parts:
-                answer, why = _try(python, ["--cap", str(cap), "--part", part], stub)
-                if answer is None:
-                    failed[table][str(cap)] = why or "no answer"
-                else:
-                    into[cap] = answer
+            # SGLang's imports take most of a minute: one interpreter answers both of its tables
+            asks = (
+                [("all", parts)] if engine == "sglang" else [(part, (entry,)) for entry in parts for part in entry[:1]]
+            )
+            for part, fills in asks:
+                answer, why = _try(python, ["--cap", str(cap), "--part", part], stub, probe)
+                for _part, into, table in fills:
+                    if answer is None:
+                        failed[table][str(cap)] = why or "no answer"
+                    else:
+                        into[cap] = answer
             shown = len(selector[cap]["cases"]) if cap in selector else "no"
             print(f"  sm_{cap}: {shown} attention cases", file=sys.stderr)
     version = (methods or {}).get("version") or _installed(python, spec.partition("==")[0])
@@ -142,7 +191,7 @@ def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str) -> d
         "python": subprocess.run(
             [str(python), "-c", "import platform; print(platform.python_version())"], capture_output=True, text=True
         ).stdout.strip(),
-        "packages": {k: v for k, v in {p: _installed(python, p) for p in PACKAGES}.items() if v},
+        "packages": {k: v for k, v in {p: _installed(python, p) for p in PACKAGES[engine]}.items() if v},
         "libcuda": next((a["libcuda"] for a in (*kernels.values(), *selector.values())), None),
         "simulated_devices": {str(c): a["device"] for c, a in selector.items() if "device" in a},
     }
@@ -150,11 +199,20 @@ def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str) -> d
     if ran_caps:
         rows = [row for cap in ran_caps for row in selector[cap]["cases"]]
         reasons, cases = _compact_cases(rows)
+        first = selector[ran_caps[0]]
         out["attention_selector"] = {
-            "from": SELECTOR_FROM,
+            "from": SELECTOR_FROM[engine],
             "capabilities": ran_caps,
             "dtype": "bfloat16",
-            "imports": {str(c): selector[c]["imports"] for c in ran_caps if selector[c]["imports"]},
+            **(
+                {"imports": {str(c): selector[c]["imports"] for c in ran_caps if selector[c]["imports"]}}
+                if engine == "vllm"
+                else {
+                    k: first[k]
+                    for k in ("backend_choices", "shapes", "torch_cuda", "logged_on_every_case")
+                    if k in first
+                }
+            ),
             "reasons": reasons,
             "cases": cases,
             "case_errors": _case_errors(rows),
@@ -164,13 +222,17 @@ def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str) -> d
         out["attention_selector"] = {"failed": _first(failed["attention_selector"]) or "no capability was asked"}
     quant_caps = [c for c in capabilities if c in kernels]
     if methods is not None and quant_caps:
+        per_cap = (
+            {"linear_kernels": _linear(kernels, quant_caps), "moe_kernels": _moe(kernels, quant_caps)}
+            if engine == "vllm"
+            else {"by_capability": {str(c): kernels[c]["kernels"] for c in quant_caps}}
+        )
         out["quantization"] = {
-            "from": QUANT_FROM,
+            "from": QUANT_FROM[engine],
             "capabilities": quant_caps,
             "methods": methods["methods"],
             "schemes": methods["schemes"],
-            "linear_kernels": _linear(kernels, quant_caps),
-            "moe_kernels": _moe(kernels, quant_caps),
+            **per_cap,
             **({"failed_capabilities": failed["quantization"]} if failed["quantization"] else {}),
         }
     else:
@@ -250,7 +312,7 @@ def write(tables: dict[str, Any], facts_path: Path, artifact: str | None, sha256
             continue
         entry: dict[str, Any] = {
             "method": "ran",
-            "from": SELECTOR_FROM if table == "attention_selector" else QUANT_FROM,
+            "from": ok[table]["from"],
             "file": name,
             "ran_on": tables["ran_on"],
             "count": len(ok[table]["cases"]) if table == "attention_selector" else len(ok[table]["methods"]),

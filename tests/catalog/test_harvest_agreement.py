@@ -193,19 +193,26 @@ def _sourced(kernel, *words):
 
 
 # every release whose selector and quantization code was run (a committed <release>.ran.json)
-RAN_RELEASES = sorted(
-    (p.name[: -len(".ran.json")] for p in (DATA / "harvest" / "vllm").glob("*.ran.json")),
-    key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()),
-)
+def _ran_releases(engine_id):
+    return sorted(
+        (p.name[: -len(".ran.json")] for p in (DATA / "harvest" / engine_id).glob("*.ran.json")),
+        key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()),
+    )
 
 
-def test_every_committed_ran_file_is_named_by_its_release_facts():
-    assert "0.33.0" in RAN_RELEASES
-    for release in RAN_RELEASES:
-        facts = harvest.load("vllm", release)
+RAN_RELEASES = _ran_releases("vllm")
+SGLANG_RAN_RELEASES = _ran_releases("sglang")
+
+
+@pytest.mark.parametrize(("engine_id", "first"), [("vllm", "0.33.0"), ("sglang", "0.5.21")])
+def test_every_committed_ran_file_is_named_by_its_release_facts(engine_id, first):
+    assert first in _ran_releases(engine_id)
+    for release in _ran_releases(engine_id):
+        facts = harvest.load(engine_id, release)
         assert facts is not None and facts.ran_file == f"{release}.ran.json", release
-        tables = harvest.ran("vllm", release)
+        tables = harvest.ran(engine_id, release)
         assert tables is not None and tables["release"] == release and tables["sha256"] == facts.sha256, release
+        assert tables["engine"] == engine_id and tables["method"] == "ran"
         assert {t for t in harvest.RAN_TABLES if t in tables} == {t for t in harvest.RAN_TABLES if t in facts.methods}
 
 
@@ -326,3 +333,131 @@ def test_hand_written_marlin_fallbacks_are_where_the_release_s_kernel_table_fall
     assert not problems, f"vllm {release}:\n" + "\n".join(problems)
     if release == "0.33.0":
         assert checked == 10 + 10 + 10 + 9  # fp8, fp8 block, NVFP4 from 7.5; MXFP4 from 8.0
+
+
+# SGLang: the release's ServerArgs resolved per stand-in model (sglang_probe.py). A hand-written attention kernel's
+# op -> the shapes it serves; the catalog's KV dtype -> the --kv-cache-dtype asked (fp8_e5m2 is not asked)
+SGLANG_SHAPES = {
+    "attention.gqa": ("gqa",),
+    "attention.sinks": ("sinks",),
+    "attention.mla": ("mla",),
+    "attention.sparse_mla": ("sparse_mla", "sparse_mla_glm"),
+}
+SGLANG_KV = {"bf16": "bfloat16", "fp8_e4m3": "fp8_e4m3"}
+
+
+def _sglang_ran(release):
+    from recipegen.catalog.capability import Capability
+    from recipegen.catalog.load import load
+
+    build = next((b for b in load().engines["sglang"].builds if b.id == f"sglang-{release}"), None)
+    tables = harvest.ran("sglang", release)
+    if build is None or tables is None or "attention_selector" not in tables:
+        pytest.skip(f"sglang {release}: no catalog build or no attention table")
+    return build, tables["attention_selector"], Capability
+
+
+def _backends(kernel):
+    """The backends a kernel fact names: `fa3 (MLA)` -> {fa3}; `flashmla_sparse + fa3 (DSA auto)` -> both."""
+    return set(kernel.name.split(" (")[0].split(" + "))
+
+
+@pytest.mark.parametrize("release", SGLANG_RAN_RELEASES)
+def test_every_hand_written_sglang_attention_kernel_is_one_its_release_accepts(release):
+    """A kernel fact (backend, op, GPU, KV dtype) whose backend `--attention-backend` names is asked of the release:
+    its resolution must keep that backend (not refuse it, not switch away), or a source naming the harvest says why.
+    The DSA kernels are SGLang's own picks inside `dsa`, checked against its defaults below."""
+    build, selector, capability = _sglang_ran(release)
+    asked = {c["asked"] for c in selector["cases"]}
+    agree, problems = 0, []
+    for kernel in build.kernels:
+        backend = kernel.name.split(" (")[0]
+        if kernel.provides not in SGLANG_SHAPES or backend not in asked or kernel.provides == "attention.sparse_mla":
+            continue
+        for case in selector["cases"]:
+            cap, kv = case["capability"], case["kv"]
+            if case["asked"] != backend or case["shape"] not in SGLANG_SHAPES[kernel.provides] or cap < 80:
+                continue
+            if capability(cap // 10, cap % 10) not in kernel.sm or kv not in {
+                SGLANG_KV[k] for k in kernel.kv_dtypes or ["bf16"] if k in SGLANG_KV
+            }:
+                continue
+            if case.get("resolved", {}).get("attention_backend") == backend:
+                agree += 1
+            elif not _sourced(kernel, f"sm_{cap}"):
+                why = selector["reasons"][case["refused"]] if "refused" in case else f"resolved {case['resolved']}"
+                problems.append(f"{kernel.name} {kernel.provides} sm_{cap} kv {kv}: {why}")
+    assert not problems, f"sglang {release}:\n" + "\n".join(problems)
+    assert agree >= 20
+
+
+@pytest.mark.parametrize("release", SGLANG_RAN_RELEASES)
+def test_the_backend_sglang_picks_by_default_is_a_kernel_of_the_catalog(release):
+    """Where no backend is asked, the release's own pick (for DSA its prefill and decode kernels, and the KV dtype it
+    settles on) on each GPU from 8.0 on is a hand-written kernel of that op there: a plan then launches what SGLang
+    runs, and says so. Where the catalog keeps a pick out (it fails on that GPU), that kernel's source names the
+    harvest and the GPU."""
+    build, selector, capability = _sglang_ran(release)
+    checked, problems = 0, []
+    for case in selector["cases"]:
+        if case["asked"] is not None or case["capability"] < 80 or "resolved" not in case:
+            continue
+        op = next((o for o, shapes in SGLANG_SHAPES.items() if case["shape"] in shapes), None)
+        if op is None:
+            continue
+        resolved, cap = case["resolved"], case["capability"]
+        kv = "bf16" if resolved["kv_cache_dtype"] in ("auto", "bfloat16") else resolved["kv_cache_dtype"]
+        picked = (
+            {resolved["dsa_prefill_backend"], resolved["dsa_decode_backend"]}
+            if resolved["attention_backend"] == "dsa"
+            else {resolved["attention_backend"]}
+        )
+        arch = selector["shapes"][case["shape"]]
+        checked += 1
+        gpu = capability(cap // 10, cap % 10)
+        mine = [k for k in build.kernels if k.provides == op and _backends(k) == picked]
+        if not any(
+            gpu in k.sm and kv in (k.kv_dtypes or ["bf16"]) and (not k.architectures or arch in k.architectures)
+            for k in mine
+        ) and not any(_sourced(k, f"sm_{cap}") for k in mine):  # kept out: the kernel says why on this GPU
+            problems.append(f"{op} ({arch}) sm_{cap} kv {kv}: SGLang picks {' + '.join(sorted(picked))}")
+    assert not problems, f"sglang {release}:\n" + "\n".join(sorted(set(problems)))
+    assert checked >= 100
+
+
+# weight format -> the --quantization method whose get_min_capability() gates it in SGLang
+SGLANG_QUANT = {"fp8": "fp8", "fp8_block": "fp8", "nvfp4": "modelopt_fp4", "mxfp4": "mxfp4"}
+
+
+@pytest.mark.parametrize("release", SGLANG_RAN_RELEASES)
+def test_sglang_weight_formats_start_at_the_method_minimum_and_fall_back_to_marlin_where_it_does(release):
+    """The lowest GPU the catalog serves a format on is its method's get_min_capability(); FP8 runs as Marlin W8A16
+    exactly where the release's can_auto_enable_marlin_fp8() says so."""
+    from recipegen.catalog.capability import Capability
+    from recipegen.catalog.load import load
+
+    build = next(b for b in load().engines["sglang"].builds if b.id == f"sglang-{release}")
+    quant = harvest.ran("sglang", release)["quantization"]
+    checked, problems = 0, []
+    for fmt in build.weight_formats:
+        method = SGLANG_QUANT.get(fmt.quant)
+        minimum = quant["methods"].get(method or "", {}).get("min_capability")
+        if minimum is None:
+            continue
+        served = [
+            c
+            for c in quant["capabilities"]
+            if any(Capability(c // 10, c % 10) in s for s in (fmt.native, *(f.sm for f in fmt.fallbacks)) if s)
+        ]
+        checked += 1
+        if served and min(served) != minimum and not _sourced(fmt, method):
+            problems.append(f"{fmt.quant}: the catalog serves it from sm_{min(served)}, {method} needs {minimum}")
+        if method != "fp8":
+            continue
+        for cap, kernels in quant["by_capability"].items():
+            gpu = Capability(int(cap) // 10, int(cap) % 10)
+            marlin = any(f.kernel.startswith("Marlin FP8") and gpu in f.sm for f in fmt.fallbacks)
+            if int(cap) >= minimum and marlin != kernels["fp8_marlin_auto"]:
+                problems.append(f"{fmt.quant} sm_{cap}: Marlin FP8 {marlin}, the release {kernels['fp8_marlin_auto']}")
+    assert not problems, f"sglang {release}:\n" + "\n".join(problems)
+    assert checked >= 4

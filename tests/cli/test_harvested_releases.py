@@ -110,3 +110,18 @@ def test_a_flag_the_named_release_has_is_not_called_unknown_by_a_newer_vocabular
 
     assert "unknown-flag" not in flag_codes("vllm/vllm-openai:v0.8.5")
     assert "unknown-flag" in flag_codes("vllm/vllm-openai:v0.33.0")
+
+
+def test_list_engines_json_shows_the_sglang_tables_its_release_ran():
+    rows = run_cli("list", "engines", "--format", "json").json()
+    by_build = {r["build"]: r["harvested"] for r in rows if r.get("harvested") and r["engine"] == "sglang"}
+    ran = by_build["sglang-0.5.21"]
+    selector = ran["tables"]["attention_selector"]
+    assert (selector["method"], selector["file"]) == ("ran", "data/harvest/sglang/0.5.21.ran.json")
+    # SGLang chooses while it resolves its server arguments: that is what was run, per shape and GPU
+    assert selector["from"].startswith("sglang/srt/server_args.py: ServerArgs.resolve_once")
+    assert selector["count"] == 11 * 6 * 3 * 11  # GPUs x shapes x KV dtypes x (10 backends asked + the default)
+    assert ran["tables"]["quantization"]["method"] == "ran" and ran["why_not"] == {}
+    assert by_build["sglang-0.5.20"]["why_not"]["quantization"]["reason"] == (
+        "not run (python scripts/harvest sglang==0.5.20 --run)"
+    )

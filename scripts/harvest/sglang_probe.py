@@ -1,0 +1,312 @@
+"""Run inside an SGLang release's own virtual environment (stdlib + that release only): resolve its ServerArgs for
+each attention shape recipegen plans on one simulated GPU, ask its quantization code for each method's minimum
+capability, and print JSON.
+
+SGLang chooses attention backends while it resolves its server arguments (`ServerArgs.resolve_once`: the model
+overrides, `get_default_attn_backend`, the attention, DSA, KV-cache and linear-attention hooks), asking only
+torch.cuda (is_available, get_device_capability, torch.version.cuda) and whether flashinfer imports. So the whole
+resolution is run here, as `python -m sglang.launch_server --model-path DIR` would, on a stand-in model folder
+holding only a config.json (no weights, no download), over a torch.cuda that reports the simulated GPU
+(simulated_gpu.py). One fresh interpreter per capability: the capability probes are lru_cache-d.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import inspect
+import json
+import logging
+import os
+import pkgutil
+import sys
+import tempfile
+import warnings
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from simulated_gpu import device_properties, ensure_libcuda, simulate_torch_cuda
+
+# One config.json per attention shape recipegen plans: the fields the resolution reads (architecture, attention
+# geometry, DSA's index_topk, the hybrid layout); the rest take the config class's defaults.
+SHAPES: dict[str, dict[str, Any]] = {
+    "gqa": {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "num_hidden_layers": 32,
+        "vocab_size": 128256,
+        "max_position_embeddings": 131072,
+    },
+    "sinks": {  # gpt-oss: attention sinks, alternating sliding window, BF16 weights
+        "architectures": ["GptOssForCausalLM"],
+        "model_type": "gpt_oss",
+        "hidden_size": 2880,
+        "intermediate_size": 2880,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 8,
+        "head_dim": 64,
+        "num_hidden_layers": 24,
+        "num_local_experts": 32,
+        "num_experts_per_tok": 4,
+        "sliding_window": 128,
+        "layer_types": ["sliding_attention", "full_attention"] * 12,
+        "vocab_size": 201088,
+        "max_position_embeddings": 131072,
+    },
+    "mla": {  # DeepSeek-V3: dense MLA
+        "architectures": ["DeepseekV3ForCausalLM"],
+        "model_type": "deepseek_v3",
+        "hidden_size": 7168,
+        "intermediate_size": 18432,
+        "moe_intermediate_size": 2048,
+        "num_attention_heads": 128,
+        "num_key_value_heads": 128,
+        "kv_lora_rank": 512,
+        "q_lora_rank": 1536,
+        "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64,
+        "v_head_dim": 128,
+        "num_hidden_layers": 61,
+        "first_k_dense_replace": 3,
+        "n_routed_experts": 256,
+        "n_shared_experts": 1,
+        "num_experts_per_tok": 8,
+        "vocab_size": 129280,
+        "max_position_embeddings": 163840,
+    },
+}
+SHAPES["sparse_mla"] = {  # DeepSeek-V3.2: DSA sparse MLA (the same geometry plus the indexer)
+    **SHAPES["mla"],
+    "architectures": ["DeepseekV32ForCausalLM"],
+    "index_topk": 2048,
+    "index_head_dim": 128,
+    "index_n_heads": 64,
+}
+SHAPES["sparse_mla_glm"] = {  # GLM-5: DSA with a 192-wide NoPE part
+    **SHAPES["sparse_mla"],
+    "architectures": ["GlmMoeDsaForCausalLM"],
+    "num_attention_heads": 64,
+    "num_key_value_heads": 64,
+    "qk_nope_head_dim": 192,
+    "v_head_dim": 256,
+}
+SHAPES["hybrid_linear"] = {  # Qwen3-Next: gated DeltaNet layers with every fourth layer full attention
+    "architectures": ["Qwen3NextForCausalLM"],
+    "model_type": "qwen3_next",
+    "hidden_size": 2048,
+    "intermediate_size": 5120,
+    "moe_intermediate_size": 512,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 2,
+    "head_dim": 256,
+    "num_hidden_layers": 48,
+    "full_attention_interval": 4,
+    "linear_num_key_heads": 16,
+    "linear_num_value_heads": 32,
+    "linear_key_head_dim": 128,
+    "linear_value_head_dim": 128,
+    "linear_conv_kernel_dim": 4,
+    "num_experts": 512,
+    "num_experts_per_tok": 10,
+    "vocab_size": 151936,
+    "max_position_embeddings": 262144,
+}
+KV = ("auto", "bfloat16", "fp8_e4m3")
+# the NVIDIA backends a user may pass as --attention-backend (each asked of every shape; None: the release's pick)
+NVIDIA = ("triton", "flashinfer", "fa3", "fa4", "trtllm_mha", "flashmla", "trtllm_mla", "cutedsl_mla")
+NVIDIA += ("tokenspeed_mla", "dsa")
+# what the resolution decided, per case (None where the release leaves a field unset)
+RESOLVED = (
+    "attention_backend",
+    "prefill_attention_backend",
+    "decode_attention_backend",
+    "dsa_prefill_backend",
+    "dsa_decode_backend",
+    "kv_cache_dtype",
+    "page_size",
+    "linear_attn_backend",
+    "linear_attn_prefill_backend",
+    "linear_attn_decode_backend",
+)
+
+
+def cases(backends: list[str]) -> list[dict[str, Any]]:
+    return [
+        {"shape": shape, "kv": kv, "asked": asked}
+        for shape in SHAPES
+        for kv in KV
+        for asked in (None, *[b for b in NVIDIA if b in backends])
+    ]
+
+
+class _Said(logging.Handler):
+    """The warnings the release logs while it resolves one case (what a user reads at start-up)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        line = " ".join(record.getMessage().split())[:300]
+        if line not in self.lines:
+            self.lines.append(line)
+
+
+def _folders(root: str) -> dict[str, str]:
+    out = {}
+    for shape, config in SHAPES.items():
+        folder = os.path.join(root, shape)
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "config.json"), "w") as handle:
+            json.dump({**config, "torch_dtype": "bfloat16"}, handle)
+        out[shape] = folder
+    return out
+
+
+def resolve(folder: str, kv: str, asked: str | None) -> dict[str, Any]:
+    """One `launch_server --model-path FOLDER --kv-cache-dtype KV [--attention-backend ASKED]` resolution."""
+    from sglang.srt.arg_groups.overrides import resolution_result
+    from sglang.srt.server_args import ServerArgs
+
+    said = _Said()
+    logging.getLogger().addHandler(said)
+    row: dict[str, Any] = {}
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            args = ServerArgs(model_path=folder, kv_cache_dtype=kv, attention_backend=asked)
+            args.resolve_once()
+        row["resolved"] = {f: resolution_result(args, f) for f in RESOLVED}
+        row["resolved"] = {k: v for k, v in row["resolved"].items() if v is not None}
+        said.lines += [" ".join(str(w.message).split())[:300] for w in caught if w.category is not DeprecationWarning]
+    except Exception as exc:  # the release refuses this case: its own message is the reason
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        row["refused"] = f"{type(exc).__name__}: {text}"[:300]
+    finally:
+        logging.getLogger().removeHandler(said)
+    if said.lines:
+        row["warnings"] = said.lines
+    return row
+
+
+def attention(capability: int) -> dict[str, Any]:
+    from sglang.srt.arg_groups import choices
+
+    backends = list(choices.ATTENTION_BACKEND_CHOICES)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="sglang-probe-") as root:
+        folders = _folders(root)
+        for case in cases(backends):
+            rows.append(
+                {"capability": capability, **case, **resolve(folders[case["shape"]], case["kv"], case["asked"])}
+            )
+    # what the release logs on every case (the host's own: no nvidia-smi here) is said once, not per case
+    common = [w for w in rows[0].get("warnings", []) if all(w in r.get("warnings", ()) for r in rows)]
+    for row in rows:
+        row["warnings"] = [w for w in row.get("warnings", []) if w not in common]
+        if not row["warnings"]:
+            del row["warnings"]
+    import torch
+
+    shapes = {shape: config["architectures"][0] for shape, config in SHAPES.items()}
+    return {
+        "cases": rows,
+        "backend_choices": backends,
+        "shapes": shapes,
+        "torch_cuda": torch.version.cuda,
+        "logged_on_every_case": common,
+    }
+
+
+def kernels(capability: int) -> dict[str, Any]:
+    """What the quantization code decides from the capability alone: FP8 through Marlin (weight-only) where the
+    GPU lacks FP8 tensor cores, and the weight types Marlin takes."""
+    out: dict[str, Any] = {}
+    with contextlib.suppress(ImportError, AttributeError):
+        from sglang.srt.layers.quantization.fp8_utils import can_auto_enable_marlin_fp8
+
+        out["fp8_marlin_auto"] = bool(can_auto_enable_marlin_fp8())
+    with contextlib.suppress(ImportError, AttributeError):
+        from sglang.srt.layers.quantization.marlin_utils import query_marlin_supported_quant_types
+
+        out["marlin_types"] = [str(t) for t in query_marlin_supported_quant_types(None, True, capability)]
+    return out
+
+
+def methods() -> dict[str, Any]:
+    """Each --quantization method's config class and minimum capability, and the per-layer schemes'."""
+    import sglang
+    import sglang.srt.layers.quantization as quant
+
+    site = os.path.dirname(sglang.__file__)
+
+    def where(obj: Any) -> str:
+        return os.path.relpath(inspect.getsourcefile(obj) or "", site)
+
+    configs = {}
+    for method in quant.QUANTIZATION_METHODS:
+        try:
+            cls = quant.get_quantization_config(method)
+            entry = {"class": cls.__name__, "module": where(cls)}
+            try:
+                entry["min_capability"] = cls.get_min_capability()
+            except TypeError:  # an instance method (Fp8Config: mxfp8 asks more): the config `--quantization M` builds
+                config = cls.from_config({"quant_method": method, "activation_scheme": "dynamic"})
+                entry["min_capability"] = config.get_min_capability()
+                entry["asked_of"] = f"{cls.__name__}.from_config(quant_method={method!r})"
+            configs[method] = entry
+        except Exception as exc:
+            configs[method] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
+    schemes = {}
+    for info in pkgutil.walk_packages(quant.__path__, quant.__name__ + "."):
+        if not any(part in info.name for part in (".schemes.", "compressed_tensors.", "quark.")):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except Exception:
+            continue
+        for name, obj in vars(module).items():
+            if inspect.isclass(obj) and obj.__module__ == info.name and "get_min_capability" in obj.__dict__:
+                with contextlib.suppress(Exception):
+                    schemes[f"{where(obj)}:{name}"] = obj.get_min_capability()
+    return {"version": sglang.__version__, "methods": configs, "schemes": schemes}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cap", type=int, help="one compute capability, e.g. 90")
+    parser.add_argument("--methods", action="store_true")
+    parser.add_argument("--part", choices=("all", "kernels", "attention"), default="all")
+    parser.add_argument("--stub-dir", default=os.environ.get("HARVEST_CUDA_STUB_DIR", "/tmp/harvest-libcuda"))
+    args = parser.parse_args()
+    os.environ.setdefault("SGLANG_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the stand-in folders are local: nothing is fetched
+    logging.getLogger().setLevel(logging.WARNING)  # what resolve() records; printed nowhere
+    logging.getLogger().addHandler(logging.NullHandler())
+    warnings.filterwarnings("ignore")
+    libcuda = ensure_libcuda(args.stub_dir)
+    simulate_torch_cuda(args.cap or 100)  # before any SGLang module runs its import-time capability probes
+    if args.methods:
+        result = methods()
+    else:
+        result = {}
+        if args.part in ("all", "kernels"):
+            result["kernels"] = kernels(args.cap)
+        if args.part in ("all", "attention"):
+            result.update(attention(args.cap))
+    if args.cap:
+        result["device"] = device_properties(args.cap)
+    result["libcuda"] = libcuda if libcuda in ("system", "not needed") else "stand-in"
+    sys.stdout.write("\n" + json.dumps(result, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""scripts/harvest sglang==X --run on a stand-in SGLang install (tests/harvest/data/sglang-run-tree: no engine, no
+GPU): the release's ServerArgs resolved per shape, KV dtype and asked backend on each simulated GPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TREE = Path(__file__).parent / "data" / "sglang-run-tree"
+
+
+def _run(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(TREE)}
+    command = [sys.executable, str(ROOT / "scripts" / "harvest"), *args, "--out", str(out), "--today", "2026-12-03"]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ran")
+    facts = {"engine": "sglang", "release": "9.9.9", "sha256": None, "tables": {"flags": {"method": "read"}}}
+    (out / "sglang").mkdir()
+    (out / "sglang" / "9.9.9.json").write_text(json.dumps(facts))
+    proc = _run(out, "sglang==9.9.9", "--run", "--python", sys.executable, "--caps", "80,90,100")
+    assert proc.returncode == 0, proc.stderr
+    assert "attention_selector: 378 cases in" in proc.stderr  # 6 shapes x 3 KV dtypes x 7 asks x 3 GPUs
+    return json.loads((out / "sglang" / "9.9.9.json").read_text()), json.loads(
+        (out / "sglang" / "9.9.9.ran.json").read_text()
+    )
+
+
+def _case(tables, cap, shape, kv="auto", asked=None):
+    selector = tables["attention_selector"]
+    found = [
+        c for c in selector["cases"] if (c["capability"], c["shape"], c["kv"], c["asked"]) == (cap, shape, kv, asked)
+    ]
+    assert len(found) == 1, (cap, shape, kv, asked, len(found))
+    case = dict(found[0])
+    if "refused" in case:
+        case["refused"] = selector["reasons"][case["refused"]]
+    case["warnings"] = [selector["reasons"][i] for i in case.get("warnings", [])]
+    return case
+
+
+def test_the_facts_file_names_both_ran_tables_with_their_sglang_origin(ran):
+    facts, tables = ran
+    assert facts["tables"]["flags"] == {"method": "read"}
+    for name in ("attention_selector", "quantization"):
+        entry = facts["tables"][name]
+        assert (entry["method"], entry["file"], entry["ran_on"]) == ("ran", "9.9.9.ran.json", "2026-12-03")
+        assert entry["capabilities"] == [80, 90, 100]
+    assert facts["tables"]["attention_selector"]["from"].startswith(
+        "sglang/srt/server_args.py: ServerArgs.resolve_once"
+    )
+    assert facts["tables"]["quantization"]["from"].startswith("sglang/srt/layers/quantization")
+    assert (tables["engine"], tables["method"], tables["release"]) == ("sglang", "ran", "9.9.9")
+    assert "ran_failed" not in facts and "case_errors" not in facts["tables"]["attention_selector"]
+
+
+def test_the_release_s_own_default_backend_per_simulated_gpu(ran):
+    """The stand-in's torch.cuda raises "Found no NVIDIA driver": every answer here came from the simulated GPU."""
+    _, tables = ran
+    assert [_case(tables, cap, "gqa")["resolved"]["attention_backend"] for cap in (80, 90, 100)] == [
+        "flashinfer",
+        "fa3",
+        "trtllm_mha",
+    ]
+    assert _case(tables, 80, "sinks")["resolved"]["attention_backend"] == "triton"
+    assert _case(tables, 100, "mla")["resolved"]["attention_backend"] == "trtllm_mla"
+    assert tables["attention_selector"]["shapes"]["sparse_mla_glm"] == "GlmMoeDsaForCausalLM"
+    assert tables["simulated_devices"]["90"]["name"] == "NVIDIA simulated sm_90"
+
+
+def test_a_backend_the_release_refuses_on_a_gpu_keeps_its_message(ran):
+    _, tables = ran
+    hopper = _case(tables, 90, "mla", asked="trtllm_mla")
+    assert "resolved" not in hopper
+    assert hopper["refused"] == (
+        "ValueError: TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). "
+        "Please use a different backend."
+    )
+    assert _case(tables, 100, "mla", asked="trtllm_mla")["resolved"]["attention_backend"] == "trtllm_mla"
+
+
+def test_kv_cache_dtype_adjustments_and_the_warning_a_user_reads(ran):
+    _, tables = ran
+    hopper, blackwell = _case(tables, 90, "sparse_mla"), _case(tables, 100, "sparse_mla")
+    assert (hopper["resolved"]["kv_cache_dtype"], blackwell["resolved"]["kv_cache_dtype"]) == ("bfloat16", "fp8_e4m3")
+    assert hopper["resolved"]["page_size"] == 64
+    assert hopper["warnings"] == ["Setting KV cache dtype to bfloat16 for DeepSeek DSA on SM9 device."]
+    assert _case(tables, 90, "sparse_mla", kv="fp8_e4m3")["resolved"]["kv_cache_dtype"] == "fp8_e4m3"
+
+
+def test_only_nvidia_backends_of_the_release_s_choices_are_asked(ran):
+    _, tables = ran
+    selector = tables["attention_selector"]
+    assert "aiter" in selector["backend_choices"]
+    assert {c["asked"] for c in selector["cases"]} == {
+        None,
+        "triton",
+        "flashinfer",
+        "fa3",
+        "trtllm_mha",
+        "trtllm_mla",
+        "dsa",
+    }
+
+
+def test_quantization_minimums_and_the_marlin_fallback_per_gpu(ran):
+    _, tables = ran
+    quant = tables["quantization"]
+    assert quant["methods"]["fp8"] == {
+        "class": "Fp8Config",
+        "module": "srt/layers/quantization/fp8.py",
+        "min_capability": 80,
+    }
+    assert quant["methods"]["awq_marlin"]["min_capability"] == 75
+    assert quant["schemes"] == {
+        "srt/layers/quantization/compressed_tensors/schemes/w8a8_fp8.py:CompressedTensorsW8A8Fp8": 89
+    }
+    by_cap = quant["by_capability"]
+    assert {c: by_cap[c]["fp8_marlin_auto"] for c in by_cap} == {"80": True, "90": False, "100": False}
+    assert "float8_e4m3fn" in by_cap["80"]["marlin_types"]
+
+
+def test_run_for_an_engine_without_a_probe_is_refused_in_one_line(tmp_path):
+    proc = _run(tmp_path, "llama.cpp==0c1e570", "--run")
+    assert (proc.returncode, proc.stderr.strip()) == (
+        2,
+        "llama.cpp==0c1e570: --run asks the release's own code: expected vllm==VERSION or sglang==VERSION",
+    )
