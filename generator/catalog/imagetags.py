@@ -193,6 +193,14 @@ def _vendor(
     engine: Engine, vendor: Vendor, reference: str, tag: str, option: str, as_of: dt.date | None
 ) -> BuildResolution:
     bare = tag.removesuffix(f"-{vendor.tag_suffix}") if vendor.tag_suffix else tag
+    # the same container spelled another way (nvidia/vllm for nvcr.io/nvidia/vllm, without -py3) is still the
+    # catalog build that records it, not only the release it packages
+    repositories = {r.casefold() for r in vendor.repositories}
+    for build, known_repo, known_tag, _ in _images(engine):
+        known_bare = known_tag.removesuffix(f"-{vendor.tag_suffix}") if vendor.tag_suffix else known_tag
+        if bare and known_repo in repositories and known_bare.casefold() == bare.casefold():
+            how = f"{vendor.name} {bare} is the image of build {build.id} ({build.provenance}, {build.released})"
+            return BuildResolution(reference, build.id, "image", "exact", how)
     listed = {r.tag: r for r in vendor.releases}
     release = listed.get(bare)
     if release is not None:

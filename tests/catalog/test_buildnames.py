@@ -98,13 +98,15 @@ def test_a_nightly_commit_answers_for_the_release_before_its_date(cli, catalog, 
 
 
 def test_ngc_containers_map_by_their_release_notes(cli):
-    exact = resolution(cli, "nvcr.io/nvidia/vllm:26.01-py3")
-    assert (exact["build"], exact["rule"]) == ("vllm-0.11.1", "vendor")
-    assert "rel-26-01.html" in exact["how"]
-    short = resolution(cli, "nvidia/vllm:26.01-py3")
-    assert short["build"] == "vllm-0.11.1"
-    # 25.11 is a catalog build of its own (the DGX Spark playbook's image)
-    assert resolution(cli, "nvcr.io/nvidia/vllm:25.11-py3")["build"] == "vllm-ngc-25.11"
+    # 26.03 is not a catalog build of its own: its release notes name the vLLM release inside (0.17.1)
+    exact = resolution(cli, "nvcr.io/nvidia/vllm:26.03-py3")
+    assert (exact["build"], exact["rule"]) == ("vllm-0.17.0", "vendor")
+    assert "rel-26-03.html" in exact["how"]
+    # 25.11 and 26.01 are catalog builds (the DGX Spark playbook's images), however the tag is spelled
+    for spelling in ("nvcr.io/nvidia/vllm:25.11-py3", "nvidia/vllm:25.11-py3", "nvcr.io/nvidia/vllm:25.11"):
+        assert resolution(cli, spelling)["build"] == "vllm-ngc-25.11"
+    for spelling in ("nvcr.io/nvidia/vllm:26.01-py3", "nvidia/vllm:26.01-py3"):
+        assert (resolution(cli, spelling)["build"], resolution(cli, spelling)["rule"]) == ("vllm-ngc-26.01", "image")
     between = resolution(cli, "nvcr.io/nvidia/vllm:25.12-py3")  # not in the table: bounded by 25.10 and 26.01
     assert (between["build"], between["confidence"]) == ("vllm-0.10.2", "approximate")
     assert "between 25.10 (vLLM 0.10.2) and 26.01 (0.11.1)" in between["how"]
