@@ -44,6 +44,8 @@ RULES: dict[str, Rule] = {
     "enable_auto_tool_choice": Rule("switch"),
     "headless_worker": Rule("switch"),
     "decode_context_parallel": Rule("count", 4096),
+    "pipeline_parallel": Rule("count", 4096),
+    "data_parallel": Rule("count", 4096),
     "disable_cuda_graphs": Rule("switch"),
 }
 

@@ -110,6 +110,11 @@ def _scope_flag(engine: Engine, defect: Defect) -> str | None:
         (defect.speculative, engine.flags.speculative),
         (defect.cuda_graphs, engine.flags.disable_cuda_graphs),
         (defect.batch, engine.flags.max_concurrency),
+        (defect.pipeline_parallel_min, engine.flags.pipeline_parallel),
+        (defect.multi_node, engine.flags.nnodes),
+        (defect.data_parallel, engine.flags.data_parallel),
+        (defect.expert_parallel, engine.flags.expert_parallel),
+        (defect.context_above, engine.flags.context_length),
     )
     return next((flag for scope, flag in knobs if scope is not None and flag), None)
 

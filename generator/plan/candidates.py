@@ -129,7 +129,9 @@ def evaluate(
             concurrency=budget.concurrency,
             fraction=budget.fraction,
         )
-    found = defects_hitting(request.model, variant, build, request.hardware, decided, kv or engine.default_kv_dtype)
+    found = defects_hitting(
+        request.model, variant, build, request.hardware, decided, kv or engine.default_kv_dtype, layout=layout
+    )
     moved = None
     if settings is None and deployment is None and not base.kv_fixed:  # not a command's or a recipe's own choice
         moved = _kv_avoiding(found, kern.details.kv_options)

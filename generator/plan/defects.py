@@ -8,7 +8,7 @@ from ..catalog.schema.common import KvDtype
 from ..catalog.schema.engine import Build, Defect
 from ..catalog.schema.model import Pitfall
 from .flags import speculative_method
-from .types import Candidate, Flag, GateResult, Settings
+from .types import Candidate, Flag, GateResult, Layout, Settings
 
 
 def defects_hitting(
@@ -19,12 +19,14 @@ def defects_hitting(
     settings: Settings | None = None,
     kv: KvDtype | None = None,
     every_config: bool = False,
+    layout: Layout | None = None,
 ) -> tuple[Defect, ...]:
-    """The build's known defects that this model, checkpoint and GPU run into.
+    """The build's known defects that this model, checkpoint and GPU (and its host CPU) run into.
 
-    A defect scoped by configuration (KV dtype, DCP, speculative method, CUDA graphs, batch) hits only the
-    `settings` (and KV dtype `kv`) it names; with no settings (a path not planned yet) it is left for the plan
-    to decide. `every_config`: every defect of the model and GPU, whatever configuration it needs (coverage)."""
+    A defect scoped by configuration (KV dtype, DCP, speculative method, CUDA graphs, batch, parallel layout,
+    context) hits only the `settings` (KV dtype `kv`, `layout`) it names; with no settings (a path not planned
+    yet) it is left for the plan to decide. `every_config`: every defect of the model and GPU, whatever
+    configuration it needs (coverage)."""
     if not build.defects:  # most builds (37 of 46) list none, and this runs for every path
         return ()
     needs = {n.op for n in model.needs}
@@ -37,16 +39,35 @@ def defects_hitting(
         and (d.ops is None or bool(needs.intersection(d.ops)))
         and (d.quants is None or variant.quant in d.quants)
         and (d.moe is None or (model.moe is not None) == d.moe)
-        and (every_config or in_scope(d, settings, kv))
+        and (d.host_arch is None or hw.host_arch[0] in d.host_arch)  # the host a plan builds its images for
+        and (every_config or in_scope(d, settings, kv, layout, model.max_context))
     )
 
 
-def in_scope(defect: Defect, settings: Settings | None, kv: KvDtype | None) -> bool:
+def in_scope(
+    defect: Defect,
+    settings: Settings | None,
+    kv: KvDtype | None,
+    layout: Layout | None = None,
+    max_context: int | None = None,
+) -> bool:
     """Whether a configuration is one the defect hits (a defect with no configuration scope hits every one);
-    a knob the configuration does not state (KV dtype, concurrency) does not match."""
+    a knob the configuration does not state (KV dtype, concurrency) does not match, except the context: an
+    engine left to choose serves the model's whole `max_context`."""
     if not defect.scoped:
         return True
     if settings is None:
+        return False
+    if defect.pipeline_parallel_min is not None and settings.pp < defect.pipeline_parallel_min:
+        return False
+    nodes = layout.nodes if layout is not None else 1
+    if defect.multi_node is not None and (nodes > 1) != defect.multi_node:
+        return False
+    if defect.data_parallel is not None and (settings.dp > 1) != defect.data_parallel:
+        return False
+    if defect.expert_parallel is not None and settings.ep != defect.expert_parallel:
+        return False
+    if defect.context_above is not None and (settings.context or max_context or 0) <= defect.context_above:
         return False
     if defect.kv_dtypes is not None and kv not in defect.kv_dtypes:
         return False
@@ -76,6 +97,16 @@ def scope_text(defect: Defect) -> str:
         parts.append("CUDA graphs on" if defect.cuda_graphs else "eager mode (no CUDA graphs)")
     if defect.batch is not None:
         parts.append(defect.batch.describe())
+    if defect.pipeline_parallel_min is not None:
+        parts.append(f"pipeline parallel size {defect.pipeline_parallel_min} or more")
+    if defect.multi_node is not None:
+        parts.append("more than one node" if defect.multi_node else "one node")
+    if defect.data_parallel is not None:
+        parts.append("data parallel" if defect.data_parallel else "no data parallel")
+    if defect.expert_parallel is not None:
+        parts.append("expert parallel" if defect.expert_parallel else "no expert parallel")
+    if defect.context_above is not None:
+        parts.append(f"a max context above {defect.context_above:,} tokens")
     return ", ".join(parts)
 
 

@@ -95,6 +95,8 @@ def settings_from_args(engine: Engine, args: list[tuple[str, str | None]], layou
     fraction = _knob("memory_fraction", values.get("memory_fraction"))
     kv_name = values.get("kv_cache_dtype")
     dcp = _knob("decode_context_parallel", values.get("decode_context_parallel"))
+    pp = _knob("pipeline_parallel", values.get("pipeline_parallel"))
+    dp = _knob("data_parallel", values.get("data_parallel"))
     method = speculative_method(values.get("speculative"))
     mtp = method == "mtp"
     return Settings(
@@ -110,6 +112,8 @@ def settings_from_args(engine: Engine, args: list[tuple[str, str | None]], layou
         mtp=mtp or any("speculative" in flag and "mtp" in (value or "").lower() for flag, value in args),
         speculative=method,
         dcp=dcp if isinstance(dcp, int) else 1,
+        pp=pp if isinstance(pp, int) else 1,
+        dp=dp if isinstance(dp, int) else 1,
         cuda_graphs="disable_cuda_graphs" not in values,
     )
 

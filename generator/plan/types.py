@@ -113,6 +113,8 @@ class Settings:
     mtp: bool = False  # speculative decoding with the model's own MTP layers
     speculative: str | None = None  # the speculative method, lower case (mtp, eagle, eagle3, ngram …); None: none
     dcp: int = 1  # decode context parallel size
+    pp: int = 1  # pipeline-parallel size (a command's; recipegen's own plans keep one stage)
+    dp: int = 1  # data-parallel size (a command's)
     cuda_graphs: bool = True  # False: the engine runs eagerly
     attention_backend: str | None = None  # a forced attention kernel, by the engine's own name (lint)
 

@@ -84,6 +84,8 @@ class Flags(Strict):
     decode_context_parallel: EngineFlag | None = None  # decode context parallel size (DCP)
     disable_cuda_graphs: EngineFlag | None = None  # switch: run eagerly, no CUDA graphs
     speculative: EngineFlag | None = None  # speculative decoding: its method, or a JSON config with a "method"
+    pipeline_parallel: EngineFlag | None = None  # pipeline-parallel size (stages over GPUs or nodes)
+    data_parallel: EngineFlag | None = None  # data-parallel size (engine replicas, or DP attention ranks)
 
 
 @frozen(kw_only=True)
@@ -227,6 +229,15 @@ class Defect(Sourced):
     speculative: list[Word] | None = None  # speculative methods it hits (mtp, eagle, eagle3, ngram …)
     cuda_graphs: bool | None = None  # true: only with CUDA graphs on; false: only when run eagerly
     batch: BatchRange | None = None  # the concurrent requests it shows at
+    # the parallel layout it hits: a pipeline-parallel size of at least this; over more than one node (true) or on
+    # one (false); with data parallel (size > 1) or without; with expert parallel or without
+    pipeline_parallel_min: Annotated[int, Limits(ge=2)] | None = None
+    multi_node: bool | None = None
+    data_parallel: bool | None = None
+    expert_parallel: bool | None = None
+    context_above: Annotated[int, Limits(ge=1)] | None = None  # only when the planned max context exceeds this
+    # the host CPU it hits (a GPU's host: GB200/GH200 are aarch64); a property of the GPU, like sm, not of flags
+    host_arch: list[HostArch] | None = None
     log_line: Text | None = None  # what the engine prints when it hits
     fixed_in: Id | None = None  # id of the first build without it
     workaround: Text | None = None
@@ -241,11 +252,24 @@ class Defect(Sourced):
             raise ValueError("speculative: name at least one method, or leave it out")
         if self.kv_dtypes is not None and not self.kv_dtypes:
             raise ValueError("kv_dtypes: name at least one KV dtype, or leave it out")
+        if self.host_arch is not None and not self.host_arch:
+            raise ValueError("host_arch: name at least one of x86_64, aarch64, or leave it out")
 
     @property
     def scoped(self) -> bool:
         """Whether it hits only some configurations (flags), not every plan on the build and GPU."""
-        fields = (self.kv_dtypes, self.dcp, self.speculative, self.cuda_graphs, self.batch)
+        fields = (
+            self.kv_dtypes,
+            self.dcp,
+            self.speculative,
+            self.cuda_graphs,
+            self.batch,
+            self.pipeline_parallel_min,
+            self.multi_node,
+            self.data_parallel,
+            self.expert_parallel,
+            self.context_above,
+        )
         return any(f is not None for f in fields)
 
     @property
