@@ -363,7 +363,11 @@ def attention(capability: int) -> dict[str, Any]:
     import vllm.platforms.cuda as cuda
     from vllm.config import VllmConfig, set_current_vllm_config
     from vllm.platforms.interface import DeviceCapability
-    from vllm.v1.attention.selector import AttentionSelectorConfig
+
+    try:
+        from vllm.v1.attention.selector import AttentionSelectorConfig
+    except ImportError:  # 0.13.0 keeps it in vllm/attention/selector.py
+        from vllm.attention.selector import AttentionSelectorConfig  # type: ignore[no-redef]
 
     platform = simulate(capability)
     cls = type(platform)
