@@ -209,8 +209,14 @@ def simulate_torch_cuda(capability: int) -> None:
     major, minor = props.major, props.minor
     memory = props.total_memory
 
-    def none(*_args: Any, **_kwargs: Any) -> None:
-        return None
+    def no_op() -> Any:
+        """A fresh no-op per name: torch 2.10's dynamo maps torch objects by identity and refuses one function
+        standing for two torch.cuda names."""
+
+        def none(*_args: Any, **_kwargs: Any) -> None:
+            return None
+
+        return none
 
     answers: dict[str, Any] = {
         "is_available": lambda: True,
@@ -227,11 +233,11 @@ def simulate_torch_cuda(capability: int) -> None:
         "max_memory_allocated": lambda device=None: 0,
         "memory_reserved": lambda device=None: 0,
         "max_memory_reserved": lambda device=None: 0,
-        "set_device": none,
-        "synchronize": none,
-        "init": none,
-        "empty_cache": none,
-        "reset_peak_memory_stats": none,
+        "set_device": no_op(),
+        "synchronize": no_op(),
+        "init": no_op(),
+        "empty_cache": no_op(),
+        "reset_peak_memory_stats": no_op(),
         "_exchange_device": lambda device: 0,  # `with torch.cuda.device(i)`
         "_maybe_exchange_device": lambda device: 0,
     }
