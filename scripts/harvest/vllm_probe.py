@@ -425,7 +425,12 @@ def attention(capability: int) -> dict[str, Any]:
                 # a candidate is a _BackendCandidate (0.33.0) or a (backend, priority) tuple (0.16.0)
                 pairs = [(c.backend, c.priority) if hasattr(c, "backend") else (c[0], c[1]) for c in valid]
                 row["valid"] = [b.name for b, _ in sorted(pairs, key=lambda pair: pair[1])]
-                row["rejected"] = {b.name: list(r) for b, (_p, r) in sorted(invalid.items(), key=lambda i: i[1][0])}
+                # reasons per rejected backend: (priority, reasons) in 0.16.0, the reasons alone from 0.17.0 on
+                ranked = [
+                    (b, v if isinstance(v, list) else v[1], -1 if isinstance(v, list) else v[0])
+                    for b, v in invalid.items()
+                ]
+                row["rejected"] = {b.name: list(r) for b, r, _p in sorted(ranked, key=lambda i: i[2])}
             except Exception as exc:
                 row["error"] = f"{type(exc).__name__}: {exc}"[:300]
             try:
