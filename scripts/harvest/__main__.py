@@ -177,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="REQUIREMENT",
         help="--run: install the release without this requirement (one pip cannot fetch); recorded in the tables",
     )
+    parser.add_argument("--jobs", type=int, default=1, help="--run: probes run side by side (default 1)")
     args = parser.parse_args(argv)
     if args.run:
         return _run_all(args)
@@ -236,7 +237,7 @@ def _run_all(args: argparse.Namespace) -> int:
             continue
         try:
             artifact, sha256 = (None, None) if args.python else ran.wheel_sha256(python, spec)
-            tables = ran.run(spec, python, caps, args.today)
+            tables = ran.run(spec, python, caps, args.today, args.jobs)
             if args.leave_out:  # what the environment the tables came from lacks, and why
                 tables["left_out"] = {
                     r: "the release's own requirement was left out: pip could not fetch it here (`packages` names the"

@@ -63,6 +63,8 @@ MLA_PROFILES = {
     (False, 512): ("none", "nope512_sparse"),
     (True, 512): ("none", "nope512_sparse"),
 }
+# selector inputs a release may lack without changing the answer: asked without them (0.16.0: no sliding window)
+SELECTOR_BLIND = ("has_sliding_window",)
 # where a release keeps its GEMM kernel candidate tables (0.33.0: kernels/linear; 0.16.0: quantization/kernels)
 LINEAR_MODULES = (
     "vllm.model_executor.kernels.linear",
@@ -228,7 +230,11 @@ def attention(capability: int) -> dict[str, Any]:
     import vllm.platforms.cuda as cuda
     from vllm.config import VllmConfig, set_current_vllm_config
     from vllm.platforms.interface import DeviceCapability
-    from vllm.v1.attention.selector import AttentionSelectorConfig
+
+    try:
+        from vllm.v1.attention.selector import AttentionSelectorConfig
+    except ImportError:  # 0.13.0 keeps it in vllm/attention/selector.py
+        from vllm.attention.selector import AttentionSelectorConfig  # type: ignore[no-redef]
 
     platform = simulate(capability)
     cls = type(platform)
@@ -259,6 +265,12 @@ def attention(capability: int) -> dict[str, Any]:
         }
         row: dict[str, Any] = {"capability": capability, **case}
         missing = [k for k, v in wanted.items() if k not in fields and v]
+        # 0.16.0's selector takes no sliding-window input and none of its CUDA backends checks one, so a windowed
+        # layer gets the plain layer's answer: asked without it and marked, not an error
+        unread = [k for k in missing if k in SELECTOR_BLIND]
+        if unread:
+            row["not_selector_input"] = unread
+        missing = [k for k in missing if k not in SELECTOR_BLIND]
         if missing:  # an older selector has no such input: the shape is not asked of it
             row["error"] = f"AttentionSelectorConfig has no {', '.join(missing)}"
             rows.append(row)
@@ -274,7 +286,12 @@ def attention(capability: int) -> dict[str, Any]:
                 # a candidate is a _BackendCandidate (0.33.0) or a (backend, priority) tuple (0.16.0)
                 pairs = [(c.backend, c.priority) if hasattr(c, "backend") else (c[0], c[1]) for c in valid]
                 row["valid"] = [b.name for b, _ in sorted(pairs, key=lambda pair: pair[1])]
-                row["rejected"] = {b.name: list(r) for b, (_p, r) in sorted(invalid.items(), key=lambda i: i[1][0])}
+                # reasons per rejected backend: (priority, reasons) in 0.16.0, the reasons alone from 0.17.0 on
+                ranked = [
+                    (b, v if isinstance(v, list) else v[1], -1 if isinstance(v, list) else v[0])
+                    for b, v in invalid.items()
+                ]
+                row["rejected"] = {b.name: list(r) for b, r, _p in sorted(ranked, key=lambda i: i[2])}
             except Exception as exc:
                 row["error"] = f"{type(exc).__name__}: {exc}"[:300]
             try:

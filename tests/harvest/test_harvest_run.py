@@ -188,3 +188,27 @@ def test_probe_builds_no_stand_in_driver_library_where_none_is_linked(tmp_path):
         sys.path.pop(0)
     assert vllm_probe.ensure_libcuda(str(tmp_path / "stub")) in ("system", "not needed")
     assert not (tmp_path / "stub").exists()
+
+
+def test_a_selector_without_a_sliding_window_input_answers_windowed_layers_as_plain_ones(tmp_path):
+    """0.16.0's selector takes no sliding-window input: a windowed layer gets the plain layer's backends, marked so."""
+    (tmp_path / "vllm").mkdir()
+    facts = {"engine": "vllm", "release": "9.9.9", "sha256": None, "tables": {}}
+    (tmp_path / "vllm" / "9.9.9.json").write_text(json.dumps(facts))
+    proc = _run(
+        tmp_path,
+        "vllm==9.9.9",
+        "--run",
+        "--python",
+        sys.executable,
+        "--caps",
+        "90",
+        env={"STAND_IN_SELECTOR": "0.16.0"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    tables = json.loads((tmp_path / "vllm" / "9.9.9.ran.json").read_text())
+    assert tables["attention_selector"]["case_errors"] == {"count": 0, "reasons": {}}
+    windowed = _case(tables, 90, shape="gqa", variant="sliding_window", head_size=128, kv="auto")
+    plain = _case(tables, 90, shape="gqa", variant="plain", head_size=128, kv="auto")
+    assert windowed["not_selector_input"] == ["has_sliding_window"] and "not_selector_input" not in plain
+    assert windowed["valid"] == plain["valid"] and windowed["selected"] == plain["selected"] == "FLASH_ATTN"

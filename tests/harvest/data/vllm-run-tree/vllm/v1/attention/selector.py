@@ -1,3 +1,4 @@
+import os
 from typing import NamedTuple
 
 
@@ -10,3 +11,15 @@ class AttentionSelectorConfig(NamedTuple):
     has_sink: bool = False
     use_sparse: bool = False
     has_sliding_window: bool = False
+
+
+if os.environ.get("STAND_IN_SELECTOR") == "0.16.0":  # that release's selector: no sliding-window input
+
+    class AttentionSelectorConfig(NamedTuple):  # type: ignore[no-redef]
+        head_size: int
+        dtype: object
+        kv_cache_dtype: str | None
+        block_size: int | None
+        use_mla: bool = False
+        has_sink: bool = False
+        use_sparse: bool = False
