@@ -167,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--python", type=Path, help="--run: use this interpreter as is (it must import the release)")
     parser.add_argument("--caps", help="--run: compute capabilities, e.g. 90,100 (default 70 … 121)")
+    parser.add_argument("--jobs", type=int, default=1, help="--run: probes run side by side (default 1)")
     args = parser.parse_args(argv)
     if args.run:
         return _run_all(args)
@@ -223,7 +224,7 @@ def _run_all(args: argparse.Namespace) -> int:
             continue
         try:
             artifact, sha256 = (None, None) if args.python else ran.wheel_sha256(python, spec)
-            tables = ran.run(spec, python, caps, args.today)
+            tables = ran.run(spec, python, caps, args.today, args.jobs)
             if tables["release"] != version:
                 raise RuntimeError(f"{python} imports vllm {tables['release']}, not {version}")
             target = ran.write(tables, facts, artifact, sha256)

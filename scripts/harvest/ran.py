@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -114,27 +115,31 @@ def _case_errors(cases: list[dict[str, Any]]) -> dict[str, Any]:
     return {"count": sum(reasons.values()), "reasons": dict(sorted(reasons.items(), key=lambda i: -i[1]))}
 
 
-def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str) -> dict[str, Any]:
+def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str, jobs: int = 1) -> dict[str, Any]:
     """Both `ran` tables of one release, from its own code on each simulated capability. A probe that fails
     on one capability leaves that capability out of its table and says why (`failed_capabilities`); a table no
-    capability answered is `failed` with the reason instead of a table."""
+    capability answered is `failed` with the reason instead of a table. `jobs` probes run side by side (each is
+    its own interpreter; the tables do not depend on the order)."""
     with tempfile.TemporaryDirectory(prefix="harvest-run-") as tmp:
         stub = Path(tmp) / "libcuda"
         started = time.monotonic()
-        methods, methods_failed = _try(python, ["--methods"], stub)
+        methods, methods_failed = _try(python, ["--methods"], stub)  # also builds the stand-in libcuda once
         kernels: dict[int, dict[str, Any]] = {}
         selector: dict[int, dict[str, Any]] = {}
         failed: dict[str, dict[str, str]] = {"quantization": {}, "attention_selector": {}}
-        parts = (("kernels", kernels, "quantization"), ("attention", selector, "attention_selector"))
-        for cap in capabilities:
-            for part, into, table in parts:
-                answer, why = _try(python, ["--cap", str(cap), "--part", part], stub)
+        parts = {"kernels": (kernels, "quantization"), "attention": (selector, "attention_selector")}
+        asked = [(cap, part) for cap in capabilities for part in parts]
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            answers = pool.map(lambda job: _try(python, ["--cap", str(job[0]), "--part", job[1]], stub), asked)
+            for (cap, part), (answer, why) in zip(asked, answers, strict=True):
+                into, table = parts[part]
                 if answer is None:
                     failed[table][str(cap)] = why or "no answer"
                 else:
                     into[cap] = answer
-            shown = len(selector[cap]["cases"]) if cap in selector else "no"
-            print(f"  sm_{cap}: {shown} attention cases", file=sys.stderr)
+                if part == "attention":
+                    shown = len(selector[cap]["cases"]) if cap in selector else "no"
+                    print(f"  sm_{cap}: {shown} attention cases", file=sys.stderr)
     version = (methods or {}).get("version") or _installed(python, spec.partition("==")[0])
     out: dict[str, Any] = {
         "release": version,
