@@ -207,8 +207,14 @@ def simulate_torch_cuda(capability: int) -> None:
     major, minor = props.major, props.minor
     memory = props.total_memory
 
-    def none(*_args: Any, **_kwargs: Any) -> None:
-        return None
+    def none() -> Any:
+        """A fresh no-op per name: torch 2.13's dynamo keys its trace rules by function object and refuses one
+        object standing for two torch.cuda functions with different rules."""
+
+        def call(*_args: Any, **_kwargs: Any) -> None:
+            return None
+
+        return call
 
     answers: dict[str, Any] = {
         "is_available": lambda: True,
@@ -225,11 +231,11 @@ def simulate_torch_cuda(capability: int) -> None:
         "max_memory_allocated": lambda device=None: 0,
         "memory_reserved": lambda device=None: 0,
         "max_memory_reserved": lambda device=None: 0,
-        "set_device": none,
-        "synchronize": none,
-        "init": none,
-        "empty_cache": none,
-        "reset_peak_memory_stats": none,
+        "set_device": none(),
+        "synchronize": none(),
+        "init": none(),
+        "empty_cache": none(),
+        "reset_peak_memory_stats": none(),
         "_exchange_device": lambda device: 0,  # `with torch.cuda.device(i)`
         "_maybe_exchange_device": lambda device: 0,
     }
