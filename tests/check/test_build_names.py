@@ -15,9 +15,14 @@ def lint(cli, *args):  # type: ignore[no-untyped-def]
 
 
 def test_a_docker_run_of_an_ngc_container_is_checked_against_its_release(cli):
-    doc = lint(cli, "--", "docker", "run", "--gpus", "all", "nvcr.io/nvidia/vllm:26.01-py3", *SERVE)
-    assert doc["build"] == "vllm-0.11.1"
-    assert doc["build_resolution"]["rule"] == "vendor" and "NGC vLLM 26.01" in doc["build_note"]
+    doc = lint(cli, "--", "docker", "run", "--gpus", "all", "nvcr.io/nvidia/vllm:26.03-py3", *SERVE)
+    assert doc["build"] == "vllm-0.17.0"  # the release its notes name (0.17.1)
+    assert doc["build_resolution"]["rule"] == "vendor" and "NGC vLLM 26.03" in doc["build_note"]
+
+
+def test_a_docker_run_of_an_ngc_container_the_catalog_records_is_that_build(cli):
+    doc = lint(cli, "--", "docker", "run", "--gpus", "all", "nvidia/vllm:26.01-py3", *SERVE)
+    assert (doc["build"], doc["build_resolution"]["rule"]) == ("vllm-ngc-26.01", "image")
 
 
 def test_a_compose_service_on_latest_is_read_today(cli, catalog, tmp_path):
