@@ -131,6 +131,11 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
     for index, label in enumerate(labels):
         if a[index] != b[index]:
             return f"{label} — next: {second.engine.name} {second.build.id} / {second.variant.id}"
+    if first.build.id == second.build.id and first.variant.quant == second.variant.quant:
+        return (
+            f"equal on every criterion to {second.variant.repo}'s copy: either serves"
+            f" — next: {second.build.id} / {second.variant.id}"
+        )
     return f"tie on every criterion; ordered by id — next: {second.build.id} / {second.variant.id}"
 
 

@@ -87,6 +87,9 @@ def test_the_reason_printed_for_the_first_plan_is_true(gpu: str, gpus: int, mode
     first, second = plans[0], plans[1]
     why = first["why_first"] or ""
     assert why.endswith(f"{second['build']} / {second['variant']}"), why  # it names the plan it beats
+    assert "ordered by id" not in why or first["quant"] != second["quant"], why  # a tie says what it is
+    if why.startswith("equal on every criterion"):
+        assert second["repo"] in why and first["repo"] != second["repo"]
     context = re.search(r"larger planned context \((\d+) vs (\d+)\)", why)
     if context:
         assert (int(context.group(1)), int(context.group(2))) == (

@@ -95,15 +95,15 @@ def test_rtx_pro_6000_verdict_follows_the_build(cli):
     )
     top = new["plans"][0]
     assert (top["build"], top["variant"]) == ("vllm-0.33.0", "fp8")
-    # vLLM 0.33.0's SM120 sparse-MLA backend takes the 512-wide NoPE shape with FP8 KV, not bf16
+    # the SM120 sparse-MLA backend of 0.31.0 and 0.33.0 (both selectors run) takes the NoPE shape with FP8 KV, not bf16
     assert {"flag": "--kv-cache-dtype", "value": "fp8_e4m3"}.items() <= next(
         f for f in top["flags"] if f["flag"] == "--kv-cache-dtype"
     ).items()
     change = next(c for c in new["changes"] if c["gate"] == "kernel")
-    assert change["before"]["build"] == "vllm-0.30.0" and change["after"]["build"] == "vllm-0.33.0"
+    assert change["before"]["build"] == "vllm-0.30.0" and change["after"]["build"] == "vllm-0.31.0"
     assert "FLASHINFER_MLA_SPARSE_SM120" in change["after"]["reason"]
     text = cli("explain", "--gpu", "rtx-pro-6000", "--model", "glm-5.3-flash", "--engine", "vllm", "--gpus", "4").out
-    assert "passes since vllm-0.33.0 (2026-11-29)" in text
+    assert "passes since vllm-0.31.0 (2026-10-05)" in text
 
 
 def test_glm52_on_a100_runs_only_via_nvfp4_on_the_sm80_image(cli):

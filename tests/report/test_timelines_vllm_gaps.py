@@ -157,19 +157,19 @@ def test_dsv4_on_dgx_spark_runs_on_0_26_0_and_breaks_with_0_27(cli):
     assert all(hopper[b]["verdict"] == "runnable" for b in ("vllm-0.21.0", "vllm-0.22.0", "vllm-0.25.0", "vllm-0.26.0"))
 
 
-def test_glm53_flash_on_sm120_is_unknown_in_0_31_0(cli):
-    """0.30.0 has no NoPE sparse-MLA path on SM12x and 0.33.0's selector accepts one; for 0.31.0 that kernel is not
-    known, so the verdict is unknown (never a plan), between the two."""
+def test_glm53_flash_on_sm120_runs_from_0_31_0_whose_own_selector_takes_nope(cli):
+    """0.30.0 has no NoPE sparse-MLA path on SM12x; 0.31.0's selector, run on a simulated SM 12.0, accepts
+    FLASHINFER_MLA_SPARSE_SM120 for the 512-wide NoPE shape (not with a bf16 KV cache), so the line flips there."""
     vllm = vllm_history(cli, "rtx-pro-6000", "glm-5.3-flash", 8)
     builds = verdicts(vllm)
     assert builds["vllm-0.30.0"]["verdict"] == "blocked" and builds["vllm-0.30.0"]["gate"] == "kernel"
     assert builds["vllm-0.31.0"]["released"] == "2026-10-05"
-    assert builds["vllm-0.31.0"]["verdict"] == "unknown" and builds["vllm-0.31.0"]["gate"] == "kernel"
-    assert "sparse_mla_nope" in builds["vllm-0.31.0"]["reason"]
+    assert builds["vllm-0.31.0"]["verdict"] == "runnable"
     assert builds["vllm-0.33.0"]["verdict"] == "runnable"
-    assert "until vllm-0.31.0 (2026-10-05), then unknown (kernel:" in vllm["summary"]
     pinned = explain(cli, "--gpu", "rtx-pro-6000", "--model", "glm-5.3-flash", "--gpus", "8", "--build", "vllm==0.31.0")
-    assert pinned["plans"] == [] and pinned["verdict_detail"] == "unknown"
+    assert pinned["plans"] and pinned["plans"][0]["build"] == "vllm-0.31.0"
+    kv = next(f for f in pinned["plans"][0]["flags"] if f["flag"] == "--kv-cache-dtype")
+    assert kv["value"] != "bf16"
     # Hopper has the NoPE path in every release from 0.30.0 on
     assert verdicts(vllm_history(cli, "h200", "glm-5.3-flash", 8))["vllm-0.31.0"]["verdict"] == "runnable"
 
