@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
-import inspect
 import json
 import logging
 import os
-import pkgutil
 import sys
 import tempfile
 import warnings
@@ -27,7 +24,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from simulated_gpu import device_properties, ensure_libcuda, simulate_torch_cuda
+from simulated_gpu import device_properties, ensure_libcuda, scheme_minimums, simulate_torch_cuda, source_of
 
 # One config.json per attention shape recipegen plans: the fields the resolution reads (architecture, attention
 # geometry, DSA's index_topk, the hybrid layout); the rest take the config class's defaults.
@@ -247,14 +244,11 @@ def methods() -> dict[str, Any]:
 
     site = os.path.dirname(sglang.__file__)
 
-    def where(obj: Any) -> str:
-        return os.path.relpath(inspect.getsourcefile(obj) or "", site)
-
     configs = {}
     for method in quant.QUANTIZATION_METHODS:
         try:
             cls = quant.get_quantization_config(method)
-            entry = {"class": cls.__name__, "module": where(cls)}
+            entry = {"class": cls.__name__, "module": source_of(cls, site)}
             try:
                 entry["min_capability"] = cls.get_min_capability()
             except TypeError:  # an instance method (Fp8Config: mxfp8 asks more): the config `--quantization M` builds
@@ -264,18 +258,7 @@ def methods() -> dict[str, Any]:
             configs[method] = entry
         except Exception as exc:
             configs[method] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
-    schemes = {}
-    for info in pkgutil.walk_packages(quant.__path__, quant.__name__ + "."):
-        if not any(part in info.name for part in (".schemes.", "compressed_tensors.", "quark.")):
-            continue
-        try:
-            module = importlib.import_module(info.name)
-        except Exception:
-            continue
-        for name, obj in vars(module).items():
-            if inspect.isclass(obj) and obj.__module__ == info.name and "get_min_capability" in obj.__dict__:
-                with contextlib.suppress(Exception):
-                    schemes[f"{where(obj)}:{name}"] = obj.get_min_capability()
+    schemes = scheme_minimums(quant, (".schemes.", "compressed_tensors.", "quark."), site)
     return {"version": sglang.__version__, "methods": configs, "schemes": schemes}
 
 

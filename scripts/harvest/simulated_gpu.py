@@ -1,13 +1,17 @@
 """The simulated GPU both engine probes run on (vllm_probe.py, sglang_probe.py; stdlib only until asked): a
 stand-in libcuda.so.1 where no driver library loads, and torch.cuda answering for one compute capability in the
-whole probe process. Nothing here allocates on or launches anything on a GPU."""
+whole probe process; and the walk over per-layer quantization schemes both read alike. Nothing here allocates on
+or launches anything on a GPU."""
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
 import glob
+import importlib
+import inspect
 import os
+import pkgutil
 import shutil
 import subprocess
 import sysconfig
@@ -153,3 +157,26 @@ def simulate_torch_cuda(capability: int) -> None:
         setattr(torch.cuda, name, answer)
     if hasattr(torch, "_C"):  # vLLM's stateless device count asks torch's C binding, not torch.cuda
         torch._C._cuda_getDeviceCount = lambda: 1
+
+
+def source_of(obj: Any, site: str) -> str:
+    """The file a class is defined in, relative to the engine's package folder."""
+    return os.path.relpath(inspect.getsourcefile(obj) or "", site)
+
+
+def scheme_minimums(package: Any, parts: tuple[str, ...], site: str) -> dict[str, Any]:
+    """`get_min_capability()` of every class defining its own, in the modules under the quantization `package`
+    whose names contain one of `parts`, keyed `file:Class`; a module that does not import is skipped."""
+    schemes: dict[str, Any] = {}
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        if not any(part in info.name for part in parts):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except Exception:
+            continue
+        for name, obj in vars(module).items():
+            if inspect.isclass(obj) and obj.__module__ == info.name and "get_min_capability" in obj.__dict__:
+                with contextlib.suppress(Exception):
+                    schemes[f"{source_of(obj, site)}:{name}"] = obj.get_min_capability()
+    return schemes

@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from simulated_gpu import device_properties, ensure_libcuda, simulate_torch_cuda
+from simulated_gpu import device_properties, ensure_libcuda, scheme_minimums, simulate_torch_cuda, source_of
 
 KV = ("auto", "bfloat16", "fp8", "fp8_e4m3")
 MLA_KV = (*KV, "fp8_ds_mla")
@@ -383,9 +383,6 @@ def methods() -> dict[str, Any]:
     simulate(100)  # the minimums do not depend on the GPU, but some modules probe it at import
     site = os.path.dirname(vllm.__file__)
 
-    def where(obj: Any) -> str:
-        return os.path.relpath(inspect.getsourcefile(obj) or "", site)
-
     deprecated = set(getattr(quant, "DEPRECATED_QUANTIZATION_METHODS", ()))
     configs = {}
     for method in quant.QUANTIZATION_METHODS:
@@ -393,24 +390,13 @@ def methods() -> dict[str, Any]:
             cls = quant.get_quantization_config(method)
             configs[method] = {
                 "class": cls.__name__,
-                "module": where(cls),
+                "module": source_of(cls, site),
                 "min_capability": cls.get_min_capability(),
                 "deprecated": method in deprecated,
             }
         except Exception as exc:
             configs[method] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
-    schemes = {}
-    for info in pkgutil.walk_packages(quant.__path__, quant.__name__ + "."):
-        if not any(part in info.name for part in (".schemes.", "compressed_tensors.", "quark.", "inc.")):
-            continue
-        try:
-            module = importlib.import_module(info.name)
-        except Exception:
-            continue
-        for name, obj in vars(module).items():
-            if inspect.isclass(obj) and obj.__module__ == info.name and "get_min_capability" in obj.__dict__:
-                with contextlib.suppress(Exception):
-                    schemes[f"{where(obj)}:{name}"] = obj.get_min_capability()
+    schemes = scheme_minimums(quant, (".schemes.", "compressed_tensors.", "quark.", "inc."), site)
     return {"version": vllm.__version__, "methods": configs, "schemes": schemes}
 
 
