@@ -4,7 +4,7 @@ cannot read, naming the file and field."""
 
 from __future__ import annotations
 
-from tests.support.release_history import explain, history_of, verdicts
+from tests.support.release_history import defect_ids, explain, history_of, lint, verdicts
 
 GRAPH_MISMATCH = "vllm-0.11-b200-full-cudagraph-trtllm-attention-mismatch"
 QWEN3_VL_B200 = ("--gpu", "b200", "--model", "qwen3-vl-8b", "--variant", "bf16", "--engine", "vllm")
@@ -45,16 +45,6 @@ defects:
     sources: [{url: 'https://example.com/ep', date: '2026-08-02', note: a report}]
 sources: [{url: 'https://example.com/image', date: '2026-08-01', note: the image}]
 """
-
-
-def defect_ids(plan):
-    return [d["id"] for d in plan["build_defects"]]
-
-
-def lint(cli, *args):
-    result = cli("lint", "--format", "json", *args)
-    assert result.code in (0, 1), result.err
-    return result.json()
 
 
 def defect_findings(doc, text):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.support.release_history import explain, history_of, verdicts
+from tests.support.release_history import defect_ids, explain, history_of, verdicts
 
 GLM_BF16 = "vllm-0.22-hopper-glm5-sparse-mla-bf16-kv-nonsense"
 KIMI_FP8 = "vllm-0.27-kimi-k3-fp8-kv-hopper"
@@ -18,10 +18,6 @@ DSV4_AR = "vllm-0.27-dsv4-hopper-custom-allreduce-capture"
 GLM_H200 = ("--gpu", "h200", "--model", "glm-5.1", "--gpus", "8", "--engine", "vllm")
 DSV4_H800 = ("--gpu", "h800", "--model", "deepseek-v4-flash", "--gpus", "4", "--engine", "vllm")
 SURVEYS = Path(__file__).resolve().parents[2] / "recipes" / "surveys"
-
-
-def defect_ids(plan):
-    return [d["id"] for d in plan["build_defects"]]
 
 
 def rejected_reasons(doc):

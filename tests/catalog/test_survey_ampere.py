@@ -5,25 +5,11 @@ user asks."""
 from __future__ import annotations
 
 from tests.support.contract import sources
-from tests.support.release_history import explain, history_of, verdicts
+from tests.support.release_history import defect_ids, explain, flags, history_of, lint, verdicts
 
 CUTLASS_FP8 = "vllm-0.29-ampere-fp8-linear-cutlass"
 CUTLASS_KERNEL = "CutlassFP8ScaledMMLinearKernel"  # lint's finding quotes the defect's title
 LLAMA_FP8_3090 = ("--gpu", "rtx-3090", "--gpus", "1", "--model", "llama-3.1-8b", "--variant", "fp8", "--engine", "vllm")
-
-
-def defect_ids(plan):
-    return [d["id"] for d in plan["build_defects"]]
-
-
-def flags(plan):
-    return {(f["flag"], f.get("value")) for f in plan["flags"]}
-
-
-def lint(cli, *args):
-    result = cli("lint", "--format", "json", *args)
-    assert result.code in (0, 1), result.err
-    return result.json()
 
 
 # --- vLLM 0.29.0: the CUTLASS FP8 linear kernel is chosen on Ampere (vllm#55008) -----------------------------

@@ -4,27 +4,13 @@ asked the way a user asks (explain, history, lint)."""
 from __future__ import annotations
 
 from tests.support.contract import sources
-from tests.support.release_history import explain, history_of, verdicts
+from tests.support.release_history import defect_ids, explain, flags, history_of, lint, verdicts
 
 TRTLLM_MOE = "sglang-0.5.12-minimax-nvfp4-trtllm-moe-garbage"
 MINIMAX = ("--model", "minimax-m2.7", "--engine", "sglang")
 MINIMAX_B200 = ("--gpu", "b200", "--gpus", "1", *MINIMAX)
 BUILD = "sglang-0.5.12"
 WORKAROUND = ("--moe-runner-backend", "flashinfer_cutlass")
-
-
-def defect_ids(plan):
-    return [d["id"] for d in plan["build_defects"]]
-
-
-def flags(plan):
-    return {(f["flag"], f.get("value")) for f in plan["flags"]}
-
-
-def lint(cli, *args):
-    result = cli("lint", "--format", "json", *args)
-    assert result.code in (0, 1), result.err
-    return result.json()
 
 
 # --- SGLang 0.5.12: the plain flashinfer_trtllm MoE runner garbles MiniMax-M2.x NVFP4 on B200 (sglang#26324) ------

@@ -4,7 +4,7 @@ history shows the defect in the releases that carry it, and diagnose says which 
 
 from __future__ import annotations
 
-from tests.support.release_history import explain, history_of, verdicts
+from tests.support.release_history import defect_ids, explain, history_of, lint, verdicts
 
 FLASHMLA = "vllm-0.15-flashmla-fp8-kv-cudagraph"
 DSV31_H100 = ("--gpu", "h100", "--model", "deepseek-v3.1", "--gpus", "8", "--engine", "vllm")
@@ -12,16 +12,6 @@ GLM_DCP = ("vllm-0.28-glm-dsa-dcp-crash", "vllm-0.29-glm-dsa-dcp-random-tokens")
 EAGLE = "sglang-0.5.12-glm5-nvfp4-eagle-b300-bmm"
 GLM5_B300 = ("--gpu", "b300", "--model", "glm-5", "--gpus", "4", "--engine", "sglang", "--variant", "nvfp4")
 SM120_FP8_MOE = "vllm-0.14-sm120-fp8-moe-cutlass-grouped-gemm"
-
-
-def defect_ids(plan):
-    return [d["id"] for d in plan["build_defects"]]
-
-
-def lint(cli, *args):
-    result = cli("lint", "--format", "json", *args)
-    assert result.code in (0, 1), result.err
-    return result.json()
 
 
 def rejected_reasons(doc):

@@ -1,4 +1,5 @@
-"""What the release-line tests read from the CLI: one engine's `history --format json` and an explain as JSON."""
+"""What the release-line and defect tests read from the CLI: one engine's `history --format json`, an explain and a
+lint as JSON, and the parts of a plan they look at."""
 
 from __future__ import annotations
 
@@ -45,3 +46,19 @@ def explain(cli: Any, *args: str) -> dict[str, Any]:
     document = result.json()
     assert isinstance(document, dict)
     return document
+
+
+def lint(cli: Any, *args: str) -> dict[str, Any]:
+    """`recipegen lint --format json` of a command (clean or with findings)."""
+    result = cli("lint", "--format", "json", *args)
+    assert result.code in (0, 1), result.err
+    doc: dict[str, Any] = result.json()
+    return doc
+
+
+def defect_ids(plan: dict[str, Any]) -> list[str]:
+    return [d["id"] for d in plan["build_defects"]]
+
+
+def flags(plan: dict[str, Any]) -> set[tuple[str, Any]]:
+    return {(f["flag"], f.get("value")) for f in plan["flags"]}
