@@ -58,18 +58,39 @@ class Rule(StrictModel):
     sources: Sources = Field(min_length=1)
 
 
+class VisionDefaults(StrictModel):
+    model_type: str = Field(description="the vision_config's model_type these defaults belong to")
+    defaults: dict[str, int | str] = Field(
+        min_length=1,
+        description="its transformers vision config class's defaults for fields a vision_config may omit; a "
+        "value the file states always wins",
+    )
+    sources: Sources = Field(min_length=1)
+
+
 class Rules(StrictModel):
     aic: str = Field(description="YAML anchor holder: the config.json collection most rules cite")
     rules: list[Rule] = Field(min_length=1)
+    vision_defaults: list[VisionDefaults] = Field(default_factory=list)
 
 
 @lru_cache(maxsize=1)
-def rules() -> dict[str, Rule]:
+def _parsed() -> Rules:
     text = resources.files("recipegen.data").joinpath("architectures.yaml").read_text(encoding="utf-8")
     try:
-        parsed = Rules.model_validate(yaml.safe_load(text))
+        return Rules.model_validate(yaml.safe_load(text))
     except ValidationError as exc:  # shipped data: a broken file is a packaging bug, said in one line
         raise RecipegenError(
             f"data/architectures.yaml is invalid: {exc.errors()[0]['msg']}", "reinstall recipegen"
         ) from None
-    return {r.architecture: r for r in parsed.rules}
+
+
+@lru_cache(maxsize=1)
+def rules() -> dict[str, Rule]:
+    return {r.architecture: r for r in _parsed().rules}
+
+
+@lru_cache(maxsize=1)
+def vision_defaults() -> dict[str, dict[str, int | str]]:
+    """The vision config classes' own defaults, by the vision_config's model_type."""
+    return {v.model_type: v.defaults for v in _parsed().vision_defaults}

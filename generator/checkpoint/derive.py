@@ -25,8 +25,8 @@ from .layouts import (
     nas_blocks,
     needs_of,
 )
-from .sizes import FLOAT_DTYPES, Size, checkpoint_size, estimate_params
-from .weightformat import WeightFormat, by_bytes_per_param, weight_format
+from .sizes import FLOAT_DTYPES, Size, checkpoint_size, estimate_params, vision_params
+from .weightformat import WeightFormat, by_bytes_per_param, stored_as_float32, weight_format
 
 
 @frozen
@@ -101,7 +101,21 @@ def derive(ck: Checkpoint) -> Derivation:
     matrices = mlp_matrices(c) if rule.generic else 3
     total, active = estimate_params(c, att, moe, layers, rule.dense_mlp_field, linear, matrices, mlp_layers(c, att))
     params_how = "computed from config.json shapes"
-    fmt = by_bytes_per_param(fmt, size.bytes, total)
+    vision, uncounted = vision_params(config, as_int(c.get("hidden_size")) or 0)
+    if vision:  # the tower's weights are loaded beside the language model's
+        total, active = total + vision, active + vision
+        params_how += f" (the vision tower's {vision / 1e9:.3f}B included)"
+    elif uncounted:
+        params_how += f" ({uncounted})"
+    fmt = stored_as_float32(by_bytes_per_param(fmt, size.bytes, total), size.bytes, total)
+    vocab, hidden = as_int(c.get("vocab_size")) or 0, as_int(c.get("hidden_size")) or 0
+    if ck.stored_head and c.get("tie_word_embeddings") and fmt.quant in ("bf16", "fp16") and size.bytes:
+        # the head is the embedding matrix: vLLM's tie_weights skips the stored copy (its load_weights drops
+        # lm_head.weight when tie_word_embeddings is set), so those bytes never reach the GPU
+        head = vocab * hidden * (4 if fmt.downcast_from_fp32 else 2)
+        if 0 < head < size.bytes:
+            how = f"{size.how}, less the stored copy of the tied lm_head ({head / 1e9:.2f} GB)"
+            size = Size(size.bytes - head, how)
     if fmt.downcast_from_fp32 and size.bytes:
         size = Size(size.bytes / 2, f"{size.how}, halved: float32 weights held in 16 bits on the GPU")
     if ck.dtype_elements and set(ck.dtype_elements) <= FLOAT_DTYPES:
@@ -151,7 +165,7 @@ def derive(ck: Checkpoint) -> Derivation:
                 mtp_layers=as_int(c.get("num_nextn_predict_layers"))
                 or (as_int(c.get("num_mtp_modules")) or 0 if c.get("use_mtp") is True else 0),
                 max_context=as_int(c.get("max_position_embeddings")) or 0,
-                multimodal=isinstance(config.get("text_config"), dict),
+                multimodal=isinstance(config.get("text_config"), dict) or isinstance(config.get("vision_config"), dict),
                 needs=needs_of(rule, att, linear),
                 variants=variants,
                 sources=sources,

@@ -64,6 +64,7 @@ class Checkpoint:
     read: tuple[Read, ...]  # what was actually read (the sources)
     notes: tuple[str, ...] = field(default_factory=tuple)
     gguf: tuple[GgufQuant, ...] = field(default_factory=tuple)  # the GGUF quantizations, headers read where said
+    stored_head: bool = False  # the index's weight_map lists an lm_head.weight
 
     @property
     def name(self) -> str:
@@ -143,3 +144,9 @@ def total_size(index: dict[str, Any], where: str = INDEX) -> int | None:
             range_error(f"{where}: metadata.total_size", total, 1, MAX_BYTES), "re-download the index or fix it"
         )
     return int(total)
+
+
+def stores_head(index: dict[str, Any] | None) -> bool:
+    """Whether the index's weight_map lists an output head (lm_head.weight, under any prefix)."""
+    names = index.get("weight_map") if isinstance(index, dict) else None
+    return isinstance(names, dict) and any(str(n).endswith("lm_head.weight") for n in names)

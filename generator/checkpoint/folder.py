@@ -28,6 +28,7 @@ from .files import (
     is_regular,
     json_file,
     read_regular,
+    stores_head,
     total_size,
 )
 from .gguf import SPLIT_GGUF, GgufQuant, group_quants, read_quant
@@ -287,6 +288,7 @@ def read_folder(folder: Path, ref: str, headers: bool, only: str | None = None) 
         config=config,
         quant_config=quant,
         index_total_size=total_size(index, str(folder / INDEX)) if index else None,
+        stored_head=stores_head(index),
         dtype_elements=counts,
         header_bytes=header_bytes or None,
         files=files,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bounds import MAX_BYTES
-from .files import CONFIG, INDEX, QUANT_CONFIG, Checkpoint, HubError, Read, RepoFile, json_file, total_size
+from .files import CONFIG, INDEX, QUANT_CONFIG, Checkpoint, HubError, Read, RepoFile, json_file, stores_head, total_size
 from .folder import gguf_file_of, is_local, read_folder
 from .gguf import GgufQuant, group_quants, read_quant
 
@@ -267,6 +267,7 @@ def _read_hub(ref: str, repo: str, revision: str | None, headers: bool) -> Check
         config=config,
         quant_config=quant,
         index_total_size=total_size(index, f"{repo}/{INDEX}") if index else None,
+        stored_head=stores_head(index),
         dtype_elements=counts,
         header_bytes=header_bytes or None,
         files=files,

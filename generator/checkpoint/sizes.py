@@ -11,7 +11,8 @@ from typing import Any
 from ..catalog.schema.engine import QuantMethod
 from ..catalog.schema.model import MAMBA_KINDS, Attention, LinearAttention, Moe
 from ..frozen import frozen
-from .configfields import as_int
+from .architectures import vision_defaults
+from .configfields import as_int, word
 from .files import Checkpoint
 from .layouts import nas_blocks
 
@@ -42,6 +43,48 @@ def checkpoint_size(ck: Checkpoint, quant: QuantMethod | None) -> Size:
     if files:
         return Size(float(files), "the sizes of the *.safetensors files")
     return Size(None, "no index, header or file size available")
+
+
+# a vision MLP with a gate (gate, up and down) where its activation is silu: Pixtral, Qwen2.5-VL; gelu / quick_gelu
+# towers (SigLIP, Qwen2-VL, Qwen3-VL, CLIP) have fc1 and fc2 only
+VISION_GATED = ("silu", "swish", "swiglu")
+
+
+def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[float, str | None]:
+    """The vision tower's parameters from config.json's vision_config (vLLM's module shapes, biases and norms
+    left out): per block q, k, v and o (4 × width²) and the MLP; the patch embedding; the projector into the
+    language model — Qwen-VL's patch merger (spatial_merge_size² × width squared, then to the text width; one
+    more per deepstack layer: vllm/model_executor/models/qwen2_vl.py, qwen3_vl.py), else a merge of
+    spatial_merge_size² patches to one (Mistral3PatchMerger) and the two-layer projector to the text width
+    (LlavaMultiModalProjector, Mistral3MultiModalProjector). (0, None) without a vision_config; (0, why) for one
+    that states no depth or width."""
+    vision = config.get("vision_config")
+    if not isinstance(vision, dict):
+        return 0.0, None
+    kind = word(vision.get("model_type")) or ""
+    v: dict[str, Any] = {**vision_defaults().get(kind, {}), **vision}
+    depth = as_int(v.get("depth")) or as_int(v.get("num_hidden_layers"))
+    width = as_int(v.get("embed_dim")) or as_int(v.get("hidden_size"))
+    if not depth or not width:
+        return 0.0, "vision_config states no depth or width: the vision tower is not counted"
+    ratio = v.get("mlp_ratio")
+    inner = as_int(v.get("intermediate_size")) or int(float(ratio if isinstance(ratio, int | float) else 4) * width)
+    act = str(v.get("hidden_act") or v.get("hidden_activation") or "").casefold()
+    matrices = 3 if any(g in act for g in VISION_GATED) else 2
+    blocks = depth * (4 * width * width + matrices * width * inner)
+    patch = as_int(v.get("patch_size")) or as_int(v.get("spatial_patch_size")) or 14
+    channels = as_int(v.get("in_channels")) or as_int(v.get("num_channels")) or as_int(v.get("in_chans")) or 3
+    embed = channels * patch * patch * (as_int(v.get("temporal_patch_size")) or 1) * width
+    merge = as_int(v.get("spatial_merge_size")) or as_int(config.get("spatial_merge_size")) or 1
+    merged = merge * merge * width
+    if kind.startswith("qwen"):
+        out = as_int(v.get("out_hidden_size")) or text_hidden
+        deepstack = v.get("deepstack_visual_indexes")
+        mergers = 1 + (len(deepstack) if isinstance(deepstack, list) else 0)
+        projector = mergers * (merged * merged + merged * out)
+    else:
+        projector = (merged * width if merge > 1 else 0) + width * text_hidden + text_hidden * text_hidden
+    return float(blocks + embed + projector), None
 
 
 def mamba_mixer_params(linear: LinearAttention, hidden: int) -> float:

@@ -175,3 +175,19 @@ def by_bytes_per_param(fmt: WeightFormat, size_bytes: float | None, params: floa
     if 1.8 <= ratio <= 2.2:
         return WeightFormat("bf16", f"16-bit by size ({ratio:.2f} bytes per parameter; config.json names no dtype)")
     return fmt
+
+
+def stored_as_float32(fmt: WeightFormat, size_bytes: float | None, params: float) -> WeightFormat:
+    """A config.json that names a 16-bit dtype over files of about 4 bytes per parameter (the index's total_size
+    over the parameters config.json's shapes give) holds float32 tensors; vLLM's dtype auto serves the config's
+    dtype, casting on load, so the GPU holds half the files' bytes."""
+    if fmt.quant not in ("bf16", "fp16") or fmt.downcast_from_fp32 or not size_bytes or params <= 0:
+        return fmt
+    ratio = size_bytes / params
+    if not 3.6 <= ratio <= 4.4:
+        return fmt
+    label = (
+        f"{fmt.label}, but the files hold {ratio:.2f} bytes per parameter: float32 tensors, served in the "
+        "config's 16-bit dtype (vLLM's dtype auto casts them on load)"
+    )
+    return WeightFormat(fmt.quant, label, downcast_from_fp32=True)

