@@ -80,6 +80,9 @@ def memory(
         return GateResult("memory", "pass", reason, tuple(dep.sources))
     if size is None:
         return GateResult("memory", "unknown", unsized, tuple(variant.sources))
+    projector, projector_note = _projector(engine, variant)
+    if projector_note:
+        size_note = f"{size_note}; {projector_note}" if size_note else projector_note
     tensor = engine.parallelism == "tensor"
     layer_split = 1 if tensor else layout.gpus_per_node
     tp = settings.tp if tensor else 1
@@ -93,7 +96,7 @@ def memory(
         hardware=request.hardware,
         engine=engine,
         model=model,
-        weights_bytes_per_gpu=size / shards,
+        weights_bytes_per_gpu=size / shards + projector,
         footprint=fp,
         fraction=settings.fraction,
         context=context,
@@ -134,7 +137,7 @@ def memory(
         return plan(
             evolve(
                 inputs,
-                weights_bytes_per_gpu=weights_per_gpu,
+                weights_bytes_per_gpu=weights_per_gpu + projector,
                 footprint=on_gpu,
                 context=offload_context,
                 context_is_auto=False,
@@ -149,3 +152,17 @@ def memory(
     prefix = "" if budget is None else "the GPUs alone are too small; "
     reason = f"on {where}: {prefix}fits with {solved.summary()} — {solved.budget.reason}"
     return GateResult("memory", "pass", reason, srcs, details(solved.budget, solved))
+
+
+def _projector(engine: Engine, variant: Variant) -> tuple[float, str | None]:
+    """The bytes a GGUF vision model's projector adds on the GPU, and the line that says so: llama-server loads
+    the --mmproj file whole onto its main GPU (the projector is not split across GPUs, and it is offloaded to the
+    GPU unless --no-mmproj-offload: tools/mtmd/clip.cpp, tools/server), so it is charged to each GPU's budget."""
+    if variant.mmproj is None or engine.flags.vision_projector is None:
+        return 0.0, None
+    flag = engine.flags.vision_projector
+    if variant.mmproj_size_gb is None:
+        unknown = "is not in this plan: its size is not in the catalog"
+        return 0.0, f"the vision projector {variant.mmproj} ({flag}) {unknown}"
+    size = variant.mmproj_size_gb * 1e9
+    return size, f"plus the vision projector {variant.mmproj} ({flag}, {size / 1e9:.2f} GB), loaded whole onto the GPU"

@@ -260,3 +260,24 @@ def test_a_vision_gguf_plan_downloads_and_loads_its_projector_and_only_the_chose
     assert len(re.findall(r"^\s*hf download ", launch, re.M)) == 2  # no other download: only these two files
     lint = run_cli("lint", "--gpu", gpu, str(out / "launch.sh"), env=OFFLINE)
     assert "0 error, 0 silent, 0 warn" in lint.out, lint.out
+
+
+def test_a_vision_gguf_plan_counts_its_projector_on_the_gpu():
+    # unsloth's Qwen3-VL-30B-A3B Q4_K_S with mmproj-F16.gguf (1.08 GB on its Hub page, recipes/models): llama-server
+    # loads the projector whole onto the GPU, so the plan's weights are the model file's and the projector's
+    args = ("--gpu", "rtx-4090", "--gpus", "1", "--model", "qwen3-vl-30b-a3b", "--engine", "llama.cpp")
+    explained = run_cli("explain", *args, "--variant", "gguf-unsloth-q4-k-s", "--format", "json", env=OFFLINE)
+    assert explained.code == 0, explained.err
+    plan = explained.json()["plans"][0]
+    note = next(n for n in plan["notes"] if "vision projector mmproj-F16.gguf" in n)
+    assert "plus the vision projector mmproj-F16.gguf (--mmproj, 1.08 GB), loaded whole onto the GPU" in note
+    model_file = float(re.search(r"estimated as ([\d.]+) GB", note).group(1)) * 1e9  # type: ignore[union-attr]
+    assert plan["memory"]["weights_gib"] * 2**30 == pytest.approx(model_file + 1.08e9, abs=0.06e9)
+    # a projector whose size the catalog does not give is said to be left out, not counted as nothing silently
+    other = run_cli(
+        "explain", "--gpu", "rtx-3090", "--gpus", "1", "--model", "qwen3-vl-32b", "--variant", "gguf-q4-k-m",
+        "--format", "json", env=OFFLINE,
+    )  # fmt: skip
+    assert other.code == 0, other.err
+    notes = other.json()["plans"][0]["notes"]
+    assert any("is not in this plan: its size is not in the catalog" in n for n in notes), notes

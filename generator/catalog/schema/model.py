@@ -183,6 +183,8 @@ class Variant(Sourced):
     # GGUF of a vision model: the vision projector file in the same repo (llama-server's --mmproj); without it the
     # server answers text only
     mmproj: RepoFile | None = None
+    # that projector file's size, 10^9 bytes: llama-server loads it onto the GPU beside the model's weights
+    mmproj_size_gb: Annotated[float, Limits(gt=0)] | None = None
     revision: GitRef | None = None  # git revision (branch, tag or commit) to download; default: the repo's main branch
     min_capability: Capability | None = None
     min_capability_reason: Text | None = None
@@ -203,6 +205,8 @@ class Variant(Sourced):
             raise ValueError("only_builds and only_builds_reason go together")
         if self.mmproj is not None and (self.quant != "gguf" or self.file is None):
             raise ValueError("mmproj (a GGUF vision projector) goes with a GGUF variant that names its file")
+        if self.mmproj_size_gb is not None and self.mmproj is None:
+            raise ValueError("mmproj_size_gb is the size of the variant's mmproj file: name the file")
 
     @property
     def size_bytes(self) -> float | None:
