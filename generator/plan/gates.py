@@ -141,7 +141,7 @@ def _memo_key(gate_id: GateId, s: Subject, done: Mapping[GateId, GateResult]) ->
     if gate_id == "memory":
         # the budget reads the engine's memory behaviour, the checkpoint, the layout and the KV dtype — not the
         # build — so builds of one engine share it (a footprint per checkpoint × layout, not per build)
-        # … and whether the build loads the checkpoint at all (only then is host offload planned)
+        # … and whether host offload may be planned (only for a build that loads the checkpoint at all)
         return (
             gate_id,
             s.engine.id,
@@ -150,7 +150,7 @@ def _memo_key(gate_id: GateId, s: Subject, done: Mapping[GateId, GateResult]) ->
             dep,
             s.settings,
             kv_dtype(s, done["kernel"]),
-            _loads(done),
+            _loads(done) and s.request.offload,
         )
     if gate_id == "topology":  # the model and the GPU are the request's; only a recipe-less path needs multi-node flags
         return (gate_id, s.engine.id, s.layout, s.settings.tp, s.deployment is None)
