@@ -10,7 +10,18 @@ from ..catalog.index import Catalog
 from ..catalog.schema.engine import Build
 from ..frozen import evolve, frozen
 from . import gates
-from .candidates import Memo, Path, base_settings, builds_to_try, evaluate, low_bit, may_run, paths_for, weight_bits
+from .candidates import (
+    LOW_BITS,
+    Memo,
+    Path,
+    builds_to_try,
+    evaluate,
+    may_run,
+    paths_for,
+    request_settings,
+    stored_bits,
+    weight_bits,
+)
 from .checkpoint_size import checkpoint_bytes
 from .defects import applies, defects_hitting, with_defects
 from .memory import GIB
@@ -121,19 +132,24 @@ class _Layouts:
         known = self.memo.get(key)
         if isinstance(known, Preview):
             return known
-        by_id = {g.gate: g for g in self._layout_free(path, layout)}
+        # a path the cheap gates passed has its loading verdicts memoised already
+        loading = gates.loading_memoised(self.memo, engine, build, variant, dep)
+        if loading is None:
+            by_id = {g.gate: g for g in self._layout_free(path, layout)}
+            loading = by_id["architecture"], by_id["weight-format"]
         model, hw = self.request.model, self.request.hardware
         sized = checkpoint_bytes(model, variant.size_bytes, variant.quant, variant.quant_groups, variant.file)
+        bits = stored_bits(variant, model, sized)
         preview = Preview(
             engine=engine,
             build=build,
             variant=variant,
             deployment=dep,
-            via_fallback=by_id["weight-format"].details.via_fallback,
-            unparsed=by_id["architecture"].details.unparsed,
+            via_fallback=loading[1].details.via_fallback,
+            unparsed=loading[0].details.unparsed,
             checkpoint_defects=any(applies(d, engine, build, hw) for d in variant.defects),
-            low_bit=low_bit(variant, model),
-            weight_bits=weight_bits(variant, model),
+            low_bit=bits is not None and bits < LOW_BITS,
+            weight_bits=weight_bits(variant, model, bits),
             estimated=sized is not None and sized[1] is not None,
         )
         self.memo[key] = preview
@@ -204,7 +220,7 @@ class _Layouts:
         if isinstance(known, tuple):
             return known
         request = self.request
-        base = base_settings(engine, bool(request.model.moe), layout, dep, request)
+        base = request_settings(engine, layout, dep, request, self.memo)
         subject = gates.Subject(request, engine, build, variant, layout, dep, base)
         found = defects_hitting(request.model, variant, build, request.hardware)
         blocking_here = tuple(d for d in found if d.gate in gates.LAYOUT_FREE)
