@@ -232,6 +232,8 @@ def paths_for(
         for d in catalog.deployments.values()
         if d.model == request.model.id and request.hardware.id in d.hardware and d.gpus_per_node == layout.gpus_per_node
     ]
+    if not here and builds is not None:  # no recipe: one path per engine × build × checkpoint (a layout search)
+        return [(e, b, v, None) for e, b, v in _triples(catalog, request, builds)]
     for engine in catalog.engines.values():
         if request.engine is not None and engine.id != request.engine:
             continue
@@ -245,6 +247,17 @@ def paths_for(
                 )
                 out.extend((engine, build, variant, dep) for dep in matches or [None])
     return out
+
+
+def _triples(catalog: Catalog, request: Request, builds: dict[str, list[Build]]) -> list[tuple[Engine, Build, Variant]]:
+    return [
+        (engine, build, variant)
+        for engine in catalog.engines.values()
+        if request.engine is None or engine.id == request.engine
+        for build in builds[engine.id]
+        for variant in request.model.variants
+        if request.variant is None or variant.id == request.variant
+    ]
 
 
 def candidates_for(
