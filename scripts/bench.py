@@ -226,6 +226,17 @@ DEVICES = {
         " [(str(f.relative_to(top)), str(f)) for f in sorted(Path(top).rglob('*')) if keep(f.name)]",
         ("explain",),
     ),
+    "best-first matrix cells": (
+        "import recipegen.plan.layout_search as l;"
+        "l._Layouts._best_first = lambda self, request, layout, done, paths, may_offload: done.update("
+        "{i: l.evaluate(request, *p[:3], layout, p[3], memo=self.memo) for i, p in paths})",
+        ("matrix",),
+    ),
+    "host offload planned only once no size runs from GPU memory": (
+        "import recipegen.plan.layout_search as l; r = l._Layouts.runnable;"
+        "l._Layouts.runnable = lambda self, layout, may_offload=True, deciding=False: r(self, layout, True, deciding)",
+        ("matrix",),
+    ),
     "forked matrix workers": (
         "import recipegen.report.matrix as m; b = m.build_matrix;"
         "m.build_matrix = lambda c, ms, ts, jobs=None, **kw: b(c, ms, ts, jobs=1, **kw)",

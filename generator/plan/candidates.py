@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from typing import get_args
+from typing import Literal, get_args
 
 from ..catalog.index import Catalog
 from ..catalog.schema import Deployment, Engine, Model, Variant
@@ -67,14 +67,42 @@ def base_settings(
     )
 
 
+def request_settings(
+    engine: Engine, layout: Layout, deployment: Deployment | None, request: Request, memo: Memo | None
+) -> Settings:
+    """base_settings for this request, shared through the memo by every build and checkpoint of the engine."""
+    if memo is None:
+        return base_settings(engine, bool(request.model.moe), layout, deployment, request)
+    key = (
+        "settings",
+        engine.id,
+        layout,
+        deployment.id if deployment else None,
+        request.kv_cache_dtype,
+        request.speculative,
+        request.dcp,
+        request.eager,
+    )
+    known = memo.get(key)
+    if isinstance(known, Settings):
+        return known
+    memo[key] = settings = base_settings(engine, bool(request.model.moe), layout, deployment, request)
+    return settings
+
+
 # below this many bits per weight a checkpoint is a lossy last resort (GGUF IQ1/IQ2/Q2/Q3 mixes): it ranks after
 # every checkpoint of 4 bits or more, and the layout search takes a larger usual size before one that runs only so
 LOW_BITS = 3.5
 
 
-def stored_bits(variant: Variant, model: Model) -> float | None:
-    """Bits per parameter of the checkpoint, from its size or the estimate the memory gate plans with."""
-    sized = checkpoint_bytes(model, variant.size_bytes, variant.quant, variant.quant_groups, variant.file)
+_UNSIZED = (0.0, None)  # a stand-in meaning "size not worked out yet"
+
+
+def stored_bits(variant: Variant, model: Model, sized: tuple[float, str | None] | None = _UNSIZED) -> float | None:
+    """Bits per parameter of the checkpoint, from its size or the estimate the memory gate plans with.
+    `sized`: the checkpoint_bytes answer when the caller has it."""
+    if sized is _UNSIZED:
+        sized = checkpoint_bytes(model, variant.size_bytes, variant.quant, variant.quant_groups, variant.file)
     return sized[0] * 8 / (model.params_total_b * 1e9) if sized is not None else None
 
 
@@ -87,12 +115,13 @@ def low_bit(variant: Variant, model: Model) -> bool:
 WEIGHT_BITS = {"bf16": 16, "fp16": 16, "fp8": 8, "fp8_block": 8}
 
 
-def weight_bits(variant: Variant, model: Model) -> int:
+def weight_bits(variant: Variant, model: Model, bpw: float | Literal["unknown"] | None = "unknown") -> int:
     """4, 8 or 16: how many bits a weight takes, as a class (a Q4_K_M GGUF and an AWQ checkpoint are both 4-bit;
-    Q6_K and Q8_0 are 8-bit)."""
+    Q6_K and Q8_0 are 8-bit). `bpw`: the stored_bits answer when the caller has it."""
     if variant.quant != "gguf":
         return WEIGHT_BITS.get(variant.quant, 4)
-    bpw = stored_bits(variant, model)
+    if bpw == "unknown":
+        bpw = stored_bits(variant, model)
     if bpw is None:
         return 16
     return 4 if bpw < 6 else 8 if bpw < 10 else 16
@@ -109,11 +138,7 @@ def evaluate(
     memo: Memo | None = None,
 ) -> Candidate:
     """Gate one path. `settings`: check these instead of the ones recipegen would choose (lint)."""
-    base = (
-        settings
-        if settings is not None
-        else base_settings(engine, bool(request.model.moe), layout, deployment, request)
-    )
+    base = settings if settings is not None else request_settings(engine, layout, deployment, request, memo)
     subject = gates.Subject(request, engine, build, variant, layout, deployment, base)
     results = gates.run(subject, memo)
     by_id = {g.gate: g for g in results}
@@ -142,6 +167,7 @@ def evaluate(
         note = f"KV cache {moved}, not {kv}: {kv} hits known defect {names} of {build.id}"
         return evolve(again, notes=(note, *again.notes))
     results = with_defects(results, found)
+    bits = stored_bits(variant, request.model)
     notes: list[str] = []
     if fmt.details.via_fallback:
         notes.append(fmt.reason)
@@ -160,8 +186,8 @@ def evaluate(
         defects=tuple(d.text for d in variant.defects if applies(d, engine, build, request.hardware)),
         build_defects=found,
         offload=by_id["memory"].details.offload,
-        low_bit=low_bit(variant, request.model),
-        weight_bits=weight_bits(variant, request.model),
+        low_bit=bits is not None and bits < LOW_BITS,
+        weight_bits=weight_bits(variant, request.model, bits),
     )
     return evolve(cand, speed=speed_of(cand, request, memo)) if cand.runnable else cand
 
@@ -206,6 +232,8 @@ def paths_for(
         for d in catalog.deployments.values()
         if d.model == request.model.id and request.hardware.id in d.hardware and d.gpus_per_node == layout.gpus_per_node
     ]
+    if not here and builds is not None:  # no recipe: one path per engine × build × checkpoint (a layout search)
+        return [(e, b, v, None) for e, b, v in _triples(catalog, request, builds)]
     for engine in catalog.engines.values():
         if request.engine is not None and engine.id != request.engine:
             continue
@@ -219,6 +247,17 @@ def paths_for(
                 )
                 out.extend((engine, build, variant, dep) for dep in matches or [None])
     return out
+
+
+def _triples(catalog: Catalog, request: Request, builds: dict[str, list[Build]]) -> list[tuple[Engine, Build, Variant]]:
+    return [
+        (engine, build, variant)
+        for engine in catalog.engines.values()
+        if request.engine is None or engine.id == request.engine
+        for build in builds[engine.id]
+        for variant in request.model.variants
+        if request.variant is None or variant.id == request.variant
+    ]
 
 
 def candidates_for(
@@ -281,7 +320,7 @@ def may_run(
     if gates.platform_memoised(engine, build, request.hardware, memo, platforms).outcome != "pass":
         memo[key] = False
         return False
-    base = base_settings(engine, bool(request.model.moe), layout, dep, request)
+    base = request_settings(engine, layout, dep, request, memo)
     subject = gates.Subject(request, engine, build, variant, layout, dep, base)
     found = defects_hitting(request.model, variant, build, request.hardware)
     cheap = gates.run(subject, memo, gates.FEWEST_FIRST, until_not_pass=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from collections.abc import Iterator
 from typing import Literal
 
 from ..catalog import harvest, knobs
@@ -17,6 +18,7 @@ from ..catalog.capability import Capability
 from ..catalog.schema import Deployment, Engine, Model, Source, Variant
 from ..catalog.schema.common import KvDtype
 from ..catalog.schema.engine import Build, RequiredArg
+from ..catalog.schema.model import ParserOverride
 from ..catalog.schema.records import field_names
 from .types import Candidate, Flag, GateResult, Layout, Settings
 
@@ -140,13 +142,7 @@ def parsers_for(
     reasoning = base.reasoning if base else None
     notes: list[str] = []
     sources = parser_sources(model, (tool, reasoning))
-    for override in model.parser_overrides:
-        if override.engine != engine.id:
-            continue
-        if override.builds is not None and build.id not in override.builds:
-            continue
-        if override.capability is not None and cc not in override.capability:
-            continue
+    for override in _overrides(model, engine, build, cc):
         if override.tool:
             tool = override.tool
         if override.reasoning:
@@ -154,6 +150,29 @@ def parsers_for(
         notes.append(override.reason)
         sources.extend(override.sources)
     return tool, reasoning, notes, sources
+
+
+def _overrides(model: Model, engine: Engine, build: Build, cc: object) -> Iterator[ParserOverride]:
+    """The model's parser overrides that apply to this engine build and GPU, in catalog order."""
+    for override in model.parser_overrides:
+        if override.engine != engine.id:
+            continue
+        if override.builds is not None and build.id not in override.builds:
+            continue
+        if override.capability is not None and cc not in override.capability:
+            continue
+        yield override
+
+
+def _parser_names(model: Model, engine: Engine, build: Build, cc: object) -> tuple[str | None, str | None]:
+    """parsers_for's tool and reasoning parsers without its notes and sources (the gates ask for these alone)."""
+    base = model.parsers.get(engine.id)
+    tool = base.tool if base else None
+    reasoning = base.reasoning if base else None
+    for override in _overrides(model, engine, build, cc):
+        tool = override.tool or tool
+        reasoning = override.reasoning or reasoning
+    return tool, reasoning
 
 
 PARSER_FIELDS: dict[Literal["tool", "reasoning"], str] = {"tool": "tool_parsers", "reasoning": "reasoning_parsers"}
@@ -188,7 +207,7 @@ def unknown_parser(flag: str, name: str, build: Build, kind: Literal["tool", "re
 def _wanted_parsers(
     model: Model, engine: Engine, build: Build, cc: object
 ) -> list[tuple[Literal["tool", "reasoning"], str, str]]:
-    tool, reasoning, _, _ = parsers_for(model, engine, build, cc)
+    tool, reasoning = _parser_names(model, engine, build, cc)
     kinds: tuple[tuple[Literal["tool", "reasoning"], str | None, str | None], ...] = (
         ("tool", engine.flags.tool_call_parser, tool),
         ("reasoning", engine.flags.reasoning_parser, reasoning),

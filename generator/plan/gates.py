@@ -128,11 +128,8 @@ def _loads(done: Mapping[GateId, GateResult]) -> bool:
 def _memo_key(gate_id: GateId, s: Subject, done: Mapping[GateId, GateResult]) -> tuple[object, ...] | None:
     """What the gate's result reads besides the request (the model and the GPU are fixed within a resolve)."""
     dep = s.deployment.id if s.deployment else None
-    if gate_id == "architecture":
-        # a derived plan's parsers are checked too; a curated recipe vouches for its own
-        return (gate_id, s.engine.id, s.build.id, s.variant.id, s.deployment is None)
-    if gate_id == "weight-format":
-        return (gate_id, s.engine.id, s.build.id, s.variant.id)
+    if gate_id == "architecture" or gate_id == "weight-format":
+        return _loading_key(gate_id, s.engine, s.build, s.variant, s.deployment)
     if gate_id == "kernel":
         # not the checkpoint: the needs are the model's; a recipe of the path may vouch for kernel facts
         return (gate_id, s.engine.id, s.build.id, dep, s.settings.kv_fixed, s.settings.attention_backend)
@@ -141,7 +138,7 @@ def _memo_key(gate_id: GateId, s: Subject, done: Mapping[GateId, GateResult]) ->
     if gate_id == "memory":
         # the budget reads the engine's memory behaviour, the checkpoint, the layout and the KV dtype — not the
         # build — so builds of one engine share it (a footprint per checkpoint × layout, not per build)
-        # … and whether the build loads the checkpoint at all (only then is host offload planned)
+        # … and whether host offload may be planned (only for a build that loads the checkpoint at all)
         return (
             gate_id,
             s.engine.id,
@@ -150,10 +147,30 @@ def _memo_key(gate_id: GateId, s: Subject, done: Mapping[GateId, GateResult]) ->
             dep,
             s.settings,
             kv_dtype(s, done["kernel"]),
-            _loads(done),
+            _loads(done) and s.request.offload,
         )
     if gate_id == "topology":  # the model and the GPU are the request's; only a recipe-less path needs multi-node flags
         return (gate_id, s.engine.id, s.layout, s.settings.tp, s.deployment is None)
+    return None
+
+
+def _loading_key(
+    gate_id: GateId, engine: Engine, build: Build, variant: Variant, dep: Deployment | None
+) -> tuple[object, ...]:
+    if gate_id == "architecture":
+        # a derived plan's parsers are checked too; a curated recipe vouches for its own
+        return (gate_id, engine.id, build.id, variant.id, dep is None)
+    return (gate_id, engine.id, build.id, variant.id)
+
+
+def loading_memoised(
+    memo: dict[tuple[object, ...], object], engine: Engine, build: Build, variant: Variant, dep: Deployment | None
+) -> tuple[GateResult, GateResult] | None:
+    """The architecture and weight-format results of a path that `run` left in the memo (None: not both)."""
+    arch = memo.get(_loading_key("architecture", engine, build, variant, dep))
+    fmt = memo.get(_loading_key("weight-format", engine, build, variant, dep))
+    if isinstance(arch, GateResult) and isinstance(fmt, GateResult):
+        return arch, fmt
     return None
 
 

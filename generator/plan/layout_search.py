@@ -8,13 +8,24 @@ from typing import Literal
 
 from ..catalog.index import Catalog
 from ..catalog.schema.engine import Build
-from ..frozen import frozen
+from ..frozen import evolve, frozen
 from . import gates
-from .candidates import Memo, Path, base_settings, builds_to_try, evaluate, may_run, paths_for
+from .candidates import (
+    LOW_BITS,
+    Memo,
+    Path,
+    builds_to_try,
+    evaluate,
+    may_run,
+    paths_for,
+    request_settings,
+    stored_bits,
+    weight_bits,
+)
 from .checkpoint_size import checkpoint_bytes
-from .defects import defects_hitting, with_defects
+from .defects import applies, defects_hitting, with_defects
 from .memory import GIB
-from .ranking import rank_key
+from .ranking import Preview, RankKey, caveats, may_be_clean, rank_floor, rank_key
 from .types import GATES, Candidate, GateResult, Layout, Request, undecided
 
 NODE_SIZES = (1, 2, 4, 8)
@@ -50,6 +61,8 @@ class _Layouts:
     gated: dict[Layout, dict[int, Candidate]] = field(default_factory=dict)
     builds: dict[str, list[Build]] | None = None
     smallest: float | None = None  # bytes of the model's smallest checkpoint (0: one of unknown size)
+    # the paths planned without host offload (deciding searches: the pass that looks for a GPU-resident plan)
+    gpu_only: dict[Layout, dict[int, Candidate]] = field(default_factory=dict)
 
     def _paths(self, layout: Layout) -> list[Path]:
         if layout not in self.paths:
@@ -58,13 +71,89 @@ class _Layouts:
             self.paths[layout] = paths_for(self.catalog, self.request, layout, builds=self.builds)
         return self.paths[layout]
 
-    def runnable(self, layout: Layout) -> list[Candidate]:
-        """The runnable paths at this layout, ranked; only paths that pass the cheap gates are planned."""
-        done = self.gated.setdefault(layout, {})
-        for index, path in enumerate(self._paths(layout)):
-            if index not in done and may_run(self.request, path, layout, self.memo, self.platforms):
-                done[index] = evaluate(self.request, *path[:3], layout, path[3], memo=self.memo)
+    def runnable(self, layout: Layout, may_offload: bool = True, deciding: bool = False) -> list[Candidate]:
+        """The runnable paths at this layout, ranked; only paths that pass the cheap gates are planned.
+
+        `may_offload`: False plans GPU memory alone (a plan that needs host offload fails its memory gate).
+        `deciding`: plan only the paths that decide the first plan and the first plan without a caveat (what a
+        matrix cell names), best first by each path's rank floor; the others are left out of the answer."""
+        store = self.gated if may_offload else self.gpu_only
+        done = store.setdefault(layout, {})
+        request = self.request if may_offload else evolve(self.request, offload=False)
+        open_paths = [
+            (index, path)
+            for index, path in enumerate(self._paths(layout))
+            if index not in done and may_run(self.request, path, layout, self.memo, self.platforms)
+        ]
+        if not deciding:
+            for index, path in open_paths:
+                done[index] = evaluate(request, *path[:3], layout, path[3], memo=self.memo)
+        else:
+            self._best_first(request, layout, done, open_paths, may_offload)
         return sorted((c for _, c in sorted(done.items()) if c.runnable), key=rank_key)
+
+    def _best_first(
+        self,
+        request: Request,
+        layout: Layout,
+        done: dict[int, Candidate],
+        open_paths: list[tuple[int, Path]],
+        may_offload: bool,
+    ) -> None:
+        """Plan paths in the order of their rank floors until no path left can rank before the best plan, nor
+        before the best plan without a caveat (or none left can be without one)."""
+        best: tuple[RankKey, int] | None = None
+        clean: tuple[RankKey, int] | None = None
+        for index, c in done.items():  # planned before, by an earlier question at this layout
+            if c.runnable:
+                key = (rank_key(c), index)
+                best = key if best is None or key < best else best
+                if not caveats(c):
+                    clean = key if clean is None or key < clean else clean
+        previews = [(self._preview(path, layout), index, path) for index, path in open_paths]
+        floors = sorted(((rank_floor(p, may_offload), index), p, path) for p, index, path in previews)
+        for floor, preview, path in floors:
+            if best is not None and best[0] < floor[0]:  # nothing left ranks before the best plan
+                if clean is not None and clean[0] < floor[0]:
+                    break
+                if not may_be_clean(preview):
+                    continue
+            index = floor[1]
+            c = done[index] = evaluate(request, *path[:3], layout, path[3], memo=self.memo)
+            if c.runnable:
+                key = (rank_key(c), index)
+                best = key if best is None or key < best else best
+                if not caveats(c):
+                    clean = key if clean is None or key < clean else clean
+
+    def _preview(self, path: Path, layout: Layout) -> Preview:
+        engine, build, variant, dep = path
+        key = ("preview", engine.id, build.id, variant.id, dep.id if dep else None)
+        known = self.memo.get(key)
+        if isinstance(known, Preview):
+            return known
+        # a path the cheap gates passed has its loading verdicts memoised already
+        loading = gates.loading_memoised(self.memo, engine, build, variant, dep)
+        if loading is None:
+            by_id = {g.gate: g for g in self._layout_free(path, layout)}
+            loading = by_id["architecture"], by_id["weight-format"]
+        model, hw = self.request.model, self.request.hardware
+        sized = checkpoint_bytes(model, variant.size_bytes, variant.quant, variant.quant_groups, variant.file)
+        bits = stored_bits(variant, model, sized)
+        preview = Preview(
+            engine=engine,
+            build=build,
+            variant=variant,
+            deployment=dep,
+            via_fallback=loading[1].details.via_fallback,
+            unparsed=loading[0].details.unparsed,
+            checkpoint_defects=any(applies(d, engine, build, hw) for d in variant.defects),
+            low_bit=bits is not None and bits < LOW_BITS,
+            weight_bits=weight_bits(variant, model, bits),
+            estimated=sized is not None and sized[1] is not None,
+        )
+        self.memo[key] = preview
+        return preview
 
     def too_small(self, layout: Layout) -> bool:
         """Whether no path here can run from GPU memory alone: every checkpoint is at least as large as all the
@@ -131,7 +220,7 @@ class _Layouts:
         if isinstance(known, tuple):
             return known
         request = self.request
-        base = base_settings(engine, bool(request.model.moe), layout, dep, request)
+        base = request_settings(engine, layout, dep, request, self.memo)
         subject = gates.Subject(request, engine, build, variant, layout, dep, base)
         found = defects_hitting(request.model, variant, build, request.hardware)
         blocking_here = tuple(d for d in found if d.gate in gates.LAYOUT_FREE)
@@ -165,12 +254,15 @@ def rank(
     request: Request,
     rejections: Rejections = "all",
     platforms: gates.PlatformVerdicts | None = None,
+    deciding: bool = False,
 ) -> Ranking:
     """The layout search: the first layout tried that runs without host offload, else the first that runs
     with it, else the whole fleet (shrink) or the largest size tried. `rejections`: whether every path of
     that layout is gated too ("all"), only when nothing runs and only the paths that fail the fewest gates
     ("closest-when-blocked": the matrix names the closest rejection), or never ("none"). `platforms`: platform
-    verdicts shared with other resolves."""
+    verdicts shared with other resolves. `deciding`: the ranking holds only the runnable paths that decide its
+    first plan and its first plan without a caveat (a matrix cell), and host offload is planned only once no
+    size runs from GPU memory (an offloaded plan ranks after every other, so it decides nothing before)."""
     layouts = layouts_to_try(request)
     gated = _Layouts(catalog, request, platforms=platforms)
     tried: list[int] = []
@@ -190,7 +282,7 @@ def rank(
         tried.append(layout.gpus)
         if gated.too_small(layout):  # only host offload could run here: planned below if no size runs without it
             continue
-        runnable = gated.runnable(layout)
+        runnable = gated.runnable(layout, may_offload=not deciding, deciding=deciding)
         if runnable and runnable[0].offload is None:
             if not (searched and runnable[0].low_bit):
                 return ranking(layout, runnable, None)
@@ -202,7 +294,7 @@ def rank(
         tried[:] = tried_then
         return ranking(layout, runnable, None)
     for count, layout in enumerate(layouts, 1):
-        runnable = gated.runnable(layout)
+        runnable = gated.runnable(layout, deciding=deciding)
         if runnable:  # no layout runs from GPU memory alone: the smallest one that runs with host offload
             return ranking(layout, runnable, tuple(tried[:count]))
     if request.shrink:  # nothing runs: with a fleet, report the whole fleet (the most memory per shard)

@@ -21,6 +21,12 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
 
 from __future__ import annotations
 
+from typing import Literal
+
+from ..catalog.schema import Deployment, Engine, Variant
+from ..catalog.schema.engine import Build
+from ..frozen import frozen
+from .checkpoint_size import ESTIMATED
 from .defects import defects
 from .types import GATES, Candidate
 
@@ -74,6 +80,96 @@ def rank_key(c: Candidate) -> RankKey:
         c.build.id,
         c.variant.id,
     )
+
+
+@frozen
+class Preview:
+    """What a path's layout-free gates tell before its memory is planned: a floor under its rank_key and the
+    caveats it has whatever the memory plan decides. The best-first search (layout_search) reads it."""
+
+    engine: Engine
+    build: Build
+    variant: Variant
+    deployment: Deployment | None
+    via_fallback: bool
+    unparsed: tuple[str, ...]
+    checkpoint_defects: bool  # the checkpoint's own known faults on this engine build and GPU
+    low_bit: bool
+    weight_bits: int
+    estimated: bool  # the checkpoint's size is an estimate (every memory plan of it says so)
+
+
+def rank_floor(p: Preview, may_offload: bool) -> RankKey:
+    """A key no plan of this path ranks before: rank_key with what the memory plan and the speed estimate
+    decide left at its best (no offload, the usable context, the fastest, the smallest)."""
+    status = p.deployment.status if p.deployment else "derived"
+    gpu_only = not may_offload and not p.engine.memory.host_offload  # then the precision class counts
+    return (
+        0,
+        int(p.low_bit),
+        STATUS_ORDER[status],
+        PROVENANCE_ORDER[p.build.provenance],
+        2 if p.checkpoint_defects else (1 if p.via_fallback else 0),
+        len(p.unparsed),
+        -p.build.released.toordinal(),
+        -USABLE_CONTEXT,
+        CLASS_ORDER[p.weight_bits] if gpu_only else 0,
+        float("-inf"),
+        float("-inf"),
+        "",
+        "",
+        "",
+    )
+
+
+# a plan's caveats, most costly first: a plan with none runs on an official build, native weight kernels and
+# the maker's weights (the matrix's ✓); the matrix names the first
+Caveat = Literal[
+    "offload",
+    "fallback kernel",
+    "no parser",
+    "fork build",
+    "community build",
+    "community weights",
+    "estimated size",
+]
+CAVEATS: tuple[Caveat, ...] = (
+    "offload",
+    "fallback kernel",
+    "no parser",
+    "fork build",
+    "community build",
+    "community weights",
+    "estimated size",
+)
+
+
+def _caveats(offload: bool, p: Preview | Candidate, estimated: bool) -> list[Caveat]:
+    out: list[Caveat] = []
+    if offload:
+        out.append("offload")
+    if p.via_fallback:
+        out.append("fallback kernel")
+    if p.unparsed:
+        out.append("no parser")
+    if p.build.provenance not in ("official", "model-image"):
+        out.append("fork build" if p.build.provenance == "fork" else "community build")
+    if p.variant.publisher == "community":
+        out.append("community weights")
+    if estimated:
+        out.append("estimated size")
+    return out
+
+
+def caveats(c: Candidate) -> list[Caveat]:
+    """The caveats of a plan, most costly first."""
+    estimated = any(n.startswith(ESTIMATED) for n in (c.budget.notes if c.budget else ()))
+    return _caveats(c.offload is not None, c, estimated)
+
+
+def may_be_clean(p: Preview) -> bool:
+    """Whether a plan of this path could have no caveat (offload is the memory plan's to decide)."""
+    return not _caveats(False, p, p.estimated)
 
 
 def _bits(c: Candidate) -> str:

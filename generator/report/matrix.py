@@ -14,7 +14,7 @@ from ..plan.gates import PlatformVerdicts
 from ..plan.layout_search import Ranking, rank
 from ..plan.offload import SOURCES as OFFLOAD_SOURCES
 from ..plan.offload import HostFacts
-from ..plan.ranking import rank_key
+from ..plan.ranking import Caveat, caveats, rank_key
 from ..plan.types import Candidate, Request
 
 Symbol = Literal["✓", "◐", "✗", "?"]
@@ -30,16 +30,6 @@ LAYOUT_NOTE = (
     "without --gpus; --gpus N pins it. ✗ and ? are for the largest layout tried, or the smallest where a path "
     "fails no gate. A --target COUNTxGPU column is a box of COUNT: its full size first, then halves."
 )
-# a cell's caveat, most costly first: the one named in the cell when a plan has several
-CAVEATS = (
-    "offload",
-    "fallback kernel",
-    "no parser",
-    "fork build",
-    "community build",
-    "community weights",
-    "estimated size",
-)
 
 
 @frozen
@@ -51,7 +41,7 @@ class Cell:
     summary: str
     reasons: tuple[str, ...]
     layout: str | None = None  # "1×", "2×", "2×8" (nodes × GPUs): the layout the cell is for
-    caveat: str | None = None  # ◐: the caveat named in the cell (one of CAVEATS), "+N" when there are more
+    caveat: str | None = None  # ◐: the caveat named in the cell (one of plan.ranking.CAVEATS), "+N" when there are more
 
     def short(self) -> str:
         """What the grid shows: the mark, the layout, and the caveat (◐) or the deciding gate (✗, ?)."""
@@ -60,32 +50,32 @@ class Cell:
 
 def _grade(c: Candidate) -> tuple[Symbol, list[tuple[str, str]]]:
     why: list[tuple[str, str]] = []
-    if c.offload is not None:
+    for kind in caveats(c):
+        why.append((kind, _caveat_text(kind, c)))
+    return ("◐" if why else "✓"), why
+
+
+def _caveat_text(kind: Caveat, c: Candidate) -> str:
+    if kind == "offload":
+        assert c.offload is not None
         cited = next((src.url for src in OFFLOAD_SOURCES[c.offload.mechanism] if src.url.startswith("http")), None)
         speed = f"{c.speed.per_request()}; " if c.speed is not None else ""
-        why.append(
-            (
-                "offload",
-                f"offload: {speed}only with weights in host RAM — {c.offload.summary()}"
-                + (f" [{cited}]" if cited else ""),
-            )
+        return f"offload: {speed}only with weights in host RAM — {c.offload.summary()}" + (
+            f" [{cited}]" if cited else ""
         )
-    if c.via_fallback:
-        why.append(("fallback kernel", c.gate("weight-format").reason))
-    if c.unparsed:
-        why.append(("no parser", "; ".join(c.unparsed)))
-    if c.build.provenance not in ("official", "model-image"):
+    if kind == "fallback kernel":
+        return c.gate("weight-format").reason
+    if kind == "no parser":
+        return "; ".join(c.unparsed)
+    if kind in ("fork build", "community build"):
         cited = next((s.url for s in c.build.sources if s.date is not None and s.url.startswith("http")), None)
-        kind = "fork build" if c.build.provenance == "fork" else "community build"
-        why.append((kind, f"{c.build.provenance} build {c.build.id}" + (f" [{cited}]" if cited else "")))
-    if c.variant.publisher == "community":
+        return f"{c.build.provenance} build {c.build.id}" + (f" [{cited}]" if cited else "")
+    if kind == "community weights":
         cited = next((s.url for s in c.variant.sources if s.url.startswith("https://")), None)
-        why.append(("community weights", f"community weights {c.variant.repo}" + (f" [{cited}]" if cited else "")))
-    estimated = next((n for n in (c.budget.notes if c.budget else ()) if n.startswith(ESTIMATED)), None)
-    if estimated is not None:  # the plan fits by an estimated size: said, with the format's source
-        why.append(("estimated size", estimated))
-    why.sort(key=lambda kw: CAVEATS.index(kw[0]))
-    return ("◐" if why else "✓"), why
+        return f"community weights {c.variant.repo}" + (f" [{cited}]" if cited else "")
+    # the plan fits by an estimated size: said, with the format's source
+    assert c.budget is not None
+    return next(n for n in c.budget.notes if n.startswith(ESTIMATED))
 
 
 def _layout(r: Ranking) -> str:
@@ -221,7 +211,7 @@ def _cells(catalog: Catalog, pairs: list[tuple[Model, Target]], indexes: range, 
         model, target = pairs[index]
         request = request_of(model, target, host)
         # a cell names the best plan, or the closest rejection when nothing runs: only then are paths gated in full
-        out.append(classify(rank(catalog, request, "closest-when-blocked", platforms), target.label))
+        out.append(classify(rank(catalog, request, "closest-when-blocked", platforms, deciding=True), target.label))
     return out
 
 

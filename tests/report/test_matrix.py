@@ -131,3 +131,28 @@ def test_cells_resolved_in_worker_processes_equal_the_ones_resolved_here(catalog
     assert [(c.model, c.target) for c in here] == [(m.id, t.label) for m in models for t in targets]
     for jobs in (2, 5):
         assert build_matrix(catalog, models, targets, jobs=jobs) == here
+
+
+def test_best_first_cells_equal_the_ones_from_every_plan(catalog):
+    """A matrix cell plans only the paths that decide it (best first by each path's rank floor, host offload
+    only once no size runs from GPU memory); it must read as the cell made from every plan of its layout —
+    for each kind of answer: ✓, each caveat, offload, blocked and unknown."""
+    from recipegen.catalog.targets import MATRIX_GPUS, gpu_column, parse_target
+    from recipegen.plan.layout_search import rank
+    from recipegen.report.matrix import classify, request_of
+
+    models = [
+        catalog.models[m]
+        for m in ("deepseek-r1", "deepseek-v4-flash", "gemma-3-12b", "glm-5", "glm-5.2", "kimi-k3", "qwen3-32b")
+    ]
+    targets = [gpu_column(catalog, g) for g in MATRIX_GPUS] + [parse_target(catalog, "2xgb10")]
+    kinds = set()
+    for model in models:
+        for target in targets:
+            request = request_of(model, target)
+            best_first = classify(rank(catalog, request, "closest-when-blocked", deciding=True), target.label)
+            every = classify(rank(catalog, request, "closest-when-blocked"), target.label)
+            assert best_first == every, (model.id, target.label)
+            kinds.add((every.symbol, (every.caveat or "").split(" +")[0]))
+    assert {("✓", ""), ("✗", ""), ("?", ""), ("◐", "offload"), ("◐", "estimated size")} <= kinds
+    assert {("◐", "fallback kernel"), ("◐", "community weights"), ("◐", "fork build")} <= kinds
