@@ -53,6 +53,10 @@ args_0=(
   '--gpu-layers' '999'
   # layers per GPU, weighted so each GPU holds about the same bytes: the first layers lost their experts to --n-cpu-moe, so the first GPU takes more of them
   '--tensor-split' '23,13'
+  # KV cache dtype accepted by the selected attention kernel (sm86: ggml CUDA attention (FA tile/vec kernels, MMA where available) (attention.gqa), ggml CUDA attention with sinks (attention.sinks))
+  '--cache-type-k' 'f16'
+  # the V cache in the same dtype as K (the memory plan sizes both at it)
+  '--cache-type-v' 'f16'
   # context length from the memory plan (see the budget)
   '--ctx-size' '32768'
   # concurrent requests from the memory plan (see the budget)

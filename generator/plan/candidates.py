@@ -17,6 +17,8 @@ from .checkpoint_size import checkpoint_bytes
 from .defects import applies, defects_hitting, with_defects
 from .estimate import speed_of
 from .flags import kv_choices, settings_from_deployment, speculative_method
+from .footprint import BLOCK_SCALED_8BIT_KV, KV_BYTES
+from .ranking import USABLE_CONTEXT
 from .types import Candidate, Layout, Request, Settings
 
 # Gate results that do not depend on the layout, computed once per resolve() and reused across
@@ -189,7 +191,36 @@ def evaluate(
         low_bit=bits is not None and bits < LOW_BITS,
         weight_bits=weight_bits(variant, request.model, bits),
     )
-    return evolve(cand, speed=speed_of(cand, request, memo)) if cand.runnable else cand
+    if not cand.runnable:
+        return cand
+    cand = evolve(cand, speed=speed_of(cand, request, memo))
+    if settings is None and deployment is None and not base.kv_fixed and request.context is None:
+        return _with_block_scaled_kv(cand, request, kern.details.kv_options, memo) or cand
+    return cand
+
+
+def _with_block_scaled_kv(
+    cand: Candidate, request: Request, options: tuple[KvDtype, ...], memo: Memo | None
+) -> Candidate | None:
+    """The same path with an 8-bit block-scaled KV cache, when the full-precision one leaves less than a usable
+    context and the 8-bit one gives more; None: keep the plan as it is."""
+    kv, budget = cand.settings.kv_dtype, cand.budget
+    if kv is None or budget is None or cand.offload is not None:
+        return None
+    if budget.context >= min(USABLE_CONTEXT, request.model.max_context):
+        return None
+    smaller = next((d for d in options if d in BLOCK_SCALED_8BIT_KV and KV_BYTES[d] < KV_BYTES[kv]), None)
+    if smaller is None:
+        return None
+    base = evolve(base_settings(cand.engine, bool(request.model.moe), cand.layout, None, request), kv_fixed=(smaller,))
+    again = evaluate(request, cand.engine, cand.build, cand.variant, cand.layout, None, base, memo)
+    if not again.runnable or again.budget is None or again.budget.context <= budget.context:
+        return None
+    note = (
+        f"KV cache {smaller}, not {kv}: {kv} leaves {budget.context:,} tokens of context, "
+        f"{smaller} (8-bit blocks, a scale each) {again.budget.context:,}"
+    )
+    return evolve(again, notes=(note, *again.notes))
 
 
 def _kv_avoiding(found: tuple[Defect, ...], options: tuple[KvDtype, ...]) -> KvDtype | None:

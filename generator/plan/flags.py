@@ -402,6 +402,15 @@ def derived_flags(
                 kernel_src,
             )
         )
+        if f.kv_cache_dtype_v:
+            out.append(
+                Flag(
+                    f.kv_cache_dtype_v,
+                    engine.kv_dtype_names[settings.kv_dtype],
+                    "the V cache in the same dtype as K (the memory plan sizes both at it)",
+                    kernel_src,
+                )
+            )
     out.extend(run_config_flags(engine, settings))
     if settings.context is not None:
         out.append(

@@ -25,6 +25,9 @@ KV_BYTES: dict[KvDtype, float] = {
     "q8_0": 34 / 32,  # ggml block: 32 int8 + one fp16 scale
     "q4_0": 18 / 32,
 }
+# a KV cache stored in 8-bit blocks that carry their own scale: near-lossless against fp16, so the first thing a
+# user quantizes to buy context when a full-precision cache leaves too little (llama.cpp's -ctk/-ctv q8_0)
+BLOCK_SCALED_8BIT_KV: tuple[KvDtype, ...] = ("q8_0",)
 # FlashMLA's packed FP8 sparse layout: 512 FP8 latent + 4 FP32 scales + 64 BF16 RoPE = 656 B/token.
 FP8_DS_MLA_BYTES = 656
 INDEXER_SCALE_BYTES_PER_128 = 4

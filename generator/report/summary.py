@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from ..plan.advice import alternatives, faster_elsewhere
 from ..plan.checkpoint_size import ESTIMATED
 from ..plan.describe import candidate_title, closest_lines, fit, slow_words, target_line
+from ..plan.footprint import BLOCK_SCALED_8BIT_KV
 from .explain import explain_text
 
 if TYPE_CHECKING:
@@ -51,8 +52,11 @@ def generate_summary(
         estimated = " (checkpoint size estimated from the parameter count; README.md says how)" * any(
             n.startswith(ESTIMATED) for n in b.notes
         )
+        kv = top.candidate.settings.kv_dtype
+        # a KV cache quantized past the engine's default is what buys the context: said where the context is
+        quantized = f" (KV cache {kv})" if kv in BLOCK_SCALED_8BIT_KV else ""
         lines.append(
-            f"  memory: {b.weights_gib:.1f} GiB weights/GPU{estimated}, context {b.context}, "
+            f"  memory: {b.weights_gib:.1f} GiB weights/GPU{estimated}, context {b.context}{quantized}, "
             f"concurrency {b.concurrency} ({b.limit})"
         )
     if top.candidate.offload is not None:

@@ -281,3 +281,53 @@ def test_a_vision_gguf_plan_counts_its_projector_on_the_gpu():
     assert other.code == 0, other.err
     notes = other.json()["plans"][0]["notes"]
     assert any("is not in this plan: its size is not in the catalog" in n for n in notes), notes
+
+
+def _llama_plan(model: str, *extra: str) -> dict[str, Any]:
+    result = run_cli(
+        "explain", "--gpu", "rtx-3090", "--gpus", "1", "--model", model, "--engine", "llama.cpp",
+        "--variant", "gguf-bartowski-q4-k-m", *extra, "--format", "json", env=OFFLINE,
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    plan: dict[str, Any] = result.json()["plans"][0]
+    return plan
+
+
+def _cache_types(argv: list[str]) -> tuple[str | None, str | None]:
+    def value(flag: str) -> str | None:
+        return argv[argv.index(flag) + 1] if flag in argv else None
+
+    return value("--cache-type-k"), value("--cache-type-v")
+
+
+def test_a_32b_gguf_on_one_24gb_card_buys_context_with_a_q8_0_kv_cache_and_says_so(tmp_path):
+    # DeepSeek-R1-Distill-Qwen-32B Q4_K_M on one RTX 3090: an f16 cache leaves less than 32,768 tokens (a reasoning
+    # model writes up to 32k); the q8_0 cache, near-lossless, is what r/LocalLLaMA users set first (-ctk/-ctv q8_0)
+    model = "deepseek-r1-distill-qwen-32b"
+    f16 = _llama_plan(model, "--kv-cache-dtype", "fp16")
+    assert _cache_types(f16["argv"]) == ("f16", "f16")
+    assert f16["settings"]["context"] < 32768
+    auto = _llama_plan(model)
+    assert _cache_types(auto["argv"]) == ("q8_0", "q8_0")
+    assert auto["settings"]["context"] > f16["settings"]["context"]
+    assert auto["settings"]["context"] == int(auto["argv"][auto["argv"].index("--ctx-size") + 1])
+    assert any(n.startswith("KV cache q8_0, not fp16") for n in auto["notes"])
+    result = run_cli("--gpu", "rtx-3090", "--gpus", "1", "--model", model, "--out", str(tmp_path / "o"), env=OFFLINE)
+    assert result.code == 0, result.err
+    memory = next(line for line in result.out.splitlines() if line.strip().startswith("memory:"))
+    launch = (tmp_path / "o" / "launch.sh").read_text()
+    assert "'--cache-type-k' 'q8_0'" in launch and "'--cache-type-v' 'q8_0'" in launch
+    assert "(KV cache q8_0)" in memory
+
+
+def test_a_kv_dtype_the_user_names_reaches_both_llama_server_cache_flags():
+    # the memory plan sizes K and V at the named dtype, so the command must set both, not K alone or neither
+    plan = _llama_plan("qwen2.5-14b", "--kv-cache-dtype", "q8_0")
+    assert _cache_types(plan["argv"]) == ("q8_0", "q8_0")
+
+
+def test_a_full_precision_cache_that_already_gives_a_usable_context_is_kept():
+    # Qwen2.5-14B Q4_K_M on one RTX 3090 holds its whole 32,768-token context with an f16 cache: nothing to buy
+    plan = _llama_plan("qwen2.5-14b")
+    assert plan["settings"]["context"] == 32768
+    assert _cache_types(plan["argv"]) == ("f16", "f16")

@@ -58,6 +58,9 @@ class Flags(Strict):
     tensor_parallel: EngineFlag | None = None
     expert_parallel: EngineFlag | None = None
     kv_cache_dtype: EngineFlag | None = None
+    # the V cache's own flag where an engine types K and V apart (llama-server --cache-type-k / --cache-type-v):
+    # a plan sets both to its KV dtype
+    kv_cache_dtype_v: EngineFlag | None = None
     context_length: EngineFlag
     max_concurrency: EngineFlag
     memory_fraction: EngineFlag | None = None
