@@ -327,3 +327,15 @@ def test_history_knows_each_community_build_from_its_release_day_and_not_the_day
         if _side_path(cli, engine, build, gpu, model, "--as-of", before) is not None:
             problems.append(f"{build.id}: history as of {before}, before its release, already lists it")
     assert not problems, "\n".join(problems)
+
+
+def test_an_undecided_path_says_which_known_defects_it_would_run_into(cli):
+    """No plan is made on RTX PRO 6000 for the GLM-5.3-Flash image (its GB10 TileLang tile is unverified there), yet the
+    path's SM120 DeepGEMM pre-norm crash is what a user who tries it meets first: the text names it under the path."""
+    result = cli("explain", "--gpu", "rtx-pro-6000", "--model", "glm-5.3-flash", "--variant", "nvfp4", "--engine",
+                 "sglang", "--build", "sglang-glm53-flash-arm64")  # fmt: skip
+    assert "VERDICT: unknown" in result.out
+    advice = result.out.split("What would make it run:")[1]
+    assert "known defects on this path: sglang-glm53-hc-prenorm-deep-gemm-nameerror" in advice
+    fine = cli("explain", "--gpu", "gb10", "--model", "glm-5.3-flash", "--engine", "sglang", "--nodes", "2")
+    assert "known defects on this path" not in fine.out
