@@ -339,3 +339,18 @@ def test_an_undecided_path_says_which_known_defects_it_would_run_into(cli):
     assert "known defects on this path: sglang-glm53-hc-prenorm-deep-gemm-nameerror" in advice
     fine = cli("explain", "--gpu", "gb10", "--model", "glm-5.3-flash", "--engine", "sglang", "--nodes", "2")
     assert "known defects on this path" not in fine.out
+
+
+def test_coverage_calls_a_defect_fixed_only_where_the_catalog_names_its_fixing_build(cli, catalog):
+    named = {d.id for _, b in catalog.builds() for d in b.defects if d.fixed_in is not None}
+    result = cli("coverage", "--format", "json")
+    assert result.code == 0, result.err
+    cells = result.json()["cells"]
+    for cell in cells:
+        assert set(cell["defects_fixed"]) == set(cell["defects_closed"]) & named, cell
+    spark = next(c for c in cells if c["family"] == "deepseek-r1" and c["gpu_class"] == "sm121")
+    older = set(spark["defects_closed"]) - set(spark["defects_fixed"])
+    assert "vllm-gb10-cross-node-cudagraph-capture" in older  # reported on 0.24.0 only, no fix named
+    text = cli("coverage").out
+    row = next(line for line in text.splitlines() if line.startswith("| deepseek-r1 |"))
+    assert f"{len(spark['defects_fixed'])} fixed, {len(older)} older" in row.split(" | ")[-1]
