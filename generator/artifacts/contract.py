@@ -187,6 +187,7 @@ def resolution_json(r: Resolution) -> dict[str, Any]:
             "gate": rej.gate,
             "outcome": rej.outcome,
             "reason_id": reasons.ref({"reason": rej.reason, "sources": _sources(rej.sources, sources)}),
+            "defects": list(rej.defects),
         }
         for rej in r.rejected()
     ]

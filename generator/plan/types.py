@@ -212,6 +212,7 @@ class Rejection:
     outcome: Outcome
     reason: str
     sources: tuple[Source, ...]
+    defects: tuple[str, ...] = ()  # the build's known defects this path runs into (a gate names only the first)
 
 
 @frozen
@@ -269,6 +270,7 @@ class Resolution:
                         gate.outcome,
                         gate.reason,
                         gate.sources,
+                        tuple(d.id for d in cand.build_defects),
                     )
                 )
         return out

@@ -47,6 +47,9 @@ class Cell:
     defects_open: tuple[str, ...]  # hitting the newest official release (a blocking one too)
     defects_closed: tuple[str, ...]  # hitting an older release only
     surveyed: dt.date | None = None  # the newest survey that searched this family on this class
+    # of defects_closed, those whose fixing build the catalog names (fixed_in); the rest were only not reported
+    # against the newest release, which is not the same as fixed
+    defects_fixed: tuple[str, ...] = ()
 
     @property
     def found(self) -> bool:
@@ -87,6 +90,7 @@ def _cell(catalog: Catalog, model: Model, gpu_class: str, hw_id: str, platforms:
     released = {b.id for e in catalog.engines.values() for b in e.builds if b.provenance == "official"}
     closed = set().union(*(ids for build_id, ids in hits.items() if build_id in released)) - opened
     side = sorted((b for b in running.values() if b.provenance != "official"), key=lambda b: (b.released, b.id))
+    named_fix = {d.id for _, b in catalog.builds() for d in b.defects if d.fixed_in is not None}
     return Cell(
         family=model.id,
         gpu_class=gpu_class,
@@ -96,6 +100,7 @@ def _cell(catalog: Catalog, model: Model, gpu_class: str, hw_id: str, platforms:
         defects_open=tuple(sorted(opened)),
         defects_closed=tuple(sorted(closed)),
         surveyed=last_surveyed(list(catalog.surveys.values()), model.id, gpu_class),
+        defects_fixed=tuple(sorted(closed & named_fix)),
     )
 
 
@@ -110,7 +115,8 @@ def coverage(catalog: Catalog) -> list[Cell]:
 
 def cell_text(cell: Cell) -> str:
     """`✓ vllm-0.10.0+` (official since), `✓ … (not newest)`, `+3 side 2026-09` (community paths, the newest's
-    month), `⚠ 1 open, 2 fixed` (defects); `none found` when the catalog knows no path; then `surveyed 2026-12`
+    month), `⚠ 1 open, 2 fixed, 1 older` (defects: hitting the newest release; fixed in a named build; reported
+    on older releases only, no fix named); `none found` when the catalog knows no path; then `surveyed 2026-12`
     or `not surveyed`."""
     parts = [] if cell.found else ["none found"]
     if cell.official_since is not None:
@@ -119,7 +125,9 @@ def cell_text(cell: Cell) -> str:
     if cell.community:
         parts.append(f"+{len(cell.community)} side {cell.community[0][1]:%Y-%m}")
     if cell.defects_open or cell.defects_closed:
-        parts.append(f"⚠ {len(cell.defects_open)} open, {len(cell.defects_closed)} fixed")
+        older = len(cell.defects_closed) - len(cell.defects_fixed)
+        tail = f", {older} older" if older else ""
+        parts.append(f"⚠ {len(cell.defects_open)} open, {len(cell.defects_fixed)} fixed{tail}")
     parts.append(f"surveyed {cell.surveyed:%Y-%m}" if cell.surveyed else "not surveyed")
     return " · ".join(parts)
 
@@ -150,6 +158,7 @@ def to_json(cells: list[Cell]) -> dict[str, Any]:
                 "community": [{"build": b, "released": str(d)} for b, d in c.community],
                 "defects_open": list(c.defects_open),
                 "defects_closed": list(c.defects_closed),
+                "defects_fixed": list(c.defects_fixed),
                 "surveyed": str(c.surveyed) if c.surveyed else None,
             }
             for c in cells

@@ -260,6 +260,8 @@ def advice_lines(r: Resolution, alternatives: list[Alternative], verbose: bool =
     for cand in unknown[: 3 if verbose else 1]:
         reasons = "; ".join(g.reason for g in cand.failing())
         out.append(f"  • unknown, nothing rules it out: {candidate_title(cand)} — {reasons}")
+        if cand.build_defects:  # a path no plan is made for still says what it would run into
+            out.append(f"    known defects on this path: {', '.join(d.id for d in cand.build_defects)}")
     unsized = sorted({c.variant.repo for c in unknown if c.gate("memory").outcome == "unknown" and c.budget is None})
     if unsized:
         online = "online (HF_HUB_OFFLINE unset) recipegen reads the repo's files, size included; " * (
