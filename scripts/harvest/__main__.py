@@ -178,6 +178,11 @@ def main(argv: list[str] | None = None) -> int:
         help="--run: install the release without this requirement (one pip cannot fetch); recorded in the tables",
     )
     parser.add_argument("--jobs", type=int, default=1, help="--run: probes run side by side (default 1)")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="--run: add these --caps to the release's committed ran tables (same packages) instead of replacing them",
+    )
     args = parser.parse_args(argv)
     if args.run:
         return _run_all(args)
@@ -246,6 +251,14 @@ def _run_all(args: argparse.Namespace) -> int:
                 }
             if tables["release"] != version:
                 raise RuntimeError(f"{python} imports {engine} {tables['release']}, not {version}")
+            committed = facts.parent / f"{version}.ran.json"
+            if args.merge and committed.exists():
+                before = json.loads(committed.read_text(encoding="utf-8"))
+                if sha256 and before.get("sha256") and before["sha256"] != sha256:
+                    was, now = before["sha256"][:12], sha256[:12]
+                    raise RuntimeError(f"--merge: {committed.name} ran the wheel with sha256 {was}…, this one {now}…")
+                tables = ran.merge(before, tables, caps)
+                artifact, sha256 = artifact or before.get("artifact"), sha256 or before.get("sha256")
             target = ran.write(tables, facts, artifact, sha256)
         except (RuntimeError, OSError, subprocess.SubprocessError, ValueError) as exc:
             print(f"  FAILED: {exc}", file=sys.stderr)

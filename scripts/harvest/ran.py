@@ -348,3 +348,114 @@ def _set_failures(facts: dict[str, Any], failures: dict[str, Any]) -> None:
         facts["ran_failed"] = failures
     else:
         facts.pop("ran_failed", None)
+
+
+def merge(before: dict[str, Any], tables: dict[str, Any], asked: tuple[int, ...]) -> dict[str, Any]:
+    """A run on more capabilities added to the committed run of the same release (`--merge`): the capabilities
+    asked now replace theirs, the others are kept. Both runs must come from the same interpreter and packages
+    (the tables depend on them), else this refuses naming what differs."""
+    for key in ("release", "python", "packages"):
+        if before.get(key) != tables.get(key):
+            raise RuntimeError(
+                f"--merge: the committed run has {key} {before.get(key)}, this one {tables.get(key)}: rerun every"
+                " capability in one environment instead"
+            )
+    out = {k: v for k, v in tables.items() if k not in ("engine", "artifact", "sha256", "method")}
+    devices = {c: d for c, d in before.get("simulated_devices", {}).items() if int(c) not in asked}
+    out["simulated_devices"] = dict(sorted({**devices, **tables["simulated_devices"]}.items(), key=lambda i: int(i[0])))
+    out["libcuda"] = tables.get("libcuda") or before.get("libcuda")
+    if before.get("ran_on") != tables["ran_on"]:  # which capabilities the earlier day answered
+        out["earlier_run"] = {"ran_on": before.get("ran_on"), "capabilities": _kept(before, asked)}
+    for name in RAN_TABLES:
+        old, new = before.get(name), tables[name]
+        if old is None or "failed" in old:
+            continue
+        if "failed" in new:  # nothing answered now: the committed capabilities stay, the new ones say why
+            failures = {**_failed(old, asked), **{str(c): new["failed"] for c in asked}}
+            out[name] = {**old, "failed_capabilities": failures}
+            continue
+        out[name] = _merge_selector(old, new, asked) if name == "attention_selector" else _merge_quant(old, new, asked)
+    return out
+
+
+def _kept(before: dict[str, Any], asked: tuple[int, ...]) -> list[int]:
+    caps = {c for t in RAN_TABLES for c in (before.get(t) or {}).get("capabilities", ())}
+    return sorted(c for c in caps if c not in asked)
+
+
+def _failed(table: dict[str, Any], asked: tuple[int, ...]) -> dict[str, str]:
+    return {c: why for c, why in (table.get("failed_capabilities") or {}).items() if int(c) not in asked}
+
+
+def _capabilities(old: dict[str, Any], new: dict[str, Any], asked: tuple[int, ...]) -> list[int]:
+    return sorted({c for c in old["capabilities"] if c not in asked} | set(new["capabilities"]))
+
+
+def _merge_failures(merged: dict[str, Any], old: dict[str, Any], new: dict[str, Any], asked: tuple[int, ...]) -> None:
+    failures = {**_failed(old, asked), **(new.get("failed_capabilities") or {})}
+    merged.pop("failed_capabilities", None)
+    if failures:
+        merged["failed_capabilities"] = dict(sorted(failures.items(), key=lambda i: int(i[0])))
+
+
+def _expand(table: dict[str, Any]) -> list[dict[str, Any]]:
+    """The inverse of _compact_cases: each case with its reasons written out."""
+    reasons = table["reasons"]
+    rows = []
+    for case in table["cases"]:
+        row = dict(case)
+        if "rejected" in row:
+            row["rejected"] = {b: [reasons[i] for i in why] for b, why in row["rejected"].items()}
+        if "refused" in row:
+            row["refused"] = reasons[row["refused"]]
+        if "warnings" in row:
+            row["warnings"] = [reasons[i] for i in row["warnings"]]
+        rows.append(row)
+    return rows
+
+
+def _merge_selector(old: dict[str, Any], new: dict[str, Any], asked: tuple[int, ...]) -> dict[str, Any]:
+    caps = _capabilities(old, new, asked)
+    kept = [r for r in _expand(old) if r["capability"] not in asked]
+    rows = sorted([*kept, *_expand(new)], key=lambda r: caps.index(r["capability"]))  # stable: each run's order
+    reasons, cases = _compact_cases(rows)
+    merged = {**new, "capabilities": caps, "reasons": reasons, "cases": cases, "case_errors": _case_errors(rows)}
+    if "imports" in old or "imports" in new:
+        imports = {c: v for c, v in old.get("imports", {}).items() if int(c) not in asked}
+        merged["imports"] = dict(sorted({**imports, **new.get("imports", {})}.items(), key=lambda i: int(i[0])))
+    _merge_failures(merged, old, new, asked)
+    return merged
+
+
+def _merge_quant(old: dict[str, Any], new: dict[str, Any], asked: tuple[int, ...]) -> dict[str, Any]:
+    for key in ("methods", "schemes"):
+        if old[key] != new[key]:  # the same code answers these on every capability
+            raise RuntimeError(f"--merge: the committed run's quantization {key} differ from this one's")
+    merged = {**new, "capabilities": _capabilities(old, new, asked)}
+
+    def by_cap(old_map: dict[str, Any], new_map: dict[str, Any]) -> dict[str, Any]:
+        both = {**{c: v for c, v in old_map.items() if int(c) not in asked}, **new_map}
+        return dict(sorted(both.items(), key=lambda i: int(i[0])))
+
+    if "linear_kernels" in new:  # vLLM
+        linear = {}
+        for family in sorted(set(old["linear_kernels"]) | set(new["linear_kernels"])):
+            was, now = old["linear_kernels"].get(family, {}), new["linear_kernels"].get(family, {})
+            linear[family] = {
+                "candidates": now.get("candidates", was.get("candidates")),
+                "first_supported": by_cap(was.get("first_supported", {}), now.get("first_supported", {})),
+                "by_capability": by_cap(was.get("by_capability", {}), now.get("by_capability", {})),
+            }
+        moe: dict[str, Any] = {}
+        for source, skip in ((old["moe_kernels"], asked), (new["moe_kernels"], ())):
+            for module, backends in source.items():
+                for backend, kernels in backends.items():
+                    for kernel, verdicts in kernels.items():
+                        into = moe.setdefault(module, {}).setdefault(backend, {}).setdefault(kernel, {})
+                        into.update({c: ok for c, ok in verdicts.items() if int(c) not in skip})
+                        moe[module][backend][kernel] = dict(sorted(into.items(), key=lambda i: int(i[0])))
+        merged["linear_kernels"], merged["moe_kernels"] = linear, moe
+    else:  # SGLang
+        merged["by_capability"] = by_cap(old["by_capability"], new["by_capability"])
+    _merge_failures(merged, old, new, asked)
+    return merged

@@ -212,3 +212,46 @@ def test_a_selector_without_a_sliding_window_input_answers_windowed_layers_as_pl
     plain = _case(tables, 90, shape="gqa", variant="plain", head_size=128, kv="auto")
     assert windowed["not_selector_input"] == ["has_sliding_window"] and "not_selector_input" not in plain
     assert windowed["valid"] == plain["valid"] and windowed["selected"] == plain["selected"] == "FLASH_ATTN"
+
+
+def _expanded(tables):
+    reasons = tables["attention_selector"]["reasons"]
+    cases = [
+        {**c, "rejected": {b: [reasons[i] for i in why] for b, why in c.get("rejected", {}).items()}}
+        for c in tables["attention_selector"]["cases"]
+    ]
+    return cases, {k: v for k, v in tables["attention_selector"].items() if k not in ("reasons", "cases")}
+
+
+def test_merge_adds_capabilities_to_the_committed_run_as_one_run_of_all_of_them_would(ran, tmp_path):
+    _, whole = ran
+    (tmp_path / "vllm").mkdir()
+    facts = {"engine": "vllm", "release": "9.9.9", "sha256": None, "tables": {"architectures": {"method": "read"}}}
+    (tmp_path / "vllm" / "9.9.9.json").write_text(json.dumps(facts))
+    first = _run(tmp_path, "vllm==9.9.9", "--run", "--python", sys.executable, "--caps", "75,100")
+    assert first.returncode == 0, first.stderr
+    proc = _run(tmp_path, "vllm==9.9.9", "--run", "--python", sys.executable, "--caps", "90", "--merge")
+    assert proc.returncode == 0, proc.stderr
+    merged = json.loads((tmp_path / "vllm" / "9.9.9.ran.json").read_text())
+    assert merged["attention_selector"]["capabilities"] == merged["quantization"]["capabilities"] == [75, 90, 100]
+    assert _expanded(merged) == _expanded(whole)
+    assert merged["quantization"] == whole["quantization"] and merged["simulated_devices"] == whole["simulated_devices"]
+    written = json.loads((tmp_path / "vllm" / "9.9.9.json").read_text())
+    assert written["tables"]["attention_selector"]["count"] == len(whole["attention_selector"]["cases"])
+    # without --merge a run replaces the committed one
+    proc = _run(tmp_path, "vllm==9.9.9", "--run", "--python", sys.executable, "--caps", "90")
+    assert json.loads((tmp_path / "vllm" / "9.9.9.ran.json").read_text())["quantization"]["capabilities"] == [90]
+
+
+def test_merge_refuses_a_run_from_other_packages_in_one_line(tmp_path):
+    (tmp_path / "vllm").mkdir()
+    facts = {"engine": "vllm", "release": "9.9.9", "sha256": None, "tables": {}}
+    (tmp_path / "vllm" / "9.9.9.json").write_text(json.dumps(facts))
+    assert _run(tmp_path, "vllm==9.9.9", "--run", "--python", sys.executable, "--caps", "75").returncode == 0
+    committed = tmp_path / "vllm" / "9.9.9.ran.json"
+    before = json.loads(committed.read_text())
+    committed.write_text(json.dumps({**before, "packages": {"torch": "0.0.1"}}))
+    proc = _run(tmp_path, "vllm==9.9.9", "--run", "--python", sys.executable, "--caps", "90", "--merge")
+    assert proc.returncode == 1
+    assert "--merge: the committed run has packages {'torch': '0.0.1'}, this one" in proc.stderr
+    assert json.loads(committed.read_text())["quantization"]["capabilities"] == [75]
