@@ -214,8 +214,12 @@ def _heads(function: Any, heads: int | None) -> dict[str, Any]:
 def _model_config(profile: dict[str, int], heads: int, head: int) -> Any:
     import torch
 
+    text_config = types.SimpleNamespace(**profile)
+    # hf_config too: 0.26.0's FlashAttention sparse-MLA backend asks it for index_topk (a DeepSeek-style
+    # config is its own text config)
     return types.SimpleNamespace(
-        hf_text_config=types.SimpleNamespace(**profile),
+        hf_config=text_config,
+        hf_text_config=text_config,
         rswa_window=None,
         dtype=torch.bfloat16,
         max_model_len=131072,
