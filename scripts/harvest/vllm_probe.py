@@ -322,7 +322,9 @@ def linear_kernels(capability: int) -> dict[str, Any]:
         if table is None:
             continue
         verdicts: dict[str, str] = {}
-        candidates = list(table.get(PlatformEnum.CUDA, []))
+        # 0.15.1's mixed-precision table is one list for every platform (its chooser walks it all, each kernel's
+        # own checks refusing other platforms); newer tables are keyed by platform
+        candidates = list(table) if isinstance(table, list) else list(table.get(PlatformEnum.CUDA, []))
         for kernel in candidates:
             try:
                 if hasattr(kernel, "is_supported"):
