@@ -65,11 +65,11 @@ def install(spec: str, venv: Path, left_out: tuple[str, ...] = ()) -> Path:
     base = os.environ.get("HARVEST_PYTHON", "python3.11")
     subprocess.run([base, "-m", "venv", str(venv)], check=True, capture_output=True, text=True)
     pip = ["nice", "-n", "10", str(python), "-m", "pip", "install", "-q"]
-    steps = [[*pip, spec]]
-    if left_out:
-        steps = [[*pip, "--no-deps", spec], [*pip, *_requirements(python, name, left_out)]]
+    steps: list[Any] = [[*pip, spec]]
+    if left_out:  # the requirements are read from the release once it is installed, not before
+        steps = [[*pip, "--no-deps", spec], lambda: [*pip, *_requirements(python, name, left_out)]]
     for step in steps:
-        proc = subprocess.run(step, capture_output=True, text=True)
+        proc = subprocess.run(step() if callable(step) else step, capture_output=True, text=True)
         if proc.returncode != 0:
             tail = proc.stderr.strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
             raise RuntimeError(f"pip install {spec} into {venv} failed: {tail[0]}")

@@ -2,9 +2,10 @@
 each attention shape recipegen plans on one simulated GPU, ask its quantization code for each method's minimum
 capability, and print JSON.
 
-SGLang chooses attention backends while it resolves its server arguments (`ServerArgs.resolve_once`: the model
-overrides, `get_default_attn_backend`, the attention, DSA, KV-cache and linear-attention hooks), asking only
-torch.cuda (is_available, get_device_capability, torch.version.cuda) and whether flashinfer imports. So the whole
+SGLang chooses attention backends while it resolves its server arguments (`ServerArgs.resolve_once`; up to 0.5.18
+`__post_init__`: the model overrides, `get_default_attn_backend`, the attention, DSA, KV-cache and linear-attention
+hooks), asking only torch.cuda (is_available, get_device_capability, torch.version.cuda) and whether flashinfer
+imports. So the whole
 resolution is run here, as `python -m sglang.launch_server --model-path DIR` would, on a stand-in model folder
 holding only a config.json (no weights, no download), over a torch.cuda that reports the simulated GPU
 (simulated_gpu.py). One fresh interpreter per capability: the capability probes are lru_cache-d.
@@ -167,11 +168,31 @@ def _folders(root: str) -> dict[str, str]:
     return out
 
 
+def _resolution_result() -> Any:
+    """What resolution decided for a field. From 0.5.19 the record stays raw and `resolution_result` reads the
+    declarations; 0.5.18 and older resolve in `__post_init__` and write the result onto the fields."""
+    try:
+        from sglang.srt.arg_groups.overrides import resolution_result
+
+        return resolution_result
+    except ImportError:
+        return lambda args, field: getattr(args, field, None)
+
+
+def backend_choices() -> list[str]:
+    """The release's `--attention-backend` choices: arg_groups/choices.py from 0.5.20, server_args.py before."""
+    try:
+        from sglang.srt.arg_groups import choices
+    except ImportError:
+        from sglang.srt import server_args as choices
+    return list(choices.ATTENTION_BACKEND_CHOICES)
+
+
 def resolve(folder: str, kv: str, asked: str | None) -> dict[str, Any]:
     """One `launch_server --model-path FOLDER --kv-cache-dtype KV [--attention-backend ASKED]` resolution."""
-    from sglang.srt.arg_groups.overrides import resolution_result
     from sglang.srt.server_args import ServerArgs
 
+    resolution_result = _resolution_result()
     said = _Said()
     logging.getLogger().addHandler(said)
     row: dict[str, Any] = {}
@@ -179,7 +200,8 @@ def resolve(folder: str, kv: str, asked: str | None) -> dict[str, Any]:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             args = ServerArgs(model_path=folder, kv_cache_dtype=kv, attention_backend=asked)
-            args.resolve_once()
+            if hasattr(args, "resolve_once"):  # 0.5.19 on; before, construction resolved
+                args.resolve_once()
         row["resolved"] = {f: resolution_result(args, f) for f in RESOLVED}
         row["resolved"] = {k: v for k, v in row["resolved"].items() if v is not None}
         said.lines += [" ".join(str(w.message).split())[:300] for w in caught if w.category is not DeprecationWarning]
@@ -194,9 +216,7 @@ def resolve(folder: str, kv: str, asked: str | None) -> dict[str, Any]:
 
 
 def attention(capability: int) -> dict[str, Any]:
-    from sglang.srt.arg_groups import choices
-
-    backends = list(choices.ATTENTION_BACKEND_CHOICES)
+    backends = backend_choices()
     rows = []
     with tempfile.TemporaryDirectory(prefix="sglang-probe-") as root:
         folders = _folders(root)

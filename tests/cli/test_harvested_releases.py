@@ -124,6 +124,9 @@ def test_list_engines_json_shows_the_sglang_tables_its_release_ran():
     assert selector["from"].startswith("sglang/srt/server_args.py: ServerArgs.resolve_once")
     assert selector["count"] == 11 * 6 * 3 * 11  # GPUs x shapes x KV dtypes x (10 backends asked + the default)
     assert ran["tables"]["quantization"]["method"] == "ran" and ran["why_not"] == {}
-    assert by_build["sglang-0.5.20"]["why_not"]["quantization"]["reason"] == (
-        "not run (python scripts/harvest sglang==0.5.20 --run)"
+    assert by_build["sglang-0.5.20"]["tables"]["attention_selector"]["count"] == selector["count"]
+    # 0.5.19 ran on four GPUs only (--caps 80,90,100,120)
+    assert by_build["sglang-0.5.19"]["tables"]["attention_selector"]["count"] == 4 * 6 * 3 * 11
+    assert by_build["sglang-0.5.18"]["why_not"]["quantization"]["reason"] == (
+        "not run (python scripts/harvest sglang==0.5.18 --run)"
     )

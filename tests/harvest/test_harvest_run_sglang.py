@@ -13,10 +13,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TREE = Path(__file__).parent / "data" / "sglang-run-tree"
+OLD_TREE = Path(__file__).parent / "data" / "sglang-run-tree-0518"  # no arg_groups, resolved by __post_init__
 
 
-def _run(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(TREE)}
+def _run(out: Path, *args: str, tree: Path = TREE) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
     command = [sys.executable, str(ROOT / "scripts" / "harvest"), *args, "--out", str(out), "--today", "2026-12-03"]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
 
@@ -127,6 +128,22 @@ def test_quantization_minimums_and_the_marlin_fallback_per_gpu(ran):
     by_cap = quant["by_capability"]
     assert {c: by_cap[c]["fp8_marlin_auto"] for c in by_cap} == {"80": True, "90": False, "100": False}
     assert "float8_e4m3fn" in by_cap["80"]["marlin_types"]
+
+
+def test_a_release_that_resolves_in_post_init_gives_the_same_answers(ran, tmp_path):
+    """SGLang 0.5.18 and older have no resolve_once, resolution_result or arg_groups/choices.py: constructing
+    ServerArgs resolves it. The probe asks such a release the same cases and reads the result off the fields."""
+    facts = {"engine": "sglang", "release": "9.9.9", "sha256": None, "tables": {"flags": {"method": "read"}}}
+    (tmp_path / "sglang").mkdir()
+    (tmp_path / "sglang" / "9.9.9.json").write_text(json.dumps(facts))
+    proc = _run(tmp_path, "sglang==9.9.9", "--run", "--python", sys.executable, "--caps", "80,90,100", tree=OLD_TREE)
+    assert proc.returncode == 0, proc.stderr
+    old = json.loads((tmp_path / "sglang" / "9.9.9.ran.json").read_text())
+    _, new = ran
+    assert old["attention_selector"]["backend_choices"] == new["attention_selector"]["backend_choices"]
+    assert old["attention_selector"]["cases"] == new["attention_selector"]["cases"]
+    assert _case(old, 90, "mla", asked="trtllm_mla")["refused"].startswith("ValueError: TRTLLM MLA backend")
+    assert _case(old, 100, "sparse_mla")["resolved"]["kv_cache_dtype"] == "fp8_e4m3"
 
 
 def test_run_for_an_engine_without_a_probe_is_refused_in_one_line(tmp_path):
