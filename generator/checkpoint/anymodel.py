@@ -173,7 +173,9 @@ def family_of(catalog: Catalog, derivation: Derivation) -> tuple[Model | None, s
         sure = "high" if choice.model in same else "medium"
         return choice.model, sure, f"its card names base_model {base} ({choice.how})"
     try:
-        named = infer(catalog, ck.repo_id) if ck.repo_id else None
+        # a card that names its base model outranks the repo's name: a fine-tune of a base the catalog lacks is
+        # not the catalog model its name resembles (cogito-…-qwen-14B is no DeepSeek-R1-Distill-Qwen-14B)
+        named = infer(catalog, ck.repo_id) if ck.repo_id and not ck.base_model else None
     except RecipegenError:  # a format word no engine loads: the name maps to no plannable family
         named = None
     if named is not None:
@@ -188,8 +190,8 @@ def family_of(catalog: Catalog, derivation: Derivation) -> tuple[Model | None, s
         )
     if len(same) == 1:
         return same[0], "medium", f"same architecture and dimensions as {same[0].id} (a fine-tune or copy?)"
-    if same:
-        return same[0], "low", f"same architecture and dimensions as {', '.join(m.id for m in same)}"
+    if same:  # several families share these dimensions: naming one would be a guess (and carry its parsers)
+        return None, "low", f"same architecture and dimensions as {', '.join(m.id for m in same)}; none assumed"
     arch = derivation.architecture
     archs = [m.id for m in catalog.models.values() if arch and m.architecture == arch]
     if archs:
