@@ -9,14 +9,16 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
      defect (of the checkpoint on this engine, or of the build on this GPU) after both;
   4. newer build first (facts move with releases);
   5. larger planned context, up to USABLE_CONTEXT: past it, more context is not worth a slower path;
-  6. precision class: 8-bit (near-lossless, half the bytes BF16 reads per token), then 4-bit (faster still,
-     lossier), then 16-bit; a Q4_K_M GGUF and an AWQ checkpoint are one class, Q8_0 and FP8 another. Not among
-     offloaded paths: every one of them is slow, and the fewer bytes cross to the host the faster it is, so
-     speed decides;
-  7. faster estimated decode of one request at a typical context (speed.py): among paths of one class that
+  6. a path that decodes one request at INTERACTIVE_TPS or faster before one that does not: below that a user
+     waits on every answer, and the faster path is worth more than the precision class;
+  7. precision class, between paths that are both fast enough: 8-bit (near-lossless, half the bytes BF16 reads
+     per token), then 4-bit (faster still, lossier), then 16-bit; a Q4_K_M GGUF and an AWQ checkpoint are one
+     class, Q8_0 and FP8 another. Not among offloaded or slow paths: every one of them is slow, and the fewer
+     bytes each step reads the faster it is, so speed decides;
+  8. faster estimated decode of one request at a typical context (speed.py): among paths of one class that
      fit with a usable context, the fastest is the one an experienced user picks first;
-  8. smaller checkpoint (less to download, more headroom);
-  9. ids, for a stable order.
+  9. smaller checkpoint (less to download, more headroom);
+  10. ids, for a stable order.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ PROVENANCE_ORDER = {"official": 0, "model-image": 1, "community": 2, "fork": 3}
 # a context this long covers everyday chat, RAG and coding sessions; two paths that both plan at least this
 # much are ranked by speed, not by which one squeezes in a longer window
 USABLE_CONTEXT = 32768
+# tokens per second of one request's decode that a chat or a reasoning model's thinking does not keep a user
+# waiting on (several times reading speed); a slower path loses to a faster one whatever its precision
+INTERACTIVE_TPS = 25.0
 CLASS_ORDER = {8: 0, 4: 1, 16: 2}  # precision classes (Candidate.weight_bits), the one a user reaches for first
 CLASS_WHY = {
     8: "near-lossless at half the bytes of BF16",
@@ -59,7 +64,12 @@ def checkpoint_gib(c: Candidate) -> float:
     return c.budget.weights_gib + host
 
 
-RankKey = tuple[int, int, int, int, int, int, int, int, int, float, float, str, str, str]
+RankKey = tuple[int, int, int, int, int, int, int, int, int, int, float, float, str, str, str]
+
+
+def slow(c: Candidate) -> bool:
+    """A plan fully on the GPU whose estimated single-request decode is below INTERACTIVE_TPS."""
+    return c.offload is None and c.speed is not None and c.speed.decode_tps < INTERACTIVE_TPS
 
 
 def rank_key(c: Candidate) -> RankKey:
@@ -73,7 +83,8 @@ def rank_key(c: Candidate) -> RankKey:
         len(c.unparsed),
         -c.build.released.toordinal(),
         -min(context, USABLE_CONTEXT),
-        CLASS_ORDER[c.weight_bits] if c.offload is None else 0,
+        int(slow(c)),
+        CLASS_ORDER[c.weight_bits] if c.offload is None and not slow(c) else 0,
         -c.speed.decode_tps if c.speed else 0.0,
         checkpoint_gib(c),
         c.engine.id,
@@ -113,6 +124,7 @@ def rank_floor(p: Preview, may_offload: bool) -> RankKey:
         len(p.unparsed),
         -p.build.released.toordinal(),
         -USABLE_CONTEXT,
+        0,
         CLASS_ORDER[p.weight_bits] if gpu_only else 0,
         float("-inf"),
         float("-inf"),
@@ -219,6 +231,8 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         "a build that parses the model's tool calls and thinking before one that lacks those parsers",
         f"newer build ({first.build.released} vs {second.build.released})",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
+        f"an interactive decode speed before a slower one ({_tps(first)} vs {_tps(second)} tok/s for one request;"
+        f" below {INTERACTIVE_TPS:.0f} tok/s speed outranks precision)",
         f"{_bits(first)} checkpoint before {_bits(second)} one ({CLASS_WHY[first.weight_bits]})",
         f"faster estimated decode ({_tps(first)} vs {_tps(second)} tok/s for one request"
         + (f", both with at least {USABLE_CONTEXT:,} tokens of context)" if _both_usable(first, second) else ")"),

@@ -331,3 +331,26 @@ def test_a_full_precision_cache_that_already_gives_a_usable_context_is_kept():
     plan = _llama_plan("qwen2.5-14b")
     assert plan["settings"]["context"] == 32768
     assert _cache_types(plan["argv"]) == ("f16", "f16")
+
+
+def test_a_fast_4_bit_plan_comes_before_an_8_bit_one_too_slow_to_chat_with():
+    # DeepSeek-R1-Distill-Llama-70B on 2 × RTX A6000: its Q8_0 GGUF fits (~8 tok/s for one request), and so does a
+    # 4-bit AWQ at about three times that; an 8-bit checkpoint only wins while both are fast enough to chat with
+    result = run_cli(
+        "explain", "--gpu", "rtx-a6000", "--gpus", "2", "--model", "deepseek-r1-distill-llama-70b",
+        "--format", "json", env=OFFLINE,
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    plans = result.json()["plans"]
+    first = plans[0]["speed"]["decode_tokens_per_s"]
+    assert first >= 25, plans[0]["variant"]
+    slower_8_bit = [p for p in plans if p["variant"].endswith("q8-0") and p["speed"]["decode_tokens_per_s"] < 25]
+    assert slower_8_bit, [p["variant"] for p in plans]
+    assert "an interactive decode speed before a slower one" in plans[0]["why_first"]
+    # while every plan is fast, the 8-bit one still comes first (Llama 3.1 8B on one RTX 4090)
+    small = run_cli(
+        "explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "llama-3.1-8b", "--format", "json", env=OFFLINE
+    )
+    assert small.code == 0, small.err
+    top = small.json()["plans"][0]
+    assert top["speed"]["decode_tokens_per_s"] >= 25 and top["quant"] in ("fp8", "gguf") and "q4" not in top["variant"]
