@@ -23,7 +23,7 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from ..catalog.schema import Deployment, Engine, Variant
 from ..catalog.schema.engine import Build
@@ -145,15 +145,7 @@ Caveat = Literal[
     "community weights",
     "estimated size",
 ]
-CAVEATS: tuple[Caveat, ...] = (
-    "offload",
-    "fallback kernel",
-    "no parser",
-    "fork build",
-    "community build",
-    "community weights",
-    "estimated size",
-)
+CAVEATS: tuple[Caveat, ...] = get_args(Caveat)
 
 
 def _caveats(offload: bool, p: Preview | Candidate, estimated: bool) -> list[Caveat]:

@@ -13,7 +13,6 @@ holding only a config.json (no weights, no download), over a torch.cuda that rep
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import logging
@@ -25,7 +24,14 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from simulated_gpu import device_properties, ensure_libcuda, scheme_minimums, simulate_torch_cuda, source_of
+from simulated_gpu import (
+    device_properties,
+    ensure_libcuda,
+    probe_arguments,
+    scheme_minimums,
+    simulate_torch_cuda,
+    source_of,
+)
 
 # One config.json per attention shape recipegen plans: the fields the resolution reads (architecture, attention
 # geometry, DSA's index_topk, the hybrid layout); the rest take the config class's defaults.
@@ -283,12 +289,7 @@ def methods() -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cap", type=int, help="one compute capability, e.g. 90")
-    parser.add_argument("--methods", action="store_true")
-    parser.add_argument("--part", choices=("all", "kernels", "attention"), default="all")
-    parser.add_argument("--stub-dir", default=os.environ.get("HARVEST_CUDA_STUB_DIR", "/tmp/harvest-libcuda"))
-    args = parser.parse_args()
+    args = probe_arguments()
     os.environ.setdefault("SGLANG_LOGGING_LEVEL", "WARNING")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the stand-in folders are local: nothing is fetched

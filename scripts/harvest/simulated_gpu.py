@@ -5,6 +5,7 @@ or launches anything on a GPU."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import glob
@@ -180,3 +181,14 @@ def scheme_minimums(package: Any, parts: tuple[str, ...], site: str) -> dict[str
                 with contextlib.suppress(Exception):
                     schemes[f"{source_of(obj, site)}:{name}"] = obj.get_min_capability()
     return schemes
+
+
+def probe_arguments() -> argparse.Namespace:
+    """The command line both probes take: one simulated capability, the quantization table or a part of the
+    selector table, and where the stand-in libcuda is compiled."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cap", type=int, help="one compute capability, e.g. 90")
+    parser.add_argument("--methods", action="store_true")
+    parser.add_argument("--part", choices=("all", "kernels", "attention"), default="all")
+    parser.add_argument("--stub-dir", default=os.environ.get("HARVEST_CUDA_STUB_DIR", "/tmp/harvest-libcuda"))
+    return parser.parse_args()

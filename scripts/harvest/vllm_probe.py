@@ -11,7 +11,6 @@ platform is forced to its CudaPlatform, and its capability queries and torch.cud
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib
 import inspect
@@ -25,7 +24,14 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from simulated_gpu import device_properties, ensure_libcuda, scheme_minimums, simulate_torch_cuda, source_of
+from simulated_gpu import (
+    device_properties,
+    ensure_libcuda,
+    probe_arguments,
+    scheme_minimums,
+    simulate_torch_cuda,
+    source_of,
+)
 
 KV = ("auto", "bfloat16", "fp8", "fp8_e4m3")
 MLA_KV = (*KV, "fp8_ds_mla")
@@ -407,12 +413,7 @@ def methods() -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cap", type=int, help="one compute capability, e.g. 90")
-    parser.add_argument("--methods", action="store_true")
-    parser.add_argument("--part", choices=("all", "kernels", "attention"), default="all")
-    parser.add_argument("--stub-dir", default=os.environ.get("HARVEST_CUDA_STUB_DIR", "/tmp/harvest-libcuda"))
-    args = parser.parse_args()
+    args = probe_arguments()
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     import warnings
