@@ -57,6 +57,9 @@ CONTEXT_KEYS = (
     "max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
     "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len",
 )  # fmt: skip
+# a DeepSeek language config with use_mla false is served with plain multi-head attention: vLLM's
+# deepseek_vl2.py and deepseek_ocr.py then load DeepseekForCausalLM, which reads none of these
+MLA_FIELDS = ("kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 KV_HEAD_KEYS = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num", "num_attention_groups")
 VLLM_DEFAULT_CONTEXT = 2048
 # MLPs with a gate (SwiGLU / GeGLU: gate, up and down matrices): silu activations, Gemma's GeGLU
@@ -138,6 +141,9 @@ def generic_fields(c: dict[str, Any]) -> dict[str, Any]:
     width = as_int(out.get("intermediate_size"))
     if str(out.get("model_type") or "") in HALF_WIDTH_MLP_MODEL_TYPES and width is not None:
         out["intermediate_size"] = width // 2
+    if out.get("use_mla") is False:
+        for key in MLA_FIELDS:  # DeepSeek-VL2 / OCR language configs state them, zero or null, beside use_mla false
+            out.pop(key, None)
     out.setdefault("tie_word_embeddings", True)  # PretrainedConfig's default, which vLLM reads too
     return out
 

@@ -61,6 +61,9 @@ def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[float, str 
     vision = config.get("vision_config")
     if not isinstance(vision, dict):
         return 0.0, None
+    towers = named_towers(vision, config.get("projector_config"))
+    if towers:
+        return towers, None
     kind = word(vision.get("model_type")) or ""
     v: dict[str, Any] = {**vision_defaults().get(kind, {}), **vision}
     depth = as_int(v.get("depth")) or as_int(v.get("num_hidden_layers"))
@@ -85,6 +88,27 @@ def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[float, str 
     else:
         projector = (merged * width if merge > 1 else 0) + width * text_hidden + text_hidden * text_hidden
     return float(blocks + embed + projector), None
+
+
+def named_towers(vision: dict[str, Any], projector: Any) -> float:
+    """DeepSeek-OCR's vision_config names each encoder under `width` (sam_vit_b, clip-l-14-224: its layers and
+    width), which vLLM's deepseek_ocr.py builds side by side (deepencoder.py), and a linear projector_config
+    (input_dim to n_embed): each block 4 × width² and a 4 × width MLP, plus the projector. 0 for any other
+    vision_config."""
+    named = vision.get("width")
+    if not isinstance(named, dict):
+        return 0.0
+    total = 0
+    for tower in named.values():
+        if not isinstance(tower, dict):
+            return 0.0
+        depth, width = as_int(tower.get("layers")), as_int(tower.get("width"))
+        if not depth or not width:
+            return 0.0
+        total += depth * (4 * width * width + 2 * width * 4 * width)
+    if isinstance(projector, dict) and word(projector.get("projector_type")) == "linear":
+        total += (as_int(projector.get("input_dim")) or 0) * (as_int(projector.get("n_embed")) or 0)
+    return float(total)
 
 
 def mamba_mixer_params(linear: LinearAttention, hidden: int) -> float:

@@ -46,6 +46,7 @@ from typing import Any
 
 import pytest
 
+from recipegen.catalog import harvest
 from tests.support.cli import Result, run_cli
 from tests.support.contract import rejections
 
@@ -75,8 +76,9 @@ STORED_MASKS = {"GPT2LMHeadModel"}
 STORED_16_BIT = {"BloomForCausalLM"}
 # AIN (a Qwen2-VL-7B fine-tune): config.json names bfloat16, but its index's total_size is 4 bytes for each of the
 # 8.29B parameters (https://huggingface.co/Qwen/Qwen2-VL-7B-Instruct lists 8.29B): float32 shards, which vLLM's
-# dtype auto loads in the config's bfloat16, half the files' bytes on the GPU
-STORED_32_BIT = {"Qwen2VLForConditionalGeneration"}
+# dtype auto loads in the config's bfloat16, half the files' bytes on the GPU; the same for a MiniCPM-Llama3-V-2.5
+# copy whose config names float16 (https://huggingface.co/openbmb/MiniCPM-Llama3-V-2_5 lists 8.54B parameters)
+STORED_32_BIT = {"Qwen2VLForConditionalGeneration", "MiniCPMV"}
 
 
 def _field(c: dict[str, Any], key: str) -> Any:
@@ -137,26 +139,56 @@ def _kv_heads(c: dict[str, Any]) -> int:
     return int(_field(c, "num_attention_heads"))
 
 
-def _kv_layers(c: dict[str, Any]) -> int:
-    """The layers that keep K and V per context token (full attention)."""
+# The rule by which vLLM keeps K and V per context token, per class (the kinds in the module docstring), read in
+# the model file that vLLM's registry names for the class (_formula_file, cited in every assertion):
+# full: every layer; layer_types: the layers typed full_attention; gemma2: every other layer (gemma2.py);
+# window: none, the model-level sliding_window windows every layer; block_configs: the NAS blocks whose attention
+# is not no_op (nemotron_nas.py); pattern: the * layers of hybrid_override_pattern (nemotron_h.py);
+# full_attn_idxs: the attention layers of a short-conv hybrid (lfm2.py); mla: one latent per layer (deepseek_v2.py).
+KV_RULE = {
+    "BailingMoeForCausalLM": "full", "BloomForCausalLM": "full", "ChatGLMForConditionalGeneration": "full",
+    "ChatGLMModel": "full", "CohereForCausalLM": "full", "DbrxForCausalLM": "full",
+    "DeciLMForCausalLM": "block_configs", "DeepseekForCausalLM": "full", "DeepseekOCRForCausalLM": "full",
+    "DeepseekV2ForCausalLM": "mla", "FalconForCausalLM": "full", "FuyuForCausalLM": "full",
+    "GPT2LMHeadModel": "full", "GPTBigCodeForCausalLM": "full", "GPTJForCausalLM": "full",
+    "GPTNeoXForCausalLM": "full", "Gemma2ForCausalLM": "gemma2", "GemmaForCausalLM": "full",
+    "GraniteMoeForCausalLM": "full", "HunYuanMoEV1ForCausalLM": "full", "InternLM2ForCausalLM": "full",
+    "Lfm2ForCausalLM": "full_attn_idxs", "LightOnOCRForConditionalGeneration": "layer_types",
+    "MPTForCausalLM": "full", "MiMoForCausalLM": "full", "MiniCPMV": "full", "MixtralForCausalLM": "full",
+    "NemotronHForCausalLM": "pattern", "Olmo2ForCausalLM": "full", "OlmoeForCausalLM": "full",
+    "PanguEmbeddedForCausalLM": "full", "PhiForCausalLM": "full", "PhiMoEForCausalLM": "window",
+    "QWenLMHeadModel": "full", "Qwen2MoeForCausalLM": "full", "Qwen2VLForConditionalGeneration": "full",
+    "Qwen2_5_VLForConditionalGeneration": "full", "Qwen3_5ForCausalLM": "layer_types",
+    "Qwen3_5MoeForConditionalGeneration": "layer_types", "SmolLM3ForCausalLM": "layer_types",
+    "StableLMEpochForCausalLM": "full", "StableLmForCausalLM": "full", "Starcoder2ForCausalLM": "window",
+}  # fmt: skip
+
+
+def _kv_layers(c: dict[str, Any], rule: str) -> int:
+    """The layers that keep K and V per context token, by the class's rule."""
     layers = int(_field(c, "num_hidden_layers"))
-    types = c.get("layer_types")
-    if isinstance(types, list) and types:
-        return sum(1 for t in types[:layers] if t == "full_attention")
-    if isinstance(c.get("block_configs"), list):  # Nemotron-NAS: a layer whose attention is no_op keeps no KV
+    if rule == "layer_types":
+        return sum(1 for t in c["layer_types"][:layers] if t == "full_attention")
+    if rule == "block_configs":
         return sum(1 for b in c["block_configs"][:layers] if not b["attention"]["no_op"])
-    if isinstance(c.get("hybrid_override_pattern"), str):  # Nemotron-H: the * layers are attention
-        return c["hybrid_override_pattern"][:layers].count("*")
-    if isinstance(c.get("full_attn_idxs"), list):  # LFM2: the attention layers, the others short convolutions
+    if rule == "pattern":
+        return int(c["hybrid_override_pattern"][:layers].count("*"))
+    if rule == "full_attn_idxs":
         return len(c["full_attn_idxs"])
-    if c.get("full_attention_interval"):
-        return layers // int(c["full_attention_interval"])
-    if c.get("model_type") == "gemma2":
+    if rule == "gemma2":
         return layers // 2
-    window, context = c.get("sliding_window"), c.get("max_position_embeddings")
-    if window and c.get("use_sliding_window", True) and (context is None or window < context):
-        return 0  # the model-level window (cache_config.sliding_window) applies to every layer
+    if rule == "window":
+        assert c["sliding_window"] < c["max_position_embeddings"], "a window as long as the context windows nothing"
+        return 0
     return layers
+
+
+def _formula_file(build: str, arch: str) -> str:
+    """The model file vLLM's registry names for the class in that release (its harvested registry)."""
+    release = build.split("-", 1)[1]
+    module = harvest.detail("vllm", release)["architectures"][arch]["module"]
+    path = f"{module}/" if module == "transformers" else f"{module}.py"  # the Transformers backend is a package
+    return f"https://github.com/vllm-project/vllm/blob/v{release}/vllm/model_executor/models/{path}"
 
 
 def _version(build: str) -> tuple[int, ...]:
@@ -166,6 +198,10 @@ def _version(build: str) -> tuple[int, ...]:
 def _tp(heads: int, kv: int) -> int:
     """The widest tensor-parallel split of 8 GPUs that vLLM accepts for these heads."""
     return next(tp for tp in (8, 4, 2, 1) if heads % tp == 0 and (kv % tp == 0 or tp % kv == 0))
+
+
+def test_every_class_with_a_real_config_names_the_rule_vllm_keeps_its_cache_by():
+    assert sorted(KV_RULE) == sorted(CLASSES)
 
 
 @pytest.mark.parametrize("arch", sorted(CLASSES))
@@ -196,7 +232,9 @@ def test_a_class_without_a_recipe_is_planned_from_its_config(tmp_path, arch):
     # registry after 0.28.0, Qwen v1 after 0.23.0): the per-token K and V per layer are the same formula there
     loaded_by = data["loaded_by"]
     vllm_builds = sorted((b for b in loaded_by if b.startswith("vllm-")), key=_version)
-    build = ["--engine", "vllm"] if "vllm-0.33.0" in loaded_by else ["--build", vllm_builds[-1]]
+    vllm_build = "vllm-0.33.0" if "vllm-0.33.0" in loaded_by else vllm_builds[-1]
+    build = ["--engine", "vllm"] if vllm_build == "vllm-0.33.0" else ["--build", vllm_build]
+    formula = _formula_file(vllm_build, arch)
     engine = "vllm"
     explained = run_cli(
         "explain", "--gpu", "h200", "--gpus", str(tp), "--model", str(folder), *build, "--format", "json",
@@ -216,10 +254,11 @@ def test_a_class_without_a_recipe_is_planned_from_its_config(tmp_path, arch):
         assert plan["memory"]["weights_gib"] * 2**30 * tp == pytest.approx(served, rel=0.03)
     per_element = 1 if "fp8" in plan.get("kv_dtype", "") else 2
     per_gpu = max(1, kv // tp)  # vLLM: max(1, total KV heads // tensor parallel size)
-    expected = _kv_layers(c) * 2 * per_gpu * head_dim * per_element
-    if c.get("kv_lora_rank"):  # MLA: one latent per layer, whatever the split
-        expected = _kv_layers(c) * (c["kv_lora_rank"] + c["qk_rope_head_dim"]) * per_element
-    assert plan["memory"]["kv_bytes_per_token"] == expected
+    rule = KV_RULE[arch]
+    expected = _kv_layers(c, rule) * 2 * per_gpu * head_dim * per_element
+    if rule == "mla":  # one latent per layer, whatever the split
+        expected = _kv_layers(c, "full") * (c["kv_lora_rank"] + c["qk_rope_head_dim"]) * per_element
+    assert plan["memory"]["kv_bytes_per_token"] == expected, f"{arch}: vLLM's {rule} rule in {formula}"
 
 
 def test_a_missing_layer_count_is_named_with_the_names_that_stand_for_it(tmp_path):
