@@ -1,5 +1,5 @@
 """Single fields of a checkpoint's config.json, read as untrusted input: a plain identifier or None, an
-integer or None, and the language model's own fields of a multimodal config (text_config).
+integer or None, and the language model's own fields of a multimodal config (text_config and its kin).
 
 Shared by the readers of the weight format (weightformat), the sizes (sizes), the layout (layouts) and the
 derivation that puts them together (derive).
@@ -30,10 +30,16 @@ def as_int(value: Any) -> int | None:
     return int(value)
 
 
+# where a multimodal config nests its language model: transformers' text_config; InternVL's llm_config (vLLM's
+# internvl.py builds the language model from config.llm_config); DeepSeek-VL2 / OCR's language_config (the
+# text_config vLLM's DeepseekVLV2Config makes of it)
+TEXT_CONFIG_KEYS = ("text_config", "llm_config", "language_config")
+
+
 def text_config(config: dict[str, Any]) -> dict[str, Any]:
-    """The language model's own fields: a multimodal config nests them under text_config."""
-    inner = config.get("text_config")
-    return {**config, **inner} if isinstance(inner, dict) else config
+    """The language model's own fields: a multimodal config nests them (TEXT_CONFIG_KEYS)."""
+    inner = next((config[k] for k in TEXT_CONFIG_KEYS if isinstance(config.get(k), dict)), None)
+    return {**config, **inner} if inner is not None else config
 
 
 def slug(text: str) -> str:

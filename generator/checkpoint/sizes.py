@@ -91,21 +91,30 @@ def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[float, str 
 
 
 def named_towers(vision: dict[str, Any], projector: Any) -> float:
-    """DeepSeek-OCR's vision_config names each encoder under `width` (sam_vit_b, clip-l-14-224: its layers and
-    width), which vLLM's deepseek_ocr.py builds side by side (deepencoder.py), and a linear projector_config
-    (input_dim to n_embed): each block 4 × width² and a 4 × width MLP, plus the projector. 0 for any other
+    """DeepSeek-OCR's vision_config names each encoder under `width` (sam_vit_b, clip-l-14-224, OCR 2's
+    qwen2-0-5b), which vLLM's deepseek_ocr.py / deepseek_ocr2.py build side by side (deepencoder.py,
+    deepencoder2.py), and a linear projector_config (input_dim to n_embed). A tower's layers and width come from
+    the file, else from its defaults in data/architectures.yaml (vision_defaults, by the tower's name); each block
+    is attention (4 × width², or q and o plus grouped k and v where the tower states kv_heads) and an MLP (gate,
+    up and down of intermediate_size where stated, else up and down of 4 × width). 0 for any other
     vision_config."""
     named = vision.get("width")
     if not isinstance(named, dict):
         return 0.0
     total = 0
-    for tower in named.values():
-        if not isinstance(tower, dict):
+    for name, stated in named.items():
+        if not isinstance(stated, dict):
             return 0.0
-        depth, width = as_int(tower.get("layers")), as_int(tower.get("width"))
+        tower: dict[str, Any] = {**vision_defaults().get(str(name), {}), **stated}
+        depth = as_int(tower.get("layers"))
+        width = as_int(tower.get("width")) or as_int(tower.get("dim"))
         if not depth or not width:
             return 0.0
-        total += depth * (4 * width * width + 2 * width * 4 * width)
+        heads, kv = as_int(tower.get("heads")), as_int(tower.get("kv_heads"))
+        attention = 2 * width * width + 2 * width * (kv * (width // heads) if heads and kv else width)
+        inner = as_int(tower.get("intermediate_size"))
+        mlp = 3 * width * inner if inner else 2 * width * 4 * width
+        total += depth * (attention + mlp)
     if isinstance(projector, dict) and word(projector.get("projector_type")) == "linear":
         total += (as_int(projector.get("input_dim")) or 0) * (as_int(projector.get("n_embed")) or 0)
     return float(total)

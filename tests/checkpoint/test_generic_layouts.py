@@ -77,8 +77,15 @@ STORED_16_BIT = {"BloomForCausalLM"}
 # AIN (a Qwen2-VL-7B fine-tune): config.json names bfloat16, but its index's total_size is 4 bytes for each of the
 # 8.29B parameters (https://huggingface.co/Qwen/Qwen2-VL-7B-Instruct lists 8.29B): float32 shards, which vLLM's
 # dtype auto loads in the config's bfloat16, half the files' bytes on the GPU; the same for a MiniCPM-Llama3-V-2.5
-# copy whose config names float16 (https://huggingface.co/openbmb/MiniCPM-Llama3-V-2_5 lists 8.54B parameters)
-STORED_32_BIT = {"Qwen2VLForConditionalGeneration", "MiniCPMV"}
+# copy whose config names float16 (https://huggingface.co/openbmb/MiniCPM-Llama3-V-2_5 lists 8.54B parameters), and
+# the InternVideo2.5 and DeepSeek-OCR copies whose language model config names bfloat16 (float32 at the top level)
+STORED_32_BIT = {"Qwen2VLForConditionalGeneration", "MiniCPMV", "InternVLChatModel", "DeepseekOCRForCausalLM"}
+
+
+def _language_model(config: dict[str, Any]) -> dict[str, Any]:
+    """The language model's own fields: text_config, InternVL's llm_config (vLLM's internvl.py builds the
+    language model from it), DeepSeek-OCR's language_config (deepseek_ocr.py's text_config)."""
+    return next((config[k] for k in ("text_config", "llm_config", "language_config") if k in config), {})
 
 
 def _field(c: dict[str, Any], key: str) -> Any:
@@ -148,11 +155,12 @@ def _kv_heads(c: dict[str, Any]) -> int:
 KV_RULE = {
     "BailingMoeForCausalLM": "full", "BloomForCausalLM": "full", "ChatGLMForConditionalGeneration": "full",
     "ChatGLMModel": "full", "CohereForCausalLM": "full", "DbrxForCausalLM": "full",
-    "DeciLMForCausalLM": "block_configs", "DeepseekForCausalLM": "full", "DeepseekOCRForCausalLM": "full",
-    "DeepseekV2ForCausalLM": "mla", "Ernie4_5_ForCausalLM": "full", "FalconForCausalLM": "full", "FuyuForCausalLM": "full",
-    "GPT2LMHeadModel": "full", "GPTBigCodeForCausalLM": "full", "GPTJForCausalLM": "full",
-    "GPTNeoXForCausalLM": "full", "Gemma2ForCausalLM": "gemma2", "GemmaForCausalLM": "full",
-    "GraniteMoeForCausalLM": "full", "HunYuanMoEV1ForCausalLM": "full", "InternLM2ForCausalLM": "full",
+    "DeciLMForCausalLM": "block_configs", "DeepseekForCausalLM": "full", "DeepseekOCR2ForCausalLM": "full",
+    "DeepseekOCRForCausalLM": "full", "DeepseekV2ForCausalLM": "mla", "Ernie4_5_ForCausalLM": "full",
+    "FalconForCausalLM": "full", "FuyuForCausalLM": "full", "GPT2LMHeadModel": "full",
+    "GPTBigCodeForCausalLM": "full", "GPTJForCausalLM": "full", "GPTNeoXForCausalLM": "full",
+    "Gemma2ForCausalLM": "gemma2", "GemmaForCausalLM": "full", "GraniteMoeForCausalLM": "full",
+    "HunYuanMoEV1ForCausalLM": "full", "InternLM2ForCausalLM": "full", "InternVLChatModel": "full",
     "Lfm2ForCausalLM": "full_attn_idxs", "LightOnOCRForConditionalGeneration": "layer_types",
     "MPTForCausalLM": "full", "MiMoForCausalLM": "full", "MiniCPMV": "full", "MixtralForCausalLM": "full",
     "NemotronHForCausalLM": "pattern", "Olmo2ForCausalLM": "full", "OlmoeForCausalLM": "full",
@@ -208,7 +216,7 @@ def test_every_class_with_a_real_config_names_the_rule_vllm_keeps_its_cache_by()
 def test_a_class_without_a_recipe_is_planned_from_its_config(tmp_path, arch):
     folder = _folder(tmp_path, arch)
     config = json.loads((folder / "config.json").read_text())
-    c = {**config, **config.get("text_config", {})}
+    c = {**config, **_language_model(config)}
     report = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE)
     assert report.code == 0, report.err
     data = report.json()
