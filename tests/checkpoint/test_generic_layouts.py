@@ -3,7 +3,10 @@
 dict, not byte for byte), each planned from a local folder, parameters within 3 % of the
 index's total_size (or of the weight file's size where the repo has one file and no index, or of the parameter
 count the authors publish where no index was found), the KV cache per token as vLLM v0.33.0 computes it per GPU
-(or the last vLLM release that registers the class, where v0.33.0 no longer does). A float32 checkpoint is
+(or the last vLLM release that registers the class, where v0.33.0 no longer does), by the rule KV_RULE names for
+the class, each assertion citing the model file vLLM's registry names for it in that release (its harvested
+registry's module, _formula_file). A multimodal config's language model is its text_config, InternVL's llm_config
+or DeepSeek-OCR's language_config. A float32 checkpoint is
 served in 16 bits (vLLM's dtype auto: _resolve_auto_dtype in vllm/config/model.py), so its cache is 16-bit too,
 and its weights on the GPU are half the files' bytes; the plan's weights are the index's total_size so served
 (within 3 %), less a stored copy of a tied head vLLM does not load. A vision-language class's parameters include
