@@ -30,9 +30,9 @@ def as_int(value: Any) -> int | None:
     return int(value)
 
 
-# where a multimodal config nests its language model: transformers' text_config; InternVL's llm_config (vLLM's
-# internvl.py builds the language model from config.llm_config); DeepSeek-VL2 / OCR's language_config (the
-# text_config vLLM's DeepseekVLV2Config makes of it)
+# where a multimodal config nests its language model: transformers' text_config; InternVL's remote-code
+# llm_config (the text model vLLM's internvl.py builds beside the vision tower); DeepSeek-VL2 / OCR's
+# language_config (the text_config vLLM's DeepseekVLV2Config makes of it)
 TEXT_CONFIG_KEYS = ("text_config", "llm_config", "language_config")
 
 

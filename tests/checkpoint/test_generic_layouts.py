@@ -86,8 +86,8 @@ STORED_32_BIT = {"Qwen2VLForConditionalGeneration", "MiniCPMV", "InternVLChatMod
 
 
 def _language_model(config: dict[str, Any]) -> dict[str, Any]:
-    """The language model's own fields: text_config, InternVL's llm_config (vLLM's internvl.py builds the
-    language model from it), DeepSeek-OCR's language_config (deepseek_ocr.py's text_config)."""
+    """The language model's own fields: text_config, InternVL's llm_config (the text model vLLM's internvl.py
+    builds), DeepSeek-OCR's language_config (deepseek_ocr.py's text_config)."""
     return next((config[k] for k in ("text_config", "llm_config", "language_config") if k in config), {})
 
 
