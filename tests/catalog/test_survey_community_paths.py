@@ -50,3 +50,34 @@ def test_coverage_counts_the_spark_image_for_deepseek_v4_only(cli):
         for s in c["community"]
         if c["family"] != "deepseek-v4-flash"
     )
+
+
+PRO_6000_X8 = ("--gpu", "rtx-pro-6000", "--gpus", "8", "--model", "glm-5")
+WIKI = "https://github.com/voipmonitor/rtx6kpro/blob/b13bf21c17c4f8db6f3a366915e92e8a700ffbb0/models/glm5.md"
+
+
+def test_glm5_on_rtx_pro_6000_plans_with_the_community_sglang_image_in_non_dsa_mode(cli):
+    # April 2026: no vLLM or SGLang release had a DSA path for SM120 (vLLM's came with 0.24.0 in July)
+    answer = cli("explain", *PRO_6000_X8, "--as-of", "2026-04-15", "--format", "json").json()
+    plan = answer["plans"][0]
+    assert plan["build"] == "sglang-sm120-voipmonitor-cu130" and plan["provenance"] == "community"
+    assert plan["image"] == "voipmonitor/sglang:cu130"
+    assert WIKI in _plan_sources(answer, plan)
+    argv = plan["argv"]
+    # the report's BF16 KV (FP8 garbles) and the SM120 FlashInfer MLA backend
+    assert argv[argv.index("--kv-cache-dtype") + 1] == "bfloat16"
+    assert argv[argv.index("--attention-backend") + 1] == "flashinfer"
+
+
+def test_glm5_on_rtx_pro_6000_before_the_report_is_blocked(cli):
+    answer = cli("explain", *PRO_6000_X8, "--as-of", "2026-03-20", "--format", "json").json()
+    assert answer["verdict"] == "blocked"
+
+
+def test_history_shows_the_sm120_image_and_only_glm5_is_counted(cli):
+    text = cli("history", *PRO_6000_X8, "--engine", "sglang").out
+    assert "community path: sglang-sm120-voipmonitor-cu130 (2026-03-30): runnable" in text
+    cells = {(c["family"], c["gpu_class"]): c for c in cli("coverage", "--format", "json").json()["cells"]}
+    assert "sglang-sm120-voipmonitor-cu130" in [s["build"] for s in cells[("glm-5", "sm120")]["community"]]
+    # GLM-5.1 shares the architecture, so a plan may use the image, but no report ran it there
+    assert "sglang-sm120-voipmonitor-cu130" in cells[("glm-5.1", "sm120")]["community_not_reported"]
