@@ -134,7 +134,8 @@ def _check_reported_for(catalog: Catalog, problem: Callable[[str, str, str, str]
     for _, build in catalog.builds():
         for at, model_id in enumerate(build.reported_for):
             if model_id != "*" and model_id not in catalog.models and ("builds", build.id) in catalog.origins:
-                problem("builds", build.id, f"reported_for[{at}]", f"unknown model {model_id!r}; use a model id")
+                message = f"unknown model {model_id!r}; name a model id from `recipegen list models`"
+                problem("builds", build.id, f"reported_for[{at}]", message)
 
 
 def _check_surveys(catalog: Catalog, problem: Callable[[str, str, str, str], None]) -> None:
