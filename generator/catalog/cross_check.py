@@ -125,7 +125,17 @@ def cross_check(catalog: Catalog) -> list[CatalogProblem]:
             if engine_id not in catalog.engines:
                 problem("fingerprints", fp_id, f"engines[{index}]", f"unknown engine {engine_id!r}")
     _check_surveys(catalog, problem)
+    _check_reported_for(catalog, problem)
     return problems
+
+
+def _check_reported_for(catalog: Catalog, problem: Callable[[str, str, str, str], None]) -> None:
+    """The models a build's reports ran are models of the catalog."""
+    for _, build in catalog.builds():
+        for at, model_id in enumerate(build.reported_for):
+            if model_id != "*" and model_id not in catalog.models and ("builds", build.id) in catalog.origins:
+                message = f"unknown model {model_id!r}; name a model id from `recipegen list models`"
+                problem("builds", build.id, f"reported_for[{at}]", message)
 
 
 def _check_surveys(catalog: Catalog, problem: Callable[[str, str, str, str], None]) -> None:

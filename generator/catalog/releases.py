@@ -152,7 +152,8 @@ def _merge(entry: _Entry, parent: Build, problems: list[CatalogProblem]) -> Buil
     change = entry.value
     assert isinstance(change, BuildChange)
     merged: dict[str, Any] = to_data(parent)
-    merged.update(id=change.id, extends=change.extends)
+    # the parent's reports ran the parent: a fork cut from it says which models its own reports ran
+    merged.update(id=change.id, extends=change.extends, reported_for=[])
     before = len(problems)
     for name in change.model_fields_set - {"id", "extends", *KEYS, *PARSER_LISTS, "architectures", "images"}:
         value = getattr(change, name)

@@ -99,6 +99,12 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
             "derived plan: no curated recipe covers this exact path; "
             "every flag comes from catalog facts and the memory plan"
         )
+        if not build.reported(model.id):
+            ran = ", ".join(build.reported_for) if build.reported_for else "no model it names"
+            notes.append(
+                f"not reported for this model: {build.id} ({build.provenance}) was reported serving {ran}; "
+                f"its kernels and formats pass the gates for {model.id}, but no report ran {model.id} on it"
+            )
     if cand.budget is not None:
         notes.extend(cand.budget.notes)
     flags, env, workaround_notes = with_workarounds(cand, flags, env, request.hardware)

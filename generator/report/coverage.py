@@ -1,5 +1,6 @@
 """Where the catalog is thin: per model family × GPU class, the official release a path runs on since, the
-community paths (images, forks, backports) that run it, and the builds' known defects that hit it.
+community paths (images, forks, backports) reported to run it (a build's `reported_for`), and the builds' known
+defects that hit it.
 
 "Runs" here means every gate that needs no memory plan passes (architecture, weight format, kernels, image
 and CUDA): whether a model fits a card is a question of the fleet, not of the catalog's coverage. A cell with
@@ -50,6 +51,8 @@ class Cell:
     # of defects_closed, those whose fixing build the catalog names (fixed_in); the rest were only not reported
     # against the newest release, which is not the same as fixed
     defects_fixed: tuple[str, ...] = ()
+    # side builds whose gates pass but whose reports ran other models: what a plan may use, not a path anyone found
+    unreported: tuple[str, ...] = ()
 
     @property
     def found(self) -> bool:
@@ -89,7 +92,10 @@ def _cell(catalog: Catalog, model: Model, gpu_class: str, hw_id: str, platforms:
     opened = set().union(*(hits.get(b.id, set()) for b in newest.values() if b is not None))
     released = {b.id for e in catalog.engines.values() for b in e.builds if b.provenance == "official"}
     closed = set().union(*(ids for build_id, ids in hits.items() if build_id in released)) - opened
-    side = sorted((b for b in running.values() if b.provenance != "official"), key=lambda b: (b.released, b.id))
+    # a side path counts for the models its reports ran: a GLM fork whose kernels happen to pass for DeepSeek R1 is
+    # not a way someone found to run R1 (plans may still use it, and say it was not reported for the model)
+    others = sorted((b for b in running.values() if b.provenance != "official"), key=lambda b: (b.released, b.id))
+    side = [b for b in others if b.reported(model.id)]
     named_fix = {d.id for _, b in catalog.builds() for d in b.defects if d.fixed_in is not None}
     return Cell(
         family=model.id,
@@ -101,6 +107,7 @@ def _cell(catalog: Catalog, model: Model, gpu_class: str, hw_id: str, platforms:
         defects_closed=tuple(sorted(closed)),
         surveyed=last_surveyed(list(catalog.surveys.values()), model.id, gpu_class),
         defects_fixed=tuple(sorted(closed & named_fix)),
+        unreported=tuple(b.id for b in reversed(others) if not b.reported(model.id)),
     )
 
 
@@ -156,6 +163,7 @@ def to_json(cells: list[Cell]) -> dict[str, Any]:
                 else None,
                 "official_newest_runs": c.official_now,
                 "community": [{"build": b, "released": str(d)} for b, d in c.community],
+                "community_not_reported": list(c.unreported),
                 "defects_open": list(c.defects_open),
                 "defects_closed": list(c.defects_closed),
                 "defects_fixed": list(c.defects_fixed),

@@ -39,6 +39,7 @@ def _engine_rows(catalog: Catalog, detail: bool) -> list[dict[str, Any]]:
                 or (f"source: {b.source_build.repo}" if b.source_build else "none known (not deployable here)"),
             }
             if detail:
+                row["reported_for"] = list(b.reported_for)  # the models its reports served
                 engine_id = harvest.engine_of(b)
                 row["harvested"] = harvest.summary(engine_id, b.version) if engine_id else None
             out.append(row)

@@ -21,6 +21,7 @@ def test_a_reported_community_path_fills_a_gap(cli, tmp_path):
     gap = cell(before, "deepseek-v3.2", "sm86")
     assert gap["official_since"] is None and gap["community"] == []
     build = yaml.safe_load((REPO / "docs" / "templates" / "community-build.yaml").read_text())
+    build["reported_for"] = ["deepseek-v3.2"]
     build["verified_sm"] = ["8.6"]
     build["kernels"]["add"][0] |= {"sm": ["8.6"], "provides": "attention.sparse_mla"}
     indexer = {"name": "EXAMPLE_DSA_INDEXER", "provides": "indexer.dsa"}
@@ -111,3 +112,74 @@ def test_validate_names_the_survey_field_that_is_wrong(cli, tmp_path, entry, fie
     assert result.code != 0 and "Traceback" not in result.err
     line = next(line for line in result.err.splitlines() if "surveys/t.yaml" in line)
     assert field in line and message in line
+
+
+def _dsa_build_for(tmp_path, reported_for: list[str] | None) -> str:
+    """The template's build with DSA kernels on sm86, reported for the given models (None: the key left out)."""
+    build = yaml.safe_load((REPO / "docs" / "templates" / "community-build.yaml").read_text())
+    build.pop("reported_for")
+    if reported_for is not None:
+        build["reported_for"] = reported_for
+    build["verified_sm"] = ["8.6"]
+    build["kernels"]["add"][0] |= {"sm": ["8.6"], "provides": "attention.sparse_mla"}
+    indexer = {"name": "EXAMPLE_DSA_INDEXER", "provides": "indexer.dsa"}
+    build["kernels"]["add"].append(build["kernels"]["add"][0] | indexer)
+    folder = tmp_path / "engines" / "vllm"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{build['id']}.yaml").write_text(yaml.safe_dump(build, sort_keys=False))
+    return str(tmp_path)
+
+
+@pytest.mark.parametrize("reported_for", [None, ["glm-5.2"]])
+def test_a_side_path_reported_for_other_models_is_not_counted(cli, tmp_path, reported_for):
+    recipes = _dsa_build_for(tmp_path, reported_for)
+    gap = cell(cli("coverage", "--format", "json", "--recipes", recipes).json(), "deepseek-v3.2", "sm86")
+    assert gap["community"] == [] and gap["community_not_reported"] == ["vllm-example-sm120-image"]
+    row = next(line for line in cli("coverage", "--recipes", recipes).out.splitlines() if "| deepseek-v3.2 |" in line)
+    assert row.split(" | ")[2].startswith("none found")
+    # a plan may still use it, and says whose reports it rests on
+    args = ("--gpu", "rtx-a6000", "--gpus", "8", "--model", "deepseek-v3.2", "--recipes", recipes, "--format", "json")
+    plans = [p for p in cli("explain", *args).json()["plans"] if p["build"] == "vllm-example-sm120-image"]
+    assert plans, "the build passes the gates, so a plan uses it"
+    ran = ", ".join(reported_for) if reported_for else "no model it names"
+    said = f"not reported for this model: vllm-example-sm120-image (community) was reported serving {ran}"
+    assert any(n.startswith(said) for n in plans[0]["notes"])
+
+
+def test_the_built_in_side_paths_count_only_for_the_models_their_reports_ran(cli):
+    reported = {
+        row["build"]: row["reported_for"] for row in cli("list", "engines", "--format", "json").json() if row["build"]
+    }
+    table = cli("coverage", "--format", "json").json()
+    for c in table["cells"]:
+        for side in c["community"]:
+            ran = reported[side["build"]]
+            assert c["family"] in ran or "*" in ran, (c["family"], c["gpu_class"], side["build"])
+    # the case that misled: GLM-5.x forks for SM80 pass DeepSeek R1's dense-MLA gates, but nobody ran R1 on them
+    r1 = cell(table, "deepseek-r1", "sm80")
+    assert r1["community"] == [] and "vllm-glm52-sm80-pr47629" in r1["community_not_reported"]
+    assert "vllm-glm52-sm80-pr47629" in [side["build"] for side in cell(table, "glm-5.2", "sm80")["community"]]
+
+
+def test_reported_for_is_not_inherited_through_extends(cli, tmp_path):
+    recipes = _dsa_build_for(tmp_path, ["deepseek-v3.2"])
+    child = {
+        "id": "vllm-example-child",
+        "extends": "vllm-example-sm120-image",
+        "version": "image example/vllm:child",
+        "released": "2026-12-01",
+        "images": {"x86_64": "example/vllm:child"},
+        "sources": [{"url": "https://github.com/example-org/vllm/pull/2", "date": "2026-12-01", "note": "x"}],
+    }
+    (tmp_path / "engines" / "vllm" / "vllm-example-child.yaml").write_text(yaml.safe_dump(child, sort_keys=False))
+    c = cell(cli("coverage", "--format", "json", "--recipes", recipes).json(), "deepseek-v3.2", "sm86")
+    assert [side["build"] for side in c["community"]] == ["vllm-example-sm120-image"]
+    assert c["community_not_reported"] == ["vllm-example-child"]
+
+
+def test_validate_names_a_reported_model_the_catalog_lacks(cli, tmp_path):
+    recipes = _dsa_build_for(tmp_path, ["deepseek-v3.2", "no-such-model"])
+    result = cli("validate", recipes)
+    assert result.code != 0 and "Traceback" not in result.err
+    line = next(line for line in result.err.splitlines() if "vllm-example-sm120-image.yaml" in line)
+    assert "reported_for[1]" in line and "unknown model 'no-such-model'" in line

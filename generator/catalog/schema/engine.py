@@ -11,6 +11,7 @@ from ..capability import CapabilitySet
 from .common import HostArch, KernelOp, KvDtype, Source, Sourced
 from .imagenames import ImageNames
 from .records import Limits, Strict
+from .survey import Family
 from .text import (
     Alias,
     ArgWord,
@@ -309,6 +310,13 @@ class Build(Sourced):
     weight_formats: Annotated[list[WeightFormat], Limits(min_length=1)]
     defects: list[Defect] = field(default_factory=list)
     notes: list[Text] = field(default_factory=list)
+    # the models its reports served ('*': a general build its sources vouch for across models, such as a vendor
+    # container); coverage counts a side path for a model only when named here, and it is never inherited
+    reported_for: list[Family] = field(default_factory=list)
+
+    def reported(self, model_id: str) -> bool:
+        """Whether a report (or, for an official release, the release itself) vouches for this model on it."""
+        return self.provenance == "official" or "*" in self.reported_for or model_id in self.reported_for
 
     def _check(self) -> None:
         if self.provenance in ("community", "fork") and not _dated_url(self.sources):

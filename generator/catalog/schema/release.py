@@ -11,6 +11,7 @@ from ..capability import CapabilitySet
 from .common import HostArch, Sources
 from .engine import Defect, Kernel, Provenance, SourceBuild, WeightFormat
 from .strict_model import StrictModel
+from .survey import Family
 from .text import GitRef, Id, ImageRef, Name, Text, Version, Word
 
 T = TypeVar("T")
@@ -70,6 +71,7 @@ class BuildChange(StrictModel):
     defects: KeyedEdit[Defect] | None = None
     notes: list[Text] | None = None
     sources: Sources | None = None
+    reported_for: list[Family] | None = None  # never inherited: a build's reports are its own
 
 
 # the parser lists a release may state (unstated ones are inherited but marked as not re-checked)
