@@ -23,6 +23,10 @@ from .footprint import Footprint
 GIB = float(2**30)
 SMALL_BATCH = 4  # default scheduler cap when nothing else decides it
 MIN_CONTEXT = 4096
+# below a context this long every few thousand tokens count (a 32B on a 24 GB card holds 28,672, and rounding
+# down to a power of two would plan 16,384): sizes step by FINE_STEP; above it, by powers of two
+FINE_CONTEXT = 32768
+FINE_STEP = 4096
 
 
 @frozen
@@ -60,13 +64,18 @@ class Budget:
 
 
 def round_contexts(max_context: int) -> list[int]:
-    """The model's max, then power-of-two sizes below it (in 1024s), largest first."""
+    """The model's max, then power-of-two sizes below it (in 1024s) down to FINE_CONTEXT, then every
+    FINE_STEP below that, largest first."""
     sizes = [max_context]
     size = 1 << (max(max_context - 1, 1)).bit_length() - 1
-    while size >= MIN_CONTEXT:
+    while size > FINE_CONTEXT:
         if size < max_context and size % 1024 == 0:
             sizes.append(size)
         size //= 2
+    size = min(FINE_CONTEXT, (max_context - 1) // FINE_STEP * FINE_STEP)
+    while size >= MIN_CONTEXT:
+        sizes.append(size)
+        size -= FINE_STEP
     return sizes
 
 

@@ -8,17 +8,22 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
   3. native weight kernels before a fallback (Marlin costs throughput), and a path with a known
      defect (of the checkpoint on this engine, or of the build on this GPU) after both;
   4. newer build first (facts move with releases);
-  5. larger planned context, up to USABLE_CONTEXT: past it, more context is not worth a slower path;
+  5. larger planned context, up to ROOMY_CONTEXT, by its power of two (context_tier): a 4k or 8k window cuts
+     a chat or a document short whatever the speed;
   6. a path that decodes one request at INTERACTIVE_TPS or faster before one that does not: below that a user
-     waits on every answer, and the faster path is worth more than the precision class;
-  7. precision class, between paths that are both fast enough: 8-bit (near-lossless, half the bytes BF16 reads
+     waits on every answer, and the faster path is worth more than more context past ROOMY_CONTEXT or the
+     precision class (Llama 3.3 70B on 2 × RTX 3090: AWQ on both GPUs at ~27 tok/s with 20k, not a layer-split
+     Q4_K_M at ~17 with 32k);
+  7. larger planned context, up to USABLE_CONTEXT, by its power of two: past it, more context is not worth a
+     slower path, and within one power of two (20k and 28k) neither is a few thousand tokens;
+  8. precision class, between paths that are both fast enough: 8-bit (near-lossless, half the bytes BF16 reads
      per token), then 4-bit (faster still, lossier), then 16-bit; a Q4_K_M GGUF and an AWQ checkpoint are one
      class, Q8_0 and FP8 another. Not among offloaded or slow paths: every one of them is slow, and the fewer
      bytes each step reads the faster it is, so speed decides;
-  8. faster estimated decode of one request at a typical context (speed.py): among paths of one class that
+  9. faster estimated decode of one request at a typical context (speed.py): among paths of one class that
      fit with a usable context, the fastest is the one an experienced user picks first;
-  9. smaller checkpoint (less to download, more headroom);
-  10. ids, for a stable order.
+  10. smaller checkpoint (less to download, more headroom);
+  11. ids, for a stable order.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ PROVENANCE_ORDER = {"official": 0, "model-image": 1, "community": 2, "fork": 3}
 # a context this long covers everyday chat, RAG and coding sessions; two paths that both plan at least this
 # much are ranked by speed, not by which one squeezes in a longer window
 USABLE_CONTEXT = 32768
+# a context this long holds a long chat or a sizeable document; below it context outranks speed
+ROOMY_CONTEXT = 16384
 # tokens per second of one request's decode that a chat or a reasoning model's thinking does not keep a user
 # waiting on (several times reading speed); a slower path loses to a faster one whatever its precision
 INTERACTIVE_TPS = 25.0
@@ -64,7 +71,12 @@ def checkpoint_gib(c: Candidate) -> float:
     return c.budget.weights_gib + host
 
 
-RankKey = tuple[int, int, int, int, int, int, int, int, int, int, float, float, str, str, str]
+RankKey = tuple[int, int, int, int, int, int, int, int, int, int, int, float, float, str, str, str]
+
+
+def context_tier(context: int, cap: int = USABLE_CONTEXT) -> int:
+    """The power of two a planned context reaches, up to `cap` (16,384-32,767 tokens: one tier)."""
+    return min(context, cap).bit_length()
 
 
 def slow(c: Candidate) -> bool:
@@ -82,8 +94,9 @@ def rank_key(c: Candidate) -> RankKey:
         2 if defects(c) else (1 if c.via_fallback else 0),
         len(c.unparsed),
         -c.build.released.toordinal(),
-        -min(context, USABLE_CONTEXT),
+        -context_tier(context, ROOMY_CONTEXT),
         int(slow(c)),
+        -context_tier(context),
         CLASS_ORDER[c.weight_bits] if c.offload is None and not slow(c) else 0,
         -c.speed.decode_tps if c.speed else 0.0,
         checkpoint_gib(c),
@@ -123,8 +136,9 @@ def rank_floor(p: Preview, may_offload: bool) -> RankKey:
         2 if p.checkpoint_defects else (1 if p.via_fallback else 0),
         len(p.unparsed),
         -p.build.released.toordinal(),
-        -USABLE_CONTEXT,
+        -context_tier(ROOMY_CONTEXT),
         0,
+        -context_tier(USABLE_CONTEXT),
         CLASS_ORDER[p.weight_bits] if gpu_only else 0,
         float("-inf"),
         float("-inf"),
@@ -186,8 +200,17 @@ def _tps(c: Candidate) -> str:
     return f"~{c.speed.decode_tps:.1f}" if c.speed.decode_tps < 10 else f"~{c.speed.decode_tps:.0f}"
 
 
-def _both_usable(a: Candidate, b: Candidate) -> bool:
-    return min(a.settings.context or 0, b.settings.context or 0) >= USABLE_CONTEXT
+def _less_context(first: Candidate, second: Candidate) -> str:
+    """What the faster plan gives up, when speed won over a larger context."""
+    a, b = first.settings.context or 0, second.settings.context or 0
+    return f", with {a:,} tokens of context against {b:,}" if a < b else ""
+
+
+def _contexts(first: Candidate, second: Candidate) -> str:
+    """The end of a speed reason: both contexts usable, or what the faster one gives up (one tier, so speed won)."""
+    if min(first.settings.context or 0, second.settings.context or 0) >= USABLE_CONTEXT:
+        return f", both with at least {USABLE_CONTEXT:,} tokens of context)"
+    return _less_context(first, second) + ")"
 
 
 def _kernel_or_defect(first: Candidate, second: Candidate) -> str:
@@ -223,11 +246,12 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         "a build that parses the model's tool calls and thinking before one that lacks those parsers",
         f"newer build ({first.build.released} vs {second.build.released})",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
-        f"an interactive decode speed before a slower one ({_tps(first)} vs {_tps(second)} tok/s for one request;"
-        f" below {INTERACTIVE_TPS:.0f} tok/s speed outranks precision)",
+        f"an interactive decode speed before a slower one ({_tps(first)} vs {_tps(second)} tok/s for one request"
+        + _less_context(first, second)
+        + f"; below {INTERACTIVE_TPS:.0f} tok/s speed outranks precision and context past {ROOMY_CONTEXT:,} tokens)",
+        f"larger planned context ({first.settings.context} vs {second.settings.context})",
         f"{_bits(first)} checkpoint before {_bits(second)} one ({CLASS_WHY[first.weight_bits]})",
-        f"faster estimated decode ({_tps(first)} vs {_tps(second)} tok/s for one request"
-        + (f", both with at least {USABLE_CONTEXT:,} tokens of context)" if _both_usable(first, second) else ")"),
+        f"faster estimated decode ({_tps(first)} vs {_tps(second)} tok/s for one request" + _contexts(first, second),
         f"a smaller checkpoint ({checkpoint_gib(first):.1f} vs {checkpoint_gib(second):.1f} GiB per GPU)",
     ]
     for index, label in enumerate(labels):
@@ -237,6 +261,11 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         return (
             f"equal on every criterion to {second.variant.repo}'s copy: either serves"
             f" — next: {second.build.id} / {second.variant.id}"
+        )
+    if first.build.id == second.build.id and first.weight_bits == second.weight_bits:
+        return (
+            f"equal on every criterion to {second.variant.repo} ({second.variant.quant}, also {first.weight_bits}-bit,"
+            f" the same size and speed): either serves — next: {second.build.id} / {second.variant.id}"
         )
     return f"tie on every criterion; ordered by id — next: {second.build.id} / {second.variant.id}"
 

@@ -107,6 +107,9 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
             )
     if cand.budget is not None:
         notes.extend(cand.budget.notes)
+    split = layer_split_note(cand)
+    if split:
+        notes.append(split)
     flags, env, workaround_notes = with_workarounds(cand, flags, env, request.hardware)
     notes.extend(f"known defect: {text}" for text in defects(cand))
     notes.extend(workaround_notes)
@@ -127,6 +130,22 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         image=build.images.get(arch) if build.source_build is None else None,
         host_arch=arch,
     )
+
+
+def layer_split_note(cand: Candidate) -> str | None:
+    """What a second GPU buys an engine that splits whole layers (llama.cpp): memory, not speed. Said on every
+    such plan of several GPUs, with whether one GPU would hold the same plan."""
+    budget, gpus = cand.budget, cand.layout.gpus_per_node
+    if cand.engine.parallelism != "layers" or gpus < 2 or budget is None or cand.offload is not None:
+        return None
+    text = (
+        f"layers split over {gpus} GPUs run in turn: a request decodes at one GPU's speed, the others add memory"
+        " (tensor parallel uses all at once)"
+    )
+    one_gpu = gpus * (budget.weights_gib + budget.kv_gib + budget.state_gib) + budget.reserve_gib
+    if one_gpu <= budget.gpu_gib:
+        text += f"; one GPU holds this plan ({one_gpu:.1f} of {budget.gpu_gib:g} GiB): --gpus 1 frees the rest"
+    return text
 
 
 def with_offload(flags: list[Flag], offloaded: list[Flag]) -> list[Flag]:

@@ -50,8 +50,10 @@ class BuildVerdict:
         word = "blocked" if self.gate.outcome == "fail" else "unknown"
         # the same reason reads the same in every build ("does not load X", not "vllm-0.24.0 does not load X")
         # (normalised before it is shortened, so builds with ids of different lengths cut it at the same place)
+        # (the parentheticals go first: "B (CUDA 12.9) is not compiled for sm80" is "is not compiled for sm80",
+        # never " is not compiled …" with its subject gone and a stray space left where it was)
         build = self.build.id
-        reason = self.gate.reason.removeprefix(f"{build} ").replace(f" in {build}", "")
+        reason = _bare(self.gate.reason).removeprefix(f"{build} ").replace(f" in {build}", "")
         reason = short(reason.replace(build, "the build"))
         return f"{word} ({self.gate.gate}: {reason})"
 
@@ -115,12 +117,16 @@ class EngineHistory:
         return text
 
 
-def short(reason: str, limit: int = 90) -> str:
+def _bare(reason: str) -> str:
+    """The reason's first clause without its parentheticals (the why, a CUDA version), not what follows them."""
     text = reason.split(" — ")[0].split(" | ")[0]
-    # drop the parentheticals (the why, a CUDA version), not what follows them
     while (inner := re.sub(r" ?\([^()]*\)", "", text)) != text:
         text = inner
-    return clip(text, limit)
+    return text.strip()
+
+
+def short(reason: str, limit: int = 90) -> str:
+    return clip(_bare(reason), limit)
 
 
 def _parsers(request: Request | None, cand: Candidate) -> tuple[str, ...]:

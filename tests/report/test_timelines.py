@@ -326,3 +326,27 @@ def test_glm53_flash_loads_from_vllm_0_30_but_sm120_waits_for_a_nope_kernel(cli)
     # 0.30.0's own selector accepts a NoPE sparse-MLA backend on SM12x (the harvest); the kernel behind it asserts
     # DeepSeek's 64-dim RoPE part, a known defect of that release, so the gate names the defect
     assert "vllm-0.30-sm12x-nope-sparse-mla-pe-dim" in blackwell_ws["vllm-0.30.0"]["reason"]
+
+
+def test_a_build_not_compiled_for_the_gpu_reads_whole_in_history(cli):
+    # SM120/Blackwell images on an A100: the platform gate names the build and its CUDA version first ("B (CUDA
+    # 12.9) is not compiled for sm80 (…)"); history drops the build's own name and the parentheticals, and must
+    # keep the sentence whole, never "platform:  is not compiled" with its subject gone
+    result = cli("history", "--gpu", "sm80", "--model", "qwen3-32b")
+    assert result.code == 0, result.err
+    compiled = [line for line in result.out.splitlines() if "not compiled for sm80" in line]
+    assert compiled, result.out
+    for line in compiled:
+        assert "(platform: is not compiled for sm80)" in line, line
+        assert "  " not in line.strip(), line
+    payload = cli("history", "--gpu", "sm80", "--model", "qwen3-32b", "--format", "json").json()
+    uncompiled = [
+        side
+        for engine in payload["engines"]
+        for side in engine["side_paths"]
+        if side["gate"] == "platform" and "is not compiled for sm80" in side["reason"]
+    ]
+    assert uncompiled
+    for side in uncompiled:  # the JSON keeps the whole reason; the text line names the build once, before it
+        assert side["reason"].startswith(f"{side['build']} (CUDA "), side["reason"]
+        assert any(f"{side['build']} ({side['released']}): blocked (platform: is not" in line for line in compiled)
