@@ -6,15 +6,18 @@ from __future__ import annotations
 from tests.support.release_history import explain, history_of, verdicts
 
 
-def test_qwen3_next_bf16_on_hopper_with_0_19_0_gets_the_triton_moe_workaround(cli):
-    """vllm#39288: the FlashInfer CUTLASS unquantized MoE crashes Qwen3-Next BF16 in graph capture on H100."""
-    args = ("--gpu", "h100", "--model", "qwen3-next-80b-a3b-instruct", "--variant", "bf16", "--build", "vllm==0.19.0")
-    plan = explain(cli, *args)["plans"][0]
-    assert [d["id"] for d in plan["build_defects"]] == ["vllm-0.19-qwen3next-flashinfer-cutlass-moe"]
+def test_qwen3_next_bf16_on_hopper_with_0_20_1_gets_the_triton_moe_workaround(cli):
+    """vllm#39288: the FlashInfer CUTLASS unquantized MoE crashes Qwen3-Next BF16 in graph capture on H100. It is
+    the default from 0.20.1 on; 0.19.0 picks Triton unless VLLM_USE_FLASHINFER_MOE_FP16 is set, so it is clean."""
+    args = ("--gpu", "h100", "--model", "qwen3-next-80b-a3b-instruct", "--variant", "bf16")
+    plan = explain(cli, *args, "--build", "vllm==0.20.1")["plans"][0]
+    assert [d["id"] for d in plan["build_defects"]] == ["vllm-0.20-qwen3next-flashinfer-cutlass-moe"]
     assert ("--moe-backend", "triton") in {(f["flag"], f.get("value")) for f in plan["flags"]}
+    older = explain(cli, *args, "--build", "vllm==0.19.0")["plans"][0]
+    assert older["build_defects"] == []
     # the FP8 checkpoint is not the one reported
     fp8 = explain(
-        cli, "--gpu", "h100", "--model", "qwen3-next-80b-a3b-instruct", "--variant", "fp8", "--build", "vllm==0.19.0"
+        cli, "--gpu", "h100", "--model", "qwen3-next-80b-a3b-instruct", "--variant", "fp8", "--build", "vllm==0.20.1"
     )["plans"][0]
     assert fp8["build_defects"] == []
 
