@@ -95,3 +95,19 @@ def test_nvfp4_with_an_fp8_kv_cache_on_rtx_pro_6000_gets_triton_attention_on_0_2
     assert ("--attention-backend", "TRITON_ATTN") in {(f["flag"], f.get("value")) for f in plan["flags"]}
     bf16 = explain(cli, *args, "--kv-cache-dtype", "bfloat16")["plans"][0]
     assert not any("flashinfer-nvfp4-fp8-kv" in d["id"] for d in bf16["build_defects"])
+
+
+def test_dense_models_on_0_25_to_0_28_carry_the_v2_runner_graph_memory_defect_and_run_on_the_v1_runner(cli):
+    """vllm#49224: dense models default to Model Runner V2 from 0.25.0, whose CUDA-graph memory profile is 0 until
+    0.29.0 (read in the wheels); MoE models stay on the V1 runner, and an eager run captures no graphs."""
+    oom = "vllm-0.25-mrv2-dense-cudagraph-oom"
+    dense = verdicts(history_of(cli, "vllm", "l40s", "llama-3.3-70b", 8))
+    assert oom not in dense["vllm-0.24.0"]["defects"] and oom not in dense["vllm-0.29.0"]["defects"]
+    assert all(oom in dense[b]["defects"] for b in ("vllm-0.25.0", "vllm-0.26.0", "vllm-0.27.1", "vllm-0.28.0"))
+    eager = verdicts(history_of(cli, "vllm", "l40s", "llama-3.3-70b", 8, "--eager"))
+    assert oom not in eager["vllm-0.26.0"]["defects"]
+    moe = verdicts(history_of(cli, "vllm", "h100", "qwen3-30b-a3b", 1))
+    assert oom not in moe["vllm-0.26.0"]["defects"]
+    args = ("--gpu", "l40s", "--gpus", "8", "--model", "llama-3.3-70b", "--build", "vllm-0.26.0")
+    plan = explain(cli, *args)["plans"][0]
+    assert ("VLLM_USE_V2_MODEL_RUNNER", "0") in {(e["name"], e["value"]) for e in plan["env"]}
