@@ -50,11 +50,12 @@ def test_lint_flags_an_fp8_kv_command_and_not_a_bf16_or_eager_one(cli):
         assert not any("FlashMLA" in f["why"] for f in defect_findings(lint(cli, *base, *clean)))
 
 
-def test_history_with_fp8_kv_shows_the_flashmla_defect_arrive_at_0_15_1_and_leave_at_0_20_1(cli):
+def test_history_with_fp8_kv_shows_the_flashmla_defect_arrive_at_0_15_1_and_leave_at_0_19_0(cli):
+    """vllm#35175 (persistent CUDA-graph buffers for the FP8 FlashMLA metadata) is first in the 0.19.0 wheel."""
     builds = verdicts(history_of(cli, "vllm", "h100", "deepseek-v3.1", 8, "--kv-cache-dtype", "fp8"))
     assert FLASHMLA not in builds["vllm-0.14.0"]["defects"]
-    assert FLASHMLA in builds["vllm-0.15.1"]["defects"] and FLASHMLA in builds["vllm-0.19.0"]["defects"]
-    assert FLASHMLA not in builds["vllm-0.20.1"]["defects"]
+    assert FLASHMLA in builds["vllm-0.15.1"]["defects"] and FLASHMLA in builds["vllm-0.18.0"]["defects"]
+    assert FLASHMLA not in builds["vllm-0.19.0"]["defects"] and FLASHMLA not in builds["vllm-0.20.1"]["defects"]
     plain = verdicts(history_of(cli, "vllm", "h100", "deepseek-v3.1", 8))
     assert FLASHMLA not in plain["vllm-0.15.1"]["defects"]
 
