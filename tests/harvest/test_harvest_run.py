@@ -243,6 +243,36 @@ def test_merge_adds_capabilities_to_the_committed_run_as_one_run_of_all_of_them_
     assert json.loads((tmp_path / "vllm" / "9.9.9.ran.json").read_text())["quantization"]["capabilities"] == [90]
 
 
+def test_merge_of_a_capability_already_in_the_table_replaces_its_cases(ran, tmp_path):
+    """A capability rerun after a probe fix (0.26.0's SM90 MLA cases that errored): its cases, errors and
+    kernel verdicts are this run's, the other capabilities stay as they were."""
+    facts_before, whole = ran
+    (tmp_path / "vllm").mkdir()
+    (tmp_path / "vllm" / "9.9.9.json").write_text(json.dumps(facts_before))
+    stale = json.loads(json.dumps(whole))
+    selector = stale["attention_selector"]
+    selector["reasons"].append("AttributeError: stand-in has no hf_config")
+    broken = 0
+    for case in selector["cases"]:
+        if case["capability"] == 90 and case["shape"] != "gqa":
+            for key in ("order", "valid", "selected", "rejected"):
+                case.pop(key, None)
+            case["error"] = "AttributeError: stand-in has no hf_config"
+            broken += 1
+    selector["case_errors"] = {"count": broken, "reasons": {"AttributeError: stand-in has no hf_config": broken}}
+    stale["quantization"]["linear_kernels"]["fp8_w8a8"]["first_supported"]["90"] = "stale"
+    stale["ran_on"] = "2026-12-01"
+    (tmp_path / "vllm" / "9.9.9.ran.json").write_text(json.dumps(stale))
+    proc = _run(tmp_path, "vllm==9.9.9", "--run", "--python", sys.executable, "--caps", "90", "--merge")
+    assert proc.returncode == 0 and "unanswered" not in proc.stderr, proc.stderr
+    merged = json.loads((tmp_path / "vllm" / "9.9.9.ran.json").read_text())
+    assert broken > 0 and _expanded(merged) == _expanded(whole)
+    assert merged["quantization"] == whole["quantization"]
+    assert merged["earlier_run"] == {"ran_on": "2026-12-01", "capabilities": [75, 100]}
+    written = json.loads((tmp_path / "vllm" / "9.9.9.json").read_text())
+    assert "case_errors" not in written["tables"]["attention_selector"]
+
+
 def test_merge_refuses_a_run_from_other_packages_in_one_line(tmp_path):
     (tmp_path / "vllm").mkdir()
     facts = {"engine": "vllm", "release": "9.9.9", "sha256": None, "tables": {}}
