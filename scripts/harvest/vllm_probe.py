@@ -339,6 +339,15 @@ def attention(capability: int) -> dict[str, Any]:
     return {"cases": rows, "imports": import_report}
 
 
+def _is_scaled_mm(module: Any) -> bool:
+    return module.__name__.endswith(".scaled_mm") and hasattr(module, "_POSSIBLE_KERNELS")
+
+
+def _holds(module: Any, family: str) -> bool:
+    """0.14.0's scaled_mm names its INT8 table _POSSIBLE_KERNELS, the name of the wNa16 table elsewhere."""
+    return not (family == "wna16" and module.__name__.endswith(".scaled_mm"))
+
+
 def linear_kernels(capability: int) -> dict[str, Any]:
     simulate(capability)
     from vllm.platforms.interface import PlatformEnum
@@ -349,7 +358,9 @@ def linear_kernels(capability: int) -> dict[str, Any]:
             modules.append(importlib.import_module(name))
     out: dict[str, Any] = {}
     for family, table_name in LINEAR_FAMILIES.items():
-        table = next((getattr(m, table_name) for m in modules if hasattr(m, table_name)), None)
+        table = next((getattr(m, table_name) for m in modules if hasattr(m, table_name) and _holds(m, family)), None)
+        if table is None and family == "int8_w8a8":  # 0.14.0: scaled_mm._POSSIBLE_KERNELS
+            table = next((m._POSSIBLE_KERNELS for m in modules if _is_scaled_mm(m)), None)
         if table is None:
             continue
         verdicts: dict[str, str] = {}

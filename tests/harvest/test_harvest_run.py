@@ -124,6 +124,28 @@ def test_quantization_minimums_and_kernels_per_capability(ran):
     assert quant["moe_kernels"]["fp8"]["DEEPGEMM"] == {"DeepGemmExperts": {"75": False, "90": True, "100": True}}
 
 
+def test_an_int8_table_named_as_the_wna16_one_is_read_as_int8(tmp_path):
+    """0.14.0's scaled_mm keeps its INT8 W8A8 kernels in `_POSSIBLE_KERNELS`, the name the wNa16 table has in the
+    mixed-precision module: each family gets its own table."""
+    (tmp_path / "vllm").mkdir()
+    facts = {"engine": "vllm", "release": "9.9.9", "sha256": None, "tables": {}}
+    (tmp_path / "vllm" / "9.9.9.json").write_text(json.dumps(facts))
+    proc = _run(
+        tmp_path,
+        "vllm==9.9.9",
+        "--run",
+        "--python",
+        sys.executable,
+        "--caps",
+        "90",
+        env={"STAND_IN_SELECTOR": "0.14.0"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    linear = json.loads((tmp_path / "vllm" / "9.9.9.ran.json").read_text())["quantization"]["linear_kernels"]
+    assert linear["int8_w8a8"]["candidates"] == ["CutlassScaledMMLinearKernel"]
+    assert linear["wna16"]["candidates"] == ["MarlinLinearKernel"]
+
+
 def test_a_capability_whose_probe_fails_is_left_out_of_its_table_with_the_reason(tmp_path):
     (tmp_path / "vllm").mkdir()
     facts = {"engine": "vllm", "release": "9.9.9", "sha256": None, "tables": {}}
