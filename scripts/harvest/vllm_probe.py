@@ -217,6 +217,23 @@ def _heads(function: Any, heads: int | None) -> dict[str, Any]:
     return {"num_heads": heads} if "num_heads" in inspect.signature(function).parameters else {}
 
 
+def _selector_config() -> Any:
+    """The release's AttentionSelectorConfig (0.13.0 keeps it in vllm/attention/selector.py), or None where the
+    selector has none (0.12.0, 0.11.1)."""
+    for module in ("vllm.v1.attention.selector", "vllm.attention.selector"):
+        with contextlib.suppress(ImportError, AttributeError):
+            return importlib.import_module(module).AttentionSelectorConfig
+    return None
+
+
+def _decoder_attention() -> Any:
+    """AttentionType.DECODER, the attn_type a decoder layer asks the 0.12.0/0.11.1 selector with."""
+    for module in ("vllm.attention.backends.abstract", "vllm.attention"):
+        with contextlib.suppress(ImportError, AttributeError):
+            return importlib.import_module(module).AttentionType.DECODER
+    raise RuntimeError("the selector takes attn_type, but the release has no AttentionType to give it")
+
+
 def _model_config(profile: dict[str, int], heads: int, head: int) -> Any:
     import torch
 
@@ -241,16 +258,17 @@ def attention(capability: int) -> dict[str, Any]:
     from vllm.config import VllmConfig, set_current_vllm_config
     from vllm.platforms.interface import DeviceCapability
 
-    try:
-        from vllm.v1.attention.selector import AttentionSelectorConfig
-    except ImportError:  # 0.13.0 keeps it in vllm/attention/selector.py
-        from vllm.attention.selector import AttentionSelectorConfig  # type: ignore[no-redef]
-
     platform = simulate(capability)
     cls = type(platform)
     cap = DeviceCapability(major=capability // 10, minor=capability % 10)
     import_report = import_backends(cuda, platform, cap)
-    fields = set(AttentionSelectorConfig._fields)
+    selector_config = _selector_config()
+    if selector_config is not None:
+        fields = set(selector_config._fields)
+    else:  # 0.12.0/0.11.1: each selector input is a keyword of get_valid_backends
+        fields = set(inspect.signature(cls.get_valid_backends).parameters) - {"device_capability", "attn_type"}
+        decoder = _decoder_attention()
+    asked_with = selector_config.__name__ if selector_config is not None else "get_valid_backends"
     configs: dict[tuple[Any, ...], Any] = {}
     rows = []
     for case in cases():
@@ -282,21 +300,28 @@ def attention(capability: int) -> dict[str, Any]:
             row["not_selector_input"] = unread
         missing = [k for k in missing if k not in SELECTOR_BLIND]
         if missing:  # an older selector has no such input: the shape is not asked of it
-            row["error"] = f"AttentionSelectorConfig has no {', '.join(missing)}"
+            row["error"] = f"{asked_with} has no {', '.join(missing)}"
             rows.append(row)
             continue
-        selector = AttentionSelectorConfig(**{k: v for k, v in wanted.items() if k in fields})
+        inputs = {k: v for k, v in wanted.items() if k in fields}
+        chosen: tuple[tuple[Any, ...], dict[str, Any]]
+        if selector_config is not None:
+            selector = selector_config(**inputs)
+            ask_valid = {"device_capability": cap, "attn_selector_config": selector}
+            ask_valid.update(_heads(cls.get_valid_backends, heads))
+            chosen = ((None, selector), _heads(cls.get_attn_backend_cls, heads))
+        else:  # get_attn_backend_cls takes attn_type=None as the decoder's, get_valid_backends needs it
+            ask_valid = {"device_capability": cap, "attn_type": decoder, **inputs}
+            chosen = ((None,), inputs)
         with set_current_vllm_config(configs[key]):
             try:
-                valid, invalid = cls.get_valid_backends(
-                    device_capability=cap, attn_selector_config=selector, **_heads(cls.get_valid_backends, heads)
-                )
+                valid, invalid = cls.get_valid_backends(**ask_valid)
                 order = _priorities(cuda, cap, mla, heads, case["kv"], case["head_size"])
                 row["order"] = [b.name for b in order]  # every candidate, valid or not, in priority order
                 # a candidate is a _BackendCandidate (0.33.0) or a (backend, priority) tuple (0.16.0)
                 pairs = [(c.backend, c.priority) if hasattr(c, "backend") else (c[0], c[1]) for c in valid]
                 row["valid"] = [b.name for b, _ in sorted(pairs, key=lambda pair: pair[1])]
-                # reasons per rejected backend: (priority, reasons) in 0.16.0, the reasons alone from 0.17.0 on
+                # reasons per rejected backend: (priority, reasons) in 0.16.0, the reasons alone in 0.12.0 and 0.17.0+
                 ranked = [
                     (b, v if isinstance(v, list) else v[1], -1 if isinstance(v, list) else v[0])
                     for b, v in invalid.items()
@@ -305,13 +330,22 @@ def attention(capability: int) -> dict[str, Any]:
             except Exception as exc:
                 row["error"] = f"{type(exc).__name__}: {exc}"[:300]
             try:
-                cls.get_attn_backend_cls(None, selector, **_heads(cls.get_attn_backend_cls, heads))
+                cls.get_attn_backend_cls(*chosen[0], **chosen[1])
                 row["selected"] = row["valid"][0] if row.get("valid") else None
             except Exception as exc:
                 row["selected"] = None
                 row["selection_error"] = f"{type(exc).__name__}: {str(exc).split('. Reasons:')[0]}"[:300]
         rows.append(row)
     return {"cases": rows, "imports": import_report}
+
+
+def _is_scaled_mm(module: Any) -> bool:
+    return module.__name__.endswith(".scaled_mm") and hasattr(module, "_POSSIBLE_KERNELS")
+
+
+def _holds(module: Any, family: str) -> bool:
+    """0.14.0's scaled_mm names its INT8 table _POSSIBLE_KERNELS, the name of the wNa16 table elsewhere."""
+    return not (family == "wna16" and module.__name__.endswith(".scaled_mm"))
 
 
 def linear_kernels(capability: int) -> dict[str, Any]:
@@ -324,7 +358,9 @@ def linear_kernels(capability: int) -> dict[str, Any]:
             modules.append(importlib.import_module(name))
     out: dict[str, Any] = {}
     for family, table_name in LINEAR_FAMILIES.items():
-        table = next((getattr(m, table_name) for m in modules if hasattr(m, table_name)), None)
+        table = next((getattr(m, table_name) for m in modules if hasattr(m, table_name) and _holds(m, family)), None)
+        if table is None and family == "int8_w8a8":  # 0.14.0: scaled_mm._POSSIBLE_KERNELS
+            table = next((m._POSSIBLE_KERNELS for m in modules if _is_scaled_mm(m)), None)
         if table is None:
             continue
         verdicts: dict[str, str] = {}

@@ -124,6 +124,28 @@ def test_quantization_minimums_and_kernels_per_capability(ran):
     assert quant["moe_kernels"]["fp8"]["DEEPGEMM"] == {"DeepGemmExperts": {"75": False, "90": True, "100": True}}
 
 
+def test_an_int8_table_named_as_the_wna16_one_is_read_as_int8(tmp_path):
+    """0.14.0's scaled_mm keeps its INT8 W8A8 kernels in `_POSSIBLE_KERNELS`, the name the wNa16 table has in the
+    mixed-precision module: each family gets its own table."""
+    (tmp_path / "vllm").mkdir()
+    facts = {"engine": "vllm", "release": "9.9.9", "sha256": None, "tables": {}}
+    (tmp_path / "vllm" / "9.9.9.json").write_text(json.dumps(facts))
+    proc = _run(
+        tmp_path,
+        "vllm==9.9.9",
+        "--run",
+        "--python",
+        sys.executable,
+        "--caps",
+        "90",
+        env={"STAND_IN_SELECTOR": "0.14.0"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    linear = json.loads((tmp_path / "vllm" / "9.9.9.ran.json").read_text())["quantization"]["linear_kernels"]
+    assert linear["int8_w8a8"]["candidates"] == ["CutlassScaledMMLinearKernel"]
+    assert linear["wna16"]["candidates"] == ["MarlinLinearKernel"]
+
+
 def test_a_capability_whose_probe_fails_is_left_out_of_its_table_with_the_reason(tmp_path):
     (tmp_path / "vllm").mkdir()
     facts = {"engine": "vllm", "release": "9.9.9", "sha256": None, "tables": {}}
@@ -212,6 +234,43 @@ def test_a_selector_without_a_sliding_window_input_answers_windowed_layers_as_pl
     plain = _case(tables, 90, shape="gqa", variant="plain", head_size=128, kv="auto")
     assert windowed["not_selector_input"] == ["has_sliding_window"] and "not_selector_input" not in plain
     assert windowed["valid"] == plain["valid"] and windowed["selected"] == plain["selected"] == "FLASH_ATTN"
+
+
+def test_a_selector_without_a_config_is_asked_with_each_input_as_its_own_keyword(ran, tmp_path):
+    """0.12.0 and 0.11.1 have no AttentionSelectorConfig: get_valid_backends takes head_size, kv_cache_dtype, use_mla …
+    and attn_type (the decoder's) as keywords and returns (backend, priority) pairs and reasons per backend; the
+    probe asks it so and gets the answers the config-shaped selector gives for the same backends."""
+    _, by_config = ran
+    (tmp_path / "vllm").mkdir()
+    facts = {"engine": "vllm", "release": "9.9.9", "sha256": None, "tables": {}}
+    (tmp_path / "vllm" / "9.9.9.json").write_text(json.dumps(facts))
+    proc = _run(
+        tmp_path,
+        "vllm==9.9.9",
+        "--run",
+        "--python",
+        sys.executable,
+        "--caps",
+        "75,90,100",
+        env={"STAND_IN_SELECTOR": "0.12.0"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    tables = json.loads((tmp_path / "vllm" / "9.9.9.ran.json").read_text())
+    assert tables["attention_selector"]["case_errors"] == {"count": 0, "reasons": {}}
+    hopper = _case(tables, 90, shape="gqa", variant="plain", head_size=128, kv="fp8")
+    assert hopper["valid"] == ["FLASH_ATTN", "TRITON_ATTN"] and hopper["selected"] == "FLASH_ATTN"
+    assert hopper["rejected"] == {"MISSING_ATTN": ["ImportError"]}  # that release's own words for it
+    turing = _case(tables, 75, shape="gqa", variant="sinks", head_size=128, kv="fp8")
+    assert turing["valid"] == [] and "No valid attention backend found for simulated sm_75" in turing["selection_error"]
+    windowed = _case(tables, 90, shape="gqa", variant="sliding_window", head_size=128, kv="auto")
+    assert windowed["not_selector_input"] == ["has_sliding_window"]
+    mine, theirs = _expanded(tables)[0], _expanded(by_config)[0]
+    assert len(mine) == len(theirs)
+    for a, b in zip(mine, theirs, strict=True):
+        assert (a["valid"], a["selected"]) == (b["valid"], b["selected"]), a
+        assert {k: v for k, v in a["rejected"].items() if k != "MISSING_ATTN"} == {
+            k: v for k, v in b["rejected"].items() if k != "MISSING_ATTN"
+        }, a
 
 
 def _expanded(tables):

@@ -1,3 +1,5 @@
+import os
+
 from vllm.platforms.interface import DeviceCapability
 from vllm.v1.attention.backends.registry import AttentionBackendEnum
 
@@ -54,6 +56,43 @@ class CudaPlatformBase:
         if not valid:
             raise ValueError(f"No valid attention backend found for {cls.get_device_name()}. Reasons: {invalid}.")
         return min(valid, key=lambda c: c.priority).backend.value
+
+
+if os.environ.get("STAND_IN_SELECTOR") == "0.12.0":  # no selector config: each input its own keyword, as 0.12.0
+    from vllm.attention.backends.abstract import AttentionType
+
+    class _KeywordSelector(CudaPlatformBase):
+        @classmethod
+        def get_valid_backends(cls, head_size, dtype, kv_cache_dtype, block_size, use_mla, has_sink, use_sparse,
+                               device_capability, attn_type):
+            if attn_type != AttentionType.DECODER:
+                raise ValueError(f"attn_type {attn_type!r} not supported")
+            valid, invalid = [], {}
+            for priority, backend in enumerate(_get_backend_priorities(use_mla, device_capability)):
+                try:
+                    reasons = backend.get_class().validate_configuration(
+                        head_size=head_size, dtype=dtype, kv_cache_dtype=kv_cache_dtype, block_size=block_size,
+                        use_mla=use_mla, has_sink=has_sink, use_sparse=use_sparse,
+                        device_capability=device_capability)
+                except ImportError:
+                    reasons = ["ImportError"]
+                if reasons:
+                    invalid[backend] = reasons
+                else:
+                    valid.append((backend, priority))
+            return valid, invalid
+
+        @classmethod
+        def get_attn_backend_cls(cls, selected_backend, head_size, dtype, kv_cache_dtype, block_size, use_mla,
+                                 has_sink, use_sparse, attn_type=None):
+            valid, invalid = cls.get_valid_backends(head_size, dtype, kv_cache_dtype, None, use_mla, has_sink,
+                                                    use_sparse, cls.get_device_capability(),
+                                                    attn_type or AttentionType.DECODER)
+            if not valid:
+                raise ValueError(f"No valid attention backend found for {cls.get_device_name()}. Reasons: {invalid}.")
+            return min(valid, key=lambda pair: pair[1])[0].value
+
+    CudaPlatformBase = _KeywordSelector  # type: ignore[misc]
 
 
 class CudaPlatform(CudaPlatformBase):

@@ -13,7 +13,9 @@ class AttentionSelectorConfig(NamedTuple):
     has_sliding_window: bool = False
 
 
-if os.environ.get("STAND_IN_SELECTOR") == "0.16.0":  # that release's selector: no sliding-window input
+if os.environ.get("STAND_IN_SELECTOR") == "0.12.0":  # that release's selector has no config: each input a keyword
+    del AttentionSelectorConfig
+elif os.environ.get("STAND_IN_SELECTOR") == "0.16.0":  # that release's selector: no sliding-window input
 
     class AttentionSelectorConfig(NamedTuple):  # type: ignore[no-redef]
         head_size: int

@@ -1,0 +1,3 @@
+class AttentionType:
+    DECODER = "decoder"
+    ENCODER = "encoder"
