@@ -132,6 +132,8 @@ def test_list_engines_json_shows_the_sglang_tables_its_release_ran():
     assert older["count"] == 6 * 6 * 3 * 11 and older["from"].startswith(
         "sglang/srt/server_args.py: ServerArgs.__post_init__"
     )
-    assert by_build["sglang-0.5.18"]["why_not"]["quantization"]["reason"] == (
-        "not run (python scripts/harvest sglang==0.5.18 --run)"
+    newer = by_build["sglang-0.5.18"]["tables"]["attention_selector"]
+    assert (newer["count"], newer["from"]) == (older["count"], older["from"])
+    assert by_build["sglang-0.5.15"]["why_not"]["quantization"]["reason"] == (
+        "not run (python scripts/harvest sglang==0.5.15 --run)"
     )
