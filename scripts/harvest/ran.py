@@ -42,6 +42,12 @@ SELECTOR_FROM = {
     "the model overrides, get_default_attn_backend, the attention, DSA, KV-cache and linear-attention hooks) for a "
     "stand-in model folder (config.json only) per shape",
 }
+# SGLang 0.5.18 and older resolve while a ServerArgs is constructed (no resolve_once, no arg_groups)
+SELECTOR_FROM_POST_INIT = (
+    "sglang/srt/server_args.py: ServerArgs.__post_init__ (_handle_model_specific_adjustments, "
+    "_get_default_attn_backend, the attention-backend, DSA, KV-cache, page-size and linear-attention handlers) for a "
+    "stand-in model folder (config.json only) per shape"
+)
 RAN_TABLES = ("attention_selector", "quantization")
 QUANT_FROM = {
     "vllm": "vllm/model_executor/layers/quantization: get_quantization_config(m).get_min_capability() for "
@@ -203,7 +209,7 @@ def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str, jobs
         reasons, cases = _compact_cases(rows)
         first = selector[ran_caps[0]]
         out["attention_selector"] = {
-            "from": SELECTOR_FROM[engine],
+            "from": SELECTOR_FROM_POST_INIT if first.get("resolved_in") == "__post_init__" else SELECTOR_FROM[engine],
             "capabilities": ran_caps,
             "dtype": "bfloat16",
             **(

@@ -239,8 +239,11 @@ def attention(capability: int) -> dict[str, Any]:
     import torch
 
     shapes = {shape: config["architectures"][0] for shape, config in SHAPES.items()}
+    from sglang.srt.server_args import ServerArgs
+
     return {
         "cases": rows,
+        "resolved_in": "resolve_once" if hasattr(ServerArgs, "resolve_once") else "__post_init__",
         "backend_choices": backends,
         "shapes": shapes,
         "torch_cuda": torch.version.cuda,

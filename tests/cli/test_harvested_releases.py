@@ -127,6 +127,14 @@ def test_list_engines_json_shows_the_sglang_tables_its_release_ran():
     assert by_build["sglang-0.5.20"]["tables"]["attention_selector"]["count"] == selector["count"]
     # 0.5.19 ran on four GPUs only (--caps 80,90,100,120)
     assert by_build["sglang-0.5.19"]["tables"]["attention_selector"]["count"] == 4 * 6 * 3 * 11
-    assert by_build["sglang-0.5.18"]["why_not"]["quantization"]["reason"] == (
-        "not run (python scripts/harvest sglang==0.5.18 --run)"
+    # 0.5.17 resolves while ServerArgs is constructed (no resolve_once): the table says so; six GPUs asked
+    older = by_build["sglang-0.5.17"]["tables"]["attention_selector"]
+    assert older["count"] == 6 * 6 * 3 * 11 and older["from"].startswith(
+        "sglang/srt/server_args.py: ServerArgs.__post_init__"
+    )
+    newer = by_build["sglang-0.5.18"]["tables"]["attention_selector"]
+    assert (newer["count"], newer["from"]) == (older["count"], older["from"])
+    assert by_build["sglang-0.5.15"]["tables"]["attention_selector"]["count"] == 4 * 6 * 3 * 11  # --caps 80,90,100,120
+    assert by_build["sglang-0.5.14"]["why_not"]["quantization"]["reason"] == (
+        "not run (python scripts/harvest sglang==0.5.14 --run)"
     )

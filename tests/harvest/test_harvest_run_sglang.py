@@ -144,6 +144,10 @@ def test_a_release_that_resolves_in_post_init_gives_the_same_answers(ran, tmp_pa
     assert old["attention_selector"]["cases"] == new["attention_selector"]["cases"]
     assert _case(old, 90, "mla", asked="trtllm_mla")["refused"].startswith("ValueError: TRTLLM MLA backend")
     assert _case(old, 100, "sparse_mla")["resolved"]["kv_cache_dtype"] == "fp8_e4m3"
+    # the table names the code that decided: construction, not a resolve_once this release lacks
+    said = json.loads((tmp_path / "sglang" / "9.9.9.json").read_text())["tables"]["attention_selector"]["from"]
+    assert said.startswith("sglang/srt/server_args.py: ServerArgs.__post_init__ (") and "resolve_once" not in said
+    assert new["attention_selector"]["from"].startswith("sglang/srt/server_args.py: ServerArgs.resolve_once (")
 
 
 def test_run_for_an_engine_without_a_probe_is_refused_in_one_line(tmp_path):
