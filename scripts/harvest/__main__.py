@@ -241,7 +241,6 @@ def _run_all(args: argparse.Namespace) -> int:
             failed += 1
             continue
         try:
-            artifact, sha256 = (None, None) if args.python else ran.wheel_sha256(python, spec)
             tables = ran.run(spec, python, caps, args.today, args.jobs)
             if args.leave_out:  # what the environment the tables came from lacks, and why
                 tables["left_out"] = {
@@ -251,6 +250,8 @@ def _run_all(args: argparse.Namespace) -> int:
                 }
             if tables["release"] != version:
                 raise RuntimeError(f"{python} imports {engine} {tables['release']}, not {version}")
+            artifact, sha256, how = ran.installed_wheel(python, engine)
+            print(f"  sha256 {sha256 or 'not recorded'}: {how}", file=sys.stderr)
             committed = facts.parent / f"{version}.ran.json"
             if args.merge and committed.exists():
                 before = json.loads(committed.read_text(encoding="utf-8"))

@@ -7,6 +7,7 @@ nothing in the catalog reads that file unless a request asks for those tables.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -102,17 +104,68 @@ def _installed(python: Path, name: str) -> str | None:
     return proc.stdout.strip() or None
 
 
-def wheel_sha256(python: Path, spec: str) -> tuple[str | None, str | None]:
-    """The artifact pip installs for `spec` (pip download --no-deps) and its sha256."""
+_DIST = """import importlib.metadata as m, json, sys
+try:
+    d = m.distribution(sys.argv[1])
+except m.PackageNotFoundError:
+    print("null")
+else:
+    read = {"record": d.read_text("RECORD"), "direct_url": d.read_text("direct_url.json")}
+    print(json.dumps({"version": d.version, **read}))
+"""
+
+
+def _record(text: str | None) -> dict[str, str]:
+    """A RECORD's `path -> hash` (entries without a hash, the RECORD itself and pip's own files are left out)."""
+    out = {}
+    for row in csv.reader((text or "").splitlines()):
+        if len(row) >= 2 and row[1] and not row[0].endswith(".dist-info/RECORD"):
+            out[row[0]] = row[1]
+    return out
+
+
+def installed_wheel(python: Path, name: str) -> tuple[str | None, str | None, str]:
+    """The wheel `python` has `name` installed from and its sha256, and how that was known: the hash pip recorded
+    in the install's direct_url.json (an install from a file or URL), else the release's wheel fetched again
+    (`pip download --no-deps` by that interpreter, so for its platform), accepted only if every file its RECORD
+    lists is in the install's RECORD with the same hash. (None, None, why) where neither tells."""
+    proc = subprocess.run([str(python), "-c", _DIST, name], capture_output=True, text=True)
+    dist = json.loads(proc.stdout.strip() or "null") if proc.returncode == 0 else None
+    if not dist:
+        return None, None, f"{python} has no installed {name} distribution (no dist-info)"
+    direct = json.loads(dist["direct_url"] or "{}")
+    hashes = direct.get("archive_info", {}).get("hashes") or {}
+    legacy = direct.get("archive_info", {}).get("hash", "")
+    sha256 = hashes.get("sha256") or (legacy.split("=", 1)[1] if legacy.startswith("sha256=") else None)
+    if sha256:
+        return direct["url"].rsplit("/", 1)[-1], sha256, "the install's direct_url.json"
+    spec = f"{name}=={dist['version']}"
     with tempfile.TemporaryDirectory(prefix="harvest-wheel-") as tmp:
         proc = subprocess.run(
             [str(python), "-m", "pip", "download", "--no-deps", "-q", "-d", tmp, spec], capture_output=True, text=True
         )
-        files = sorted(Path(tmp).iterdir())
+        files = sorted(Path(tmp).glob("*.whl"))
         if proc.returncode != 0 or not files:
-            return None, None
-        digest = hashlib.sha256(files[0].read_bytes()).hexdigest()
-        return files[0].name, digest
+            tail = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+            return None, None, f"pip download --no-deps {spec} failed: {tail}"
+        wheel = files[0]
+        with zipfile.ZipFile(wheel) as archive:
+            listed = next((n for n in archive.namelist() if n.endswith(".dist-info/RECORD")), None)
+            theirs = _record(archive.read(listed).decode() if listed else None)
+        mine = _record(dist["record"])
+        differ = sorted(p for p, h in theirs.items() if ".data/" not in p and mine.get(p) != h)
+        if not theirs or differ:
+            example = f", e.g. {differ[0]}" if differ else ""
+            return None, None, f"{wheel.name} is not what {python} has installed ({len(differ)} files differ{example})"
+        return wheel.name, _sha256(wheel), f"{wheel.name} fetched again, its RECORD the install's"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _probe(python: Path, args: list[str], stub: Path, probe: Path) -> dict[str, Any]:
@@ -292,7 +345,7 @@ def write(tables: dict[str, Any], facts_path: Path, artifact: str | None, sha256
     facts = json.loads(facts_path.read_text(encoding="utf-8"))
     if sha256 and facts.get("sha256") and facts["sha256"] != sha256:
         raise RuntimeError(
-            f"{facts_path.name} was read from sha256 {facts['sha256'][:12]}…, pip installs {sha256[:12]}…:"
+            f"{facts_path.name} was read from sha256 {facts['sha256'][:12]}…, the installed wheel is {sha256[:12]}…:"
             " rerun the read harvest first"
         )
     name = f"{facts['release']}.ran.json"
