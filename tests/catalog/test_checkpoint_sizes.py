@@ -32,9 +32,11 @@ def gguf_variants(catalog):  # type: ignore[no-untyped-def]
     return [(m, v) for m in catalog.models.values() for v in m.variants if v.quant == "gguf"]
 
 
-def test_every_gguf_variant_names_a_file_or_the_first_shard(catalog):
+def test_gguf_variants_name_a_gguf_file_or_the_first_shard(catalog):
     bad = []
     for m, v in gguf_variants(catalog):
+        if v.file is None and m.id not in LADDER:
+            continue  # a repo named without a file (Qwen3-235B-A22B's unsloth GGUF): llama.cpp is not planned for it
         if v.file is None or not v.file.endswith(".gguf"):
             bad.append(f"{m.id}/{v.id}: file {v.file!r}")
             continue
