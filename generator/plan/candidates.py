@@ -190,6 +190,7 @@ def evaluate(
         offload=by_id["memory"].details.offload,
         low_bit=bits is not None and bits < LOW_BITS,
         weight_bits=weight_bits(variant, request.model, bits),
+        serves_many=request.hardware.memory_kind == "HBM" and request.concurrency is None,
     )
     if not cand.runnable:
         return cand

@@ -21,7 +21,9 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
      class, Q8_0 and FP8 another. Not among offloaded or slow paths: every one of them is slow, and the fewer
      bytes each step reads the faster it is, so speed decides;
   9. faster estimated decode of one request at a typical context (speed.py): among paths of one class that
-     fit with a usable context, the fastest is the one an experienced user picks first;
+     fit with a usable context, the fastest is the one an experienced user picks first; on a datacenter (HBM)
+     GPU asked about without --concurrency, the plan's total decode over its planned concurrent requests
+     (Qwen3-8B on one H100: vLLM FP8 batching dozens of requests, not a single-slot llama-server Q6_K);
   10. smaller checkpoint (less to download, more headroom);
   11. ids, for a stable order.
 """
@@ -84,6 +86,14 @@ def slow(c: Candidate) -> bool:
     return c.offload is None and c.speed is not None and c.speed.decode_tps < INTERACTIVE_TPS
 
 
+def ranked_tps(c: Candidate) -> float:
+    """The speed a plan ranks by: one request's decode, or on a GPU that serves many users (serves_many) all its
+    planned concurrent requests' decode together — there a batching server beats a single-slot one."""
+    if c.speed is None:
+        return 0.0
+    return c.speed.aggregate_tps if c.serves_many else c.speed.decode_tps
+
+
 def rank_key(c: Candidate) -> RankKey:
     context = c.settings.context or 0
     return (
@@ -98,7 +108,7 @@ def rank_key(c: Candidate) -> RankKey:
         int(slow(c)),
         -context_tier(context),
         CLASS_ORDER[c.weight_bits] if c.offload is None and not slow(c) else 0,
-        -c.speed.decode_tps if c.speed else 0.0,
+        -ranked_tps(c),
         checkpoint_gib(c),
         c.engine.id,
         c.build.id,
@@ -200,6 +210,18 @@ def _tps(c: Candidate) -> str:
     return f"~{c.speed.decode_tps:.1f}" if c.speed.decode_tps < 10 else f"~{c.speed.decode_tps:.0f}"
 
 
+def _faster(first: Candidate, second: Candidate) -> str:
+    if first.serves_many and first.speed and second.speed:
+        return (
+            f"higher estimated total decode ({first.speed.aggregate_tps:,.0f} vs"
+            f" {second.speed.aggregate_tps:,.0f} tok/s over {first.speed.concurrency} vs"
+            f" {second.speed.concurrency} concurrent requests"
+            + _contexts(first, second)[:-1]
+            + "; a datacenter GPU usually serves many users: --concurrency 1 ranks by one request's speed)"
+        )
+    return f"faster estimated decode ({_tps(first)} vs {_tps(second)} tok/s for one request" + _contexts(first, second)
+
+
 def _less_context(first: Candidate, second: Candidate) -> str:
     """What the faster plan gives up, when speed won over a larger context."""
     a, b = first.settings.context or 0, second.settings.context or 0
@@ -251,7 +273,7 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         + f"; below {INTERACTIVE_TPS:.0f} tok/s speed outranks precision and context past {ROOMY_CONTEXT:,} tokens)",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
         f"{_bits(first)} checkpoint before {_bits(second)} one ({CLASS_WHY[first.weight_bits]})",
-        f"faster estimated decode ({_tps(first)} vs {_tps(second)} tok/s for one request" + _contexts(first, second),
+        _faster(first, second),
         f"a smaller checkpoint ({checkpoint_gib(first):.1f} vs {checkpoint_gib(second):.1f} GiB per GPU)",
     ]
     for index, label in enumerate(labels):

@@ -148,6 +148,9 @@ class Candidate:
     speed: Estimate | None = None
     low_bit: bool = False  # a checkpoint below LOW_BITS bits per weight (candidates.py): a lossy last resort
     weight_bits: int = 16  # the checkpoint's precision class, 4, 8 or 16 bits per weight (candidates.py)
+    # a datacenter (HBM) GPU asked about without --concurrency: it usually serves many users at once, so the
+    # speed that ranks is the plan's total decode throughput, not one request's (ranking.py)
+    serves_many: bool = False
 
     @property
     def runnable(self) -> bool:

@@ -43,10 +43,7 @@ def test_a_folder_that_compiles_says_so_first(tmp_path: Path) -> None:
     readme = (out / "README.md").read_text()
     assert (out / "Dockerfile").exists()  # the nisparks llama.cpp fork is built from source
     assert -1 < readme.find("First run compiles") < readme.find("./launch.sh")
-    # a pulled vLLM image: llama.cpp plans (which Qwen3-8B on an H100 may rank first) are built from source
-    plain = (
-        generate(tmp_path / "h100", "--gpu", "h100", "--model", "qwen3-8b", "--engine", "vllm") / "README.md"
-    ).read_text()
+    plain = (generate(tmp_path / "h100", "--gpu", "h100", "--model", "qwen3-8b") / "README.md").read_text()
     assert "compiles" not in plain
 
 
