@@ -19,7 +19,9 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
   8. precision class, between paths that are both fast enough: 8-bit (near-lossless, half the bytes BF16 reads
      per token), then 4-bit (faster still, lossier), then 16-bit; a Q4_K_M GGUF and an AWQ checkpoint are one
      class, Q8_0 and FP8 another. Not among offloaded or slow paths: every one of them is slow, and the fewer
-     bytes each step reads the faster it is, so speed decides;
+     bytes each step reads the faster it is, so speed decides. On a datacenter (HBM) GPU asked about without
+     --concurrency (Candidate.serves_many), a plan that batches concurrent requests comes first, then 8-bit,
+     16-bit, 4-bit: memory rarely limits there, and a single-slot llama-server serves one user at a time;
   9. faster estimated decode of one request at a typical context (speed.py): among paths of one class that
      fit with a usable context, the fastest is the one an experienced user picks first; on a datacenter (HBM)
      GPU asked about without --concurrency, the plan's total decode over its planned concurrent requests
@@ -50,6 +52,9 @@ ROOMY_CONTEXT = 16384
 # waiting on (several times reading speed); a slower path loses to a faster one whatever its precision
 INTERACTIVE_TPS = 25.0
 CLASS_ORDER = {8: 0, 4: 1, 16: 2}  # precision classes (Candidate.weight_bits), the one a user reaches for first
+# on a GPU that serves many users (Candidate.serves_many) memory is rarely what limits a model that fits: full
+# precision before a lossier 4-bit checkpoint
+SERVING_CLASS_ORDER = {8: 0, 16: 1, 4: 2}
 CLASS_WHY = {
     8: "near-lossless at half the bytes of BF16",
     4: "less to read per token",
@@ -73,7 +78,7 @@ def checkpoint_gib(c: Candidate) -> float:
     return c.budget.weights_gib + host
 
 
-RankKey = tuple[int, int, int, int, int, int, int, int, int, int, int, float, float, str, str, str]
+RankKey = tuple[int, int, int, int, int, int, int, int, int, int, int, int, float, float, str, str, str]
 
 
 def context_tier(context: int, cap: int = USABLE_CONTEXT) -> int:
@@ -84,6 +89,15 @@ def context_tier(context: int, cap: int = USABLE_CONTEXT) -> int:
 def slow(c: Candidate) -> bool:
     """A plan fully on the GPU whose estimated single-request decode is below INTERACTIVE_TPS."""
     return c.offload is None and c.speed is not None and c.speed.decode_tps < INTERACTIVE_TPS
+
+
+def single_slot(c: Candidate) -> bool:
+    """A plan that serves one request at a time on a GPU that usually serves many users (serves_many)."""
+    return c.serves_many and c.speed is not None and c.speed.concurrency <= 1
+
+
+def precision_rank(bits: int, serves_many: bool) -> int:
+    return (SERVING_CLASS_ORDER if serves_many else CLASS_ORDER)[bits]
 
 
 def ranked_tps(c: Candidate) -> float:
@@ -107,7 +121,8 @@ def rank_key(c: Candidate) -> RankKey:
         -context_tier(context, ROOMY_CONTEXT),
         int(slow(c)),
         -context_tier(context),
-        CLASS_ORDER[c.weight_bits] if c.offload is None and not slow(c) else 0,
+        int(single_slot(c)),
+        precision_rank(c.weight_bits, c.serves_many) if c.offload is None and not slow(c) else 0,
         -ranked_tps(c),
         checkpoint_gib(c),
         c.engine.id,
@@ -149,7 +164,8 @@ def rank_floor(p: Preview, may_offload: bool) -> RankKey:
         -context_tier(ROOMY_CONTEXT),
         0,
         -context_tier(USABLE_CONTEXT),
-        CLASS_ORDER[p.weight_bits] if gpu_only else 0,
+        0,
+        min(CLASS_ORDER[p.weight_bits], SERVING_CLASS_ORDER[p.weight_bits]) if gpu_only else 0,
         float("-inf"),
         float("-inf"),
         "",
@@ -222,6 +238,12 @@ def _faster(first: Candidate, second: Candidate) -> str:
     return f"faster estimated decode ({_tps(first)} vs {_tps(second)} tok/s for one request" + _contexts(first, second)
 
 
+def _class_why(c: Candidate) -> str:
+    if c.serves_many and c.weight_bits == 16:
+        return "full precision where a datacenter GPU has the memory for it"
+    return CLASS_WHY[c.weight_bits]
+
+
 def _less_context(first: Candidate, second: Candidate) -> str:
     """What the faster plan gives up, when speed won over a larger context."""
     a, b = first.settings.context or 0, second.settings.context or 0
@@ -272,7 +294,9 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         + _less_context(first, second)
         + f"; below {INTERACTIVE_TPS:.0f} tok/s speed outranks precision and context past {ROOMY_CONTEXT:,} tokens)",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
-        f"{_bits(first)} checkpoint before {_bits(second)} one ({CLASS_WHY[first.weight_bits]})",
+        "a server that batches concurrent requests before one that serves one at a time (a datacenter GPU usually"
+        " serves many users; --concurrency 1 asks for one)",
+        f"{_bits(first)} checkpoint before {_bits(second)} one ({_class_why(first)})",
         _faster(first, second),
         f"a smaller checkpoint ({checkpoint_gib(first):.1f} vs {checkpoint_gib(second):.1f} GiB per GPU)",
     ]
