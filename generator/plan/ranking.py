@@ -26,8 +26,9 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
      fit with a usable context, the fastest is the one an experienced user picks first; on a datacenter (HBM)
      GPU asked about without --concurrency, the plan's total decode over its planned concurrent requests
      (Qwen3-8B on one H100: vLLM FP8 batching dozens of requests, not a single-slot llama-server Q6_K);
-  10. smaller checkpoint (less to download, more headroom);
-  11. ids, for a stable order.
+  10. a checkpoint whose size is known before one whose size is an estimate, at the same shown speed;
+  11. smaller checkpoint (less to download, more headroom);
+  12. ids, for a stable order.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def checkpoint_gib(c: Candidate) -> float:
     return c.budget.weights_gib + host
 
 
-RankKey = tuple[int, int, int, int, int, int, int, int, int, int, int, int, float, float, str, str, str]
+RankKey = tuple[int, int, int, int, int, int, int, int, int, int, int, int, float, int, float, str, str, str]
 
 
 def context_tier(context: int, cap: int = USABLE_CONTEXT) -> int:
@@ -105,7 +106,13 @@ def ranked_tps(c: Candidate) -> float:
     planned concurrent requests' decode together — there a batching server beats a single-slot one."""
     if c.speed is None:
         return 0.0
-    return c.speed.aggregate_tps if c.serves_many else c.speed.decode_tps
+    tps = c.speed.aggregate_tps if c.serves_many else c.speed.decode_tps
+    # compared as shown (~37 tok/s): a difference the output cannot show is no reason to rank one plan first
+    return float(round(tps)) if tps >= 10 else round(tps, 1)
+
+
+def size_estimated(c: Candidate) -> bool:
+    return any(n.startswith(ESTIMATED) for n in (c.budget.notes if c.budget else ()))
 
 
 def rank_key(c: Candidate) -> RankKey:
@@ -124,6 +131,7 @@ def rank_key(c: Candidate) -> RankKey:
         int(single_slot(c)),
         precision_rank(c.weight_bits, c.serves_many) if c.offload is None and not slow(c) else 0,
         -ranked_tps(c),
+        int(size_estimated(c)),
         checkpoint_gib(c),
         c.engine.id,
         c.build.id,
@@ -167,6 +175,7 @@ def rank_floor(p: Preview, may_offload: bool) -> RankKey:
         0,
         min(CLASS_ORDER[p.weight_bits], SERVING_CLASS_ORDER[p.weight_bits]) if gpu_only else 0,
         float("-inf"),
+        0,
         float("-inf"),
         "",
         "",
@@ -207,8 +216,7 @@ def _caveats(offload: bool, p: Preview | Candidate, estimated: bool) -> list[Cav
 
 def caveats(c: Candidate) -> list[Caveat]:
     """The caveats of a plan, most costly first."""
-    estimated = any(n.startswith(ESTIMATED) for n in (c.budget.notes if c.budget else ()))
-    return _caveats(c.offload is not None, c, estimated)
+    return _caveats(c.offload is not None, c, size_estimated(c))
 
 
 def may_be_clean(p: Preview) -> bool:
@@ -298,6 +306,7 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         " serves many users; --concurrency 1 asks for one)",
         f"{_bits(first)} checkpoint before {_bits(second)} one ({_class_why(first)})",
         _faster(first, second),
+        "a checkpoint whose size is known before one whose size is estimated (at the same speed)",
         f"a smaller checkpoint ({checkpoint_gib(first):.1f} vs {checkpoint_gib(second):.1f} GiB per GPU)",
     ]
     for index, label in enumerate(labels):

@@ -41,3 +41,15 @@ def test_a_checkpoint_without_a_size_still_says_it_is_estimated():
     unsized = next(p for p in plans("rtx-4090", "qwen3-32b") if p["variant"] == "gguf-unsloth-q4-k-m")
     assert any(ESTIMATE_NOTE in n for n in unsized["notes"])
     assert unsized["memory"]["weights_estimated"]
+
+
+def test_at_the_same_shown_speed_a_known_size_ranks_before_an_estimated_one() -> None:
+    # two Q4_K_M copies of Qwen3-32B: bartowski's size is on its Hub listing, unsloth's is estimated from the bits
+    result = run_cli(
+        "explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "qwen3-32b", "--format", "json", env=OFFLINE
+    )
+    assert result.code == 0, result.err
+    first, second = result.json()["plans"][:2]
+    assert first["variant"] == "gguf-bartowski-q4-k-m"
+    assert "size is known before one whose size is estimated" in first["why_first"]
+    assert round(first["speed"]["decode_tokens_per_s"]) == round(second["speed"]["decode_tokens_per_s"])
