@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import hashlib
 import json
 import subprocess
 import sys
@@ -38,14 +37,6 @@ READERS: dict[str, Any] = {"vllm": vllm_reader, "sglang": sglang_reader, "llama.
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "generator" / "data" / "harvest"
 SCHEMA = 1
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _built(path: Path) -> str | None:
@@ -96,7 +87,7 @@ def harvest(engine: str, version: str, artifact: Path, today: str, package: str 
         "release": version,
         "package": package or f"{engine}=={version}",  # the PyPI release the artifact is
         "artifact": artifact.name,
-        "sha256": _sha256(artifact) if artifact.is_file() else None,
+        "sha256": ran.file_sha256(artifact) if artifact.is_file() else None,
         "built": _built(artifact) if artifact.is_file() else None,
         "harvested_on": today,
         "harvester": "scripts/harvest",

@@ -157,10 +157,10 @@ def installed_wheel(python: Path, name: str) -> tuple[str | None, str | None, st
         if not theirs or differ:
             example = f", e.g. {differ[0]}" if differ else ""
             return None, None, f"{wheel.name} is not what {python} has installed ({len(differ)} files differ{example})"
-        return wheel.name, _sha256(wheel), f"{wheel.name} fetched again, its RECORD the install's"
+        return wheel.name, file_sha256(wheel), f"{wheel.name} fetched again, its RECORD the install's"
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):

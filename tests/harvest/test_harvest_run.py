@@ -20,6 +20,18 @@ def _run(out: Path, *args: str, env: dict[str, str] | None = None) -> subprocess
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
 
 
+def _stand_in_run(out: Path, selector: str, caps: str) -> dict:
+    """A run against the stand-in tree shaped as release `selector` lays out its selector; the ran tables."""
+    (out / "vllm").mkdir()
+    facts = {"engine": "vllm", "release": "9.9.9", "sha256": None, "tables": {}}
+    (out / "vllm" / "9.9.9.json").write_text(json.dumps(facts))
+    proc = _run(
+        out, "vllm==9.9.9", "--run", "--python", sys.executable, "--caps", caps, env={"STAND_IN_SELECTOR": selector}
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads((out / "vllm" / "9.9.9.ran.json").read_text())
+
+
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory):
     out = tmp_path_factory.mktemp("ran")
@@ -127,21 +139,7 @@ def test_quantization_minimums_and_kernels_per_capability(ran):
 def test_an_int8_table_named_as_the_wna16_one_is_read_as_int8(tmp_path):
     """0.14.0's scaled_mm keeps its INT8 W8A8 kernels in `_POSSIBLE_KERNELS`, the name the wNa16 table has in the
     mixed-precision module: each family gets its own table."""
-    (tmp_path / "vllm").mkdir()
-    facts = {"engine": "vllm", "release": "9.9.9", "sha256": None, "tables": {}}
-    (tmp_path / "vllm" / "9.9.9.json").write_text(json.dumps(facts))
-    proc = _run(
-        tmp_path,
-        "vllm==9.9.9",
-        "--run",
-        "--python",
-        sys.executable,
-        "--caps",
-        "90",
-        env={"STAND_IN_SELECTOR": "0.14.0"},
-    )
-    assert proc.returncode == 0, proc.stderr
-    linear = json.loads((tmp_path / "vllm" / "9.9.9.ran.json").read_text())["quantization"]["linear_kernels"]
+    linear = _stand_in_run(tmp_path, "0.14.0", "90")["quantization"]["linear_kernels"]
     assert linear["int8_w8a8"]["candidates"] == ["CutlassScaledMMLinearKernel"]
     assert linear["wna16"]["candidates"] == ["MarlinLinearKernel"]
 
@@ -214,21 +212,7 @@ def test_probe_builds_no_stand_in_driver_library_where_none_is_linked(tmp_path):
 
 def test_a_selector_without_a_sliding_window_input_answers_windowed_layers_as_plain_ones(tmp_path):
     """0.16.0's selector takes no sliding-window input: a windowed layer gets the plain layer's backends, marked so."""
-    (tmp_path / "vllm").mkdir()
-    facts = {"engine": "vllm", "release": "9.9.9", "sha256": None, "tables": {}}
-    (tmp_path / "vllm" / "9.9.9.json").write_text(json.dumps(facts))
-    proc = _run(
-        tmp_path,
-        "vllm==9.9.9",
-        "--run",
-        "--python",
-        sys.executable,
-        "--caps",
-        "90",
-        env={"STAND_IN_SELECTOR": "0.16.0"},
-    )
-    assert proc.returncode == 0, proc.stderr
-    tables = json.loads((tmp_path / "vllm" / "9.9.9.ran.json").read_text())
+    tables = _stand_in_run(tmp_path, "0.16.0", "90")
     assert tables["attention_selector"]["case_errors"] == {"count": 0, "reasons": {}}
     windowed = _case(tables, 90, shape="gqa", variant="sliding_window", head_size=128, kv="auto")
     plain = _case(tables, 90, shape="gqa", variant="plain", head_size=128, kv="auto")
@@ -241,21 +225,7 @@ def test_a_selector_without_a_config_is_asked_with_each_input_as_its_own_keyword
     and attn_type (the decoder's) as keywords and returns (backend, priority) pairs and reasons per backend; the
     probe asks it so and gets the answers the config-shaped selector gives for the same backends."""
     _, by_config = ran
-    (tmp_path / "vllm").mkdir()
-    facts = {"engine": "vllm", "release": "9.9.9", "sha256": None, "tables": {}}
-    (tmp_path / "vllm" / "9.9.9.json").write_text(json.dumps(facts))
-    proc = _run(
-        tmp_path,
-        "vllm==9.9.9",
-        "--run",
-        "--python",
-        sys.executable,
-        "--caps",
-        "75,90,100",
-        env={"STAND_IN_SELECTOR": "0.12.0"},
-    )
-    assert proc.returncode == 0, proc.stderr
-    tables = json.loads((tmp_path / "vllm" / "9.9.9.ran.json").read_text())
+    tables = _stand_in_run(tmp_path, "0.12.0", "75,90,100")
     assert tables["attention_selector"]["case_errors"] == {"count": 0, "reasons": {}}
     hopper = _case(tables, 90, shape="gqa", variant="plain", head_size=128, kv="fp8")
     assert hopper["valid"] == ["FLASH_ATTN", "TRITON_ATTN"] and hopper["selected"] == "FLASH_ATTN"
