@@ -20,6 +20,7 @@ class Alternative:
     summary: str
     decode_tps: float | None = None  # the estimate of its plan #1
     offload: bool = False
+    hardware_id: str = ""  # the GPU it names
 
 
 def other_variant(catalog: Catalog, blocked: Resolution) -> Alternative | None:
@@ -40,7 +41,9 @@ def other_variant(catalog: Catalog, blocked: Resolution) -> Alternative | None:
         f"({cand.status}) on {shape} — --variant {cand.variant.id}{nodes}, or --model {cand.variant.repo}{nodes}"
     )
     decode = cand.speed.decode_tps if cand.speed is not None else None
-    return Alternative(f"{cand.layout.gpus}×{req.hardware.id}", summary, decode, cand.offload is not None)
+    return Alternative(
+        f"{cand.layout.gpus}×{req.hardware.id}", summary, decode, cand.offload is not None, req.hardware.id
+    )
 
 
 def _smallest(catalog: Catalog, asked: Request, hardware: Hardware) -> Alternative | None:
@@ -60,7 +63,7 @@ def _smallest(catalog: Catalog, asked: Request, hardware: Hardware) -> Alternati
     if cand.speed is not None:
         summary += f"; {cand.speed.per_request()} (estimate)"
     decode = cand.speed.decode_tps if cand.speed is not None else None
-    return Alternative(target, summary, decode, cand.offload is not None)
+    return Alternative(target, summary, decode, cand.offload is not None, hardware.id)
 
 
 def alternatives(catalog: Catalog, blocked: Resolution, limit: int = 4) -> list[Alternative]:

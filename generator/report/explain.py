@@ -110,7 +110,7 @@ def verdict_line(r: Resolution, alternatives: list[Alternative]) -> str:
     cause = f"host offload, paced by {speed.bound}" if top.offload is not None else f"bound by {speed.bound}"
     quicker = [a for a in alternatives if a.decode_tps is not None and a.decode_tps > speed.decode_tps]
     # more of the card the user has comes first (a second RTX 4090, not an H200), then the fastest elsewhere
-    same = [a for a in quicker if a.target.endswith(f"×{r.request.hardware.id}")]
+    same = [a for a in quicker if a.hardware_id == r.request.hardware.id]
     best = same[0] if same else max(quicker, key=lambda a: a.decode_tps or 0.0, default=None)
     faster = f"on {best.target}, ~{tps(best.decode_tps or 0.0)} tok/s for one request" if best else "more GPU memory"
     return (
