@@ -304,15 +304,15 @@ def attention(capability: int) -> dict[str, Any]:
             rows.append(row)
             continue
         inputs = {k: v for k, v in wanted.items() if k in fields}
-        chosen: tuple[tuple[Any, ...], dict[str, Any]]
+        pick_args: tuple[Any, ...]  # get_attn_backend_cls(selected_backend=None, …)
         if selector_config is not None:
             selector = selector_config(**inputs)
             ask_valid = {"device_capability": cap, "attn_selector_config": selector}
             ask_valid.update(_heads(cls.get_valid_backends, heads))
-            chosen = ((None, selector), _heads(cls.get_attn_backend_cls, heads))
+            pick_args, pick_kwargs = (None, selector), _heads(cls.get_attn_backend_cls, heads)
         else:  # get_attn_backend_cls takes attn_type=None as the decoder's, get_valid_backends needs it
             ask_valid = {"device_capability": cap, "attn_type": decoder, **inputs}
-            chosen = ((None,), inputs)
+            pick_args, pick_kwargs = (None,), inputs
         with set_current_vllm_config(configs[key]):
             try:
                 valid, invalid = cls.get_valid_backends(**ask_valid)
@@ -330,7 +330,7 @@ def attention(capability: int) -> dict[str, Any]:
             except Exception as exc:
                 row["error"] = f"{type(exc).__name__}: {exc}"[:300]
             try:
-                cls.get_attn_backend_cls(*chosen[0], **chosen[1])
+                cls.get_attn_backend_cls(*pick_args, **pick_kwargs)
                 row["selected"] = row["valid"][0] if row.get("valid") else None
             except Exception as exc:
                 row["selected"] = None
