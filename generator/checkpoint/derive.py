@@ -26,7 +26,7 @@ from .layouts import (
     needs_of,
 )
 from .sizes import FLOAT_DTYPES, Size, checkpoint_size, estimate_params, vision_params
-from .weightformat import WeightFormat, by_bytes_per_param, stored_as_float32, weight_format
+from .weightformat import WeightFormat, by_bytes_per_param, stored_as_float32, unstated_as_served, weight_format
 
 
 @frozen
@@ -108,6 +108,7 @@ def derive(ck: Checkpoint) -> Derivation:
     elif uncounted:
         params_how += f" ({uncounted})"
     fmt = stored_as_float32(by_bytes_per_param(fmt, size.bytes, total), size.bytes, total)
+    fmt = unstated_as_served(fmt, size.bytes)
     vocab, hidden = as_int(c.get("vocab_size")) or 0, as_int(c.get("hidden_size")) or 0
     if ck.stored_head and c.get("tie_word_embeddings") and fmt.quant in ("bf16", "fp16") and size.bytes:
         # the head is the embedding matrix: vLLM's tie_weights skips the stored copy (its load_weights drops

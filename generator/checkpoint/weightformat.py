@@ -22,6 +22,7 @@ class WeightFormat:
     groups: tuple[QuantGroup, ...] = ()  # the storage per part, where the quantization_config says it
     # float32 weights the engine casts to 16 bits on load: the GPU holds half the bytes the files hold
     downcast_from_fp32: bool = False
+    dtype_absent: bool = False  # config.json names no dtype at all (not one it names unreadably)
 
 
 # vLLM's dtype "auto" (_resolve_auto_dtype, vllm/config/model.py) serves a float32 checkpoint in the platform's
@@ -159,7 +160,9 @@ def weight_format(ck: Checkpoint) -> WeightFormat:
             return WeightFormat("fp16", "F16 tensors (safetensors headers; config.json names no dtype)")
         if stored == {"F32"}:
             return WeightFormat("bf16", f"F32 tensors (safetensors headers), {FP32_SERVED}", downcast_from_fp32=True)
-    return WeightFormat(None, dtype or "unknown", f"weights in {dtype or 'an unstated dtype'}: no format to plan with")
+    absent = text_config(config).get("torch_dtype") is None and text_config(config).get("dtype") is None
+    why = f"weights in {dtype or ('an unstated dtype' if absent else 'an unreadable dtype')}: no format to plan with"
+    return WeightFormat(None, dtype or "unknown", why, dtype_absent=absent and not dtype)
 
 
 def by_bytes_per_param(fmt: WeightFormat, size_bytes: float | None, params: float) -> WeightFormat:
@@ -175,6 +178,16 @@ def by_bytes_per_param(fmt: WeightFormat, size_bytes: float | None, params: floa
     if 1.8 <= ratio <= 2.2:
         return WeightFormat("bf16", f"16-bit by size ({ratio:.2f} bytes per parameter; config.json names no dtype)")
     return fmt
+
+
+def unstated_as_served(fmt: WeightFormat, size_bytes: float | None) -> WeightFormat:
+    """A config.json that names no dtype, with no weight file read (no headers, no index): vLLM takes the missing
+    dtype for float32 (_get_and_verify_dtype, vllm/config/model.py) and its dtype auto casts that to 16 bits on
+    load, so the GPU holds 2 bytes a parameter whatever the files store; only their download size stays unknown."""
+    if fmt.quant is not None or not fmt.dtype_absent or size_bytes:
+        return fmt
+    label = "no dtype stated (config.json names none, no weight file read): held in 16 bits on the GPU, " + FP32_SERVED
+    return WeightFormat("bf16", label)
 
 
 def stored_as_float32(fmt: WeightFormat, size_bytes: float | None, params: float) -> WeightFormat:

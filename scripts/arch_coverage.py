@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Which decoder classes of the newest harvested vLLM registry recipegen plans from their own config.json.
+
+For every class that registry lists as a decoder (kinds text_generation, multimodal or transformers_supported)
+and for which tests/data holds a real config.json (see tests/data/PROVENANCE.md), the script lays out a local
+folder as the tests do (the config, plus the index's total_size where tests/data records one) and asks
+`recipegen explain --engine vllm --build vllm-<newest>` on H200s, as many as the widest tensor-parallel split of
+8 the heads allow. It prints one line per class: planned (with the rule that derived the layout, KV bytes per
+token and weights per GPU) or refused (with vLLM's first rejection reason), then the totals.
+
+python scripts/arch_coverage.py                 # the table and the totals
+python scripts/arch_coverage.py --format json   # one object per class
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+DECODER_KINDS = {"text_generation", "multimodal", "transformers_supported"}
+# where a class has several configs, the folder with the best weight facts first (an index beats a file size
+# beats a published count beats none)
+FACT_FILES = ("index-metadata.json", "weight-files.json", "published-params.json")
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
+
+
+def _configs() -> dict[str, Path]:
+    """Each class's config.json folder in tests/data (the one with the strongest weight facts)."""
+    found: dict[str, Path] = {}
+    for path in sorted(DATA.rglob("config.json")):
+        try:
+            config = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        archs = config.get("architectures") if isinstance(config, dict) else None
+        if not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
+            continue
+        arch, folder = archs[0], path.parent
+        rank = next((i for i, f in enumerate(FACT_FILES) if (folder / f).exists()), len(FACT_FILES))
+        if arch not in found or rank < next(
+            (i for i, f in enumerate(FACT_FILES) if (found[arch] / f).exists()), len(FACT_FILES)
+        ):
+            found[arch] = folder
+    return found
+
+
+def _total_size(source: Path) -> int | None:
+    index = source / "index-metadata.json"
+    if index.exists():
+        return int(json.loads(index.read_text())["metadata"]["total_size"])
+    files = source / "weight-files.json"
+    if files.exists():
+        return sum(int(v) for v in json.loads(files.read_text())["files"].values())
+    return None
+
+
+def _folder(source: Path, into: Path) -> Path:
+    """A checkpoint folder as a user has it: config.json, the other small JSON files, the index's total_size."""
+    into.mkdir(parents=True)
+    for f in source.iterdir():
+        if f.suffix == ".json" and f.name not in (*FACT_FILES, "model_files.json"):
+            shutil.copy(f, into / f.name)
+    total = _total_size(source)
+    if total is not None and not (into / "model.safetensors.index.json").exists():
+        (into / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total}}))
+    return into
+
+
+def _int(c: dict[str, Any], *keys: str) -> int | None:
+    for k in keys:
+        v = c.get(k)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v
+    return None
+
+
+def _gpus(config: dict[str, Any]) -> int:
+    """The widest tensor-parallel split of 8 that the language model's heads allow."""
+    lm = next((config[k] for k in ("text_config", "llm_config", "language_config") if k in config), {})
+    c = {**config, **(lm if isinstance(lm, dict) else {})}
+    heads = _int(c, "num_attention_heads", "n_head", "n_heads") or 8
+    kv = _int(c, "num_key_value_heads", "n_head_kv", "num_kv_heads", "multi_query_group_num") or heads
+    return next(tp for tp in (8, 4, 2, 1) if heads % tp == 0 and (kv % tp == 0 or tp % kv == 0))
+
+
+def _explain(folder: Path, gpus: int, build: str) -> tuple[int, str, str]:
+    from recipegen.cli.app import main
+
+    out, err = io.StringIO(), io.StringIO()
+    argv, env = sys.argv, dict(os.environ)
+    sys.argv = ["recipegen", "explain", "--gpu", "h200", "--gpus", str(gpus), "--model", str(folder)]
+    sys.argv += ["--build", build, "--format", "json"]
+    os.environ.update(OFFLINE)
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main()
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv = argv
+        os.environ.clear()
+        os.environ.update(env)
+    return code, out.getvalue(), err.getvalue()
+
+
+def measure() -> tuple[str, list[dict[str, Any]]]:
+    """(the vLLM build measured, one row per decoder class with a config in tests/data)."""
+    from recipegen.catalog import harvest
+
+    release = max(harvest.releases("vllm"), key=lambda r: harvest.release_key(r) or ())
+    registry = harvest.detail("vllm", release)["architectures"]
+    build = f"vllm-{release}"
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for arch, source in sorted(_configs().items()):
+            kinds = set(registry.get(arch, {}).get("kinds", ()))
+            if not kinds & DECODER_KINDS:
+                continue
+            config = json.loads((source / "config.json").read_text())
+            folder = _folder(source, Path(tmp) / arch)
+            gpus = _gpus(config)
+            code, out, err = _explain(folder, gpus, build)
+            row: dict[str, Any] = {"class": arch, "config": str(source.relative_to(ROOT)), "gpus": gpus}
+            row["weights_from"] = next((f for f in FACT_FILES if (source / f).exists()), "shapes")
+            doc = json.loads(out) if code == 0 and out.strip().startswith("{") else None
+            plans = doc["plans"] if doc else []
+            if plans:
+                memory = plans[0]["memory"]
+                row |= {"planned": True, "understood_as": doc["request"]["understood_as"]}
+                row |= {"kv_bytes_per_token": memory["kv_bytes_per_token"], "weights_gib": memory["weights_gib"]}
+            else:
+                reasons = [doc["reasons"][r["reason_id"]]["reason"] for r in doc["rejected"]] if doc else []
+                row |= {"planned": False, "reason": (reasons[0] if reasons else err.strip().splitlines()[-1:])}
+            rows.append(row)
+    return build, rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    args = parser.parse_args()
+    build, rows = measure()
+    if args.format == "json":
+        print(json.dumps({"build": build, "classes": rows}, indent=1))
+        return 0
+    for r in rows:
+        if r["planned"]:
+            what = f"planned  {r['gpus']}×H200  KV {r['kv_bytes_per_token']} B/token"
+            what += f"  weights {r['weights_gib']} GiB/GPU"
+        else:
+            what = f"REFUSED  {r['reason']}"
+        print(f"{r['class']:<40} {r['weights_from']:<22} {what}")
+    planned = sum(r["planned"] for r in rows)
+    print(f"\n{build}: {planned} of {len(rows)} decoder classes with a config in tests/data planned, "
+          f"{len(rows) - planned} refused")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

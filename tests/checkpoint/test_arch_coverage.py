@@ -1,0 +1,76 @@
+"""scripts/arch_coverage.py measures which decoder classes of the newest harvested vLLM registry recipegen plans
+from the real config.json files in tests/data; a config that names no dtype plans 16-bit weights, as vLLM serves
+them (its dtype auto: a missing dtype reads as float32, cast to 16 bits on load, vllm/config/model.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from recipegen.catalog import harvest
+from tests.support.cli import run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
+# the folders whose classes have no recipe and are laid out by the generic rules (PROVENANCE.md)
+GENERIC = ("configs", "transcribed", "hybrids", "windowed")
+
+
+def _measure() -> dict[str, object]:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "arch_coverage.py"), "--format", "json"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return dict(json.loads(proc.stdout))
+
+
+def test_the_coverage_script_plans_every_class_without_a_recipe_on_the_newest_vllm():
+    measured = _measure()
+    newest = max(harvest.releases("vllm"), key=lambda r: harvest.release_key(r) or ())
+    assert measured["build"] == f"vllm-{newest}"
+    registry = harvest.detail("vllm", newest)["architectures"]
+    rows = measured["classes"]
+    assert isinstance(rows, list)
+    by_class = {r["class"]: r for r in rows}
+    # every decoder class of that registry with a config in tests/data is measured, once
+    decoders = {"text_generation", "multimodal", "transformers_supported"}
+    with_config = set()
+    for path in DATA.rglob("config.json"):
+        archs = json.loads(path.read_text()).get("architectures") or [None]
+        if decoders & set(registry.get(archs[0], {}).get("kinds", ())):
+            with_config.add(archs[0])
+    assert set(by_class) == with_config and len(rows) == len(with_config)
+    generic = {r["class"]: r for r in rows if r["config"].split("/")[2] in GENERIC}
+    assert len(generic) >= 40
+    refused = {a: r["reason"] for a, r in generic.items() if not r["planned"]}
+    assert not refused, refused
+    for r in generic.values():
+        assert r["kv_bytes_per_token"] >= 0 and r["weights_gib"] > 0, r
+
+
+def test_a_config_that_names_no_dtype_and_has_no_weight_files_plans_16_bit_weights(tmp_path):
+    # bigcode/gpt_bigcode-santacoder's config as mlc-llm quotes it names no torch_dtype; with no weight file to
+    # read, vLLM still serves it in 16 bits, so the plan holds 2 bytes a parameter, not a refusal
+    folder = tmp_path / "santacoder"
+    folder.mkdir()
+    shutil.copy(DATA / "transcribed" / "GPTBigCodeForCausalLM" / "config.json", folder / "config.json")
+    report = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE)
+    assert report.code == 0, report.err
+    params = report.json()["derived"]["params_total_b"] * 1e9
+    explained = run_cli(
+        "explain", "--gpu", "h200", "--gpus", "1", "--model", str(folder), "--engine", "vllm", "--format", "json",
+        env=OFFLINE,
+    )  # fmt: skip
+    assert explained.code == 0, explained.err
+    plans = explained.json()["plans"]
+    assert plans, explained.out[:500]
+    assert plans[0]["memory"]["weights_gib"] * 2**30 == pytest.approx(params * 2, rel=0.02, abs=0.005 * 2**30)
+    verbose = run_cli("inspect", str(folder), env=OFFLINE)
+    assert "no dtype stated" in verbose.out and "16 bits" in verbose.out
