@@ -84,3 +84,26 @@ def test_a_gemma_2_folder_is_laid_out_as_vllm_does_and_named_as_the_family(tmp_p
     assert plan["memory"]["kv_bytes_per_token"] == c["num_hidden_layers"] // 2 * per_layer_token
     assert plan["memory"]["per_request_bytes"] == c["num_hidden_layers"] // 2 * per_layer_token * c["sliding_window"]
     assert harvest.detail("vllm", "0.33.0")["architectures"]["Gemma2ForCausalLM"]["module"] == "gemma2"
+
+
+CURATED = Path(__file__).resolve().parents[1] / "data" / "curated" / "gemma-2-9b-it"
+
+
+def test_the_real_gemma_2_9b_folder_plans_its_index_bytes_and_is_named_as_the_catalog_model(tmp_path):
+    # google/gemma-2-9b-it's own config.json and its index's total_size (tests/data/PROVENANCE.md), as a user's
+    # download holds them: the weights are the index's bytes (within 3 %), the cache is vLLM's gemma2.py layout
+    folder = tmp_path / "gemma-2-9b-it"
+    folder.mkdir()
+    shutil.copy(CURATED / "config.json", folder / "config.json")
+    total = json.loads((CURATED / "index-metadata.json").read_text())["metadata"]["total_size"]
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total}}))
+    c = json.loads((folder / "config.json").read_text())
+    report = run_cli("inspect", str(folder), env=OFFLINE)
+    assert "catalog family: gemma-2-9b — medium: same architecture and dimensions as gemma-2-9b" in report.out
+    plan = _first_vllm_plan(str(folder), "h100", 1)
+    assert plan["memory"]["weights_gib"] * 2**30 == pytest.approx(total, rel=0.03)
+    per_layer_token = 2 * c["num_key_value_heads"] * c["head_dim"] * 2
+    assert plan["memory"]["kv_bytes_per_token"] == c["num_hidden_layers"] // 2 * per_layer_token
+    # the catalog's recipe states the same size for the official repo
+    catalog = _first_vllm_plan("gemma-2-9b", "h100", 1)
+    assert catalog["memory"]["weights_gib"] == plan["memory"]["weights_gib"]
