@@ -167,6 +167,7 @@ def derive(ck: Checkpoint) -> Derivation:
                 or (as_int(c.get("num_mtp_modules")) or 0 if c.get("use_mtp") is True else 0),
                 max_context=as_int(c.get("max_position_embeddings")) or 0,
                 multimodal=isinstance(config.get("text_config"), dict) or isinstance(config.get("vision_config"), dict),
+                params_vision_b=(round(vision / 1e9, 3) or vision / 1e9) if vision else None,
                 needs=needs_of(rule, att, linear),
                 variants=variants,
                 sources=sources,

@@ -66,12 +66,17 @@ def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[float, str 
         return towers, None
     kind = word(vision.get("model_type")) or ""
     v: dict[str, Any] = {**vision_defaults().get(kind, {}), **vision}
-    depth = as_int(v.get("depth")) or as_int(v.get("num_hidden_layers"))
-    width = as_int(v.get("embed_dim")) or as_int(v.get("hidden_size"))
+    # MoonViT (Kimi-VL / Kimi K2.5) names its tower's shape vt_*: vt_num_hidden_layers, vt_hidden_size, ...
+    depth = as_int(v.get("depth")) or as_int(v.get("num_hidden_layers")) or as_int(v.get("vt_num_hidden_layers"))
+    width = as_int(v.get("embed_dim")) or as_int(v.get("hidden_size")) or as_int(v.get("vt_hidden_size"))
     if not depth or not width:
         return 0.0, "vision_config states no depth or width: the vision tower is not counted"
     ratio = v.get("mlp_ratio")
-    inner = as_int(v.get("intermediate_size")) or int(float(ratio if isinstance(ratio, int | float) else 4) * width)
+    inner = (
+        as_int(v.get("intermediate_size"))
+        or as_int(v.get("vt_intermediate_size"))
+        or int(float(ratio if isinstance(ratio, int | float) else 4) * width)
+    )
     act = str(v.get("hidden_act") or v.get("hidden_activation") or "").casefold()
     matrices = 3 if any(g in act for g in VISION_GATED) else 2
     blocks = depth * (4 * width * width + matrices * width * inner)
@@ -80,7 +85,12 @@ def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[float, str 
     embed = channels * patch * patch * (as_int(v.get("temporal_patch_size")) or 1) * width
     merge = as_int(v.get("spatial_merge_size")) or as_int(config.get("spatial_merge_size")) or 1
     merged = merge * merge * width
-    if kind.startswith("qwen"):
+    kernel = v.get("merge_kernel_size")  # MoonViT: the patches merged into one token, height × width
+    if isinstance(kernel, list) and len(kernel) == 2 and all(as_int(k) for k in kernel):
+        merge = (as_int(kernel[0]) or 1) * (as_int(kernel[1]) or 1)
+        merged = merge * width
+    if kind.startswith("qwen") or v.get("mm_projector_type") == "patchmerger":
+        # Kimi-VL's projector (kimi_vl.py KimiVLMultiModalProjector) is the same two linears: merged → merged → text
         out = as_int(v.get("out_hidden_size")) or text_hidden
         deepstack = v.get("deepstack_visual_indexes")
         mergers = 1 + (len(deepstack) if isinstance(deepstack, list) else 0)

@@ -131,18 +131,20 @@ def parts_estimate(
     model: Model, groups: Sequence[QuantGroup], assumption: str, recorded: bool = False
 ) -> tuple[float, str] | None:
     """Routed experts and the other linear layers at their groups' bits, the token embedding and lm_head at 16
-    bits; None where other modules may stay unquantized in unknown amount (vision towers) or the vocabulary is
-    not stated. A recurrent layer's state is per request, not a weight; its projections are weights, which a
-    quantizer may leave 16-bit: without a `recorded` quantization_config they are counted at 16 bits (the
-    larger size, said with what it would be were they quantized)."""
-    if model.multimodal or not model.vocab_size:
+    bits; a vision tower whose size config.json states (params_vision_b) at 16 bits, as quantizers leave it; None
+    where a tower stays unquantized in unknown amount or the vocabulary is not stated. A recurrent layer's state
+    is per request, not a weight; its projections are weights, which a quantizer may leave 16-bit: without a
+    `recorded` quantization_config they are counted at 16 bits (the larger size, said with what it would be were
+    they quantized)."""
+    vision = (model.params_vision_b or 0.0) * 1e9
+    if (model.multimodal and not vision) or not model.vocab_size:
         return None
     linear_group = next((g for g in groups if g.modules == "linear"), None)
     expert_group = next((g for g in groups if g.modules == "routed_experts"), linear_group)
     if linear_group is None or expert_group is None:
         return None
     embed = model.vocab_size * model.hidden_size * (1 if model.tied_embeddings else 2)
-    linear = model.params_total_b * 1e9 - embed
+    linear = model.params_total_b * 1e9 - embed - vision
     if linear <= 0:
         return None
     found = routed_expert_params(model) if expert_group is not linear_group else None
@@ -150,7 +152,7 @@ def parts_estimate(
     recurrent = 0.0 if recorded else min(recurrent_params(model), linear - experts)
     other = linear - experts - recurrent
     e_bits, l_bits = bits_per_weight(expert_group), bits_per_weight(linear_group)
-    size = experts * e_bits / 8 + other * l_bits / 8 + recurrent * 2 + embed * 2
+    size = experts * e_bits / 8 + other * l_bits / 8 + recurrent * 2 + embed * 2 + vision * 2
     terms = []
     if experts:
         terms.append(f"{experts / 1e9:.1f}B routed-expert weights × {e_bits:.3f} bits ({describe(expert_group)})")
@@ -159,6 +161,8 @@ def parts_estimate(
     if recurrent:
         terms.append(f"{recurrent / 1e9:.2f}B recurrent-layer projections × 16 bits")
     terms.append(f"embedding and lm_head {embed / 1e9:.2f}B × 16 bits")
+    if vision:
+        terms.append(f"vision tower {vision / 1e9:.2f}B × 16 bits")
     short = " + ".join(_short(g) for g in ((expert_group,) if experts else ()) + (linear_group,))
     spared = recurrent * (2 - l_bits / 8)
     return size, (
@@ -181,7 +185,7 @@ def why_not_estimated(model: Model, quant: str, file: str | None = None) -> str:
         return f"{file.rsplit('/', 1)[-1]} names no quantization llama-quantize lists"
     if quant not in USUAL and quant not in BYTES_PER_PARAM:
         return f"recipegen knows no bits per weight for {quant}"
-    if model.multimodal:
+    if model.multimodal and not model.params_vision_b:
         return "its vision tower stays 16-bit in an amount the catalog does not give"
     if not model.vocab_size:
         return "the catalog gives no vocabulary size for the 16-bit embedding"

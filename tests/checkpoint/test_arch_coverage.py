@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,3 +75,32 @@ def test_a_config_that_names_no_dtype_and_has_no_weight_files_plans_16_bit_weigh
     assert plans[0]["memory"]["weights_gib"] * 2**30 == pytest.approx(params * 2, rel=0.02, abs=0.005 * 2**30)
     verbose = run_cli("inspect", str(folder), env=OFFLINE)
     assert "no dtype stated" in verbose.out and "16 bits" in verbose.out
+
+
+def _moonvit_params(v: dict[str, Any], text_hidden: int) -> int:
+    """MoonViT's blocks (q, k, v, o and a two-matrix GELU MLP), its patch embedding, and the projector of merged
+    patches (merged → merged → text width), as vLLM's kimi_vl.py builds them."""
+    width, inner, depth, patch = v["vt_hidden_size"], v["vt_intermediate_size"], v["vt_num_hidden_layers"], 14
+    merged = v["merge_kernel_size"][0] * v["merge_kernel_size"][1] * width
+    blocks = depth * (4 * width * width + 2 * width * inner)
+    return blocks + 3 * patch * patch * width + merged * merged + merged * text_hidden
+
+
+def test_a_quantized_vision_model_is_estimated_with_its_tower_at_16_bits(tmp_path):
+    # moonshotai/Kimi-K2.5's real config.json (tests/data/hub): INT4 compressed-tensors, a MoonViT tower whose shape
+    # the vision_config states as vt_* fields. With no weight file, the size is estimated from the shapes, the
+    # tower counted 16-bit as the quantizer leaves it, where it used to be refused ("in an amount the catalog does
+    # not give")
+    folder = tmp_path / "kimi-k2.5"
+    folder.mkdir()
+    shutil.copy(DATA / "hub" / "moonshotai" / "Kimi-K2.5" / "config.json", folder / "config.json")
+    config = json.loads((folder / "config.json").read_text())
+    tower = _moonvit_params(config["vision_config"], config["text_config"]["hidden_size"])
+    report = run_cli("inspect", str(folder), env=OFFLINE)
+    assert f"the vision tower's {tower / 1e9:.3f}B included" in report.out
+    explained = run_cli(
+        "explain", "--gpu", "h200", "--gpus", "8", "--model", str(folder), "--engine", "vllm", "--verbose", env=OFFLINE
+    )
+    assert explained.code == 0, explained.err
+    assert f"vision tower {tower / 1e9:.2f}B × 16 bits" in explained.out
+    assert "in an amount the catalog does not give" not in explained.out

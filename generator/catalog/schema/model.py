@@ -239,6 +239,8 @@ class Model(Sourced):
     mtp_layers: SomeLayers = 0
     max_context: Tokens
     multimodal: bool = False
+    # the vision tower's parameters where config.json states its shape (counted in params_total_b, loaded 16-bit)
+    params_vision_b: Params | None = None
     trust_remote_code: bool = False
     needs: list[Need] = field(default_factory=list)
     parsers: dict[Id, Parsers] = field(default_factory=dict)
