@@ -322,14 +322,25 @@ def _serving(first: Candidate, runnable: list[Candidate] | tuple[Candidate, ...]
     if len(runnable) > 1 and single_slot(runnable[1]):
         return ""  # the reason against the second plan says it
     one = next((c for c in runnable if single_slot(c) and c.offload is None and c.speed is not None), None)
-    if one is None or one.speed is None:
-        return ""
+    if one is None or one.speed is None or _deciding(first, one) not in SERVING_PLACES:
+        return ""  # it lost for another reason first (a curated recipe, a longer context, speed)
     return (
         f"a server that batches ({first.speed.concurrency} requests of {first.settings.context or 0:,} tokens,"
         f" ~{first.speed.aggregate_tps:,.0f} tok/s in all) before a single-slot {one.engine.name}"
         f" (~{one.speed.aggregate_tps:,.0f} tok/s at its full context): a data-center card usually serves many"
         " users (--concurrency 1 ranks for one)"
     )
+
+
+# the rank_key places where a data-center card's serving decides: a batching server before a single-slot one, and
+# the total decode over concurrent requests
+SERVING_PLACES = (11, 13)
+
+
+def _deciding(a: Candidate, b: Candidate) -> int:
+    """The rank_key place where two plans first differ (len of the key where they tie)."""
+    ka, kb = rank_key(a), rank_key(b)
+    return next((i for i, (x, y) in enumerate(zip(ka, kb, strict=True)) if x != y), len(ka))
 
 
 def _quant(c: Candidate) -> str:

@@ -89,3 +89,12 @@ def test_a_workstation_or_consumer_card_is_one_users_machine(gpu: str) -> None:
     assert hardware_roles()[gpu] in ("workstation", "consumer")
     first, _ = first_two("--gpu", gpu, "--gpus", "1", "--model", "qwen3-8b")
     assert "data-center" not in first["why_first"] and "total decode" not in first["why_first"]
+
+
+def test_the_serving_reason_is_given_only_where_serving_decided() -> None:
+    # GLM-5.2 on 8 x H200: a curated recipe comes first for that reason; the single-slot llama-server far down the
+    # list lost to it for that reason too, so the reason does not speak of batching
+    first, _ = first_two("--gpu", "h200", "--gpus", "8", "--model", "glm-5.2")
+    assert first["status"] != "derived"
+    assert first["why_first"].startswith("a curated recipe"), first["why_first"]
+    assert "data-center card" not in first["why_first"]
