@@ -255,14 +255,14 @@ def _faster(first: Candidate, second: Candidate) -> str:
             f" {second.speed.aggregate_tps:,.0f} tok/s over {first.speed.concurrency} vs"
             f" {second.speed.concurrency} concurrent requests"
             + _contexts(first, second)[:-1]
-            + "; a datacenter GPU usually serves many users: --concurrency 1 ranks by one request's speed)"
+            + "; a data-center card usually serves many users: --concurrency 1 ranks by one request's speed)"
         )
     return f"faster estimated decode ({_tps(first)} vs {_tps(second)} tok/s for one request" + _contexts(first, second)
 
 
 def _class_why(c: Candidate) -> str:
     if c.serves_many and c.weight_bits == 16:
-        return "full precision where a datacenter GPU has the memory for it"
+        return "full precision where a data-center card has the memory for it"
     return CLASS_WHY[c.weight_bits]
 
 
@@ -384,7 +384,7 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         f"more bits per weight below 4 ({_bits_of(first)} vs {_bits_of(second)}: there each bit costs clear quality,"
         f" worth more than context past {ROOMY_CONTEXT:,} tokens or speed)",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
-        "a server that batches concurrent requests before one that serves one at a time (a datacenter GPU usually"
+        "a server that batches concurrent requests before one that serves one at a time (a data-center card usually"
         " serves many users; --concurrency 1 asks for one)",
         f"{_bits(first)} checkpoint before {_bits(second)} one ({_class_why(first)})",
         _faster(first, second),

@@ -102,3 +102,30 @@ def test_two_24gb_cards_run_a_4_bit_checkpoint_across_both(model: str):
         assert file_type(first).startswith(("Q4", "IQ4")) and "--tensor-split" in first["argv"]
     else:
         assert first["quant"] in ("awq", "gptq", "int4") and first["settings"]["tensor_parallel"] == 2
+
+
+def test_a_sub_4_bit_plan_names_where_4_bits_run_starting_with_a_second_card_of_the_same_kind(tmp_path):
+    # the quality IQ2_XS gives up is bought back by a second RTX 4090 (AWQ across both): the verdict says so with
+    # the speed that plan itself quotes, and generate lists it first
+    out = run_cli("explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "llama-3.3-70b", env=OFFLINE).out
+    verdict = next(line for line in out.splitlines() if line.startswith("VERDICT"))
+    assert verdict.startswith("VERDICT: runnable, below 3.5 bits per weight — at 4 or more: on 2×rtx-4090, ~"), verdict
+    quoted = verdict.split("on 2×rtx-4090, ~", 1)[1].split(" ")[0]
+    two = plans_for("rtx-4090", 2, "llama-3.3-70b")[0]
+    assert quoted == shown(two["speed"]["decode_tokens_per_s"]).lstrip("~")
+    assert two["offload"] is None and file_type_or_quant(two) in ("AWQ", "GPTQ", "INT4", "Q4_K_M")
+    args = ("--gpu", "rtx-4090", "--gpus", "1", "--model", "llama-3.3-70b", "--out", str(tmp_path / "o"))
+    summary = run_cli(*args, env=OFFLINE)
+    assert summary.code == 0, summary.err
+    lines = summary.out.splitlines()
+    at = next(i for i, line in enumerate(lines) if "at 4 bits per weight or more, with more or other GPUs:" in line)
+    assert lines[at + 1].strip().startswith("• 2×rtx-4090: runs with "), lines[at + 1]
+
+
+def test_a_4_bit_plan_names_no_such_step():
+    out = run_cli("explain", "--gpu", "rtx-3090", "--gpus", "2", "--model", "llama-3.3-70b", env=OFFLINE).out
+    assert "below 3.5 bits" not in out and "at 4 or more" not in out
+
+
+def file_type_or_quant(plan: dict[str, Any]) -> str:
+    return file_type(plan) if plan["quant"] == "gguf" else str(plan["quant"]).upper()
