@@ -127,6 +127,14 @@ def size_estimated(c: Candidate) -> bool:
     return any(n.startswith(ESTIMATED) for n in (c.budget.notes if c.budget else ()))
 
 
+# what each place of a rank_key holds, in order (why_first's labels follow it)
+RANK_PLACES = (
+    "offload", "low_bit", "status", "provenance", "fallback_or_defect", "unparsed", "released", "roomy_context",
+    "slow", "low_bits", "usable_context", "single_slot", "precision", "speed", "size_estimated", "checkpoint_gib",
+    "engine", "build", "variant",
+)  # fmt: skip
+
+
 def rank_key(c: Candidate) -> RankKey:
     context = c.settings.context or 0
     return (
@@ -334,7 +342,7 @@ def _serving(first: Candidate, runnable: list[Candidate] | tuple[Candidate, ...]
 
 # the rank_key places where a data-center card's serving decides: a batching server before a single-slot one, and
 # the total decode over concurrent requests
-SERVING_PLACES = (11, 13)
+SERVING_PLACES = (RANK_PLACES.index("single_slot"), RANK_PLACES.index("speed"))
 
 
 def _deciding(a: Candidate, b: Candidate) -> int:

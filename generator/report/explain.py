@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..catalog.harvest import registers
 from ..checkpoint.nearest import nearest_line
 from ..plan.advice import Alternative
+from ..plan.candidates import LOW_BITS
 from ..plan.describe import (
     MARK,
     budget_summary,
@@ -88,7 +89,7 @@ def _explain(
         why = (
             "needs host offload; faster without it"
             if top.offload is not None
-            else "stores fewer than 3.5 bits per weight; at 4 or more"
+            else f"stores fewer than {LOW_BITS:g} bits per weight; at 4 or more"
             if top.low_bit and not (top.speed and top.speed.slow)
             else "is slow; faster"
         )
@@ -116,7 +117,7 @@ def verdict_line(r: Resolution, alternatives: list[Alternative]) -> str:
         near = ([a for a in alternatives if a.hardware_id == r.request.hardware.id] or alternatives)[0]
         quoted = f", ~{tps(near.decode_tps)} tok/s for one request" if near.decode_tps is not None else ""
         step = f"at 4 or more: on {near.target}{quoted}"
-        return f"VERDICT: runnable, below 3.5 bits per weight — {step} — {len(r.plans)} plan(s)"
+        return f"VERDICT: runnable, below {LOW_BITS:g} bits per weight — {step} — {len(r.plans)} plan(s)"
     if speed is None or not speed.slow:
         return head
     cause = f"host offload, paced by {speed.bound}" if top.offload is not None else f"bound by {speed.bound}"
