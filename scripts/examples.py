@@ -42,6 +42,8 @@ GENERATE = {
         "--k8s",
     ],
     "gpt-oss-120b-2xrtx-3090": ["--gpu", "rtx-3090", "--gpus", "2", "--model", "gpt-oss-120b", "--host-memory", "128"],
+    "llama-3.3-70b-1xrtx-4090": ["--gpu", "rtx-4090", "--gpus", "1", "--model", "llama-3.3-70b"],
+    "qwen3-8b-1xl40s": ["--gpu", "l40s", "--gpus", "1", "--model", "qwen3-8b"],
 }
 BLOCKED = {
     "blocked-glm-5.3-flash-8xrtx-4090": [

@@ -21,6 +21,7 @@ class Alternative:
     decode_tps: float | None = None  # the estimate of its plan #1
     offload: bool = False
     hardware_id: str = ""  # the GPU it names
+    low_bit: bool = False  # its plan #1 is a checkpoint below LOW_BITS bits per weight
 
 
 def other_variant(catalog: Catalog, blocked: Resolution) -> Alternative | None:
@@ -63,7 +64,7 @@ def _smallest(catalog: Catalog, asked: Request, hardware: Hardware) -> Alternati
     if cand.speed is not None:
         summary += f"; {cand.speed.per_request()} (estimate)"
     decode = cand.speed.decode_tps if cand.speed is not None else None
-    return Alternative(target, summary, decode, cand.offload is not None, hardware.id)
+    return Alternative(target, summary, decode, cand.offload is not None, hardware.id, cand.low_bit)
 
 
 def alternatives(catalog: Catalog, blocked: Resolution, limit: int = 4) -> list[Alternative]:
@@ -97,3 +98,21 @@ def faster_elsewhere(catalog: Catalog, resolution: Resolution) -> list[Alternati
         for alt in alternatives(catalog, resolution)
         if not alt.offload and alt.decode_tps is not None and alt.decode_tps > top.speed.decode_tps
     ]
+
+
+def fuller_elsewhere(catalog: Catalog, resolution: Resolution) -> list[Alternative]:
+    """For a plan #1 below LOW_BITS bits per weight held in GPU memory (a 70B as IQ2_XS on one 24 GB card): more of
+    the same GPU, or other hardware, that holds a checkpoint of 4 bits or more in GPU memory — the quality the user
+    gives up, and what buys it back."""
+    top = resolution.plans[0].candidate
+    if not top.low_bit or top.offload is not None:
+        return []
+    return [alt for alt in alternatives(catalog, resolution) if not alt.offload and not alt.low_bit]
+
+
+def advice_for(catalog: Catalog, resolution: Resolution) -> list[Alternative]:
+    """What explain and generate name besides the plans: where else the model runs when blocked, runs faster when
+    plan #1 is slow or offloaded, or runs at 4 bits or more when plan #1 is a lossier checkpoint."""
+    if not resolution.plans:
+        return alternatives(catalog, resolution)
+    return faster_elsewhere(catalog, resolution) or fuller_elsewhere(catalog, resolution)

@@ -189,8 +189,9 @@ def evaluate(
         build_defects=found,
         offload=by_id["memory"].details.offload,
         low_bit=bits is not None and bits < LOW_BITS,
+        bpw=bits,
         weight_bits=weight_bits(variant, request.model, bits),
-        serves_many=request.hardware.memory_kind == "HBM" and request.concurrency is None,
+        serves_many=request.hardware.role == "datacenter" and request.concurrency is None,
     )
     if not cand.runnable:
         return cand

@@ -14,18 +14,23 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
      waits on every answer, and the faster path is worth more than more context past ROOMY_CONTEXT or the
      precision class (Llama 3.3 70B on 2 × RTX 3090: AWQ on both GPUs at ~27 tok/s with 20k, not a layer-split
      Q4_K_M at ~17 with 32k);
+  6b. between two checkpoints below LOW_BITS (both lossy last resorts, both with a roomy context), more bits per
+     weight first, by tenths of a bit: below 4 bits every bit costs clear quality, and more context past
+     ROOMY_CONTEXT or a faster decode is not worth it (Llama 3.3 70B on one 24 GB card: IQ2_XS with 16k, not
+     IQ2_XXS with 28k);
   7. larger planned context, up to USABLE_CONTEXT, by its power of two: past it, more context is not worth a
      slower path, and within one power of two (20k and 28k) neither is a few thousand tokens;
   8. precision class, between paths that are both fast enough: 8-bit (near-lossless, half the bytes BF16 reads
      per token), then 4-bit (faster still, lossier), then 16-bit; a Q4_K_M GGUF and an AWQ checkpoint are one
      class, Q8_0 and FP8 another. Not among offloaded or slow paths: every one of them is slow, and the fewer
-     bytes each step reads the faster it is, so speed decides. On a datacenter (HBM) GPU asked about without
-     --concurrency (Candidate.serves_many), a plan that batches concurrent requests comes first, then 8-bit,
-     16-bit, 4-bit: memory rarely limits there, and a single-slot llama-server serves one user at a time;
+     bytes each step reads the faster it is, so speed decides. On a data-center GPU (Hardware.role: HBM like an
+     H100 or GDDR like an L40S or A10) asked about without --concurrency (Candidate.serves_many), a plan that
+     batches concurrent requests comes first, then 8-bit, 16-bit, 4-bit: a server card usually serves many users,
+     and a single-slot llama-server serves one at a time;
   9. faster estimated decode of one request at a typical context (speed.py): among paths of one class that
-     fit with a usable context, the fastest is the one an experienced user picks first; on a datacenter (HBM)
+     fit with a usable context, the fastest is the one an experienced user picks first; on a data-center
      GPU asked about without --concurrency, the plan's total decode over its planned concurrent requests
-     (Qwen3-8B on one H100: vLLM FP8 batching dozens of requests, not a single-slot llama-server Q6_K);
+     (Qwen3-8B on one H100 or one L40S: vLLM FP8 batching dozens of requests, not a single-slot llama-server Q6_K);
   10. a checkpoint whose size is known before one whose size is an estimate, at the same shown speed;
   11. smaller checkpoint (less to download, more headroom);
   12. ids, for a stable order.
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+from ..catalog.ggml import file_type_bits
 from ..catalog.schema import Deployment, Engine, Variant
 from ..catalog.schema.engine import Build
 from ..frozen import frozen
@@ -79,7 +85,7 @@ def checkpoint_gib(c: Candidate) -> float:
     return c.budget.weights_gib + host
 
 
-RankKey = tuple[int, int, int, int, int, int, int, int, int, int, int, int, float, int, float, str, str, str]
+RankKey = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, float, int, float, str, str, str]
 
 
 def context_tier(context: int, cap: int = USABLE_CONTEXT) -> int:
@@ -111,8 +117,22 @@ def ranked_tps(c: Candidate) -> float:
     return float(round(tps)) if tps >= 10 else round(tps, 1)
 
 
+def low_bits_rank(c: Candidate) -> int:
+    """Tenths of a bit per weight, negated, for a checkpoint below LOW_BITS on the GPU (0 for any other plan: only
+    plans of one low_bit class compare at this place)."""
+    return -round(c.bpw * 10) if c.low_bit and c.offload is None and c.bpw is not None else 0
+
+
 def size_estimated(c: Candidate) -> bool:
     return any(n.startswith(ESTIMATED) for n in (c.budget.notes if c.budget else ()))
+
+
+# what each place of a rank_key holds, in order (why_first's labels follow it)
+RANK_PLACES = (
+    "offload", "low_bit", "status", "provenance", "fallback_or_defect", "unparsed", "released", "roomy_context",
+    "slow", "low_bits", "usable_context", "single_slot", "precision", "speed", "size_estimated", "checkpoint_gib",
+    "engine", "build", "variant",
+)  # fmt: skip
 
 
 def rank_key(c: Candidate) -> RankKey:
@@ -127,6 +147,7 @@ def rank_key(c: Candidate) -> RankKey:
         -c.build.released.toordinal(),
         -context_tier(context, ROOMY_CONTEXT),
         int(slow(c)),
+        low_bits_rank(c),
         -context_tier(context),
         int(single_slot(c)),
         precision_rank(c.weight_bits, c.serves_many) if c.offload is None and not slow(c) else 0,
@@ -171,6 +192,7 @@ def rank_floor(p: Preview, may_offload: bool) -> RankKey:
         -p.build.released.toordinal(),
         -context_tier(ROOMY_CONTEXT),
         0,
+        -(10**6) if p.low_bit else 0,
         -context_tier(USABLE_CONTEXT),
         0,
         min(CLASS_ORDER[p.weight_bits], SERVING_CLASS_ORDER[p.weight_bits]) if gpu_only else 0,
@@ -241,14 +263,14 @@ def _faster(first: Candidate, second: Candidate) -> str:
             f" {second.speed.aggregate_tps:,.0f} tok/s over {first.speed.concurrency} vs"
             f" {second.speed.concurrency} concurrent requests"
             + _contexts(first, second)[:-1]
-            + "; a datacenter GPU usually serves many users: --concurrency 1 ranks by one request's speed)"
+            + "; a data-center card usually serves many users: --concurrency 1 ranks by one request's speed)"
         )
     return f"faster estimated decode ({_tps(first)} vs {_tps(second)} tok/s for one request" + _contexts(first, second)
 
 
 def _class_why(c: Candidate) -> str:
     if c.serves_many and c.weight_bits == 16:
-        return "full precision where a datacenter GPU has the memory for it"
+        return "full precision where a data-center card has the memory for it"
     return CLASS_WHY[c.weight_bits]
 
 
@@ -275,20 +297,86 @@ def _kernel_or_defect(first: Candidate, second: Candidate) -> str:
     return f"native weight kernels before a fallback ({second.engine.name}: {_clip(fallback)})"
 
 
+def _bits_of(c: Candidate) -> str:
+    """The checkpoint's quantization and its stored bits per parameter (the whole file over the parameter count)."""
+    return f"{_quant(c)} ~{c.bpw:.1f}" if c.bpw is not None else _quant(c)
+
+
 def _clip(text: str, width: int = 90) -> str:
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+OFFLOAD_LABEL = {
+    0: "no host offload",
+    1: "experts in host RAM",
+    2: "whole layers on the CPU",
+    3: "weights copied over PCIe every step",
+}
+
+
+def why_first_of(runnable: list[Candidate] | tuple[Candidate, ...]) -> str:
+    """The first plan's reason: what the list around it tells a user that the first two alone do not (a batching
+    server on a data-center card; a sub-4-bit checkpoint against offloading one of 4 bits), then why it beats the
+    second."""
+    first, second = runnable[0], (runnable[1] if len(runnable) > 1 else None)
+    lead = _serving(first, runnable) or _low_bit_trade(first, runnable)
+    return (lead + "; then " if lead else "") + why_first(first, second)
+
+
+def _serving(first: Candidate, runnable: list[Candidate] | tuple[Candidate, ...]) -> str:
+    """On a data-center card, why a batching server comes before a single-slot one that the list also holds."""
+    if not first.serves_many or single_slot(first) or first.speed is None:
+        return ""
+    if len(runnable) > 1 and single_slot(runnable[1]):
+        return ""  # the reason against the second plan says it
+    one = next((c for c in runnable if single_slot(c) and c.offload is None and c.speed is not None), None)
+    if one is None or one.speed is None or _deciding(first, one) not in SERVING_PLACES:
+        return ""  # it lost for another reason first (a curated recipe, a longer context, speed)
+    return (
+        f"a server that batches ({first.speed.concurrency} requests of {first.settings.context or 0:,} tokens,"
+        f" ~{first.speed.aggregate_tps:,.0f} tok/s in all) before a single-slot {one.engine.name}"
+        f" (~{one.speed.aggregate_tps:,.0f} tok/s at its full context): a data-center card usually serves many"
+        " users (--concurrency 1 ranks for one)"
+    )
+
+
+# the rank_key places where a data-center card's serving decides: a batching server before a single-slot one, and
+# the total decode over concurrent requests
+SERVING_PLACES = (RANK_PLACES.index("single_slot"), RANK_PLACES.index("speed"))
+
+
+def _deciding(a: Candidate, b: Candidate) -> int:
+    """The rank_key place where two plans first differ (len of the key where they tie)."""
+    ka, kb = rank_key(a), rank_key(b)
+    return next((i for i, (x, y) in enumerate(zip(ka, kb, strict=True)) if x != y), len(ka))
+
+
+def _quant(c: Candidate) -> str:
+    read = file_type_bits(c.variant.file or c.variant.id) if c.variant.quant == "gguf" else None
+    return read[0] if read else c.variant.quant.upper()
+
+
+def _low_bit_trade(first: Candidate, runnable: list[Candidate] | tuple[Candidate, ...]) -> str:
+    """A checkpoint below LOW_BITS fully on the GPU against the fastest plan of 4 bits or more that offloads: the
+    speed each decodes at, and the quality the smaller one gives up."""
+    if not first.low_bit or first.offload is not None or first.speed is None:
+        return ""
+    offloaded = [c for c in runnable if c.offload is not None and not c.low_bit and c.speed is not None]
+    if not offloaded:
+        return ""
+    best = max(offloaded, key=lambda c: c.speed.decode_tps if c.speed else 0.0)
+    loss = "a clear" if first.bpw is not None and first.bpw < 3 else "some"
+    return (
+        f"fully on the GPU ({_tps(first)} tok/s) before {_quant(best)} with {OFFLOAD_LABEL[offload_cost(best)]}"
+        f" ({_tps(best)} tok/s), at {loss} quality loss: {_bits_of(first)} bits per weight against {_bits_of(best)}"
+    )
 
 
 def why_first(first: Candidate, second: Candidate | None) -> str:
     if second is None:
         return "the only path that passes every gate"
     a, b = rank_key(first), rank_key(second)
-    off = {
-        0: "no host offload",
-        1: "experts in host RAM",
-        2: "whole layers on the CPU",
-        3: "weights copied over PCIe every step",
-    }
+    off = OFFLOAD_LABEL
     labels = [
         f"{off[offload_cost(first)]} before {off[offload_cost(second)]}",
         "a checkpoint of 4 bits per weight or more before a lossier one",
@@ -301,8 +389,10 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         f"an interactive decode speed before a slower one ({_tps(first)} vs {_tps(second)} tok/s for one request"
         + _less_context(first, second)
         + f"; below {INTERACTIVE_TPS:.0f} tok/s speed outranks precision and context past {ROOMY_CONTEXT:,} tokens)",
+        f"more bits per weight below 4 ({_bits_of(first)} vs {_bits_of(second)}: there each bit costs clear quality,"
+        f" worth more than context past {ROOMY_CONTEXT:,} tokens or speed)",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
-        "a server that batches concurrent requests before one that serves one at a time (a datacenter GPU usually"
+        "a server that batches concurrent requests before one that serves one at a time (a data-center card usually"
         " serves many users; --concurrency 1 asks for one)",
         f"{_bits(first)} checkpoint before {_bits(second)} one ({_class_why(first)})",
         _faster(first, second),

@@ -26,7 +26,7 @@ from .flags import (
 )
 from .hostflags import offload_flags
 from .layout_search import Ranking, rank
-from .ranking import rank_key, why_first
+from .ranking import rank_key, why_first_of
 from .types import Candidate, Change, Flag, GateId, GateResult, Plan, Request, Resolution, undecided
 
 
@@ -37,7 +37,7 @@ def _dedupe(sources: Iterable[Source]) -> tuple[Source, ...]:
     return tuple(out.values())
 
 
-def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate | None) -> Plan:
+def make_plan(rank: int, cand: Candidate, request: Request, why: str) -> Plan:
     model, engine, build, variant = request.model, cand.engine, cand.build, cand.variant
     dep = cand.deployment
     tool, reasoning, parser_notes, parser_sources = parsers_for(
@@ -124,7 +124,7 @@ def make_plan(rank: int, cand: Candidate, request: Request, runner_up: Candidate
         argv=tuple(argv_of(engine, flags)),
         env=tuple(env),
         settings=settings,
-        why_first=why_first(cand, runner_up) if rank == 1 else "",
+        why_first=why if rank == 1 else "",
         notes=tuple(dict.fromkeys(notes)),
         sources=sources,
         image=build.images.get(arch) if build.source_build is None else None,
@@ -241,9 +241,8 @@ def resolution_of(ranking: Ranking) -> Resolution:
     request, layout, runnable, tried = ranking.request, ranking.layout, ranking.runnable, ranking.tried
     assert ranking.candidates is not None, "a resolution reports every path: rank() with rejections='all'"
     cands = list(ranking.candidates)
-    plans = tuple(
-        make_plan(i + 1, c, request, runnable[1] if len(runnable) > 1 else None) for i, c in enumerate(runnable)
-    )
+    why = why_first_of(runnable) if runnable else ""
+    plans = tuple(make_plan(i + 1, c, request, why) for i, c in enumerate(runnable))
     shape = (
         f"{layout.nodes} node(s) × {layout.gpus_per_node} GPU(s)"
         if layout.nodes > 1

@@ -147,9 +147,11 @@ class Candidate:
     offload: OffloadPlan | None = None  # weights kept in host RAM (the memory gate passed only so)
     speed: Estimate | None = None
     low_bit: bool = False  # a checkpoint below LOW_BITS bits per weight (candidates.py): a lossy last resort
+    bpw: float | None = None  # the checkpoint's stored bits per parameter, where its size is known or estimated
     weight_bits: int = 16  # the checkpoint's precision class, 4, 8 or 16 bits per weight (candidates.py)
-    # a datacenter (HBM) GPU asked about without --concurrency: it usually serves many users at once, so the
-    # speed that ranks is the plan's total decode throughput, not one request's (ranking.py)
+    # a data-center GPU (Hardware.role: HBM or GDDR, an H100 or an L40S) asked about without --concurrency: it sits
+    # in a server that usually serves many users at once, so the speed that ranks is the plan's total decode
+    # throughput, not one request's (ranking.py)
     serves_many: bool = False
 
     @property

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..catalog.harvest import registers
 from ..checkpoint.nearest import nearest_line
 from ..plan.advice import Alternative
+from ..plan.candidates import LOW_BITS
 from ..plan.describe import (
     MARK,
     budget_summary,
@@ -85,7 +86,13 @@ def _explain(
         out.extend(row for line in advice_lines(r, alternatives or [], verbose) for row in _said(line, verbose, "    "))
     elif alternatives and (verbose or faster):  # else the verdict line's "faster:" names the best of them
         top = r.plans[0].candidate
-        why = "needs host offload; faster without it" if top.offload is not None else "is slow; faster"
+        why = (
+            "needs host offload; faster without it"
+            if top.offload is not None
+            else f"stores fewer than {LOW_BITS:g} bits per weight; at 4 or more"
+            if top.low_bit and not (top.speed and top.speed.slow)
+            else "is slow; faster"
+        )
         out.extend(["", f"Plan #1 {why}, with more or other GPUs (the fewest that run it):"])
         shown = alternatives if verbose else alternatives[:faster]
         out.extend(row for alt in shown for row in _said(f"  • on {alt.target}: {alt.summary}", verbose, "    "))
@@ -105,6 +112,12 @@ def verdict_line(r: Resolution, alternatives: list[Alternative]) -> str:
     top = r.plans[0].candidate
     head = f"VERDICT: runnable — {len(r.plans)} plan(s)"
     speed = top.speed
+    if top.low_bit and top.offload is None and alternatives and (speed is None or not speed.slow):
+        # the quality given up, and the nearest step that buys it back: more of the card the user has first
+        near = ([a for a in alternatives if a.hardware_id == r.request.hardware.id] or alternatives)[0]
+        quoted = f", ~{tps(near.decode_tps)} tok/s for one request" if near.decode_tps is not None else ""
+        step = f"at 4 or more: on {near.target}{quoted}"
+        return f"VERDICT: runnable, below {LOW_BITS:g} bits per weight — {step} — {len(r.plans)} plan(s)"
     if speed is None or not speed.slow:
         return head
     cause = f"host offload, paced by {speed.bound}" if top.offload is not None else f"bound by {speed.bound}"

@@ -114,6 +114,7 @@ def rows(catalog: Catalog, kind: str, detail: bool = False) -> list[dict[str, An
                 "sm": h.compute_capability.sm,
                 "memory_gib": f"{h.memory_gib:g}",
                 "kind": h.memory_kind,
+                "role": h.role,
                 "fp8": "yes" if h.fp8_tensor_cores else "no",
                 "fp4": "yes" if h.fp4_tensor_cores else "no",
                 "bf16_tflops": f"{h.tensor_tflops.bf16:g}",

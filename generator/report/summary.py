@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..plan.advice import alternatives, faster_elsewhere
+from ..plan.advice import advice_for, faster_elsewhere, fuller_elsewhere
 from ..plan.checkpoint_size import ESTIMATED
 from ..plan.describe import candidate_title, closest_lines, fit, slow_words, target_line
 from ..plan.footprint import BLOCK_SCALED_8BIT_KV
@@ -20,8 +20,7 @@ LINES_PER_ITEM = 8  # a summary line wraps, never elides
 
 def explanation(catalog: Catalog, resolution: Resolution, verbose: bool = False, tail: list[str] | None = None) -> str:
     """explain's trace with its advice: where else the model runs when blocked, or runs faster when offloaded."""
-    alts = alternatives(catalog, resolution) if not resolution.plans else faster_elsewhere(catalog, resolution)
-    return explain_text(resolution, alts, verbose=verbose, tail=tail)
+    return explain_text(resolution, advice_for(catalog, resolution), verbose=verbose, tail=tail)
 
 
 def closest_rejections(resolution: Resolution, limit: int = 5) -> list[str]:
@@ -68,6 +67,10 @@ def generate_summary(
         head = "faster without host offload" if top.candidate.offload is not None else "faster"
         lines.extend([f"  {head}, with more or other GPUs:"] if faster else [])
         lines.extend(f"    • {alt.target}: {alt.summary}" for alt in faster)
+    elif top.candidate.low_bit and top.candidate.offload is None:
+        fuller = fuller_elsewhere(catalog, resolution)  # what buys back the quality a sub-4-bit file gives up
+        lines.extend(["  at 4 bits per weight or more, with more or other GPUs:"] if fuller else [])
+        lines.extend(f"    • {alt.target}: {alt.summary}" for alt in fuller)
     lines.extend(closest_rejections(resolution))
     verb = "wrote" if changed else "unchanged"
     lines.append(f"  {verb} {folder}/: " + ", ".join(files))

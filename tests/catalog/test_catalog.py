@@ -32,6 +32,7 @@ sources:
   - url: https://example.org/datasheet
 host_link: {kind: pcie, pcie_gen: 4, lanes: 16}
 tensor_tflops: {bf16: 312}
+role: datacenter
 """
 
 

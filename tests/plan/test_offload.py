@@ -297,10 +297,10 @@ def test_kimi_k2_on_8_h200_reads_the_active_experts_only():
 
 
 def test_an_offload_plan_names_more_of_the_same_gpu_first_at_the_fewest_that_run_it():
-    """Llama-3.1-70B on one 24 GB card offloads (its catalog has no checkpoint under 4 bits); the first way out a
-    user can take is a second card of the same kind, and every other part is named at the fewest GPUs that hold
-    the model, not at a whole 8-GPU box."""
-    text = run_cli("explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "llama-3.1-70b").out
+    """Qwen2.5-72B on one 24 GB card offloads (its smallest file, IQ2_XXS at 25.5 GB, does not fit the card whole);
+    the first way out a user can take is a second card of the same kind, and every other part is named at the
+    fewest GPUs that hold the model, not at a whole 8-GPU box."""
+    text = run_cli("explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "qwen2.5-72b").out
     section = text.split("with more or other GPUs (the fewest that run it):")[1].split("\n\n")[0]
     rows = re.findall(r"• on (\d+)×([\w-]+): runs with .*~([\d.]+) tok/s for one request", section)
     assert rows and rows[0][:2] == ("2", "rtx-4090"), section

@@ -16,3 +16,14 @@ def test_a_gguf_without_a_size_is_classed_by_its_estimated_bits(catalog):
     two_bit = evolve(unsized, file=(q4.file or "").replace("Q4_K_M", "IQ2_M"))
     assert weight_bits(two_bit, model) == 4  # the class is 4 bits at most, but the rank sees a lossy checkpoint
     assert low_bit(two_bit, model)
+
+
+def test_every_place_of_the_rank_key_is_named(catalog):
+    # why_first's reasons and the serving reason find a place by its name: the names follow the key
+    from recipegen.plan.ranking import RANK_PLACES, rank_key
+    from recipegen.plan.resolve import resolve
+    from recipegen.plan.types import Request
+
+    request = Request(model=catalog.models["qwen3-8b"], hardware=catalog.hardware["l40s"], gpus_per_node=1)
+    plans = resolve(catalog, request).plans
+    assert plans and len(rank_key(plans[0].candidate)) == len(RANK_PLACES) == len(set(RANK_PLACES))

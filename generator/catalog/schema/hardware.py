@@ -13,6 +13,9 @@ from .text import Alias, Id, Name, Text
 
 Family = Literal["volta", "turing", "ampere", "ada", "hopper", "blackwell", "blackwell-ultra"]
 MemoryKind = Literal["HBM", "GDDR", "unified"]
+# what the part is bought for: a data-center card usually serves many users from a server; a workstation or consumer
+# card is one user's machine (Candidate.serves_many reads it)
+Role = Literal["datacenter", "workstation", "consumer"]
 LinkKind = Literal["nvlink", "nvlink-bridge", "pcie", "nvlink-c2c", "none"]
 
 
@@ -78,6 +81,7 @@ class Hardware(Sourced):
     compute_capability: Capability
     memory_gib: Annotated[float, Limits(gt=0)]  # memory one GPU can address, GiB
     memory_kind: MemoryKind
+    role: Role
     bandwidth_gbs: Annotated[float, Limits(gt=0)]  # memory bandwidth, GB/s
     smem_per_block_optin: Annotated[int, Limits(gt=0)]  # bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin
     fp8_tensor_cores: bool
