@@ -115,8 +115,17 @@ def _scope_flag(engine: Engine, defect: Defect) -> str | None:
         (defect.data_parallel, engine.flags.data_parallel),
         (defect.expert_parallel, engine.flags.expert_parallel),
         (defect.context_above, engine.flags.context_length),
+        (defect.tensor_parallel, engine.flags.tensor_parallel),
+        (defect.host_offload, _offload_flag(engine)),
+        (defect.speculative_tokens, engine.flags.speculative_tokens or engine.flags.speculative),
     )
     return next((flag for scope, flag in knobs if scope is not None and flag), None)
+
+
+def _offload_flag(engine: Engine) -> str | None:
+    """The flag that puts weights in host RAM, as this engine spells it (the first it has)."""
+    f = engine.flags
+    return f.cpu_moe_layers or f.override_tensor or f.cpu_offload_gb or f.cpu_expert_method
 
 
 def _defect_finding(engine: Engine, build: Build, defect: Defect) -> Finding:

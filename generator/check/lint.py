@@ -97,7 +97,7 @@ def _settings(
     engine: Engine, parsed: ParsedArgs, vocab: Vocabulary, env: dict[str, str], gpus: int
 ) -> tuple[Settings, str | None, str | None]:
     """The command's own choices as engine-neutral settings; also the pin's flag and value, if any."""
-    from ..plan.flags import settings_from_args, speculative_method
+    from ..plan.flags import settings_from_args, speculative_method, speculative_tokens
 
     pairs: list[tuple[str, str | None]] = []
     for name in field_names(type(engine.flags)):
@@ -109,6 +109,11 @@ def _settings(
     method = parsed.values.get("--speculative-config.method") or ""
     speculative = base.speculative or speculative_method(method) or speculative_method(spec)
     mtp = base.mtp or "mtp" in spec.lower() or method.lower() in ("mtp", "nextn") or speculative == "mtp"
+    drafts = (
+        base.speculative_tokens
+        or speculative_tokens(parsed.values.get("--speculative-config.num_speculative_tokens"))
+        or speculative_tokens(spec)
+    )
     pin_flag, pin_env = ATTENTION_PIN.get(engine.id, (None, None))
     pinned, pinned_by = None, None
     if pin_flag and parsed.get(vocab, pin_flag):
@@ -120,7 +125,9 @@ def _settings(
                 pinned_by = f"{SGLANG_DSA_PREFILL_FLAG}/{SGLANG_DSA_KERNEL_FLAG}"
     elif pin_env and env.get(pin_env):
         pinned, pinned_by = env[pin_env], pin_env
-    return replace(base, mtp=mtp, speculative=speculative, attention_backend=pinned), pinned_by, pinned
+    drafts = drafts if speculative else None
+    settings = replace(base, mtp=mtp, speculative=speculative, speculative_tokens=drafts, attention_backend=pinned)
+    return settings, pinned_by, pinned
 
 
 def _mounted_checkpoint(catalog: Catalog, host: str) -> ModelChoice | None:

@@ -25,6 +25,7 @@ from .options import (
     Pulled,
     Recipes,
     Speculative,
+    SpeculativeTokens,
     VariantOpt,
     load_catalog,
 )
@@ -48,6 +49,7 @@ def history_command(
     concurrency: Concurrency = None,
     kv_cache_dtype: KvCacheDtype = None,
     speculative: Speculative = None,
+    speculative_tokens: SpeculativeTokens = None,
     dcp: Dcp = None,
     eager: Eager = False,
     fmt: FormatOpt = Format.text,
@@ -71,6 +73,7 @@ def history_command(
         pulled=pulled,
         kv_cache_dtype=kv_cache_dtype,
         speculative=speculative,
+        speculative_tokens=speculative_tokens,
         dcp=dcp,
         eager=eager,
     )
