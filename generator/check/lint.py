@@ -284,7 +284,9 @@ def lint(
         said = {f"{build.id} has no {f.flag} {f.value}" for f in in_build if f.code == "parser-missing"}
         findings.extend(
             f
-            for f in gate_findings(request, engine, build, variant, layout, settings, pinned_by, pinned, parsed, vocab)
+            for f in gate_findings(
+                request, engine, build, variant, layout, settings, pinned_by, pinned, parsed, vocab, invocation.env
+            )
             if not (f.gate == "architecture" and _only_parsers(f.why, said))
         )
         plan, plan_command = _plan_instead(catalog, model, hardware, layout, choice.folder if choice else None)

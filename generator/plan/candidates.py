@@ -148,8 +148,10 @@ def evaluate(
     by_id = {g.gate: g for g in results}
     kern, fmt, budget = by_id["kernel"], by_id["weight-format"], by_id["memory"].details.budget
     kv = gates.kv_dtype(subject, kern) if (base.kv_fixed or kern.details.kv_options) else None
-    # weights in host RAM: the command's offload flags (lint), the memory gate's offload, or a CPU-expert engine
-    offloaded = base.host_offload or by_id["memory"].details.offload is not None or engine.memory.host_offload
+    # weights in host RAM: what the command's or recipe's flags say, else the memory gate's offload plan
+    offloaded = base.host_offload
+    if offloaded is None:
+        offloaded = by_id["memory"].details.offload is not None or engine.memory.host_offload
     decided = evolve(base, host_offload=offloaded)
     if budget is not None:
         decided = evolve(

@@ -35,7 +35,8 @@ def defects_hitting(
         for d in build.defects
         if (d.sm is None or hw.compute_capability in d.sm)
         and (d.models is None or model.id in d.models)
-        and (d.architectures is None or model.architecture in d.architectures)
+        # an HF architecture, or the GGUF one that llama.cpp builds name theirs by
+        and (d.architectures is None or model.architecture in d.architectures or model.gguf_arch in d.architectures)
         and (d.ops is None or bool(needs.intersection(d.ops)))
         and (d.quants is None or variant.quant in d.quants)
         and (d.moe is None or (model.moe is not None) == d.moe)

@@ -119,7 +119,9 @@ class Settings:
     cuda_graphs: bool = True  # False: the engine runs eagerly
     attention_backend: str | None = None  # a forced attention kernel, by the engine's own name (lint)
     speculative_tokens: int | None = None  # draft tokens per speculative step; None: not stated
-    host_offload: bool = False  # weights or experts kept in host RAM (the plan's offload, or the command's flags)
+    # weights or experts kept in host RAM: what a command's or recipe's flags say; None: what the plan's memory gate
+    # decides (the decided settings of a candidate always say True or False)
+    host_offload: bool | None = None
 
 
 @frozen
