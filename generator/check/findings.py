@@ -116,7 +116,7 @@ def _scope_flag(engine: Engine, defect: Defect, parsed: ParsedArgs, vocab: Vocab
     """The command's flag that puts it in the defect's configuration (the first the defect names; of several
     spellings, the one the command gives)."""
     f = engine.flags
-    offload = (f.cpu_moe_layers, f.cpu_moe, f.override_tensor, f.cpu_offload_gb, f.cpu_expert_method)
+    offload = (f.cpu_moe_layers, f.cpu_moe, f.override_tensor, f.cpu_offload_gb, f.cpu_expert_method, f.gpu_layers)
     knobs: tuple[tuple[object, tuple[str | None, ...]], ...] = (
         (defect.kv_dtypes, (f.kv_cache_dtype,)),
         (defect.dcp, (f.decode_context_parallel,)),

@@ -130,6 +130,14 @@ def _settings(
     return settings, pinned_by, pinned
 
 
+def _layers_on_cpu(engine: Engine, parsed: ParsedArgs, vocab: Vocabulary, layers: int) -> bool:
+    """Whether the command keeps whole layers in host RAM: a GPU-layer count below the model's layers (llama-server
+    -ngl N; 'all', 'auto' or a larger number put every layer on the GPUs)."""
+    flag = engine.flags.gpu_layers
+    value = (parsed.get(vocab, flag) or "").strip() if flag and parsed.given(vocab, flag) else ""
+    return value.isascii() and value.isdigit() and len(value) < 10 and int(value) < layers
+
+
 def _mounted_checkpoint(catalog: Catalog, host: str) -> ModelChoice | None:
     """The model a bind-mounted checkpoint folder (or a GGUF file in one) holds, from its own files;
     None when the path is not here or its files do not say (lint then matches the path by name)."""
@@ -243,6 +251,8 @@ def lint(
         per_node = len(split.split(",")) if split else 1
     layout = Layout(per_node, node_count)
     settings, pinned_by, pinned = _settings(engine, parsed, vocab, invocation.env, layout.gpus)
+    if model is not None and not settings.host_offload and _layers_on_cpu(engine, parsed, vocab, model.layers):
+        settings = replace(settings, host_offload=True)
 
     findings.extend(image_findings(catalog, invocation, engine, build))
     if model is not None and model_arg is not None:

@@ -98,6 +98,17 @@ def test_lint_reads_the_draft_tokens_from_the_json_config_and_the_dotted_flag(cl
     )
 
 
+def test_qwen3_next_with_five_mtp_tokens_on_0_20_is_named_and_four_is_not(cli):
+    """vllm#37035: the FlashInfer GDN kernel takes at most 4 speculative tokens (reported on 0.20.1)."""
+    over = "vllm-0.20-qwen3next-mtp-over-4-tokens-illegal-address"
+    args = ("vllm", "h100", "qwen3-next-80b-a3b-instruct", 4, "--speculative", "mtp")
+    five = verdicts(history_of(cli, *args, "--speculative-tokens", "5"))
+    assert over in five["vllm-0.20.1"]["defects"] and over in five["vllm-0.22.0"]["defects"]
+    assert over not in five["vllm-0.15.1"]["defects"] and over not in five["vllm-0.23.0"]["defects"]
+    four = verdicts(history_of(cli, *args, "--speculative-tokens", "4"))
+    assert over not in four["vllm-0.20.1"]["defects"]
+
+
 def test_speculative_tokens_without_a_method_is_a_one_line_error(cli):
     result = cli("explain", "--gpu", "h200", "--model", "deepseek-v3.2", "--speculative-tokens", "3")
     assert result.code not in (0, 70)
@@ -159,6 +170,8 @@ def test_lint_reads_llama_cpp_expert_offload_from_ot_n_cpu_moe_and_cpu_moe(cli):
     ):
         (hit,) = defect_findings(lint(cli, *base, *extra), "800 tokens")
         assert hit["flag"] == flag, extra
+    (hit,) = defect_findings(lint(cli, *base[:-4], "-c", "32768", "-ngl", "20"), "800 tokens")  # 20 of 36 layers
+    assert hit["flag"] == "--gpu-layers"
     for extra in (("-ot", "blk.1.attn=CUDA0"), ("--n-cpu-moe", "0"), ()):
         assert not defect_findings(lint(cli, *base, *extra), "800 tokens"), extra
     newer = ("--gpu", "rtx-5090", "--build", "llama.cpp-b9840", "--", *GPTOSS_GGUF, "--cpu-moe")
