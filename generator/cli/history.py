@@ -19,6 +19,7 @@ from .options import (
     Gpu,
     GpuMemory,
     Gpus,
+    HostMemory,
     KvCacheDtype,
     ModelOpt,
     Nodes,
@@ -52,6 +53,7 @@ def history_command(
     speculative_tokens: SpeculativeTokens = None,
     dcp: Dcp = None,
     eager: Eager = False,
+    host_memory: HostMemory = None,
     fmt: FormatOpt = Format.text,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
@@ -76,6 +78,7 @@ def history_command(
         speculative_tokens=speculative_tokens,
         dcp=dcp,
         eager=eager,
+        host_memory=host_memory,
     )
     request = build_request(catalog, sel)
     if request.build is not None and request.engine is None:  # --build names the engine whose history it is in
