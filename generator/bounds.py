@@ -17,6 +17,7 @@ INT_BOUNDS: dict[str, tuple[int, int]] = {
     "--context": (1, 100_000_000),
     "--concurrency": (1, 1_000_000),
     "--dcp": (1, 1024),
+    "--speculative-tokens": (1, 1024),
 }
 MAX_GPUS = INT_BOUNDS["--gpus"][1]
 MAX_NODES = INT_BOUNDS["--nodes"][1]

@@ -47,6 +47,8 @@ RULES: dict[str, Rule] = {
     "pipeline_parallel": Rule("count", 4096),
     "data_parallel": Rule("count", 4096),
     "disable_cuda_graphs": Rule("switch"),
+    "speculative_tokens": Rule("count", 1024),
+    "cpu_moe": Rule("switch"),
 }
 
 AUTO = "auto"

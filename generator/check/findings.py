@@ -46,13 +46,20 @@ def gate_findings(
     pinned: str | None,
     parsed: ParsedArgs,
     vocab: Vocabulary,
+    env: dict[str, str] | None = None,
 ) -> list[Finding]:
+    """`env`: the environment the command sets (docker -e, VAR=value before it), read for workarounds."""
     from ..plan.candidates import evaluate
     from ..plan.defects import defect_text
 
     cand = evaluate(request, engine, build, variant, layout, None, settings)
     hw = request.hardware.compute_capability
-    out = [_defect_finding(engine, build, d) for d in cand.build_defects if not _worked_around(d, hw, parsed, vocab)]
+    given_env = env or {}
+    out = [
+        _defect_finding(engine, build, d, _scope_flag(engine, d, parsed, vocab) if d.scoped else None)
+        for d in cand.build_defects
+        if not _worked_around(d, hw, parsed, vocab, given_env)
+    ]
     by_defect = {f"known defect {defect_text(d)}" for d in cand.build_defects}
     for gate in cand.failing():
         if gate.reason in by_defect:  # the defect's own finding says it
@@ -89,10 +96,13 @@ def gate_findings(
     return out
 
 
-def _worked_around(defect: Defect, cc: object, parsed: ParsedArgs, vocab: Vocabulary) -> bool:
-    """The command already carries every flag of the defect's workaround (for this GPU), with its value."""
+def _worked_around(defect: Defect, cc: object, parsed: ParsedArgs, vocab: Vocabulary, env: dict[str, str]) -> bool:
+    """The command already carries every flag and environment variable of the defect's workaround (for this GPU),
+    with its value."""
     wanted = [a for a in defect.workaround_args if a.capability is None or cc in a.capability]
-    if not wanted or defect.workaround_env:
+    if not wanted and not defect.workaround_env:
+        return False
+    if any(env.get(var.name) != var.value for var in defect.workaround_env):
         return False
     for arg in wanted:
         given = parsed.given(vocab, arg.flag) if vocab.key(arg.flag) else arg.flag in parsed.values
@@ -102,24 +112,35 @@ def _worked_around(defect: Defect, cc: object, parsed: ParsedArgs, vocab: Vocabu
     return True
 
 
-def _scope_flag(engine: Engine, defect: Defect) -> str | None:
-    """The command's flag that puts it in the defect's configuration (the first the defect names)."""
-    knobs = (
-        (defect.kv_dtypes, engine.flags.kv_cache_dtype),
-        (defect.dcp, engine.flags.decode_context_parallel),
-        (defect.speculative, engine.flags.speculative),
-        (defect.cuda_graphs, engine.flags.disable_cuda_graphs),
-        (defect.batch, engine.flags.max_concurrency),
-        (defect.pipeline_parallel_min, engine.flags.pipeline_parallel),
-        (defect.multi_node, engine.flags.nnodes),
-        (defect.data_parallel, engine.flags.data_parallel),
-        (defect.expert_parallel, engine.flags.expert_parallel),
-        (defect.context_above, engine.flags.context_length),
+def _scope_flag(engine: Engine, defect: Defect, parsed: ParsedArgs, vocab: Vocabulary) -> str | None:
+    """The command's flag that puts it in the defect's configuration (the first the defect names; of several
+    spellings, the one the command gives)."""
+    f = engine.flags
+    offload = (f.cpu_moe_layers, f.cpu_moe, f.override_tensor, f.cpu_offload_gb, f.cpu_expert_method, f.gpu_layers)
+    knobs: tuple[tuple[object, tuple[str | None, ...]], ...] = (
+        (defect.kv_dtypes, (f.kv_cache_dtype,)),
+        (defect.dcp, (f.decode_context_parallel,)),
+        (defect.speculative, (f.speculative,)),
+        (defect.cuda_graphs, (f.disable_cuda_graphs,)),
+        (defect.batch, (f.max_concurrency,)),
+        (defect.pipeline_parallel_min, (f.pipeline_parallel,)),
+        (defect.multi_node, (f.nnodes,)),
+        (defect.data_parallel, (f.data_parallel,)),
+        (defect.expert_parallel, (f.expert_parallel,)),
+        (defect.context_above, (f.context_length,)),
+        (defect.tensor_parallel, (f.tensor_parallel,)),
+        (defect.host_offload, offload),
+        (defect.speculative_tokens, (f.speculative_tokens, f.speculative)),
     )
-    return next((flag for scope, flag in knobs if scope is not None and flag), None)
+    for scope, spellings in knobs:
+        named = [flag for flag in spellings if flag]
+        if scope is None or not named:
+            continue
+        return next((flag for flag in named if parsed.given(vocab, flag)), named[0])
+    return None
 
 
-def _defect_finding(engine: Engine, build: Build, defect: Defect) -> Finding:
+def _defect_finding(engine: Engine, build: Build, defect: Defect, scope_flag: str | None) -> Finding:
     """A known defect of the build that this model, checkpoint and GPU (and the command's flags) run into."""
     from ..plan.defects import scope_text
 
@@ -148,7 +169,7 @@ def _defect_finding(engine: Engine, build: Build, defect: Defect) -> Finding:
         what += " unless the command applies the workaround (recipegen cannot read that from the flags)"
     logs = f"; the engine logs {defect.log_line!r}" if defect.log_line else ""
     why = f"known defect of {build.id}: {defect.title}{logs}"
-    flag = (_scope_flag(engine, defect) if defect.scoped else None) or "image"
+    flag = scope_flag or "image"
     return Finding(severity, "defect", flag, None, what, why, fix, tuple(defect.sources[:2]), defect.gate)
 
 

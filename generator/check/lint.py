@@ -97,7 +97,7 @@ def _settings(
     engine: Engine, parsed: ParsedArgs, vocab: Vocabulary, env: dict[str, str], gpus: int
 ) -> tuple[Settings, str | None, str | None]:
     """The command's own choices as engine-neutral settings; also the pin's flag and value, if any."""
-    from ..plan.flags import settings_from_args, speculative_method
+    from ..plan.flags import settings_from_args, speculative_method, speculative_tokens
 
     pairs: list[tuple[str, str | None]] = []
     for name in field_names(type(engine.flags)):
@@ -109,6 +109,11 @@ def _settings(
     method = parsed.values.get("--speculative-config.method") or ""
     speculative = base.speculative or speculative_method(method) or speculative_method(spec)
     mtp = base.mtp or "mtp" in spec.lower() or method.lower() in ("mtp", "nextn") or speculative == "mtp"
+    drafts = (
+        base.speculative_tokens
+        or speculative_tokens(parsed.values.get("--speculative-config.num_speculative_tokens"))
+        or speculative_tokens(spec)
+    )
     pin_flag, pin_env = ATTENTION_PIN.get(engine.id, (None, None))
     pinned, pinned_by = None, None
     if pin_flag and parsed.get(vocab, pin_flag):
@@ -120,7 +125,17 @@ def _settings(
                 pinned_by = f"{SGLANG_DSA_PREFILL_FLAG}/{SGLANG_DSA_KERNEL_FLAG}"
     elif pin_env and env.get(pin_env):
         pinned, pinned_by = env[pin_env], pin_env
-    return replace(base, mtp=mtp, speculative=speculative, attention_backend=pinned), pinned_by, pinned
+    drafts = drafts if speculative else None
+    settings = replace(base, mtp=mtp, speculative=speculative, speculative_tokens=drafts, attention_backend=pinned)
+    return settings, pinned_by, pinned
+
+
+def _layers_on_cpu(engine: Engine, parsed: ParsedArgs, vocab: Vocabulary, layers: int) -> bool:
+    """Whether the command keeps whole layers in host RAM: a GPU-layer count below the model's layers (llama-server
+    -ngl N; 'all', 'auto' or a larger number put every layer on the GPUs)."""
+    flag = engine.flags.gpu_layers
+    value = (parsed.get(vocab, flag) or "").strip() if flag and parsed.given(vocab, flag) else ""
+    return value.isascii() and value.isdigit() and len(value) < 10 and int(value) < layers
 
 
 def _mounted_checkpoint(catalog: Catalog, host: str) -> ModelChoice | None:
@@ -236,6 +251,8 @@ def lint(
         per_node = len(split.split(",")) if split else 1
     layout = Layout(per_node, node_count)
     settings, pinned_by, pinned = _settings(engine, parsed, vocab, invocation.env, layout.gpus)
+    if model is not None and not settings.host_offload and _layers_on_cpu(engine, parsed, vocab, model.layers):
+        settings = replace(settings, host_offload=True)
 
     findings.extend(image_findings(catalog, invocation, engine, build))
     if model is not None and model_arg is not None:
@@ -277,7 +294,9 @@ def lint(
         said = {f"{build.id} has no {f.flag} {f.value}" for f in in_build if f.code == "parser-missing"}
         findings.extend(
             f
-            for f in gate_findings(request, engine, build, variant, layout, settings, pinned_by, pinned, parsed, vocab)
+            for f in gate_findings(
+                request, engine, build, variant, layout, settings, pinned_by, pinned, parsed, vocab, invocation.env
+            )
             if not (f.gate == "architecture" and _only_parsers(f.why, said))
         )
         plan, plan_command = _plan_instead(catalog, model, hardware, layout, choice.folder if choice else None)

@@ -19,12 +19,14 @@ from .options import (
     Gpu,
     GpuMemory,
     Gpus,
+    HostMemory,
     KvCacheDtype,
     ModelOpt,
     Nodes,
     Pulled,
     Recipes,
     Speculative,
+    SpeculativeTokens,
     VariantOpt,
     load_catalog,
 )
@@ -48,8 +50,10 @@ def history_command(
     concurrency: Concurrency = None,
     kv_cache_dtype: KvCacheDtype = None,
     speculative: Speculative = None,
+    speculative_tokens: SpeculativeTokens = None,
     dcp: Dcp = None,
     eager: Eager = False,
+    host_memory: HostMemory = None,
     fmt: FormatOpt = Format.text,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
@@ -71,8 +75,10 @@ def history_command(
         pulled=pulled,
         kv_cache_dtype=kv_cache_dtype,
         speculative=speculative,
+        speculative_tokens=speculative_tokens,
         dcp=dcp,
         eager=eager,
+        host_memory=host_memory,
     )
     request = build_request(catalog, sel)
     if request.build is not None and request.engine is None:  # --build names the engine whose history it is in

@@ -129,6 +129,15 @@ Speculative = Annotated[
         help="the speculative decoding method you run with (mtp, eagle, eagle3, ngram)",
     ),
 ]
+SpeculativeTokens = Annotated[
+    int | None,
+    typer.Option(
+        "--speculative-tokens",
+        metavar="N",
+        callback=cli_values.count,
+        help="draft tokens per speculative step you run with (vLLM num_speculative_tokens), 1-1024",
+    ),
+]
 Dcp = Annotated[
     int | None,
     typer.Option("--dcp", metavar="N", callback=cli_values.count, help="decode context parallel size, 1-1024"),

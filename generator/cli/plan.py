@@ -32,6 +32,7 @@ from .options import (
     Pulled,
     Recipes,
     Speculative,
+    SpeculativeTokens,
     VariantOpt,
     Version,
     load_catalog,
@@ -113,6 +114,7 @@ def generate(
     host_bandwidth: HostBandwidth = None,
     kv_cache_dtype: KvCacheDtype = None,
     speculative: Speculative = None,
+    speculative_tokens: SpeculativeTokens = None,
     dcp: Dcp = None,
     eager: Eager = False,
     out: Annotated[
@@ -159,6 +161,7 @@ def generate(
         pulled=pulled,
         kv_cache_dtype=kv_cache_dtype,
         speculative=speculative,
+        speculative_tokens=speculative_tokens,
         dcp=dcp,
         eager=eager,
     )
@@ -203,6 +206,7 @@ def explain(
     host_bandwidth: HostBandwidth = None,
     kv_cache_dtype: KvCacheDtype = None,
     speculative: Speculative = None,
+    speculative_tokens: SpeculativeTokens = None,
     dcp: Dcp = None,
     eager: Eager = False,
     fmt: FormatOpt = Format.text,
@@ -232,6 +236,7 @@ def explain(
         pulled=pulled,
         kv_cache_dtype=kv_cache_dtype,
         speculative=speculative,
+        speculative_tokens=speculative_tokens,
         dcp=dcp,
         eager=eager,
     )

@@ -35,6 +35,7 @@ class Selectors:
     pulled: str | None = None  # the date the user pulled a rolling tag (--pulled)
     kv_cache_dtype: str | None = None  # the run configuration (--kv-cache-dtype, --speculative, --dcp, --eager)
     speculative: str | None = None
+    speculative_tokens: int | None = None
     dcp: int | None = None
     eager: bool = False
 
@@ -58,6 +59,7 @@ class Selectors:
             ("--host-bandwidth", self.host_bandwidth),
             ("--kv-cache-dtype", self.kv_cache_dtype),
             ("--speculative", self.speculative),
+            ("--speculative-tokens", self.speculative_tokens),
             ("--dcp", self.dcp),
         ):
             if value is not None:
@@ -114,6 +116,11 @@ def build_request(catalog: Catalog, sel: Selectors) -> Request:
     else:
         assert sel.gpu is not None
         target = resolve_gpu(catalog, sel.gpu, sel.gpu_memory)
+    if sel.speculative_tokens is not None and sel.speculative is None:
+        raise RecipegenError(
+            f"--speculative-tokens {sel.speculative_tokens} names no speculative method",
+            "add --speculative METHOD (mtp, eagle, eagle3, ngram), or drop --speculative-tokens",
+        )
     as_of = parse_date(sel.as_of, "--as-of") if sel.as_of else None
     # a folder is named by its absolute path, so the artifacts of `./x` and of `/abs/x` are the same bytes
     notes = [f"--model {choice.folder or sel.model} → {choice.how}", f"--gpu {sel.gpu or 'auto'} → {target.how}"]
@@ -147,6 +154,7 @@ def build_request(catalog: Catalog, sel: Selectors) -> Request:
         build_resolution=build,
         kv_cache_dtype=sel.kv_cache_dtype,
         speculative=sel.speculative,
+        speculative_tokens=sel.speculative_tokens,
         dcp=sel.dcp or 1,
         eager=sel.eager,
     )

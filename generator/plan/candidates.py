@@ -64,6 +64,7 @@ def base_settings(
         kv_fixed=kv,
         speculative=method,
         mtp=base.mtp or method == "mtp",
+        speculative_tokens=(request.speculative_tokens or base.speculative_tokens or 1) if method else None,
         dcp=request.dcp if request.dcp > 1 else base.dcp,
         cuda_graphs=base.cuda_graphs and not request.eager,
     )
@@ -82,6 +83,7 @@ def request_settings(
         deployment.id if deployment else None,
         request.kv_cache_dtype,
         request.speculative,
+        request.speculative_tokens,
         request.dcp,
         request.eager,
     )
@@ -146,10 +148,14 @@ def evaluate(
     by_id = {g.gate: g for g in results}
     kern, fmt, budget = by_id["kernel"], by_id["weight-format"], by_id["memory"].details.budget
     kv = gates.kv_dtype(subject, kern) if (base.kv_fixed or kern.details.kv_options) else None
-    decided = base
+    # weights in host RAM: what the command's or recipe's flags say, else the memory gate's offload plan
+    offloaded = base.host_offload
+    if offloaded is None:
+        offloaded = by_id["memory"].details.offload is not None or engine.memory.host_offload
+    decided = evolve(base, host_offload=offloaded)
     if budget is not None:
         decided = evolve(
-            base,
+            decided,
             kv_dtype=kv,
             context=budget.context,
             context_auto=base.context_auto and request.context is None,

@@ -23,10 +23,10 @@ def defects_hitting(
 ) -> tuple[Defect, ...]:
     """The build's known defects that this model, checkpoint and GPU (and its host CPU) run into.
 
-    A defect scoped by configuration (KV dtype, DCP, speculative method, CUDA graphs, batch, parallel layout,
-    context) hits only the `settings` (KV dtype `kv`, `layout`) it names; with no settings (a path not planned
-    yet) it is left for the plan to decide. `every_config`: every defect of the model and GPU, whatever
-    configuration it needs (coverage)."""
+    A defect scoped by configuration (KV dtype, DCP, speculative method and draft tokens, CUDA graphs, batch,
+    parallel layout and tensor-parallel size, context, host offload) hits only the `settings` (KV dtype `kv`,
+    `layout`) it names; with no settings (a path not planned yet) it is left for the plan to decide.
+    `every_config`: every defect of the model and GPU, whatever configuration it needs (coverage)."""
     if not build.defects:  # most builds (37 of 46) list none, and this runs for every path
         return ()
     needs = {n.op for n in model.needs}
@@ -35,7 +35,8 @@ def defects_hitting(
         for d in build.defects
         if (d.sm is None or hw.compute_capability in d.sm)
         and (d.models is None or model.id in d.models)
-        and (d.architectures is None or model.architecture in d.architectures)
+        # an HF architecture, or the GGUF one that llama.cpp builds name theirs by
+        and (d.architectures is None or model.architecture in d.architectures or model.gguf_arch in d.architectures)
         and (d.ops is None or bool(needs.intersection(d.ops)))
         and (d.quants is None or variant.quant in d.quants)
         and (d.moe is None or (model.moe is not None) == d.moe)
@@ -68,6 +69,14 @@ def in_scope(
     if defect.expert_parallel is not None and settings.ep != defect.expert_parallel:
         return False
     if defect.context_above is not None and (settings.context or max_context or 0) <= defect.context_above:
+        return False
+    if defect.tensor_parallel is not None and settings.tp not in defect.tensor_parallel:
+        return False
+    if defect.host_offload is not None and settings.host_offload != defect.host_offload:
+        return False
+    if defect.speculative_tokens is not None and (
+        settings.speculative is None or settings.speculative_tokens not in defect.speculative_tokens
+    ):
         return False
     if defect.kv_dtypes is not None and kv not in defect.kv_dtypes:
         return False
@@ -107,6 +116,12 @@ def scope_text(defect: Defect) -> str:
         parts.append("expert parallel" if defect.expert_parallel else "no expert parallel")
     if defect.context_above is not None:
         parts.append(f"a max context above {defect.context_above:,} tokens")
+    if defect.tensor_parallel is not None:
+        parts.append(defect.tensor_parallel.describe("tensor-parallel size"))
+    if defect.host_offload is not None:
+        parts.append("weights offloaded to host RAM" if defect.host_offload else "every weight on the GPUs")
+    if defect.speculative_tokens is not None:
+        parts.append(defect.speculative_tokens.describe("draft tokens per step"))
     return ", ".join(parts)
 
 

@@ -81,6 +81,45 @@ def speculative_method(value: str | None) -> str | None:
     return "mtp" if name in MTP_NAMES or name.endswith("_mtp") else name or None
 
 
+# the most draft tokens per step a command is read as stating (engines accept far fewer)
+MAX_DRAFT_TOKENS = 1024
+
+
+def speculative_tokens(value: str | None) -> int | None:
+    """The draft tokens per step a value states: a JSON config's "num_speculative_tokens" (vLLM's
+    --speculative-config) or the value itself (SGLang's --speculative-num-steps); None when it states none."""
+    text = (value or "").strip()
+    try:
+        config = json.loads(text) if text.startswith("{") else text
+    except ValueError:
+        return None
+    count = config.get("num_speculative_tokens") if isinstance(config, dict) else config
+    if isinstance(count, str) and count.isascii() and count.isdigit() and len(count) < 8:
+        count = int(count)
+    return count if isinstance(count, int) and not isinstance(count, bool) and 1 <= count <= MAX_DRAFT_TOKENS else None
+
+
+def host_offloaded(engine: Engine, args: list[tuple[str, str | None]]) -> bool:
+    """Whether the flags keep weights or experts in host RAM: a CPU expert kernel, --cpu-offload-gb above 0,
+    --n-cpu-moe above 0, --cpu-moe, or a tensor override onto a CPU buffer (-ot 'exps=CPU')."""
+    f = engine.flags
+    if engine.memory.host_offload:
+        return True
+    for flag, value in args:
+        text = (value or "").strip()
+        if flag in (f.cpu_moe, f.cpu_expert_method) and flag is not None:
+            return True
+        if flag in (f.cpu_offload_gb, f.cpu_moe_layers) and flag is not None:
+            try:
+                if float(text) > 0:
+                    return True
+            except ValueError:
+                continue
+        if flag == f.override_tensor and flag is not None and re.search(r"=\s*cpu", text, re.IGNORECASE):
+            return True
+    return False
+
+
 def settings_from_args(engine: Engine, args: list[tuple[str, str | None]], layout: Layout) -> Settings:
     """The semantic knobs of (flag, value) pairs spelled with the catalog's flags (a recipe's, or a command's)."""
     spelled = {
@@ -101,6 +140,7 @@ def settings_from_args(engine: Engine, args: list[tuple[str, str | None]], layou
     dp = _knob("data_parallel", values.get("data_parallel"))
     method = speculative_method(values.get("speculative"))
     mtp = method == "mtp"
+    drafts = speculative_tokens(values.get("speculative_tokens")) or speculative_tokens(values.get("speculative"))
     return Settings(
         tp=tp if isinstance(tp, int) else (layout.gpus if engine.parallelism == "tensor" else 1),
         ep="expert_parallel" in values,
@@ -117,6 +157,8 @@ def settings_from_args(engine: Engine, args: list[tuple[str, str | None]], layou
         pp=pp if isinstance(pp, int) else 1,
         dp=dp if isinstance(dp, int) else 1,
         cuda_graphs="disable_cuda_graphs" not in values,
+        speculative_tokens=drafts if method else None,
+        host_offload=host_offloaded(engine, args),
     )
 
 
@@ -336,12 +378,17 @@ def run_config_flags(engine: Engine, settings: Settings) -> list[Flag]:
     if f.disable_cuda_graphs and not settings.cuda_graphs:
         out.append(Flag(f.disable_cuda_graphs, None, "run eagerly, without CUDA graphs, as requested"))
     if f.speculative and settings.speculative:
-        method = settings.speculative
-        if f.speculative.endswith("-config"):  # a JSON config (vLLM)
-            value = json.dumps({"method": method, "num_speculative_tokens": 1}, separators=(",", ":"))
-        else:
+        method, drafts = settings.speculative, settings.speculative_tokens or 1
+        count = "one draft token" if drafts == 1 else f"{drafts} draft tokens"
+        tune = "; the draft model is yours to choose" if method != "mtp" else ""
+        if f.speculative.endswith("-config"):  # a JSON config (vLLM) states the draft tokens too
+            value = json.dumps({"method": method, "num_speculative_tokens": drafts}, separators=(",", ":"))
+            why = f"speculative decoding as requested ({count} per step{tune})"
+        else:  # the step count goes with the engine's tree options (top-k, draft tokens), which are yours to tune
             value = "NEXTN" if method == "mtp" else method.upper()
-        why = "speculative decoding as requested (one draft token; the draft model and token count are yours to tune)"
+            why = f"speculative decoding as requested (the engine's default steps and draft tokens{tune})"
+            if settings.speculative_tokens is not None:
+                why = f"speculative decoding as requested ({count} per step: set them with its step options{tune})"
         out.append(Flag(f.speculative, value, why))
     return out
 

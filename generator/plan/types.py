@@ -44,6 +44,7 @@ class Request:
     # what a configuration-scoped defect is matched against
     kv_cache_dtype: str | None = None  # as the user spelled it (engine spelling or a catalog KV dtype)
     speculative: str | None = None
+    speculative_tokens: int | None = None  # draft tokens per step (--speculative-tokens)
     dcp: int = 1
     eager: bool = False
 
@@ -117,6 +118,10 @@ class Settings:
     dp: int = 1  # data-parallel size (a command's)
     cuda_graphs: bool = True  # False: the engine runs eagerly
     attention_backend: str | None = None  # a forced attention kernel, by the engine's own name (lint)
+    speculative_tokens: int | None = None  # draft tokens per speculative step; None: not stated
+    # weights or experts kept in host RAM: what a command's or recipe's flags say; None: what the plan's memory gate
+    # decides (the decided settings of a candidate always say True or False)
+    host_offload: bool | None = None
 
 
 @frozen

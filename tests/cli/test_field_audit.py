@@ -50,8 +50,9 @@ def _requests(catalog: Any, engine: Any, build: Any, defect: Any, verified: bool
         arch = model.gguf_arch if engine.loads == "gguf" else model.architecture
         if arch not in build.architectures:
             continue
+        named = (model.architecture, model.gguf_arch)  # llama.cpp builds name GGUF architectures
         if (defect.models is not None and model.id not in defect.models) or (
-            defect.architectures is not None and model.architecture not in defect.architectures
+            defect.architectures is not None and not set(named).intersection(defect.architectures)
         ):
             continue
         if defect.ops is not None and not {n.op for n in model.needs}.intersection(defect.ops):
@@ -63,7 +64,9 @@ def _requests(catalog: Any, engine: Any, build: Any, defect: Any, verified: bool
                 continue
             size = variant.size_gb or (variant.size_gib or 1e6) * 1.074
             for gpu in gpus:
-                found.append(((gpu.host_arch[0] != "x86_64", size, -gpu.memory_gib, gpu.id), gpu, model, variant))
+                # a host-offload defect needs a plan that offloads: the smallest GPU and the largest checkpoint first
+                fit = (gpu.memory_gib, -size) if defect.host_offload else (size, -gpu.memory_gib)
+                found.append(((gpu.host_arch[0] != "x86_64", *fit, gpu.id), gpu, model, variant))
     found.sort(key=lambda row: row[0])
     picked, seen = [], set()
     for _, gpu, model, variant in found:  # one per GPU and model, so a gate one GPU fails does not hide the rest
@@ -94,6 +97,17 @@ def _kv_word(engine: Any, defect: Any) -> str | None:
     return next((names[k] for k in defect.kv_dtypes or () if k in names), None)
 
 
+def _count(scope: Any) -> int | None:
+    """A size inside a defect's range (tensor-parallel size, draft tokens): its smallest, else its largest."""
+    return None if scope is None else scope.min or scope.max
+
+
+def _gpus(defect: Any, default: int) -> int:
+    """The GPUs a request needs for the defect's tensor-parallel size (a plan's TP group is every GPU); one GPU for
+    a host-offload defect, so that the plan offloads."""
+    return _count(defect.tensor_parallel) or (1 if defect.host_offload else default)
+
+
 def _explain_options(engine: Any, defect: Any, kv: str | None = None, history: bool = False) -> list[str]:
     """The options that put `explain` (or `history`, which plans no context) in the defect's configuration."""
     out: list[str] = []
@@ -101,6 +115,12 @@ def _explain_options(engine: Any, defect: Any, kv: str | None = None, history: b
         out += ["--kv-cache-dtype", kv or _kv_word(engine, defect) or defect.kv_dtypes[0]]
     if defect.speculative:
         out += ["--speculative", defect.speculative[0]]
+        if defect.speculative_tokens is not None:
+            out += ["--speculative-tokens", str(_count(defect.speculative_tokens))]
+    if defect.tensor_parallel is not None and not history:
+        out += ["--gpus", str(_gpus(defect, 1))]
+    if defect.host_offload:
+        out += ["--host-memory", "1024"]  # room for the offload the defect needs
     if defect.dcp:
         out += ["--dcp", "2"]
     if defect.cuda_graphs is False:
@@ -123,10 +143,20 @@ def _command_flags(engine: Any, defect: Any) -> list[str]:
     if defect.speculative and f.speculative:
         method = defect.speculative[0]
         config = f.speculative.endswith("-config")  # vLLM takes a JSON object, SGLang the algorithm's name
+        drafts = _count(defect.speculative_tokens) or 1
         out += [
             f.speculative,
-            json.dumps({"method": method, "num_speculative_tokens": 1}) if config else method.upper(),
+            json.dumps({"method": method, "num_speculative_tokens": drafts}) if config else method.upper(),
         ]
+        if defect.speculative_tokens is not None and f.speculative_tokens and not config:
+            out += [f.speculative_tokens, str(drafts)]
+    if defect.tensor_parallel is not None and f.tensor_parallel:
+        out += [f.tensor_parallel, str(_gpus(defect, 1))]
+    if defect.host_offload:
+        offload = next(
+            ([flag, value] for flag, value in ((f.cpu_moe_layers, "8"), (f.cpu_offload_gb, "8")) if flag), []
+        )
+        out += offload
     if defect.dcp and f.decode_context_parallel:
         out += [f.decode_context_parallel, "2"]
     if defect.cuda_graphs is False and f.disable_cuda_graphs:
@@ -214,19 +244,22 @@ def test_history_lists_each_defect_on_its_build_and_not_from_its_fixing_release_
     for defect_id, engine, build, defect, requests in _reach(catalog):
         if not requests or build.provenance != "official" or _layout_scoped(defect):
             continue
-        gpu, model, variant = requests[0]
-        rows = verdicts(
-            history_of(
-                cli,
-                engine.id,
-                gpu.id,
-                model.id,
-                8,
-                "--variant",
-                variant.id,
-                *_explain_options(engine, defect, history=True),
+        # a host-offload defect needs a request whose plan offloads and still fits: try a few
+        for gpu, model, variant in requests[:TRIES] if defect.host_offload else requests[:1]:
+            rows = verdicts(
+                history_of(
+                    cli,
+                    engine.id,
+                    gpu.id,
+                    model.id,
+                    _gpus(defect, 8),
+                    "--variant",
+                    variant.id,
+                    *_explain_options(engine, defect, history=True),
+                )
             )
-        )
+            if defect_id in rows.get(build.id, {}).get("defects", []):
+                break
         if defect_id not in rows.get(build.id, {}).get("defects", []):
             problems.append(f"{defect_id}: history on {gpu.id}/{model.id} does not list it on {build.id}")
         if defect.fixed_in is not None:
@@ -244,6 +277,7 @@ def test_lint_flags_a_command_in_each_defects_configuration(cli, catalog):
         gpu, _, variant = requests[0]
         nodes = ["--nodes", "2"] if defect.multi_node else []
         gpus = "8" if (defect.data_parallel or defect.pipeline_parallel_min or defect.expert_parallel) else "1"
+        gpus = str(_gpus(defect, int(gpus)))
         doc = lint(cli, "--gpu", gpu.id, "--gpus", gpus, *nodes, "--build", build.id, "--",
                    *_command(engine, variant, defect))  # fmt: skip
         if not any(f["code"] == "defect" and defect.title in f["why"] for f in doc["findings"]):
@@ -285,7 +319,7 @@ def _community(catalog: Any) -> Iterator[tuple[Any, Any, list[tuple[Any, Any, An
 class _NoScope:
     """A defect that selects nothing: every GPU, model and checkpoint the build can take."""
 
-    sm = models = architectures = ops = quants = moe = host_arch = None
+    sm = models = architectures = ops = quants = moe = host_arch = host_offload = None
 
 
 _NO_SCOPE = _NoScope()

@@ -90,6 +90,12 @@ class Flags(Strict):
     speculative: EngineFlag | None = None  # speculative decoding: its method, or a JSON config with a "method"
     pipeline_parallel: EngineFlag | None = None  # pipeline-parallel size (stages over GPUs or nodes)
     data_parallel: EngineFlag | None = None  # data-parallel size (engine replicas, or DP attention ranks)
+    # draft tokens per speculative step, where the engine has its own flag (SGLang --speculative-num-steps); vLLM
+    # states it inside --speculative-config (num_speculative_tokens)
+    speculative_tokens: EngineFlag | None = None
+    cpu_moe: EngineFlag | None = None  # switch: every MoE layer's experts in host RAM (llama-server --cpu-moe)
+    # a tensor buffer override, NAME_REGEX=BUFFER (llama-server -ot): a CPU buffer keeps those weights in host RAM
+    override_tensor: EngineFlag | None = None
 
 
 @frozen(kw_only=True)
@@ -207,6 +213,30 @@ class BatchRange(Strict):
         return f"{self.min}-{self.max} concurrent requests"
 
 
+@frozen(kw_only=True)
+class SizeRange(Strict):
+    """A count a defect shows at (tensor-parallel size, draft tokens): from `min` to `max`, both included."""
+
+    min: Annotated[int, Limits(ge=1, le=1 << 20)] | None = None
+    max: Annotated[int, Limits(ge=1, le=1 << 20)] | None = None
+
+    def _check(self) -> None:
+        if self.min is None and self.max is None:
+            raise ValueError("a range needs min, max or both")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min} is above max {self.max}")
+
+    def __contains__(self, count: object) -> bool:
+        return isinstance(count, int) and (self.min or 1) <= count <= (self.max or count)
+
+    def describe(self, what: str) -> str:
+        if self.max is None:
+            return f"{what} {self.min} or more"
+        if self.min is None:
+            return f"{what} at most {self.max}"
+        return f"{what} {self.min}" if self.min == self.max else f"{what} {self.min}-{self.max}"
+
+
 DefectGate = Literal["architecture", "weight-format", "kernel", "platform", "memory", "topology"]
 
 
@@ -240,6 +270,12 @@ class Defect(Sourced):
     data_parallel: bool | None = None
     expert_parallel: bool | None = None
     context_above: Annotated[int, Limits(ge=1)] | None = None  # only when the planned max context exceeds this
+    tensor_parallel: SizeRange | None = None  # the tensor-parallel sizes it shows at
+    # true: only when weights or experts live in host RAM (offload: --cpu-offload-gb, --n-cpu-moe, -ot ...=CPU, a CPU
+    # expert kernel); false: only when every weight is on the GPUs
+    host_offload: bool | None = None
+    # the draft tokens proposed per step (vLLM num_speculative_tokens, SGLang --speculative-num-steps) it shows at
+    speculative_tokens: SizeRange | None = None
     # the host CPU it hits (a GPU's host: GB200/GH200 are aarch64); a property of the GPU, like sm, not of flags
     host_arch: list[HostArch] | None = None
     log_line: Text | None = None  # what the engine prints when it hits
@@ -273,6 +309,9 @@ class Defect(Sourced):
             self.data_parallel,
             self.expert_parallel,
             self.context_above,
+            self.tensor_parallel,
+            self.host_offload,
+            self.speculative_tokens,
         )
         return any(f is not None for f in fields)
 

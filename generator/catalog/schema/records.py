@@ -16,7 +16,7 @@ import dataclasses
 import datetime as dt
 import typing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from ...frozen import frozen
 from ..capability import Capability, CapabilitySet
@@ -52,7 +52,13 @@ class Strict:
             entry._check()
             return entry
 
-        return core_schema.no_info_after_validator_function(checked, schema)
+        # The class's reference goes on the checked schema, not the bare one: pydantic reuses the schema stored under
+        # that reference for every later field of this type, which would otherwise skip `_check`.
+        ref = None
+        if schema["type"] != "definition-ref" and "ref" in schema:
+            ref = str(schema["ref"])
+            schema = cast("CoreSchema", {k: v for k, v in schema.items() if k != "ref"})
+        return core_schema.no_info_after_validator_function(checked, schema, ref=ref)
 
 
 class Limits:
