@@ -53,3 +53,31 @@ def test_history_shows_the_image_between_0_17_and_the_0_18_release_that_took_ove
     # with a BF16 cache the official releases already run, so the image is not the only way
     bf16 = verdicts(history_of(cli, "vllm", "rtx-pro-6000", "kimi-k2.5", 8))
     assert bf16["vllm-0.17.0"]["verdict"] == "runnable"
+
+
+DSPARK = "sglang-dsv4-sm120-dspark-image"
+DSV4_2X = ("--gpu", "rtx-pro-6000", "--model", "deepseek-v4-flash", "--gpus", "2", "--engine", "sglang")
+
+
+def test_dsv4_flash_0731_on_2_rtx_pro_6000_with_sglang_runs_on_the_dspark_dev_image_with_its_curated_command(cli):
+    doc = explain(cli, *DSV4_2X, "--variant", "0731")
+    assert doc["verdict"] == "runnable"
+    plan = doc["plans"][0]
+    assert plan["build"] == DSPARK and plan["provenance"] == "community"
+    assert plan["image"].startswith("lmsysorg/sglang:dev-cu13-inkling-dspark@sha256:fbea1a4e")
+    flags = {(f["flag"], f.get("value")) for f in plan["flags"]}
+    assert {("--tp-size", "2"), ("--context-length", "131072"), ("--disable-custom-all-reduce", None)} <= flags
+    assert any("local-ai-registry" in s["url"] and s.get("date") for s in sources(doc, plan["sources"]))
+    # the newest release alone stays unknown: its SM120 indexer fallback has no serving report of its own
+    release = explain(cli, *DSV4_2X, "--variant", "0731", "--build", "sglang-0.5.23")
+    assert release["plans"] == []
+    assert [(r["outcome"], r["gate"]) for r in release["rejected"]] == [("unknown", "kernel")]
+
+
+def test_before_the_report_sglang_has_no_known_dsv4_path_on_sm120_and_coverage_counts_the_image(cli):
+    before = explain(cli, *DSV4_2X, "--variant", "0731", "--as-of", "2026-08-24")
+    assert before["verdict"] != "runnable"
+    assert DSPARK not in {p["build"] for p in before["plans"]}
+    cells = cli("coverage", "--format", "json").json()["cells"]
+    (cell,) = [c for c in cells if c["family"] == "deepseek-v4-flash" and c["gpu_class"] == "sm120"]
+    assert {"build": DSPARK, "released": "2026-08-25"} in cell["community"]
