@@ -1,0 +1,54 @@
+"""vLLM sends SM12x FP8 GEMMs to DeepGEMM (support_deep_gemm admits the whole 12.x family), so a release whose
+bundled DeepGEMM has no SM120 kernels aborts FP8 checkpoints on RTX PRO 6000 and GB10 alike: 0.24.0 (reported,
+vllm#47130 / #47436) and 0.27.1 (read in its wheel); 0.25.0 and 0.26.0 bundle SM120 kernels. Workaround:
+VLLM_USE_DEEP_GEMM=0."""
+
+from __future__ import annotations
+
+from tests.support.release_history import defect_ids, explain, history_of, lint, verdicts
+
+D024 = "vllm-0.24-deepgemm-sm120-fp8"
+D027 = "vllm-0.27-deepgemm-sm12x-fp8"
+R1_GB10 = ("--gpu", "gb10", "--model", "deepseek-r1", "--gpus", "8", "--engine", "vllm", "--variant", "fp8")
+
+
+def test_a_gb10_plan_on_0_24_names_the_deepgemm_defect_and_carries_the_env_workaround(cli):
+    plan = explain(cli, *R1_GB10, "--build", "vllm==0.24.0")["plans"][0]
+    assert D024 in defect_ids(plan)
+    assert {e["name"]: e["value"] for e in plan["env"]}.get("VLLM_USE_DEEP_GEMM") == "0"
+    clean = explain(cli, *R1_GB10, "--build", "vllm==0.26.0")["plans"][0]
+    assert not {D024, D027} & set(defect_ids(clean))
+    assert all(e["name"] != "VLLM_USE_DEEP_GEMM" for e in clean["env"])
+
+
+def test_history_shows_the_defect_leave_at_0_25_and_return_in_0_27_1_on_both_sm12x_classes(cli):
+    for gpu in ("rtx-pro-6000", "gb10"):
+        builds = verdicts(history_of(cli, "vllm", gpu, "deepseek-r1", 8, "--variant", "fp8"))
+        assert D024 in builds["vllm-0.24.0"]["defects"], gpu
+        assert D024 not in builds["vllm-0.23.0"]["defects"] and D024 not in builds["vllm-0.25.0"]["defects"]
+        assert not {D024, D027} & set(builds["vllm-0.26.0"]["defects"])
+        assert D027 in builds["vllm-0.27.1"]["defects"], gpu
+    hopper = verdicts(history_of(cli, "vllm", "h200", "deepseek-r1", 8, "--variant", "fp8"))
+    assert not {D024, D027} & set(hopper["vllm-0.27.1"]["defects"])
+
+
+def test_lint_flags_an_fp8_command_on_0_27_1_on_sm120_and_not_on_0_26(cli):
+    command = ("vllm", "serve", "deepseek-ai/DeepSeek-R1", "--tensor-parallel-size", "8", "--trust-remote-code")
+
+    def flagged(build: str) -> bool:
+        doc = lint(cli, "--gpu", "rtx-pro-6000", "--gpus", "8", "--build", build, "--", *command)
+        return any(f["code"] == "defect" and "DeepGEMM" in f["why"] for f in doc["findings"])
+
+    assert flagged("vllm-0.27.1")
+    assert not flagged("vllm-0.26.0")
+
+
+def test_diagnose_maps_the_unknown_recipe_assertion_on_gb10(cli, tmp_path):
+    log = tmp_path / "engine.log"
+    log.write_text(
+        "RuntimeError: Assertion error (/workspace/.deps/deepgemm-src/csrc/apis/../jit_kernels/impls/../heuristics/"
+        "../../utils/layout.hpp:76): Unknown recipe\n",
+        encoding="utf-8",
+    )
+    result = cli("diagnose", str(log), "--gpu", "gb10", "--model", "deepseek-r1", "--format", "json")
+    assert D024 in result.out and "VLLM_USE_DEEP_GEMM=0" in result.out
