@@ -141,3 +141,14 @@ def adopt(catalog: Catalog, engine_id: str, release: str) -> Build | None:
     )
     catalog.origins[("builds", build.id)] = Origin(f"data/harvest/{engine_id}/{release}.json", TAG)
     return build
+
+
+def adopt_older(catalog: Catalog, engine_id: str) -> list[Build]:
+    """Adopt every harvested release older than the engine's oldest hand-written official one (for `history`)."""
+    engine = catalog.engines[engine_id]
+    hand = [harvest.release_key(b.version) for b in engine.builds if b.provenance == "official"]
+    oldest = min((k for k in hand if k is not None), default=None)
+    if oldest is None:
+        return []
+    older = [r for r in harvest.releases(engine_id) if (harvest.release_key(r) or oldest) < oldest]
+    return [b for b in (adopt(catalog, engine_id, r) for r in older) if b is not None]

@@ -23,7 +23,9 @@ QUANT_METHODS: dict[str, tuple[str, ...]] = {
     "awq": ("awq_marlin", "awq"),
     "gptq": ("gptq_marlin", "gptq"),
     "nvfp4": ("modelopt_fp4", "modelopt_nvfp4", "nvfp4"),
+    "mxfp4": ("mxfp4",),
 }
+FP4 = ("nvfp4", "mxfp4")  # native only on Blackwell; a lower minimum means a Marlin/emulation path not read here
 FP8_KV: dict[str, KvDtype] = {"fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2"}
 
 
@@ -154,7 +156,7 @@ def weight_formats(
                 continue
             if len(mins) != len(present):
                 continue
-            if fmt == "nvfp4" and min(mins) < 100:
+            if fmt in FP4 and min(mins) < 100:
                 continue  # a loader below Blackwell runs an emulation or Marlin path this reading does not follow
             src = [_source(facts, [methods[n]["from"] for n in present], f"{'/'.join(present)} get_min_capability()")]
             out.append(_format(fmt, (f">={_cc(min(mins))}",), src))

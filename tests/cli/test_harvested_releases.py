@@ -202,3 +202,12 @@ def test_list_engines_json_shows_the_sglang_tables_its_release_ran():
     assert by_build["sglang-0.5.14"]["why_not"]["quantization"]["reason"] == (
         "not run (python scripts/harvest sglang==0.5.14 --run)"
     )
+
+
+def test_history_lists_the_releases_known_only_from_their_code_with_their_own_verdicts():
+    result = run_cli("history", "--gpu", "h200", "--model", "deepseek-v3", "--gpus", "8", "--engine", "vllm")
+    assert result.code == 0, result.err
+    # before 0.6.6 the registry has no DeepseekV3ForCausalLM; 0.7.3's wheel has TRITON_MLA, 0.6.6/0.7.0 no MLA backend
+    assert "vllm-0.3.0 … vllm-0.6.3 (9)  blocked (architecture: does not load DeepseekV3ForCausalLM)" in result.out
+    assert "vllm-0.6.6 … vllm-0.7.0 (2)  unknown (kernel: attention.mla" in result.out
+    assert "vllm-0.7.0 → vllm-0.7.3: kernel now passes: sm90: TRITON_MLA (attention.mla)" in result.out
