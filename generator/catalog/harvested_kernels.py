@@ -24,6 +24,7 @@ QUANT_METHODS: dict[str, tuple[str, ...]] = {
     "gptq": ("gptq_marlin", "gptq"),
     "nvfp4": ("modelopt_fp4", "modelopt_nvfp4", "nvfp4"),
     "mxfp4": ("mxfp4",),
+    "gguf": ("gguf",),
 }
 FP4 = ("nvfp4", "mxfp4")  # native only on Blackwell; a lower minimum means a Marlin/emulation path not read here
 FP8_KV: dict[str, KvDtype] = {"fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2"}
@@ -145,15 +146,16 @@ def weight_formats(
         decided.add("fp16")
     quant = table.get("quantization") or {}
     methods: dict[str, Any] = quant.get("methods") or {}
-    registered = set(quant.get("registered") or methods)
+    registered = set(quant.get("registered") or ()) | set(methods)
     if methods:
         _fp8_formats(facts, table, methods, registered, out, decided)
         for fmt, names in QUANT_METHODS.items():
             present = [n for n in names if n in methods]  # a config class, whatever name the registry files it under
             mins = [int(methods[n]["min"]) for n in present if methods[n].get("min") is not None]
             if not present:
-                decided.add(fmt)  # the release registers no method that loads it
-                continue
+                if not registered & set(names):
+                    decided.add(fmt)  # the release registers no method that loads it
+                continue  # registered, but its class is not in this wheel (SGLang importing vLLM's): not read
             if len(mins) != len(present):
                 continue
             if fmt in FP4 and min(mins) < 100:
@@ -182,14 +184,18 @@ def _fp8_formats(
         return
     lowest = int(lowest)
     files = [methods["fp8"]["from"]]
-    if below is None and lowest < 89:
+    native_from = fp8.get("native_from")
+    if below is None and native_from is None and lowest < 89:
         return  # below sm89 its path is chosen at run time (cutlass / torch._scaled_mm): not read
-    native = int(below) if below is not None else lowest
+    native = int(below) if below is not None else int(native_from) if native_from is not None else lowest
     marlin = below is not None and lowest < native
     span = (f"{_cc(lowest)}-{_cc(native - 1)}",)
     what = f"Fp8Config.get_min_capability() {_cc(lowest)}" + (
         f", Fp8LinearMethod's Marlin path below {_cc(native)}" if marlin else ""
     )
+    if native_from is not None:
+        files.append(fp8["native_from_file"])
+        what += f", cutlass_fp8_supported() from {_cc(native)} (Marlin only when an environment variable forces it)"
     src = [_source(facts, files, what)]
     dense_only = not fp8.get("moe_marlin", False)
     cost = "weight-only FP8 (W8A16) through Marlin: FP8 weights, 16-bit math"

@@ -267,9 +267,11 @@ def _harvested(
         return None
     exact = "" if key == wanted else f" (the nearest harvested release at or below {version})"
     facts = harvest.load(engine.id, release)
+    read = facts.kernels if facts is not None else None
     kernels = (
-        "kernels, weight formats and CUDA targets read from it too (the rest carried, unverified: see its notes)"
-        if facts is not None and facts.kernels
+        f"kernels, weight formats{' and CUDA targets' if read.get('compiled_for') else ''} read from it too (the "
+        "rest carried from a later release, unverified: see its notes)"
+        if read
         else "kernels carried from a later release, unverified"
     )
     how = (

@@ -111,8 +111,20 @@ def _methods(tree: Tree, folder: str) -> tuple[list[str] | None, str | None]:
         if target.id == "QuantizationMethods" and isinstance(value, ast.Subscript):  # Literal["awq", ...]
             elts = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
             return [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str)], path
-    keys = table_keys(text, path, "QUANTIZATION_METHODS")  # 0.3–0.5: a dict name -> config class
-    return keys, path
+    for node in ast.walk(mod):  # a dict name -> config class (vLLM 0.3–0.5), or `{**OWN, **FROM_VLLM}` (SGLang)
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        if isinstance(node, ast.AnnAssign):
+            target = node.target
+        value = getattr(node, "value", None)
+        if isinstance(target, ast.Name) and target.id == "QUANTIZATION_METHODS" and isinstance(value, ast.Dict):
+            names: list[str] = []
+            for key, item in zip(value.keys, value.values, strict=True):
+                if key is None and isinstance(item, ast.Name):
+                    names.extend(table_keys(text, path, item.id) or [])
+                elif isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    names.append(key.value)
+            return names, path
+    return None, None
 
 
 def quantization(tree: Tree, folder: str = QUANT) -> tuple[dict[str, Any] | None, str | None]:
@@ -188,6 +200,10 @@ def fp8(tree: Tree, folder: str = QUANT) -> tuple[dict[str, Any] | None, str | N
         for node in ast.walk(linear):
             if isinstance(node, ast.Compare) and "capability" in ast.unparse(node.left):
                 marlin_below = marlin_below or _at_least(checks(node))
+    native_from: int | None = None
+    if marlin_below is None:  # SGLang: the FP8 GEMM's own capability test (no Marlin unless an env var asks)
+        utils = module(tree, folder + "fp8_utils.py")
+        native_from = _fp8_gemm_floor(function(utils, "cutlass_fp8_supported")) if utils is not None else None
     moe = found.get("Fp8MoEMethod")
     block = "weight_block_size" in ast.unparse(found["Fp8Config"]) if "Fp8Config" in found else False
     return {
@@ -195,8 +211,42 @@ def fp8(tree: Tree, folder: str = QUANT) -> tuple[dict[str, Any] | None, str | N
         "block_quant": block,
         "block_marlin": block and not block_off and marlin_below is not None,
         "moe_marlin": moe is not None and "marlin" in ast.unparse(moe).lower(),
+        **({"native_from": native_from, "native_from_file": folder + "fp8_utils.py"} if native_from else {}),
         "from": path,
     }, None
+
+
+def _fp8_gemm_floor(fn: ast.FunctionDef | None) -> int | None:
+    """The lowest capability `cutlass_fp8_supported()` returns a non-False value for, from its `major`/`minor`
+    tests (`if major >= 9: ...` / `elif major == 8 and minor == 9: ...`)."""
+    if fn is None:
+        return None
+    found: list[int] = []
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.If):
+            continue
+        if any(
+            isinstance(s, ast.Return) and isinstance(s.value, ast.Constant) and s.value.value is False
+            for s in node.body
+        ):
+            continue
+        parts = node.test.values if isinstance(node.test, ast.BoolOp) else [node.test]
+        major = minor = None
+        for part in parts:
+            if isinstance(part, ast.Compare) and isinstance(part.left, ast.Name) and len(part.ops) == 1:
+                value = part.comparators[0]
+                if (
+                    isinstance(value, ast.Constant)
+                    and type(value.value) is int
+                    and isinstance(part.ops[0], (ast.Eq, ast.GtE))
+                ):
+                    if part.left.id == "major":
+                        major = value.value
+                    elif part.left.id == "minor":
+                        minor = value.value
+        if major is not None:
+            found.append(major * 10 + (minor or 0))
+    return min(found) if found else None
 
 
 def _head_sizes(tree: Tree, path: str, owner: str | None = None) -> list[int] | None:

@@ -211,3 +211,14 @@ def test_history_lists_the_releases_known_only_from_their_code_with_their_own_ve
     assert "vllm-0.3.0 … vllm-0.6.3 (9)  blocked (architecture: does not load DeepseekV3ForCausalLM)" in result.out
     assert "vllm-0.6.6 … vllm-0.7.0 (2)  unknown (kernel: attention.mla" in result.out
     assert "vllm-0.7.0 → vllm-0.7.3: kernel now passes: sm90: TRITON_MLA (attention.mla)" in result.out
+
+
+def test_a_16_bit_kv_cache_is_spelled_as_the_named_release_accepts_it():
+    # SGLang 0.5.2's --kv-cache-dtype offers auto, fp8_e5m2, fp8_e4m3 (its server_args.py): no "bfloat16"
+    old = run_cli("explain", "--gpu", "h100", "--model", "llama-3.1-8b", "--build", "sglang==0.5.2", "--format", "json")
+    argv = " ".join(old.json()["plans"][0]["argv"])
+    assert "--kv-cache-dtype auto" in argv and "bfloat16" not in argv
+    newer = run_cli(
+        "explain", "--gpu", "h100", "--model", "llama-3.1-8b", "--build", "sglang==0.5.9", "--format", "json"
+    )
+    assert "--kv-cache-dtype bfloat16" in " ".join(newer.json()["plans"][0]["argv"])  # 0.5.9 lists bfloat16

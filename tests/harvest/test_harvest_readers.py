@@ -181,4 +181,6 @@ def test_sglang_kernel_facts_read_from_an_old_release_tree(tmp_path):
     assert [b["backend"] for b in table["attention"]["mla"]] == ["fa3 (MLA)", "flashinfer (MLA)", "triton (MLA)"]
     assert {n: m["min"] for n, m in table["quantization"]["methods"].items()} == {"awq": 75, "fp8": 80}
     assert table["fp8"]["marlin_below"] is None  # only an environment variable turns Marlin on: not a capability
+    # the FP8 GEMM's own test: `major == 8 and minor == 9` is its lowest true branch
+    assert table["fp8"]["native_from"] == 89
     assert "compiled_for" in table["unread"]
