@@ -59,10 +59,19 @@ def compiled_terms(table: dict[str, Any]) -> tuple[str, ...] | None:
 
 
 def _sm(entry: dict[str, Any], everywhere: tuple[str, ...]) -> tuple[str, ...]:
+    if entry.get("exactly"):
+        return tuple(_cc(int(v)) for v in entry["exactly"])
     if entry.get("majors"):
         return tuple(f"{m}.x" for m in entry["majors"])
     if entry.get("min") is not None:
-        return (f">={_cc(int(entry['min']))}",)
+        low = int(entry["min"])
+        if entry.get("compiled_majors"):  # its own extension's cubins bound it too
+            return tuple(
+                f"{m}.x" if m * 10 >= low else f"{_cc(low)}-{m}.9"
+                for m in entry["compiled_majors"]
+                if m * 10 + 9 >= low
+            ) or (f">={_cc(low)}",)
+        return (f">={_cc(low)}",)
     return everywhere  # the selector checks no capability: wherever the release runs
 
 
@@ -92,16 +101,41 @@ def kernels(
         for entry in entries:
             what = f"{entry['backend']} ({op})"
             sizes = entry.get("head_sizes") if op == "attention.gqa" else None
-            out.append(
-                Kernel(
-                    name=str(entry["backend"]),
-                    provides=op,  # type: ignore[arg-type]
-                    sm=capability_set(_sm(entry, everywhere)),
-                    head_sizes=[int(s) for s in sizes] if sizes else None,
-                    kv_dtypes=_kv(entry, kv_choices),
-                    sources=[_source(facts, entry.get("from") or [], what + ", its selector's conditions")],
+            source = _source(facts, entry.get("from") or [], what + ", its selector's conditions")
+            optional = entry.get("optional_package")
+            if optional:  # the selector prefers it where the package is installed; the package is not in the wheel
+                source = Source(
+                    url=source.url,
+                    date=source.date,
+                    unverified=True,
+                    note=f"{source.note}; {optional} is an optional package the wheel does not ship: "
+                    "whether it is installed and runs there is not read",
                 )
-            )
+            sm = _sm(entry, everywhere)
+            split: list[tuple[tuple[str, ...], Source]] = [(sm, source)]
+            if entry["backend"] == "XFORMERS" and sm == everywhere:
+                # its prompt kernels come from the xformers package, which the wheel does not ship: on the
+                # Blackwell families (10.x, 12.x) a pinned xformers build's support is not read here
+                older = tuple(t for t in sm if int(t.split(".")[0].lstrip("<>=")) < 10)
+                newer = tuple(t for t in sm if t not in older)
+                unread = Source(
+                    url=source.url,
+                    date=source.date,
+                    unverified=True,
+                    note=f"{source.note}; on 10.x/12.x the xformers package it runs is not read",
+                )
+                split = [(terms, src) for terms, src in ((older, source), (newer, unread)) if terms]
+            for terms, src in split:
+                out.append(
+                    Kernel(
+                        name=str(entry["backend"]),
+                        provides=op,  # type: ignore[arg-type]
+                        sm=capability_set(terms),
+                        head_sizes=[int(s) for s in sizes] if sizes else None,
+                        kv_dtypes=_kv(entry, kv_choices),
+                        sources=[src],
+                    )
+                )
     return out, covered
 
 

@@ -22,7 +22,7 @@ CAPABILITY_CALLS = ("get_device_capability", "has_device_capability", "is_device
 
 @dataclass(frozen=True)
 class Check:
-    kind: Literal["at_least", "major"]  # at_least: value is a capability x10 (80); major: the major (9)
+    kind: Literal["at_least", "major", "exactly"]  # capability x10 (80) at least / exactly; major: the major (9)
     value: int
 
 
@@ -44,6 +44,10 @@ def checks(node: ast.AST) -> list[Check]:
             value = _int(sub.args[0])
             if value is not None:
                 found.append(Check("at_least", value))
+        if isinstance(sub, ast.Call) and (dotted(sub.func) or "").endswith("is_device_capability") and sub.args:
+            value = _int(sub.args[0])
+            if value is not None:
+                found.append(Check("exactly", value))
         if not (isinstance(sub, ast.Compare) and len(sub.ops) == 1):
             continue
         left, right = sub.left, sub.comparators[0]

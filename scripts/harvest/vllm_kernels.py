@@ -332,22 +332,29 @@ def attention(tree: Tree) -> tuple[dict[str, Any] | None, dict[str, str]]:
     fa_path = "vllm/attention/backends/flash_attn.py"
     fa_sizes = _head_sizes(tree, fa_path, "FlashAttentionBackend")
     if flash_min is not None and tree.has(fa_path):
+        # the selector turns FLASH_ATTN down for an FP8 cache ("Cannot use FlashAttention... FP8 KV cache"),
+        # in later releases unless flash_attn_supports_fp8(), which asks the installed FlashAttention at run time
         fa_fp8 = False
-        fa_mod = module(tree, fa_path)
-        if fa_mod is not None and function(fa_mod, "flash_attn_supports_fp8") is not None:
+        selector_text = " ".join(tree.read(p) or "" for p in selectors)
+        if "flash_attn_supports_fp8" in selector_text:
             unread["FLASH_ATTN fp8 KV"] = (
-                "flash_attn_supports_fp8() asks the installed FlashAttention version at run time; taken as no"
+                "flash_attn_supports_fp8() (FA3 on Hopper) is asked at run time: FP8 KV is taken to fall back to "
+                "XFORMERS"
             )
-        gqa.append(
-            {
-                "backend": "FLASH_ATTN",
-                "min": flash_min,
-                "head_sizes": fa_sizes,
-                "fp8_kv": fa_fp8,
-                "dtypes": ["bfloat16", "float16"],
-                "from": [*read_from, fa_path],
-            }
-        )
+        entry: dict[str, Any] = {
+            "backend": "FLASH_ATTN",
+            "min": flash_min,
+            "head_sizes": fa_sizes,
+            "fp8_kv": fa_fp8,
+            "dtypes": ["bfloat16", "float16"],
+            "from": [*read_from, fa_path],
+        }
+        own = [p for p in tree.names("vllm/vllm_flash_attn/", ".so")]
+        majors = sorted({a // 10 for p in own for a in cubin_archs(tree.read_bytes(p) or b"")})
+        if majors:  # the FlashAttention kernels vLLM vendors: only the GPU families their cubins are built for
+            entry["compiled_majors"] = majors
+            entry["from"] = [*entry["from"], *own]
+        gqa.extend([*_preferred(tree, selectors), entry])
     elif tree.has(fa_path):
         unread["FLASH_ATTN"] = "its capability check is not in a form read here"
     paged = "vllm/attention/ops/paged_attn.py"
@@ -422,6 +429,30 @@ def kv_cache_dtypes(tree: Tree) -> tuple[dict[str, Any] | None, str | None]:
         if isinstance(choices, list):
             return {"choices": choices, "from": f"{path}:--kv-cache-dtype"}, None
     return None, "no CacheDType literal and no readable --kv-cache-dtype choices"
+
+
+def _preferred(tree: Tree, selectors: list[str]) -> list[dict[str, Any]]:
+    """A backend the V1 selector prefers on one GPU before FlashAttention, from a package the wheel does not ship
+    (0.9.x: `if cls.is_device_capability(100)` ... `import flashinfer` → FlashInfer on Blackwell when installed)."""
+    out: list[dict[str, Any]] = []
+    for path in selectors:
+        mod = module(tree, path)
+        for node in cuda_nodes(mod) if mod is not None else ():
+            if not isinstance(node, ast.If):
+                continue
+            exact = [c.value for c in checks(node.test) if c.kind == "exactly"]
+            body = ast.Module(body=node.body, type_ignores=[])
+            if exact and "flashinfer" in ast.unparse(body).lower() and any(isinstance(s, ast.Try) for s in node.body):
+                out.append(
+                    {
+                        "backend": "FLASHINFER",
+                        "exactly": exact,
+                        "optional_package": "flashinfer",
+                        "fp8_kv": False,
+                        "from": [path],
+                    }
+                )
+    return out
 
 
 def kernels(tree: Tree) -> dict[str, Any]:

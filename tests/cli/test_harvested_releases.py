@@ -56,10 +56,12 @@ def test_old_vllm_releases_give_real_verdicts_from_their_own_wheels():
     assert "FLASHMLA (attention.mla)" in dsv3.json()["plans"][0]["gates"][2]["reason"]
     a100_dsv3 = explain("a100", "deepseek-v3", "vllm==0.8.5", "--gpus", "8")
     assert "no fp8_block kernel for sm80" in _gates(a100_dsv3, "fp8")["weight-format"]["reason"]
-    # vLLM 0.6.3's wheel carries cubins for 7.x-9.x only: a Blackwell GPU is not a target
+    # vLLM 0.6.3's wheel carries cubins for 7.x-9.x only: a Blackwell GPU is not a target, nor of its kernels
     b200 = explain("b200", "llama-3.1-8b", "vllm==0.6.3")
     assert b200.json()["verdict"] == "blocked"
-    assert "is not compiled for sm100 (targets: 7.x, 8.x, 9.x)" in _gates(b200, "bf16")["platform"]["reason"]
+    shown = run_cli("explain", "--gpu", "b200", "--model", "llama-3.1-8b", "--build", "vllm==0.6.3", "--verbose").out
+    assert "vllm-0.6.3 (CUDA 12) is not compiled for sm100 (targets: 7.x, 8.x, 9.x)" in shown
+    assert "FLASH_ATTN: needs 8.x, 9.x; XFORMERS: needs 7.x, 8.x, 9.x" in shown
     # 0.6.x has no MLA backend: that fact is left unknown, not carried as a claim
     old_mla = explain("h200", "deepseek-v3", "vllm==0.6.6", "--gpus", "8")
     assert old_mla.json()["verdict_detail"] == "unknown"
@@ -222,3 +224,17 @@ def test_a_16_bit_kv_cache_is_spelled_as_the_named_release_accepts_it():
         "explain", "--gpu", "h100", "--model", "llama-3.1-8b", "--build", "sglang==0.5.9", "--format", "json"
     )
     assert "--kv-cache-dtype bfloat16" in " ".join(newer.json()["plans"][0]["argv"])  # 0.5.9 lists bfloat16
+
+
+def test_vllm_0_9_2_on_blackwell_is_unknown_where_its_code_leans_on_a_package_it_does_not_ship():
+    result = run_cli(
+        "explain", "--gpu", "b200", "--model", "llama-3.1-8b", "--build", "vllm==0.9.2", "--format", "json"
+    )
+    data = result.json()
+    # its wheel has cubins for 10.0 (platform passes), its vendored FlashAttention only for 8.x/9.x, and its V1
+    # selector prefers FlashInfer on exactly 10.0 when that optional package imports: not read, so unknown
+    assert data["verdict_detail"] == "unknown"
+    kernel = _gates(result, "bf16")["kernel"]
+    assert (
+        kernel["outcome"] == "unknown" and "only FLASHINFER, XFORMERS of vllm-0.9.2 would serve it" in kernel["reason"]
+    )

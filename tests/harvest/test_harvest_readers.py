@@ -138,7 +138,7 @@ def test_vllm_kernel_facts_read_from_an_old_release_tree(tmp_path):
     assert table["compiled_for"] == {
         "sm": [70, 80, 86, 90],
         "stray": [52],
-        "from": ["vllm/_C.abi3.so"],
+        "from": ["vllm/_C.abi3.so", "vllm/vllm_flash_attn/_vllm_fa2_C.abi3.so"],
         "cuda_major": 12,
     }
     assert table["dtypes"]["bfloat16"] == {
@@ -152,7 +152,12 @@ def test_vllm_kernel_facts_read_from_an_old_release_tree(tmp_path):
     assert methods["awq"]["act_dtypes"] == ["half"]
     assert table["fp8"]["marlin_below"] == 89 and table["fp8"]["block_quant"]
     assert not table["fp8"]["block_marlin"] and not table["fp8"]["moe_marlin"]
+    # the V1 selector prefers FlashInfer on exactly 10.0 where that optional package imports; then FLASH_ATTN,
+    # bounded by the families its vendored extension has cubins for
+    assert [b["backend"] for b in table["attention"]["gqa"]] == ["FLASHINFER", "FLASH_ATTN", "XFORMERS"]
     gqa = {b["backend"]: b for b in table["attention"]["gqa"]}
+    assert (gqa["FLASHINFER"]["exactly"], gqa["FLASHINFER"]["optional_package"]) == ([100], "flashinfer")
+    assert gqa["FLASH_ATTN"]["compiled_majors"] == [8]
     # the ROCm branch's has_device_capability(90) is not FlashAttention's condition on CUDA
     assert (gqa["FLASH_ATTN"]["min"], gqa["FLASH_ATTN"]["head_sizes"]) == (80, [64, 128, 256])
     assert (gqa["XFORMERS"]["min"], gqa["XFORMERS"]["head_sizes"], gqa["XFORMERS"]["fp8_kv"]) == (

@@ -7,6 +7,13 @@ class CudaPlatform:
                 return "vllm.attention.backends.triton_mla.TritonMLABackend"
             return "vllm.attention.backends.flashmla.FlashMLABackend"
         if use_v1:
+            if cls.is_device_capability(100):
+                try:
+                    import flashinfer  # noqa: F401
+
+                    return "vllm.v1.attention.backends.flashinfer.FlashInferBackend"
+                except ImportError:
+                    pass
             if cls.has_device_capability(80):
                 return "vllm.v1.attention.backends.flash_attn.FlashAttentionBackend"
         if is_hip():
