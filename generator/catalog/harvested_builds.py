@@ -22,6 +22,7 @@ from .schema import Build, Engine
 from .schema.common import Source
 
 TAG = "harvested"
+_NONE = Origin("", "")
 
 
 def _unverified(sources: list[Source], why: str) -> list[Source]:
@@ -34,23 +35,28 @@ def _unverified(sources: list[Source], why: str) -> list[Source]:
     ]
 
 
-def _template(engine: Engine, key: tuple[int, ...]) -> Build | None:
-    """The hand-written official release nearest above `key` (its kernels are the closest known facts)."""
+def _template(engine: Engine, key: tuple[int, ...], made: frozenset[str] = frozenset()) -> Build | None:
+    """The hand-written official release nearest above `key` (its kernels are the closest known facts); `made`:
+    builds made from harvested code earlier in this run, which are no template."""
     line = sorted(
-        (b for b in engine.builds if b.provenance == "official" and harvest.release_key(b.version) is not None),
+        (
+            b
+            for b in engine.builds
+            if b.provenance == "official" and b.id not in made and harvest.release_key(b.version) is not None
+        ),
         key=lambda b: harvest.release_key(b.version) or (),
     )
     above = [b for b in line if (harvest.release_key(b.version) or ()) > key]
     return above[0] if above else (line[-1] if line else None)
 
 
-def make(engine: Engine, release: str) -> Build | None:
+def make(engine: Engine, release: str, made: frozenset[str] = frozenset()) -> Build | None:
     """The build of a harvested release without a hand-written file, or None when it cannot be made."""
     facts = harvest.load(engine.id, release)
     key = harvest.release_key(release)
     if facts is None or key is None or not facts.architectures:
         return None
-    base = _template(engine, key)
+    base = _template(engine, key, made)
     if base is None:
         return None
     why = f"carried from {base.id}, not read in {release}"
@@ -80,6 +86,7 @@ def make(engine: Engine, release: str) -> Build | None:
         for w in base.weight_formats
         if w.quant not in decided
     ]
+    loaded = {w.quant for w in read_formats}
     read_parts = [p for p in ("compiled_for", "dtypes", "quantization", "fp8", "attention") if p in table]
     unread = table.get("unread") or {}
     notes = [
@@ -87,7 +94,14 @@ def make(engine: Engine, release: str) -> Build | None:
         f"reasoning parsers and CLI options. The date is the wheel's build date ({facts.built or 'unknown'}).",
         (
             f"Kernel facts read from the same wheel: {', '.join(read_parts)}"
-            + (f" (kernels: {', '.join(sorted(covered))}; formats: {', '.join(sorted(decided))})" if read_parts else "")
+            + (
+                f" (kernels: {', '.join(sorted(covered)) or 'none'}; weight formats: "
+                f"{', '.join(sorted(loaded)) or 'none'}"
+                + (f"; no loader in this release: {', '.join(sorted(decided - loaded))}" if decided - loaded else "")
+                + ")"
+                if read_parts
+                else ""
+            )
             + "."
             if read_parts
             else f"No kernel facts were read from {release}'s wheel."
@@ -133,7 +147,8 @@ def adopt(catalog: Catalog, engine_id: str, release: str) -> Build | None:
     existing = next((b for b in engine.builds if b.id == build_id), None)
     if existing is not None:
         return existing
-    build = make(engine, release)
+    made = frozenset(b.id for b in engine.builds if catalog.origins.get(("builds", b.id), _NONE).root == TAG)
+    build = make(engine, release, made)
     if build is None:
         return None
     catalog.engines[engine_id] = evolve(
