@@ -73,7 +73,7 @@ def make(engine: Engine, release: str, made: frozenset[str] = frozenset()) -> Bu
         str(c) for c in ((harvest.flags(engine.id, release) or {}).get("--kv-cache-dtype", {}).get("choices") or [])
     ]
     read_kernels, covered = harvested_kernels.kernels(facts, table, everywhere, kv_choices)
-    read_formats, decided = harvested_kernels.weight_formats(facts, table, everywhere, engine.id)
+    read_formats, decided = harvested_kernels.weight_formats(facts, table, everywhere)
     carried_kernels = [
         evolve(k, sources=_unverified(k.sources, why)) for k in base.kernels if k.provides not in covered
     ]

@@ -149,7 +149,7 @@ def _format(quant: str, native: tuple[str, ...] | None, sources: list[Source], *
 
 
 def weight_formats(
-    facts: Harvest, table: dict[str, Any], everywhere: tuple[str, ...], engine: str
+    facts: Harvest, table: dict[str, Any], everywhere: tuple[str, ...]
 ) -> tuple[list[WeightFormat], set[str]]:
     """The weight formats the read facts decide, and the formats they decided (absent ones included)."""
     out: list[WeightFormat] = []
