@@ -7,7 +7,8 @@ parse_cache and cache (the parsed and the validated catalog), index (the Catalog
 users type), kinds, capability (compute capabilities), knobs, vocabulary and argcheck (the engines' flag
 vocabularies and a deployment's arguments checked against them), harvest (each release's registry, parsers
 and flags read from its own code by scripts/harvest, loaded per release on first use) and harvested_builds
-(a build made on demand for a harvested release that has no hand-written file).
+(a build made on demand for a harvested release that has no hand-written file; harvested_kernels turns the
+kernel facts read from that release's wheel into its kernels and weight formats).
 
 May import: errors, frozen. Nothing here plans, renders or touches the network, Docker or the GPU.
 """

@@ -52,6 +52,7 @@ class Harvest:
     failed: dict[str, str]
     ran_failed: dict[str, dict[str, str]]  # ran table -> {method, tried_on, reason} of a run that produced none
     partial: dict[str, dict[str, Any]]  # ran table -> its failed_capabilities / case_errors, where it has any
+    kernels: dict[str, Any] | None = None  # the `kernels` read table: what decides kernel verdicts in the release
 
     def parsers(self, kind: ParserKind) -> tuple[str, ...] | None:
         return self.tool_parsers if kind == "tool" else self.reasoning_parsers
@@ -134,6 +135,7 @@ def summary(engine: str, release: str) -> dict[str, Any] | None:
                     else {}
                 ),
                 **facts.partial.get(table, {}),
+                **({"unread": facts.kernels.get("unread", {})} if table == "kernels" and facts.kernels else {}),
             }
             for table in facts.methods
         },
@@ -190,6 +192,7 @@ def load(engine: str, release: str) -> Harvest | None:
             ran_file=next((str(tables[t]["file"]) for t in RAN_TABLES if t in tables and "file" in tables[t]), None),
             failed=dict(data.get("failed", {})),
             ran_failed={str(t): dict(v) for t, v in (data.get("ran_failed") or {}).items()},
+            kernels=tables.get("kernels"),
             partial={
                 t: {k: tables[t][k] for k in ("failed_capabilities", "case_errors") if k in tables[t]}
                 for t in RAN_TABLES
@@ -243,6 +246,21 @@ def flags(engine: str, release: str) -> dict[str, dict[str, Any]] | None:
     """The CLI options read from a release's code (option -> choices/default/aliases where readable)."""
     options = detail(engine, release).get("flags")
     return options if isinstance(options, dict) else None
+
+
+def kv_cache_choices(build: Build) -> list[str] | None:
+    """The `--kv-cache-dtype` values the build's release accepts, when its code was read (kernels table, else
+    the harvested option's choices); None when not known."""
+    engine = engine_of(build)
+    facts = load(engine, build.version) if engine is not None else None
+    if facts is None:
+        return None
+    read = ((facts.kernels or {}).get("kv_cache_dtypes") or {}).get("choices")
+    if isinstance(read, list):
+        return [str(c) for c in read]
+    choices = ((flags(engine, build.version) or {}) if engine is not None else {}).get("--kv-cache-dtype", {})
+    found = choices.get("choices")
+    return [str(c) for c in found] if isinstance(found, list) else None
 
 
 def engine_of(build: Build) -> str | None:

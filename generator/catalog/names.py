@@ -266,8 +266,15 @@ def _harvested(
     if build is None:
         return None
     exact = "" if key == wanted else f" (the nearest harvested release at or below {version})"
+    facts = harvest.load(engine.id, release)
+    read = facts.kernels if facts is not None else None
+    kernels = (
+        f"kernels, weight formats{' and CUDA targets' if read.get('compiled_for') else ''} read from it too (the "
+        "rest carried from a later release, unverified: see its notes)"
+        if read
+        else "kernels carried from a later release, unverified"
+    )
     how = (
-        f"{engine.name} {release} = build {build.id}{exact}: registry, parsers and flags read from its wheel; "
-        "kernels carried from a later release, unverified"
+        f"{engine.name} {release} = build {build.id}{exact}: registry, parsers and flags read from its wheel; {kernels}"
     )
     return BuildResolution(given, build.id, "harvested", "exact" if key == wanted else "nearest", how)

@@ -400,6 +400,7 @@ def derived_flags(
     layout: Layout,
     kernel: GateResult,
     parser_sources: list[Source],
+    build: Build | None = None,
 ) -> list[Flag]:
     f = engine.flags
     out: list[Flag] = []
@@ -441,14 +442,20 @@ def derived_flags(
             Flag(f.trust_remote_code, None, f"{model.architecture} ships custom code with the checkpoint", model_src)
         )
     if f.kv_cache_dtype and settings.kv_dtype is not None and settings.kv_dtype in engine.kv_dtype_names:
-        out.append(
-            Flag(
-                f.kv_cache_dtype,
-                engine.kv_dtype_names[settings.kv_dtype],
-                f"KV cache dtype accepted by the selected attention kernel ({kernel_note})",
-                kernel_src,
-            )
+        spelled, why = (
+            engine.kv_dtype_names[settings.kv_dtype],
+            "KV cache dtype accepted by the selected attention kernel",
         )
+        offered = (
+            harvest.kv_cache_choices(build) if build is not None and settings.kv_dtype in ("bf16", "fp16") else None
+        )
+        if offered is not None and spelled not in offered and "auto" in offered:
+            spelled, why = (
+                "auto",
+                f"a {settings.kv_dtype} KV cache: this release's {f.kv_cache_dtype} takes no {spelled} (its choices: "
+                f"{', '.join(offered)}), and auto keeps the model's dtype",
+            )
+        out.append(Flag(f.kv_cache_dtype, spelled, f"{why} ({kernel_note})", kernel_src))
         if f.kv_cache_dtype_v:
             out.append(
                 Flag(

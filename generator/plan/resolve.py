@@ -87,7 +87,7 @@ def make_plan(rank: int, cand: Candidate, request: Request, why: str) -> Plan:
         )
         kernel_gate = cand.gate("kernel")
         flags = common_flags(engine, model, variant, set())
-        flags.extend(derived_flags(engine, model, settings, cand.layout, kernel_gate, parser_sources))
+        flags.extend(derived_flags(engine, model, settings, cand.layout, kernel_gate, parser_sources, build))
         flags.extend(fallback_flags(cand))
         flags.extend(required_flags(cand, model, request.hardware.compute_capability, {f.flag for f in flags}))
         flags = with_offload(flags, offload_flags(cand))

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
+from ..catalog import harvest
 from ..catalog.index import Catalog
 from ..catalog.schema import Build, Engine
 from ..frozen import frozen
@@ -205,13 +206,19 @@ def _release_month(text: str) -> str | None:
 
 
 def history(catalog: Catalog, request: Request, layouts: Iterable[Layout] | None = None) -> list[EngineHistory]:
-    """Every engine's history for the request (its --build is ignored: history is about all builds)."""
+    """Every engine's history for the request (its --build is ignored: history is about all builds), the
+    releases known only from their harvested code included (their verdicts rest on what was read there)."""
+    from ..catalog.harvested_builds import adopt_older
+
     base = replace(request, build=None)
     out: list[EngineHistory] = []
     tried = list(layouts) if layouts is not None else layouts_to_try(base)
     for engine in catalog.engines.values():
         if request.engine is not None and engine.id != request.engine:
             continue
+        if engine.id in harvest.engines():
+            adopt_older(catalog, engine.id)
+            engine = catalog.engines[engine.id]
         scoped = replace(base, engine=engine.id)
         memo: Memo = {}
         by_layout = [

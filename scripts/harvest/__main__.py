@@ -29,11 +29,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import llamacpp_reader
 import ran
+import sglang_kernels
 import sglang_reader
+import vllm_kernels
 import vllm_reader
 from tree import Tree
 
 READERS: dict[str, Any] = {"vllm": vllm_reader, "sglang": sglang_reader, "llama.cpp": llamacpp_reader}
+KERNEL_READERS: dict[str, Any] = {"vllm": vllm_kernels, "sglang": sglang_kernels}  # what decides kernel verdicts
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "generator" / "data" / "harvest"
 SCHEMA = 1
@@ -53,6 +56,27 @@ def _built(path: Path) -> str | None:
 
 def _table(method: str, read: Any, key: str, value: Any) -> dict[str, Any]:
     return {"method": method, "from": read, key: value}
+
+
+def _files(table: Any) -> list[str]:
+    """Every file a kernels table names in its `from` fields (`path:function` counted as its path)."""
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key == "from":
+                    for path in item if isinstance(item, list) else [item]:
+                        if isinstance(path, str):
+                            found.add(path.split(":")[0])
+                else:
+                    walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(table)
+    return sorted(found)
 
 
 def harvest(engine: str, version: str, artifact: Path, today: str, package: str | None = None) -> dict[str, Any]:
@@ -77,6 +101,15 @@ def harvest(engine: str, version: str, artifact: Path, today: str, package: str 
     except (LookupError, SyntaxError) as exc:
         failures["flags"] = str(exc)
         options = {}
+    if engine in KERNEL_READERS:
+        try:
+            table = KERNEL_READERS[engine].kernels(tree)
+            attention = table.get("attention") or {}
+            count = len((table.get("quantization") or {}).get("methods") or {}) + sum(map(len, attention.values()))
+            count += sum(1 for part in ("compiled_for", "dtypes", "min_sm", "fp8") if part in table)
+            tables["kernels"] = {"method": "read", "from": _files(table), "count": count, **table}
+        except (LookupError, SyntaxError) as exc:
+            failures["kernels"] = str(exc)
     for name, flag in (("tool_parsers", "--tool-call-parser"), ("reasoning_parsers", "--reasoning-parser")):
         extra = options.get(flag, {}).get("choices_extra")
         if extra:  # choices the CLI offers beside the registry's names (SGLang's `auto`)

@@ -50,6 +50,17 @@ class Tree:
         handle = self._tar.extractfile(member)
         return handle.read().decode("utf-8-sig", errors="replace") if handle is not None else None
 
+    def read_bytes(self, name: str) -> bytes | None:
+        member = self._files.get(name)
+        if member is None:
+            return None
+        if self._kind == "dir":
+            return Path(member).read_bytes()
+        if self._kind == "zip":
+            return self._zip.read(member)
+        handle = self._tar.extractfile(member)
+        return handle.read() if handle is not None else None
+
     def first(self, *names: str) -> str | None:
         """The first of these paths the release has."""
         return next((n for n in names if self.has(n)), None)

@@ -15,8 +15,71 @@ def test_build_of_a_2025_vllm_release_answers_from_its_own_facts():
     assert "older than the oldest" not in result.err
     builds = {p["build"] for p in data["plans"]} | {r["build"] for r in rejections(data)}
     assert builds == {"vllm-0.8.5"}
-    # kernels carried from a later release are not claimed: the verdict rests on them and says unknown
-    assert (data["verdict"], data["verdict_detail"]) == ("blocked", "unknown")
+    # its own wheel's selector and quantization code decide: FLASH_ATTN (CC >= 8.0) and native FP8 on Hopper
+    assert data["verdict"] == "runnable"
+    first = data["plans"][0]
+    gates = {g["gate"]: g for g in first["gates"]}
+    assert gates["kernel"]["reason"] == "sm90: FLASH_ATTN (attention.gqa)"
+    cited = data["sources"].values()
+    kernel = [s for s in cited if s["note"].startswith("FLASH_ATTN (attention.gqa), its selector's conditions")]
+    assert kernel and kernel[0]["url"] == "https://pypi.org/project/vllm/0.8.5/" and not kernel[0].get("unverified")
+
+
+def _gates(result, variant):
+    """A plan's gates, or a rejected path's deciding gate, for one variant: gate -> {outcome, reason}."""
+    data = result.json()
+    plan = next((p for p in data["plans"] if p["variant"] == variant), None)
+    if plan is not None:
+        return {g["gate"]: g for g in plan["gates"]}
+    row = next(r for r in rejections(data) if r["variant"] == variant)
+    return {row["gate"]: {"outcome": row["outcome"], "reason": row["reason"]}}
+
+
+def test_old_vllm_releases_give_real_verdicts_from_their_own_wheels():
+    def explain(gpu, model, build, *more):
+        return run_cli("explain", "--gpu", gpu, "--model", model, "--build", build, *more, "--format", "json")
+
+    llama = explain("h100", "llama-3.1-8b", "vllm==0.8.5")
+    assert llama.json()["verdict"] == "runnable"
+    assert "--kv-cache-dtype auto" in " ".join(llama.json()["plans"][0]["argv"])  # 0.8.5 has no "bfloat16" choice
+    # A100: FP8 weights through Marlin below 8.9 (Fp8LinearMethod's has_device_capability(89)); BF16 native
+    a100 = explain("a100", "llama-3.1-8b", "vllm==0.8.5")
+    assert "runs through Marlin FP8 (W8A16)" in _gates(a100, "fp8")["weight-format"]["reason"]
+    assert _gates(a100, "bf16")["weight-format"]["outcome"] == "pass"
+    # V100 (7.0): no bfloat16 (the worker's check) but --dtype half; attention falls back to XFORMERS
+    v100 = explain("v100", "llama-3.1-8b", "vllm==0.8.5")
+    assert _gates(v100, "bf16")["kernel"]["reason"] == "sm70: XFORMERS (attention.gqa)"
+    assert "FP16 cast" in _gates(v100, "bf16")["weight-format"]["reason"]
+    # DeepSeek-V3 on H100: FlashMLA (Hopper only in is_flashmla_supported); on A100 block FP8 has no Marlin in 0.8.5
+    dsv3 = explain("h200", "deepseek-v3", "vllm==0.8.5", "--gpus", "8")
+    assert dsv3.json()["verdict"] == "runnable"
+    assert "FLASHMLA (attention.mla)" in dsv3.json()["plans"][0]["gates"][2]["reason"]
+    a100_dsv3 = explain("a100", "deepseek-v3", "vllm==0.8.5", "--gpus", "8")
+    assert "no fp8_block kernel for sm80" in _gates(a100_dsv3, "fp8")["weight-format"]["reason"]
+    # vLLM 0.6.3's wheel carries cubins for 7.x-9.x only: a Blackwell GPU is not a target, nor of its kernels
+    b200 = explain("b200", "llama-3.1-8b", "vllm==0.6.3")
+    assert b200.json()["verdict"] == "blocked"
+    shown = run_cli("explain", "--gpu", "b200", "--model", "llama-3.1-8b", "--build", "vllm==0.6.3", "--verbose").out
+    assert "vllm-0.6.3 (CUDA 12) is not compiled for sm100 (targets: 7.x, 8.x, 9.x)" in shown
+    assert "FLASH_ATTN: needs 8.x, 9.x; XFORMERS: needs 7.x, 8.x, 9.x" in shown
+    # 0.6.x has no MLA backend: that fact is left unknown, not carried as a claim
+    old_mla = explain("h200", "deepseek-v3", "vllm==0.6.6", "--gpus", "8")
+    assert old_mla.json()["verdict_detail"] == "unknown"
+    assert _gates(old_mla, "fp8")["kernel"]["outcome"] == "unknown"
+    # a 2024 release: FP8 weights in 0.5.3 run natively on Hopper, AWQ from 7.5 (get_min_capability 75)
+    old = explain("h100", "llama-3.1-8b", "vllm==0.5.3")
+    assert old.json()["verdict"] == "runnable"
+    assert _gates(explain("t4", "llama-3.1-8b", "vllm==0.5.3"), "awq")["weight-format"]["outcome"] == "pass"
+
+
+def test_sglang_0_4_6_gives_real_verdicts_from_its_own_wheel():
+    result = run_cli("explain", "--gpu", "h100", "--model", "qwen3-8b", "--build", "sglang==0.4.6", "--format", "json")
+    data = result.json()
+    assert data["verdict"] == "runnable"
+    # fa3 is the default only where is_hopper_with_cuda_12_3() holds (major 9)
+    assert _gates(result, "bf16")["kernel"]["reason"] == "sm90: fa3 (attention.gqa)"
+    a100 = run_cli("explain", "--gpu", "a100", "--model", "qwen3-8b", "--build", "sglang==0.4.6", "--format", "json")
+    assert _gates(a100, "bf16")["kernel"]["reason"] == "sm80: flashinfer (attention.gqa)"
 
 
 def test_build_of_sglang_0_4_6_uses_that_release_s_parser_registry():
@@ -62,6 +125,9 @@ def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how()
     assert partial["tables"]["attention_selector"]["method"] == "ran" and partial["not_harvested"] == []
     old = by_release[("vllm", "0.8.5")]
     assert old["build"] is None and old["use"] == "--build vllm==0.8.5" and old["released"] == "2025-04-28"
+    kernels = old["harvested"]["tables"]["kernels"]  # what decides its kernel verdicts, read from its wheel
+    assert kernels["method"] == "read" and "vllm/platforms/cuda.py" in kernels["from"]
+    assert "vllm/_C.abi3.so" in kernels["from"] and kernels["count"] > 20
     forks = [r for r in rows if r["provenance"] in ("community", "fork")]
     assert forks and all(r["harvested"] is None for r in forks)
     text = run_cli("list", "engines")
@@ -137,4 +203,38 @@ def test_list_engines_json_shows_the_sglang_tables_its_release_ran():
     assert by_build["sglang-0.5.15"]["tables"]["attention_selector"]["count"] == 4 * 6 * 3 * 11  # --caps 80,90,100,120
     assert by_build["sglang-0.5.14"]["why_not"]["quantization"]["reason"] == (
         "not run (python scripts/harvest sglang==0.5.14 --run)"
+    )
+
+
+def test_history_lists_the_releases_known_only_from_their_code_with_their_own_verdicts():
+    result = run_cli("history", "--gpu", "h200", "--model", "deepseek-v3", "--gpus", "8", "--engine", "vllm")
+    assert result.code == 0, result.err
+    # before 0.6.6 the registry has no DeepseekV3ForCausalLM; 0.7.3's wheel has TRITON_MLA, 0.6.6/0.7.0 no MLA backend
+    assert "vllm-0.3.0 … vllm-0.6.3 (9)  blocked (architecture: does not load DeepseekV3ForCausalLM)" in result.out
+    assert "vllm-0.6.6 … vllm-0.7.0 (2)  unknown (kernel: attention.mla" in result.out
+    assert "vllm-0.7.0 → vllm-0.7.3: kernel now passes: sm90: TRITON_MLA (attention.mla)" in result.out
+
+
+def test_a_16_bit_kv_cache_is_spelled_as_the_named_release_accepts_it():
+    # SGLang 0.5.2's --kv-cache-dtype offers auto, fp8_e5m2, fp8_e4m3 (its server_args.py): no "bfloat16"
+    old = run_cli("explain", "--gpu", "h100", "--model", "llama-3.1-8b", "--build", "sglang==0.5.2", "--format", "json")
+    argv = " ".join(old.json()["plans"][0]["argv"])
+    assert "--kv-cache-dtype auto" in argv and "bfloat16" not in argv
+    newer = run_cli(
+        "explain", "--gpu", "h100", "--model", "llama-3.1-8b", "--build", "sglang==0.5.9", "--format", "json"
+    )
+    assert "--kv-cache-dtype bfloat16" in " ".join(newer.json()["plans"][0]["argv"])  # 0.5.9 lists bfloat16
+
+
+def test_vllm_0_9_2_on_blackwell_is_unknown_where_its_code_leans_on_a_package_it_does_not_ship():
+    result = run_cli(
+        "explain", "--gpu", "b200", "--model", "llama-3.1-8b", "--build", "vllm==0.9.2", "--format", "json"
+    )
+    data = result.json()
+    # its wheel has cubins for 10.0 (platform passes), its vendored FlashAttention only for 8.x/9.x, and its V1
+    # selector prefers FlashInfer on exactly 10.0 when that optional package imports: not read, so unknown
+    assert data["verdict_detail"] == "unknown"
+    kernel = _gates(result, "bf16")["kernel"]
+    assert (
+        kernel["outcome"] == "unknown" and "only FLASHINFER, XFORMERS of vllm-0.9.2 would serve it" in kernel["reason"]
     )

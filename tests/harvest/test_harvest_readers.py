@@ -127,3 +127,65 @@ def test_llama_cpp_gguf_names_converter_classes_and_server_options(tmp_path):
     assert table["converter"] == ["LlamaForCausalLM", "MistralForCausalLM"]
     assert data["tables"]["flags"]["options"]["--gpu-layers"] == {"aliases": ["-ngl", "--n-gpu-layers"]}
     assert data["tables"]["tool_parsers"]["names"] == []  # llama-server reads the format from the chat template
+
+
+def test_vllm_kernel_facts_read_from_an_old_release_tree(tmp_path):
+    proc, data = _harvest(tmp_path, "vllm==9.0.0", DATA / "vllm-old-tree")
+    assert proc.returncode == 0, proc.stderr
+    table = data["tables"]["kernels"]
+    assert table["method"] == "read" and "vllm/platforms/cuda.py" in table["from"]
+    # the cubins' ELF headers: a single stray cubin (sm_52) is not a target; the CUDA major from libcudart
+    assert table["compiled_for"] == {
+        "sm": [70, 80, 86, 90],
+        "stray": [52],
+        "from": ["vllm/_C.abi3.so", "vllm/vllm_flash_attn/_vllm_fa2_C.abi3.so"],
+        "cuda_major": 12,
+    }
+    assert table["dtypes"]["bfloat16"] == {
+        "min": 80,
+        "below": "float16",
+        "from": "vllm/worker/worker.py:_check_if_gpu_supports_dtype",
+    }
+    methods = table["quantization"]["methods"]
+    assert {n: m["min"] for n, m in methods.items()} == {"awq": 75, "fp8": 80, "gptq": 60, "gptq_marlin": None}
+    assert methods["gptq_marlin"]["unread"] == "get_min_capability() does not return one literal"
+    assert methods["awq"]["act_dtypes"] == ["half"]
+    assert table["fp8"]["marlin_below"] == 89 and table["fp8"]["block_quant"]
+    assert not table["fp8"]["block_marlin"] and not table["fp8"]["moe_marlin"]
+    # the V1 selector prefers FlashInfer on exactly 10.0 where that optional package imports; then FLASH_ATTN,
+    # bounded by the families its vendored extension has cubins for
+    assert [b["backend"] for b in table["attention"]["gqa"]] == ["FLASHINFER", "FLASH_ATTN", "XFORMERS"]
+    gqa = {b["backend"]: b for b in table["attention"]["gqa"]}
+    assert (gqa["FLASHINFER"]["exactly"], gqa["FLASHINFER"]["optional_package"]) == ([100], "flashinfer")
+    assert gqa["FLASH_ATTN"]["compiled_majors"] == [8]
+    # the ROCm branch's has_device_capability(90) is not FlashAttention's condition on CUDA
+    assert (gqa["FLASH_ATTN"]["min"], gqa["FLASH_ATTN"]["head_sizes"]) == (80, [64, 128, 256])
+    assert (gqa["XFORMERS"]["min"], gqa["XFORMERS"]["head_sizes"], gqa["XFORMERS"]["fp8_kv"]) == (
+        None,
+        [64, 80, 128],
+        True,
+    )
+    mla = {b["backend"]: b for b in table["attention"]["mla"]}
+    assert (mla["FLASHMLA"]["majors"], mla["FLASHMLA"]["fp8_kv"]) == ([9], False)
+    assert mla["TRITON_MLA"]["fp8_kv"] and mla["TRITON_MLA"]["min"] is None
+    assert table["kv_cache_dtypes"]["choices"] == ["auto", "fp8", "fp8_e5m2"]
+
+
+def test_sglang_kernel_facts_read_from_an_old_release_tree(tmp_path):
+    proc, data = _harvest(tmp_path, "sglang==9.0.0", DATA / "sglang-old-tree")
+    assert proc.returncode == 0, proc.stderr
+    table = data["tables"]["kernels"]
+    assert table["dtypes"]["bfloat16"]["below"] == "float16-auto" and table["min_sm"]["min"] == 75
+    gqa = [(b["backend"], b.get("majors"), b.get("min"), b["kv"]) for b in table["attention"]["gqa"]]
+    # fa3 only where the default pick's Hopper check holds, and without fp8_e5m2 (its own warning says so)
+    assert gqa[0] == ("fa3", [9], None, ["auto", "fp8_e4m3"])
+    assert gqa[1:] == [
+        ("flashinfer", None, 75, ["auto", "fp8_e5m2", "fp8_e4m3"]),
+        ("triton", None, 75, ["auto", "fp8_e5m2", "fp8_e4m3"]),
+    ]
+    assert [b["backend"] for b in table["attention"]["mla"]] == ["fa3 (MLA)", "flashinfer (MLA)", "triton (MLA)"]
+    assert {n: m["min"] for n, m in table["quantization"]["methods"].items()} == {"awq": 75, "fp8": 80}
+    assert table["fp8"]["marlin_below"] is None  # only an environment variable turns Marlin on: not a capability
+    # the FP8 GEMM's own test: `major == 8 and minor == 9` is its lowest true branch
+    assert table["fp8"]["native_from"] == 89
+    assert "compiled_for" in table["unread"]

@@ -141,7 +141,7 @@ def test_glm5_loads_from_0_5_9_and_sm120_still_waits_for_0_5_13(cli):
 def test_the_2026_point_releases_are_dated_in_history(cli):
     builds = verdicts(sglang_history(cli, "h200", "llama-3.3-70b", 1))
     dated = {release: build["released"] for release, build in builds.items()}
-    assert {
+    point_releases = {
         "sglang-0.4.9": "2025-07-06",
         "sglang-0.4.10": "2025-08-03",
         "sglang-0.5.0rc2": "2025-08-05",
@@ -165,8 +165,10 @@ def test_the_2026_point_releases_are_dated_in_history(cli):
         "sglang-0.5.20": "2026-09-18",
         "sglang-0.5.21": "2026-10-02",
         "sglang-0.5.23": "2026-11-29",
-    }.items() <= dated.items()
-    assert all(build["verdict"] == "runnable" for build in builds.values())
+    }
+    assert point_releases.items() <= dated.items()
+    # (history also lists the releases known only from their harvested code, from 2024 on: not asserted here)
+    assert all(builds[release]["verdict"] == "runnable" for release in point_releases)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,3 @@
+# a helper module without EntryClass registers nothing
+def helper():
+    return None

@@ -1,0 +1,3 @@
+class TritonMLAImpl:
+    def __init__(self, kv_cache_dtype):
+        pass

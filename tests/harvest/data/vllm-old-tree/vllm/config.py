@@ -1,0 +1,1 @@
+CacheDType = Literal["auto", "fp8", "fp8_e5m2"]
