@@ -217,7 +217,7 @@ def find_changes(candidates: list[Candidate]) -> list[Change]:
 
 def resolve(catalog: Catalog, request: Request, memo: Memo | None = None) -> Resolution:
     """`memo`: gate verdicts to share with later questions about the same request (explain's build history)."""
-    resolution = resolution_of(rank(catalog, request))
+    resolution = resolution_of(rank(catalog, request, memo=memo))
     if not resolution.changes:
         return resolution
     return evolve(resolution, changes=tuple(first_passes(catalog, resolution, memo)))
