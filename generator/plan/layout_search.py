@@ -69,7 +69,7 @@ class _Layouts:
     gpu_only: dict[Layout, dict[int, Candidate]] = field(default_factory=dict)
     # each build's platform verdict on the request's GPU: most paths a search rules out fail it (their build's image
     # or CUDA), so the search asks once per build, not once per checkpoint and layout
-    platform_passes: dict[str, bool] = field(default_factory=dict)
+    platform_outcomes: dict[str, str] = field(default_factory=dict)
 
     def _paths(self, layout: Layout) -> list[Path]:
         if layout not in self.paths:
@@ -87,12 +87,13 @@ class _Layouts:
                 )
         return self.paths[layout]
 
-    def _platform_passes(self, path: Path) -> bool:
+    def _platform(self, path: Path) -> str:
+        """The outcome of the path's platform gate (its build's on the request's GPU)."""
         engine, build = path[0], path[1]
-        known = self.platform_passes.get(build.id)
+        known = self.platform_outcomes.get(build.id)
         if known is None:
             verdict = gates.platform_memoised(engine, build, self.request.hardware, self.memo, self.platforms)
-            known = self.platform_passes[build.id] = verdict.outcome == "pass"
+            known = self.platform_outcomes[build.id] = verdict.outcome
         return known
 
     def runnable(self, layout: Layout, may_offload: bool = True, deciding: bool = False) -> list[Candidate]:
@@ -108,7 +109,7 @@ class _Layouts:
             (index, path)
             for index, path in enumerate(self._paths(layout))
             if index not in done
-            and self._platform_passes(path)
+            and self._platform(path) == "pass"
             and may_run(self.request, path, layout, self.memo, self.platforms)
         ]
         if not deciding:
@@ -211,7 +212,8 @@ class _Layouts:
         return [
             c
             for index, path in enumerate(self._paths(layout))
-            if all(g.outcome != "fail" for g in self._layout_free(path, layout))
+            if self._platform(path) != "fail"
+            and all(g.outcome != "fail" for g in self._layout_free(path, layout))
             and undecided(c := self._gate(layout, index, path))
         ]
 
