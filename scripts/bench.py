@@ -247,12 +247,6 @@ DEVICES = {
         "s.variant_bytes = lambda m, v: s.checkpoint_bytes(m, v.size_bytes, v.quant, v.quant_groups, v.file)",
         ("explain", "matrix"),
     ),
-    "platform asked once per build": (
-        "import recipegen.plan.layout_search as l;"
-        "l._Layouts._platform = lambda self, p: l.gates.platform_memoised("
-        "p[0], p[1], self.request.hardware, self.memo, self.platforms).outcome",
-        ("matrix",),
-    ),
     "forked matrix workers": (
         "import recipegen.report.matrix as m; b = m.build_matrix;"
         "m.build_matrix = lambda c, ms, ts, jobs=None, **kw: b(c, ms, ts, jobs=1, **kw)",

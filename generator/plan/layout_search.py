@@ -67,9 +67,6 @@ class _Layouts:
     smallest: float | None = None  # bytes of the model's smallest checkpoint (0: one of unknown size)
     # the paths planned without host offload (deciding searches: the pass that looks for a GPU-resident plan)
     gpu_only: dict[Layout, dict[int, Candidate]] = field(default_factory=dict)
-    # each build's platform verdict on the request's GPU: most paths a search rules out fail it (their build's image
-    # or CUDA), so the search asks once per build, not once per checkpoint and layout
-    platform_outcomes: dict[str, str] = field(default_factory=dict)
 
     def _paths(self, layout: Layout) -> list[Path]:
         if layout not in self.paths:
@@ -88,13 +85,8 @@ class _Layouts:
         return self.paths[layout]
 
     def _platform(self, path: Path) -> str:
-        """The outcome of the path's platform gate (its build's on the request's GPU)."""
-        engine, build = path[0], path[1]
-        known = self.platform_outcomes.get(build.id)
-        if known is None:
-            verdict = gates.platform_memoised(engine, build, self.request.hardware, self.memo, self.platforms)
-            known = self.platform_outcomes[build.id] = verdict.outcome
-        return known
+        """The outcome of the path's platform gate (its build's on the request's GPU, memoised)."""
+        return gates.platform_memoised(path[0], path[1], self.request.hardware, self.memo, self.platforms).outcome
 
     def runnable(self, layout: Layout, may_offload: bool = True, deciding: bool = False) -> list[Candidate]:
         """The runnable paths at this layout, ranked; only paths that pass the cheap gates are planned.
@@ -108,9 +100,7 @@ class _Layouts:
         open_paths = [
             (index, path)
             for index, path in enumerate(self._paths(layout))
-            if index not in done
-            and self._platform(path) == "pass"
-            and may_run(self.request, path, layout, self.memo, self.platforms)
+            if index not in done and may_run(self.request, path, layout, self.memo, self.platforms)
         ]
         if not deciding:
             for index, path in open_paths:
