@@ -237,6 +237,16 @@ DEVICES = {
         "l._Layouts.runnable = lambda self, layout, may_offload=True, deciding=False: r(self, layout, True, deciding)",
         ("matrix",),
     ),
+    "paths gated once per request": (
+        "import recipegen.plan.candidates as c;"
+        "c.evaluate = lambda r, e, b, v, l, d, settings=None, memo=None: c._evaluate(r, e, b, v, l, d, settings, memo)",
+        ("explain",),
+    ),
+    "checkpoint size per variant": (
+        "import recipegen.plan.checkpoint_size as s;"
+        "s.variant_bytes = lambda m, v: s.checkpoint_bytes(m, v.size_bytes, v.quant, v.quant_groups, v.file)",
+        ("explain", "matrix"),
+    ),
     "forked matrix workers": (
         "import recipegen.report.matrix as m; b = m.build_matrix;"
         "m.build_matrix = lambda c, ms, ts, jobs=None, **kw: b(c, ms, ts, jobs=1, **kw)",

@@ -13,7 +13,7 @@ from ..catalog.schema.common import KvDtype
 from ..catalog.schema.engine import Build, Defect
 from ..frozen import evolve
 from . import gates
-from .checkpoint_size import checkpoint_bytes
+from .checkpoint_size import variant_bytes
 from .defects import applies, defects_hitting, with_defects
 from .estimate import speed_of
 from .flags import kv_choices, settings_from_deployment, speculative_method
@@ -106,7 +106,7 @@ def stored_bits(variant: Variant, model: Model, sized: tuple[float, str | None] 
     """Bits per parameter of the checkpoint, from its size or the estimate the memory gate plans with.
     `sized`: the checkpoint_bytes answer when the caller has it."""
     if sized is _UNSIZED:
-        sized = checkpoint_bytes(model, variant.size_bytes, variant.quant, variant.quant_groups, variant.file)
+        sized = variant_bytes(model, variant)
     return sized[0] * 8 / (model.params_total_b * 1e9) if sized is not None else None
 
 
@@ -141,7 +141,28 @@ def evaluate(
     settings: Settings | None = None,
     memo: Memo | None = None,
 ) -> Candidate:
-    """Gate one path. `settings`: check these instead of the ones recipegen would choose (lint)."""
+    """Gate one path. `settings`: check these instead of the ones recipegen would choose (lint). `memo`: the path is
+    gated once per memo (its request's model, GPU and run configuration; whether host offload may be planned)."""
+    if settings is not None or memo is None:
+        return _evaluate(request, engine, build, variant, layout, deployment, settings, memo)
+    key = ("path", engine.id, build.id, variant.id, deployment.id if deployment else None, layout, request.offload)
+    known = memo.get(key)
+    if isinstance(known, Candidate):
+        return known
+    memo[key] = cand = _evaluate(request, engine, build, variant, layout, deployment, None, memo)
+    return cand
+
+
+def _evaluate(
+    request: Request,
+    engine: Engine,
+    build: Build,
+    variant: Variant,
+    layout: Layout,
+    deployment: Deployment | None,
+    settings: Settings | None,
+    memo: Memo | None,
+) -> Candidate:
     base = settings if settings is not None else request_settings(engine, layout, deployment, request, memo)
     subject = gates.Subject(request, engine, build, variant, layout, deployment, base)
     results = gates.run(subject, memo)
@@ -261,16 +282,15 @@ def paths_for(
     layout: Layout,
     every_release: bool = False,
     builds: dict[str, list[Build]] | None = None,
+    recipes: list[Deployment] | None = None,
 ) -> list[Path]:
     """Every candidate path at this layout (engine × build × variant × matching recipe), in report order.
-    `builds`: each engine's builds_to_try for this request, when the caller asks at several layouts."""
+    `builds`: each engine's builds_to_try for this request, and `recipes`: model_recipes, when the caller asks at
+    several layouts."""
     out: list[Path] = []
     # the recipes of this model on this GPU and layout, read once rather than once per build and checkpoint
-    here = [
-        d
-        for d in catalog.deployments.values()
-        if d.model == request.model.id and request.hardware.id in d.hardware and d.gpus_per_node == layout.gpus_per_node
-    ]
+    mine = model_recipes(catalog, request) if recipes is None else recipes
+    here = [d for d in mine if d.gpus_per_node == layout.gpus_per_node]
     if not here and builds is not None:  # no recipe: one path per engine × build × checkpoint (a layout search)
         return [(e, b, v, None) for e, b, v in _triples(catalog, request, builds)]
     for engine in catalog.engines.values():
@@ -286,6 +306,13 @@ def paths_for(
                 )
                 out.extend((engine, build, variant, dep) for dep in matches or [None])
     return out
+
+
+def model_recipes(catalog: Catalog, request: Request) -> list[Deployment]:
+    """The catalog's recipes of the request's model on its GPU, at any layout."""
+    return [
+        d for d in catalog.deployments.values() if d.model == request.model.id and request.hardware.id in d.hardware
+    ]
 
 
 def _triples(catalog: Catalog, request: Request, builds: dict[str, list[Build]]) -> list[tuple[Engine, Build, Variant]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..catalog.ggml import QUANTIZE_SOURCE, file_type_bits
-from ..catalog.schema import Model, QuantGroup
+from ..catalog.schema import Model, QuantGroup, Variant
 from ..catalog.schema.model import MAMBA_KINDS
 
 BYTES_PER_PARAM = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp8_block": 1.0}
@@ -274,3 +274,23 @@ def checkpoint_bytes(
         f"{ESTIMATED} as {size / 1e9:.0f} GB ({model.params_total_b:g}B parameters × {per_param:g} B)"
         + (": a lower bound, FP8 scales and unquantised layers add a few %" if per_param == 1 else "")
     )
+
+
+# checkpoint_bytes of a catalog variant, by the identity of the model and the variant: the gates, the rank floors and
+# the speed estimate ask it ~45 times per matrix cell, and an estimate walks the model's layers and words its note.
+# Each entry holds its model and variant, so their ids cannot be reused while it lives.
+_SIZED: dict[tuple[int, int], tuple[Model, Variant, tuple[float, str | None] | None]] = {}
+_SIZED_MAX = 4096  # models made per request (a checkpoint folder) would otherwise accumulate in a long process
+
+
+def variant_bytes(model: Model, variant: Variant) -> tuple[float, str | None] | None:
+    """checkpoint_bytes of one of the model's variants (its size, format, recorded groups and file)."""
+    key = (id(model), id(variant))
+    known = _SIZED.get(key)
+    if known is not None:
+        return known[2]
+    if len(_SIZED) >= _SIZED_MAX:
+        _SIZED.clear()
+    sized = checkpoint_bytes(model, variant.size_bytes, variant.quant, variant.quant_groups, variant.file)
+    _SIZED[key] = (model, variant, sized)
+    return sized

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from ..frozen import evolve
-from .checkpoint_size import checkpoint_bytes
+from .checkpoint_size import variant_bytes
 from .memory import GIB
 from .speed import Estimate, Scenario, estimate
 from .types import Candidate, Request
@@ -18,7 +18,7 @@ _FACTS = tuple(f.name for f in fields(Scenario) if f.name not in ("model", "hard
 def scenario_of(cand: Candidate, request: Request) -> Scenario | None:
     budget = cand.budget
     variant = cand.variant
-    sized = checkpoint_bytes(request.model, variant.size_bytes, variant.quant, variant.quant_groups, variant.file)
+    sized = variant_bytes(request.model, variant)
     if budget is None or sized is None:
         return None
     off = cand.offload

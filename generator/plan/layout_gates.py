@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..catalog.schema import Deployment, Engine, Hardware, Model, Variant
 from ..catalog.schema.common import KvDtype
 from ..frozen import evolve
-from .checkpoint_size import checkpoint_bytes, why_not_estimated
+from .checkpoint_size import variant_bytes, why_not_estimated
 from .footprint import Unplannable, footprint
 from .memory import Budget, MemoryInputs, plan
 from .offload import OFFLOAD_CONTEXT, SOURCES, OffloadPlan, Refusal, mechanism_of, solve
@@ -68,7 +68,7 @@ def memory(
     When the GPUs alone are too small (or the engine always keeps experts in host RAM), a path that
     loads (`may_offload`) gets the engine's host-offload layout (offload.py) at the planned context."""
     model = request.model
-    sized = checkpoint_bytes(model, variant.size_bytes, variant.quant, variant.quant_groups, variant.file)
+    sized = variant_bytes(model, variant)
     size, size_note = sized if sized is not None else (None, None)
     why = why_not_estimated(model, variant.quant, variant.file)
     unsized = f"the size of {variant.repo} is not in the catalog, and no estimate from the parameter count ({why})"

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..catalog.index import Catalog
+from ..catalog.schema import Deployment
 from ..catalog.schema.engine import Build
 from ..frozen import evolve, frozen
 from . import gates
@@ -17,12 +18,13 @@ from .candidates import (
     builds_to_try,
     evaluate,
     may_run,
+    model_recipes,
     paths_for,
     request_settings,
     stored_bits,
     weight_bits,
 )
-from .checkpoint_size import checkpoint_bytes
+from .checkpoint_size import checkpoint_bytes, variant_bytes
 from .defects import applies, defects_hitting, with_defects
 from .memory import GIB
 from .ranking import Preview, RankKey, caveats, may_be_clean, rank_floor, rank_key
@@ -60,6 +62,8 @@ class _Layouts:
     paths: dict[Layout, list[Path]] = field(default_factory=dict)
     gated: dict[Layout, dict[int, Candidate]] = field(default_factory=dict)
     builds: dict[str, list[Build]] | None = None
+    recipes: list[Deployment] = field(default_factory=list)  # the model's recipes on this GPU, at any size
+    recipe_free: list[Path] | None = None  # the paths at a size no recipe is for (the same at every such size)
     smallest: float | None = None  # bytes of the model's smallest checkpoint (0: one of unknown size)
     # the paths planned without host offload (deciding searches: the pass that looks for a GPU-resident plan)
     gpu_only: dict[Layout, dict[int, Candidate]] = field(default_factory=dict)
@@ -68,8 +72,21 @@ class _Layouts:
         if layout not in self.paths:
             if self.builds is None:  # the same at every layout
                 self.builds = {e.id: builds_to_try(e, self.request) for e in self.catalog.engines.values()}
-            self.paths[layout] = paths_for(self.catalog, self.request, layout, builds=self.builds)
+                self.recipes = model_recipes(self.catalog, self.request)
+            if not any(d.gpus_per_node == layout.gpus_per_node for d in self.recipes):
+                # no recipe at this size: the paths are every engine × build × checkpoint, the same list at each
+                if self.recipe_free is None:
+                    self.recipe_free = paths_for(self.catalog, self.request, layout, builds=self.builds, recipes=[])
+                self.paths[layout] = self.recipe_free
+            else:
+                self.paths[layout] = paths_for(
+                    self.catalog, self.request, layout, builds=self.builds, recipes=self.recipes
+                )
         return self.paths[layout]
+
+    def _platform(self, path: Path) -> str:
+        """The outcome of the path's platform gate (its build's on the request's GPU, memoised)."""
+        return gates.platform_memoised(path[0], path[1], self.request.hardware, self.memo, self.platforms).outcome
 
     def runnable(self, layout: Layout, may_offload: bool = True, deciding: bool = False) -> list[Candidate]:
         """The runnable paths at this layout, ranked; only paths that pass the cheap gates are planned.
@@ -138,7 +155,7 @@ class _Layouts:
             by_id = {g.gate: g for g in self._layout_free(path, layout)}
             loading = by_id["architecture"], by_id["weight-format"]
         model, hw = self.request.model, self.request.hardware
-        sized = checkpoint_bytes(model, variant.size_bytes, variant.quant, variant.quant_groups, variant.file)
+        sized = variant_bytes(model, variant)
         bits = stored_bits(variant, model, sized)
         preview = Preview(
             engine=engine,
@@ -161,7 +178,8 @@ class _Layouts:
         is among the paths (a recipe passes memory without a size). A layout search skips such a size unless
         nothing runs from GPU memory at any size, so the 1-GPU tries of a 671B model plan nothing."""
         room = self.request.hardware.memory_gib * GIB * layout.gpus
-        if any(path[3] is not None for path in self._paths(layout)):
+        paths = self._paths(layout)
+        if paths is not self.recipe_free and any(path[3] is not None for path in paths):
             return False
         if self.smallest is None:
             sizes = [checkpoint_bytes(self.request.model, v.size_bytes, v.quant) for v in self.request.model.variants]
@@ -184,7 +202,8 @@ class _Layouts:
         return [
             c
             for index, path in enumerate(self._paths(layout))
-            if all(g.outcome != "fail" for g in self._layout_free(path, layout))
+            if self._platform(path) != "fail"
+            and all(g.outcome != "fail" for g in self._layout_free(path, layout))
             and undecided(c := self._gate(layout, index, path))
         ]
 
@@ -255,6 +274,7 @@ def rank(
     rejections: Rejections = "all",
     platforms: gates.PlatformVerdicts | None = None,
     deciding: bool = False,
+    memo: Memo | None = None,
 ) -> Ranking:
     """The layout search: the first layout tried that runs without host offload, else the first that runs
     with it, else the whole fleet (shrink) or the largest size tried. `rejections`: whether every path of
@@ -262,9 +282,10 @@ def rank(
     ("closest-when-blocked": the matrix names the closest rejection), or never ("none"). `platforms`: platform
     verdicts shared with other resolves. `deciding`: the ranking holds only the runnable paths that decide its
     first plan and its first plan without a caveat (a matrix cell), and host offload is planned only once no
-    size runs from GPU memory (an offloaded plan ranks after every other, so it decides nothing before)."""
+    size runs from GPU memory (an offloaded plan ranks after every other, so it decides nothing before). `memo`:
+    gate verdicts and gated paths to share with later questions about the same request."""
     layouts = layouts_to_try(request)
-    gated = _Layouts(catalog, request, platforms=platforms)
+    gated = _Layouts(catalog, request, {} if memo is None else memo, platforms)
     tried: list[int] = []
     searched = len(layouts) > 1
     lossy: tuple[Layout, list[Candidate], tuple[int, ...]] | None = None

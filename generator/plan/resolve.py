@@ -168,19 +168,17 @@ def find_changes(candidates: list[Candidate]) -> list[Change]:
     def gate_of(c: Candidate, gate: GateId) -> GateResult:
         return c.gate(gate)
 
+    lines: dict[tuple[str, str], list[Candidate]] = {}  # each engine's and checkpoint's lineage paths, in order
+    for c in candidates:
+        if c.build.provenance in lineage:
+            lines.setdefault((c.engine.id, c.variant.id), []).append(c)
     for newer in candidates:
         if newer.build.provenance != "official" or any(
             newer.gate(g).outcome != "pass" for g in ("architecture", "weight-format")
         ):
             continue
-        same = [
-            c
-            for c in candidates
-            if c.engine.id == newer.engine.id
-            and c.variant.id == newer.variant.id
-            and c.build.provenance in lineage
-            and c.build.released < newer.build.released
-        ]
+        line = lines[(newer.engine.id, newer.variant.id)]
+        same = [c for c in line if c.build.released < newer.build.released]
         for gate in ("architecture", "kernel"):
             after = gate_of(newer, gate)
             if after.outcome != "pass":
@@ -217,7 +215,7 @@ def find_changes(candidates: list[Candidate]) -> list[Change]:
 
 def resolve(catalog: Catalog, request: Request, memo: Memo | None = None) -> Resolution:
     """`memo`: gate verdicts to share with later questions about the same request (explain's build history)."""
-    resolution = resolution_of(rank(catalog, request))
+    resolution = resolution_of(rank(catalog, request, memo=memo))
     if not resolution.changes:
         return resolution
     return evolve(resolution, changes=tuple(first_passes(catalog, resolution, memo)))
