@@ -6,7 +6,8 @@ and for which tests/data holds a real config.json (see tests/data/PROVENANCE.md)
 folder as the tests do (the config, plus the index's total_size where tests/data records one) and asks
 `recipegen explain --engine vllm --build vllm-<newest>` on H200s, as many as the widest tensor-parallel split of
 8 the heads allow. It prints one line per class: planned (with the rule that derived the layout, KV bytes per
-token and weights per GPU) or refused (with vLLM's first rejection reason), then the totals.
+token and weights per GPU), unknown (no gate fails, but one cannot say: vLLM's reason) or refused (with vLLM's
+first rejection reason), then the totals.
 
 python scripts/arch_coverage.py                 # the table and the totals
 python scripts/arch_coverage.py --format json   # one object per class
@@ -141,8 +142,12 @@ def measure() -> tuple[str, list[dict[str, Any]]]:
                 row |= {"planned": True, "understood_as": doc["request"]["understood_as"]}
                 row |= {"kv_bytes_per_token": memory["kv_bytes_per_token"], "weights_gib": memory["weights_gib"]}
             else:
-                reasons = [doc["reasons"][r["reason_id"]]["reason"] for r in doc["rejected"]] if doc else []
-                row |= {"planned": False, "reason": (reasons[0] if reasons else err.strip().splitlines()[-1:])}
+                rejected = doc["rejected"] if doc else []
+                reasons = [doc["reasons"][r["reason_id"]]["reason"] for r in rejected] if doc else []
+                # no gate fails, one is unknown (a kernel fact the catalog lacks): not refused, not planned
+                unknown = bool(rejected) and all(r["outcome"] == "unknown" for r in rejected)
+                row |= {"planned": False, "unknown": unknown}
+                row |= {"reason": (reasons[0] if reasons else err.strip().splitlines()[-1:])}
             rows.append(row)
     return build, rows
 
@@ -159,12 +164,16 @@ def main() -> int:
         if r["planned"]:
             what = f"planned  {r['gpus']}×H200  KV {r['kv_bytes_per_token']} B/token"
             what += f"  weights {r['weights_gib']} GiB/GPU"
+        elif r.get("unknown"):
+            what = f"UNKNOWN  {r['reason']}"
         else:
             what = f"REFUSED  {r['reason']}"
         print(f"{r['class']:<40} {r['weights_from']:<22} {what}")
     planned = sum(r["planned"] for r in rows)
+    unknown = sum(bool(r.get("unknown")) for r in rows)
+    refused = len(rows) - planned - unknown
     print(f"\n{build}: {planned} of {len(rows)} decoder classes with a config in tests/data planned, "
-          f"{len(rows) - planned} refused")  # fmt: skip
+          f"{unknown} unknown (no gate fails; a kernel fact is missing), {refused} refused")  # fmt: skip
     return 0
 
 

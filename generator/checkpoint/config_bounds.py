@@ -27,15 +27,16 @@ _WIDTHS = (
     "shared_expert_intermediate_size", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
     "index_kpool", "short_conv_kernel_size", "state_size", "mamba_d_state", "ssm_state_size", "conv_kernel",
     "mamba_d_conv", "conv_L_cache", "mamba_d_head", "mamba_head_dim", "mamba_headdim", "mamba_d_ssm",
-    "block_ff_dim", "block_multiple_of", "attention_head_dim",
+    "block_ff_dim", "block_multiple_of", "attention_head_dim", "swa_head_dim", "swa_v_head_dim",
 )  # fmt: skip
 _HEADS = (
     "num_key_value_heads", "index_n_heads", "n_routed_experts", "num_experts", "num_local_experts",
     "num_experts_per_tok", "experts_per_token", "num_experts_per_token", "n_shared_experts", "num_shared_experts",
     "linear_num_value_heads", "linear_num_key_heads", "num_heads", "mamba_n_heads", "mamba_num_heads",
-    "n_mamba_heads", "mamba_n_groups", "n_groups", "mamba_ngroups",
+    "n_mamba_heads", "mamba_n_groups", "n_groups", "mamba_ngroups", "swa_num_attention_heads",
+    "swa_num_key_value_heads",
 )  # fmt: skip
-_TOKENS = ("sliding_window", "attention_chunk_size", "index_topk")
+_TOKENS = ("sliding_window", "sliding_window_size", "attention_chunk_size", "index_topk")
 
 # field: (lowest, highest); the fields a model cannot do without start at 1, the others may be 0 ("none")
 BOUNDS: dict[str, tuple[int, int]] = {
@@ -59,6 +60,11 @@ CONFIG_KEY = {
     "attention.num_heads": "num_attention_heads",
     "attention.num_kv_heads": "num_key_value_heads",
     "attention.head_dim": "head_dim (or hidden_size / num_attention_heads)",
+    "attention.v_head_dim": "v_head_dim",
+    "attention.window_num_heads": "swa_num_attention_heads",
+    "attention.window_num_kv_heads": "swa_num_key_value_heads",
+    "attention.window_head_dim": "swa_head_dim",
+    "attention.window_v_head_dim": "swa_v_head_dim",
     "moe.experts": "n_routed_experts / num_experts",
     "moe.top_k": "num_experts_per_tok",
 }

@@ -155,12 +155,9 @@ UNMODELLED_TYPES = {"recurrent", "rwkv"}
 
 
 # fields that give some layers another shape than the rest (per-layer-type heads, windows or patterns the
-# generic rule does not read): such a class needs its own rule, and the field is named
+# generic rule does not read): such a class needs its own rule, and the field is named. The window layers'
+# own shape (swa_* beside hybrid_layer_pattern or layer_types) is read: unread_fields below.
 UNREAD_LAYOUT_FIELDS = (
-    "hybrid_layer_pattern",
-    "swa_num_key_value_heads",
-    "swa_head_dim",
-    "swa_num_attention_heads",
     "global_attn_every_n_layers",
     "attention_layers",
     "layers_num_heads",
@@ -168,6 +165,47 @@ UNREAD_LAYOUT_FIELDS = (
     "attention_chunk_size",
     "index_kpool",
 )
+
+
+VLLM_MIMO_V2 = Source(
+    url="https://github.com/vllm-project/vllm/blob/01ed47b4166b26251895a9c298352fcdb2385149/vllm/model_executor/models/mimo_v2_flash.py",
+    note="MiMoV2FlashDecoderLayer: a layer whose hybrid_layer_pattern entry is 1 attends within "
+    "sliding_window_size with swa_num_attention_heads, swa_num_key_value_heads, swa_head_dim and swa_v_head_dim "
+    "(default swa_head_dim), the others with num_attention_heads, num_key_value_heads, head_dim and v_head_dim "
+    "(default head_dim); MiMoV2Attention caches K of head_dim and V of v_head_dim per KV head (QKVParallelLinear "
+    "with v_head_size, o_proj heads × v_head_dim wide) and, where V is narrower than K, passes "
+    "FlashAttentionDiffKVBackend itself; moe_layer_freq lists per layer whether it routes to experts",
+)
+# the window layers' own shape: (the Attention field, the config fields that state it, first found wins)
+WINDOW_SHAPE_FIELDS = (
+    ("window_num_heads", ("swa_num_attention_heads",)),
+    ("window_num_kv_heads", ("swa_num_key_value_heads",)),
+    ("window_head_dim", ("swa_head_dim",)),
+    ("window_v_head_dim", ("swa_v_head_dim",)),
+)
+
+
+def window_pattern(c: dict[str, Any]) -> list[int] | None:
+    """hybrid_layer_pattern as MiMo-V2-Flash writes it (one 0 or 1 a layer; 1: a sliding-window layer), else
+    None: another spelling is named as unread rather than guessed."""
+    pattern = c.get("hybrid_layer_pattern")
+    if isinstance(pattern, list) and pattern and all(v in (0, 1) and not isinstance(v, bool) for v in pattern):
+        return [int(v) for v in pattern]
+    return None
+
+
+def unread_fields(c: dict[str, Any]) -> list[str]:
+    """The per-layer layout fields of a config that the generic rule cannot read."""
+    unread = [f for f in UNREAD_LAYOUT_FIELDS if f in c]
+    windowed = window_pattern(c) is not None or "sliding_attention" in _layer_types(c)
+    if "hybrid_layer_pattern" in c and window_pattern(c) is None:
+        unread.insert(0, "hybrid_layer_pattern")
+    if not windowed:  # a window shape with no layers named as window layers is not read
+        unread[:0] = [f for _, names in WINDOW_SHAPE_FIELDS for f in names if f in c]
+    window = c.get("sliding_window_size", c.get("sliding_window"))
+    if window_pattern(c) is not None and c.get("attention_chunk_size") == window and "attention_chunk_size" in unread:
+        unread.remove("attention_chunk_size")  # MiMo-V2-Flash repeats its window there; mimo_v2_flash.py reads none
+    return unread
 
 
 def _layer_types(c: dict[str, Any]) -> set[str]:
@@ -208,11 +246,9 @@ def generic_rule(arch: str, c: dict[str, Any]) -> Rule | str:
     problem = recurrent_problem(c)
     if problem is not None:
         return problem
-    unread = [f for f in UNREAD_LAYOUT_FIELDS if f in c]
+    unread = unread_fields(c)
     if unread:
         return f"config.json has {', '.join(unread)}, a per-layer layout the generic rule does not read"
-    if c.get("kv_lora_rank") is None and c.get("v_head_dim") not in (None, c.get("head_dim")):
-        return "config.json gives v_head_dim apart from head_dim without MLA, a layout the generic rule does not read"
     linear: str | None = state_space_kind(c)
     if "num_attention_heads" not in c and linear not in ("mamba1", "mamba2"):
         return f"config.json has no {field_names('num_attention_heads')}: the attention layout is not stated"
@@ -235,7 +271,11 @@ def generic_rule(arch: str, c: dict[str, Any]) -> Rule | str:
         moe_every_field=moe_every,
         attention_free=linear in ("mamba1", "mamba2") and "num_attention_heads" not in c,
         generic=True,
-        sources=[VLLM_MODEL_CONFIG, *([VLLM_MAMBA_STATE] if linear in MAMBA_KINDS else [])],
+        sources=[
+            VLLM_MODEL_CONFIG,
+            *([VLLM_MAMBA_STATE] if linear in MAMBA_KINDS else []),
+            *([VLLM_MIMO_V2] if window_pattern(c) is not None or ("v_head_dim" in c and attention == "gqa") else []),
+        ],
     )
 
 

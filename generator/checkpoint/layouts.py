@@ -13,6 +13,7 @@ from ..catalog.schema.common import KernelOp
 from ..catalog.schema.model import MAMBA_KINDS, Attention, CompressedLayers, Indexer, LinearAttention, Moe, Need
 from .architectures import LinearKind, Rule
 from .configfields import as_int, text_config
+from .generic import WINDOW_SHAPE_FIELDS, window_pattern
 
 LINEAR_OPS: dict[LinearKind, KernelOp] = {
     "kda": "linear_attention.kda",
@@ -306,9 +307,13 @@ def attention_of(
         window = as_int(c.get("sliding_window"))
         layer_types = c.get("layer_types")
         window_layers: int | None = None
+        flags = window_pattern(c) if rule.generic else None
         if rule.nope_interval_default is not None:
             window = as_int(c.get("attention_chunk_size"))
             window_layers = layers - nope_count(c, layers, rule.nope_interval_default)
+        elif flags is not None:  # MiMo-V2-Flash: 1 marks a window layer; mimo_v2_flash.py's window field
+            window = as_int(c.get("sliding_window_size")) or window
+            window_layers = sum(flags[:layers]) or None
         elif isinstance(layer_types, list) and layer_types:
             window_layers = sum(1 for t in layer_types if t == "sliding_attention") or None
         elif window and (pattern := as_int(c.get("sliding_window_pattern") or c.get("_sliding_window_pattern"))):
@@ -318,18 +323,27 @@ def attention_of(
             # Qwen2-style configs window only the layers from max_window_layers on
             first = as_int(c.get("max_window_layers")) if c.get("use_sliding_window") else None
             window_layers = layers - first if first is not None and first < layers else layers
+        v_dim = as_int(c.get("v_head_dim")) if rule.generic else None
+        shape = _window_shape(c, heads, kv, head_dim, v_dim or head_dim) if window_layers and rule.generic else {}
         context = as_int(c.get("max_position_embeddings"))
         if window_layers is None or window is None or (context is not None and window >= context):
             window, window_layers = None, None  # a window as long as the context bounds nothing
+            if shape and context is not None:  # the window layers keep their own shape, at most a context long
+                window, window_layers = context, sum(flags[:layers]) if flags else _window_count(c, layers)
         return Attention(
             kind="gqa",
             num_heads=heads,
             num_kv_heads=kv,
             head_dim=head_dim,
+            v_head_dim=v_dim if v_dim != head_dim else None,
             layers=attention_layers,
             sliding_window=window,
             sliding_window_layers=window_layers,
             sources=[source],
+            window_num_heads=shape.get("window_num_heads"),
+            window_num_kv_heads=shape.get("window_num_kv_heads"),
+            window_head_dim=shape.get("window_head_dim"),
+            window_v_head_dim=shape.get("window_v_head_dim"),
         )
     indexer = None
     if rule.attention in ("dsa", "dsa_nope"):
@@ -353,6 +367,30 @@ def attention_of(
         indexer=indexer,
         sources=[source],
     )
+
+
+def _window_count(c: dict[str, Any], layers: int) -> int | None:
+    listed = c.get("layer_types")
+    count = sum(1 for t in listed[:layers] if t == "sliding_attention") if isinstance(listed, list) else 0
+    return count or None
+
+
+def _window_shape(c: dict[str, Any], heads: int, kv: int, k_dim: int, v_dim: int) -> dict[str, int]:
+    """The window layers' heads and widths where the config states a shape apart from the full layers' (swa_*
+    fields, as vLLM's mimo_v2_flash.py reads them; swa_v_head_dim defaults to swa_head_dim), else none."""
+    stated = {
+        name: next((v for k in keys if (v := as_int(c.get(k))) is not None), None) for name, keys in WINDOW_SHAPE_FIELDS
+    }
+    k_window = stated["window_head_dim"] or k_dim
+    v_window = stated["window_v_head_dim"] or (k_window if stated["window_head_dim"] else v_dim)
+    full = {"window_num_heads": heads, "window_num_kv_heads": kv, "window_head_dim": k_dim, "window_v_head_dim": v_dim}
+    shape = {
+        "window_num_heads": stated["window_num_heads"] or heads,
+        "window_num_kv_heads": stated["window_num_kv_heads"] or kv,
+        "window_head_dim": k_window,
+        "window_v_head_dim": v_window,
+    }
+    return {} if shape == full else shape
 
 
 def nope_count(c: dict[str, Any], layers: int, interval: int) -> int:
@@ -390,6 +428,9 @@ def moe_of(rule: Rule, c: dict[str, Any], layers: int) -> Moe | None:
     step = as_int(c.get(rule.moe_every_field)) if rule.moe_every_field else None
     if step:
         dense = layers - layers // step
+    freq = c.get("moe_layer_freq")
+    if isinstance(freq, list) and freq:  # one flag a layer (mimo_v2_flash.py is_moe_layer): 0 keeps a dense MLP
+        dense = sum(1 for v in freq[:layers] if not v) + max(0, layers - len(freq))
     pattern = c.get("hybrid_override_pattern")
     if isinstance(pattern, str) and "E" in pattern:  # Nemotron-H: only the E layers route to experts
         dense = layers - pattern[:layers].count("E")
@@ -433,6 +474,16 @@ def needs_of(rule: Rule | None, att: Attention, linear: LinearAttention | None =
     return needs + [Need(op=e.op, why=e.why) for e in (rule.extra_needs if rule else [])]
 
 
+def _gqa_need(att: Attention, heads: int, kv: int, k_dim: int, v_dim: int, which: str) -> Need:
+    width = f"width {k_dim}" if k_dim == v_dim else f"K width {k_dim} and V width {v_dim}"
+    return Need(
+        op="attention.gqa",
+        head_size=k_dim,
+        head_size_v=v_dim if v_dim != k_dim else None,
+        why=f"{which}grouped-query attention: {heads} query heads over {kv} KV heads of {width} (config.json)",
+    )
+
+
 def _attention_needs(att: Attention) -> list[Need]:
     if att.kind == "dsv4":
         assert att.indexer is not None and att.compressed is not None
@@ -451,14 +502,10 @@ def _attention_needs(att: Attention) -> list[Need]:
             ),
         ]
     if att.kind == "gqa":
-        needs = [
-            Need(
-                op="attention.gqa",
-                head_size=att.head_dim,
-                why=f"grouped-query attention: {att.num_heads} query heads over {att.num_kv_heads} KV heads "
-                f"of width {att.head_dim} (config.json)",
-            )
-        ]
+        needs = [_gqa_need(att, att.num_heads, *att.kv_shape(), "")]
+        if att.window_head_dim is not None and att.kv_shape(window=True)[1:] != att.kv_shape()[1:]:
+            shape = att.kv_shape(window=True)
+            needs.append(_gqa_need(att, att.window_num_heads or att.num_heads, *shape, "window layers: "))
     else:
         width = (att.kv_lora_rank or 0) + (att.qk_rope_head_dim or 0)
         ops: dict[str, KernelOp] = {"mla": "attention.mla", "dsa": "attention.sparse_mla"}

@@ -165,8 +165,14 @@ def estimate_params(
     q_lora = as_int(c.get("q_lora_rank"))
     attn: float
     if att.kind == "gqa":
-        hd = att.head_dim or 0
-        attn = hidden * heads * hd * 2 + 2 * hidden * (att.num_kv_heads or heads) * hd
+        # q and k of head_dim, v and o of the V width (mimo_v2_flash.py: QKVParallelLinear with v_head_size,
+        # o_proj heads × v_head_dim wide); window layers of their own shape counted at that shape
+        attn = _gqa_params(hidden, heads, *att.kv_shape())
+        window_layers = att.sliding_window_layers or 0
+        if att.window_head_dim is not None and window_layers and layers:
+            window = _gqa_params(hidden, att.window_num_heads or heads, *att.kv_shape(window=True))
+            kv_layers = att.layers if att.layers is not None else layers
+            attn = ((kv_layers - window_layers) * attn + window_layers * window) / kv_layers if kv_layers else 0
     elif att.kind == "dsv4":
         hd = att.head_dim or 0
         q = hidden * q_lora + q_lora * heads * hd if q_lora else hidden * heads * hd
@@ -218,6 +224,11 @@ def estimate_params(
     total = embed + dense_part + moe_layers * moe.experts * expert
     active = embed + dense_part + moe_layers * moe.top_k * expert
     return total, active
+
+
+def _gqa_params(hidden: int, heads: int, kv: int, k_dim: int, v_dim: int) -> int:
+    """One attention layer's q, k, v and o projections (V and the output of v_dim wide)."""
+    return hidden * (heads * k_dim + kv * k_dim + kv * v_dim + heads * v_dim)
 
 
 def shared_blocks(c: dict[str, Any]) -> tuple[int, int] | None:

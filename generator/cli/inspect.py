@@ -90,6 +90,11 @@ def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
     return out
 
 
+def _widths(k: int, v: int | None) -> str:
+    """A head width, or K and V widths where V is narrower."""
+    return f"{k}" if v in (None, k) else f"{k} (K) / {v} (V)"
+
+
 def _attention_line(att: dict[str, Any]) -> str:
     if att.get("layers") == 0:
         return "none: every layer is a state-space mixer, so no KV cache"
@@ -97,9 +102,18 @@ def _attention_line(att: dict[str, Any]) -> str:
     layers = f" on {att['layers']} layers" if att.get("layers") else ""
     if kind == "gqa":
         label = "MHA" if att.get("num_kv_heads") == att["num_heads"] else "GQA"
-        line = f"{label}, {att['num_heads']} query heads / {att['num_kv_heads']} KV heads × {att['head_dim']}{layers}"
+        line = (
+            f"{label}, {att['num_heads']} query heads / {att['num_kv_heads']} KV heads × "
+            f"{_widths(att['head_dim'], att.get('v_head_dim'))}{layers}"
+        )
         if att.get("sliding_window"):
             line += f"; sliding window {att['sliding_window']} on {att['sliding_window_layers']} layers"
+        if att.get("window_head_dim"):
+            line += (
+                f" ({att['window_num_heads'] or att['num_heads']} query heads / "
+                f"{att['window_num_kv_heads'] or att['num_kv_heads']} KV heads × "
+                f"{_widths(att['window_head_dim'], att.get('window_v_head_dim'))})"
+            )
         return line
     if kind == "dsv4":
         groups = ", ".join(f"{g['layers']} layers at {g['ratio']}:1" for g in att["compressed"])
@@ -184,7 +198,12 @@ def text(r: dict[str, Any]) -> str:
         )
         active = f" ({derived['params_active_b']:g}B active)" if derived["params_active_b"] else ""
         lines.append(f"  parameters: {derived['params_total_b']:g}B{active}, {derived['params_from']}")
-        needs = ", ".join(n["op"] + (f"({n['head_size']})" if n.get("head_size") else "") for n in derived["needs"])
+        needs = ", ".join(
+            n["op"] + (f"({n['head_size']}" + (f"/{n['head_size_v']}" if n.get("head_size_v") else "") + ")")
+            if n.get("head_size")
+            else n["op"]
+            for n in derived["needs"]
+        )
         lines.append(f"  kernels it needs: {needs}")
     else:
         lines.append(f"  not derivable: {r['problem']}")

@@ -14,6 +14,13 @@ from ..catalog.schema.model import Need
 from ..frozen import evolve
 from .types import Details, GateResult, KernelMiss
 
+DIFF_KV_SOURCES = (
+    Source(
+        url="https://github.com/vllm-project/vllm/blob/01ed47b4166b26251895a9c298352fcdb2385149/vllm/model_executor/models/mimo_v2_flash.py",
+        note="MiMoV2Attention: where v_head_dim differs from head_dim it sets FlashAttentionDiffKVBackend's V "
+        "head size and passes that backend to Attention itself (attn_backend), bypassing the selector",
+    ),
+)
 ATTENTION_OPS = (
     "attention.gqa",
     "attention.mla",
@@ -208,6 +215,17 @@ def kernels(
             )
             for k in fits:
                 sources.extend(k.sources)
+            continue
+        if valid and need.head_size_v is not None and not vouched:
+            # the catalog's kernel facts state one head size for K and V; vLLM's model file hands a V narrower
+            # than K to a backend it names itself (mimo_v2_flash.py: FlashAttentionDiffKVBackend), outside the
+            # selector whose harvested cases the kernels come from, so no kernel fact vouches for it
+            open_needs.append(
+                f"{need.op} ({need.why}): {build.id}'s kernel facts state no V width apart from K; a V narrower "
+                "than K runs on a backend the model file picks itself (vLLM: FlashAttentionDiffKVBackend), "
+                "which the harvested selector cases do not cover, so whether it runs here is unknown"
+            )
+            sources.extend(DIFF_KV_SOURCES)
             continue
         if valid:
             chosen.append((need.op, valid[0].name))

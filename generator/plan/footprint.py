@@ -100,24 +100,32 @@ def footprint(
 
     if att.kind == "gqa":
         assert att.num_kv_heads is not None and att.head_dim is not None
-        heads = _heads_per_rank(att.num_kv_heads, tp)
-        per_layer = 2 * heads * att.head_dim * elem
+        # K and V per KV head, each its own width where V is narrower (v_head_dim); window layers may have a
+        # shape of their own (kv_shape)
+        kv_heads, k_dim, v_dim = att.kv_shape()
+        heads = _heads_per_rank(kv_heads, tp)
+        per_layer = heads * (k_dim + v_dim) * elem
         window_layers = att.sliding_window_layers or 0 if att.sliding_window else 0
         full_layers = kv_layers - window_layers
         per_token += full_layers * per_layer
+        kv_width = f"{k_dim}" if k_dim == v_dim else f"(K {k_dim} + V {v_dim} wide)"
         if kv_layers:  # a pure Mamba stack keeps no K and V at all
             lines.append(
-                (
-                    f"K+V: {full_layers} layers × {heads} KV head(s) × {att.head_dim} × {elem:g} B",
-                    full_layers * per_layer,
-                )
+                (f"K+V: {full_layers} layers × {heads} KV head(s) × {kv_width} × {elem:g} B", full_layers * per_layer)
             )
         if window_layers:
             assert att.sliding_window is not None
-            window = window_layers * per_layer * att.sliding_window
+            w_heads, w_k, w_v = att.kv_shape(window=True)
+            w_per_layer = _heads_per_rank(w_heads, tp) * (w_k + w_v) * elem
+            window = window_layers * w_per_layer * att.sliding_window
             per_request += window
+            shaped = (
+                f", {_heads_per_rank(w_heads, tp)} KV head(s) × (K {w_k} + V {w_v} wide)"
+                if att.window_head_dim is not None
+                else ""
+            )
             lines.append(
-                (f"sliding window: {window_layers} layers × {att.sliding_window} tokens (per request)", window)
+                (f"sliding window: {window_layers} layers × {att.sliding_window} tokens{shaped} (per request)", window)
             )
     elif att.kind in ("mla", "dsa", "dsa_nope"):
         assert att.kv_lora_rank is not None

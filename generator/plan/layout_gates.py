@@ -34,13 +34,20 @@ def topology(model: Model, engine: Engine, layout: Layout, hw: Hardware, tp: int
     if heads % tp:
         reason = f"{heads} {what} do not split evenly over tensor parallel {tp}"
         return GateResult("topology", "fail", reason, (), details)
-    if model.attention.kind == "gqa" and kv_heads:
-        ok = (kv_heads % tp == 0) if tp <= kv_heads else (tp % kv_heads == 0)
+    window_heads = model.attention.window_num_heads
+    if window_heads and window_heads % tp:
+        reason = f"the window layers' {window_heads} attention heads do not split evenly over tensor parallel {tp}"
+        return GateResult("topology", "fail", reason, tuple(model.attention.sources[:1]), details)
+    window_kv = model.attention.window_num_kv_heads
+    for kv, which in ((kv_heads, ""), (window_kv if window_kv != kv_heads else None, "the window layers' ")):
+        if model.attention.kind != "gqa" or not kv:
+            continue
+        ok = (kv % tp == 0) if tp <= kv else (tp % kv == 0)
         if not ok:
             return GateResult(
                 "topology",
                 "fail",
-                f"{kv_heads} KV heads cannot be split or replicated evenly over tensor parallel {tp}",
+                f"{which}{kv} KV heads cannot be split or replicated evenly over tensor parallel {tp}",
                 tuple(model.attention.sources[:1]),
                 details,
             )

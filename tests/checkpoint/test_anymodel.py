@@ -247,17 +247,17 @@ def test_quant_configs_map_to_catalog_formats(hf_env):
     }
 
 
-def test_unknown_architecture_is_said_plainly(hf_env):
+def test_a_hub_class_with_window_layers_of_their_own_shape_is_derived_and_its_kernel_left_unknown(hf_env):
     inspected = run_cli("inspect", "XiaomiMiMo/MiMo-V2-Flash", env=hf_env)
     assert inspected.code == 0
-    assert "status not derivable" in inspected.out.splitlines()[0]
-    # the engines' harvested registries load the class (sglang/srt/models/mimo_v2.py, vLLM's registry.py);
-    # recipegen has no rule for its attention layout, and says so instead of guessing
-    assert "MiMoV2FlashForCausalLM is loaded by sglang-0.5.23" in inspected.out
-    planned = run_cli("explain", "--gpu", "h100", "--model", "XiaomiMiMo/MiMo-V2-Flash", env=hf_env)
-    assert planned.code == 2
-    assert "MiMoV2FlashForCausalLM is loaded by sglang-0.5.23" in planned.err
-    assert "no rule to read its attention layout from config.json" in planned.err
+    assert "status derived" in inspected.out.splitlines()[0]
+    # the engines' harvested registries load the class (sglang/srt/models/mimo_v2.py, vLLM's registry.py); the
+    # generic rule reads its window layers' own shape (swa_*) and V narrower than K (v_head_dim)
+    assert "MiMoV2FlashForCausalLM (model_type mimo_v2_flash); loaded by sglang-0.5.23" in inspected.out
+    assert "sliding window 128 on 39 layers" in inspected.out
+    planned = run_cli("explain", "--gpu", "h200", "--gpus", "8", "--model", "XiaomiMiMo/MiMo-V2-Flash", env=hf_env)
+    assert planned.code == 0, planned.err
+    assert "VERDICT: unknown" in planned.out and "V width 128" in planned.out
 
 
 # -- local folders ---------------------------------------------------------------------------------

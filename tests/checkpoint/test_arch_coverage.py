@@ -54,6 +54,13 @@ def test_the_coverage_script_plans_every_class_without_a_recipe_on_the_newest_vl
     assert not refused, refused
     for r in generic.values():
         assert r["kv_bytes_per_token"] >= 0 and r["weights_gib"] > 0, r
+    # MiMo-V2-Flash (window layers with KV heads of their own, V narrower than K) is laid out from its config and
+    # passes every gate it can be judged by; the kernel for K 192 / V 128 is one the catalog has no fact for
+    # (vLLM's mimo_v2_flash.py picks FlashAttentionDiffKVBackend itself), so it is unknown, never refused
+    mimo = by_class["MiMoV2FlashForCausalLM"]
+    assert mimo["weights_from"] == "published-params.json"
+    assert not mimo["planned"] and mimo["unknown"], mimo
+    assert "K width 192 and V width 128" in mimo["reason"], mimo
 
 
 def test_a_config_that_names_no_dtype_and_has_no_weight_files_plans_16_bit_weights(tmp_path):

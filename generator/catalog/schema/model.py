@@ -41,6 +41,9 @@ class CompressedLayers(Strict):
     layers: SomeLayers
 
 
+WINDOW_SHAPE = ("window_num_heads", "window_num_kv_heads", "window_head_dim", "window_v_head_dim")
+
+
 @frozen(kw_only=True)
 class Attention(Sourced):
     kind: AttentionKind
@@ -50,10 +53,15 @@ class Attention(Sourced):
     kv_lora_rank: Width | None = None
     qk_rope_head_dim: SomeWidth | None = None
     qk_nope_head_dim: SomeWidth | None = None
-    v_head_dim: Width | None = None
+    v_head_dim: Width | None = None  # MLA: the value heads' width; gqa: V narrower than K (default head_dim)
     layers: SomeLayers | None = None  # layers with a KV cache; default: all layers
     sliding_window: Tokens | None = None
     sliding_window_layers: SomeLayers | None = None
+    # gqa whose window layers have a shape of their own (MiMo-V2-Flash's swa_* fields); default: the full layers'
+    window_num_heads: Heads | None = None
+    window_num_kv_heads: Heads | None = None
+    window_head_dim: Width | None = None
+    window_v_head_dim: Width | None = None
     indexer: Indexer | None = None
     compressed: list[CompressedLayers] | None = None  # DeepSeek-V4 CSA/HCA layout
 
@@ -68,6 +76,18 @@ class Attention(Sourced):
         missing = [n for n in needed if getattr(self, n) is None]
         if missing:
             raise ValueError(f"attention kind {self.kind!r} needs {', '.join(missing)}")
+        shaped = [n for n in WINDOW_SHAPE if getattr(self, n) is not None]
+        if shaped and (self.kind != "gqa" or not self.sliding_window_layers):
+            raise ValueError(f"{', '.join(shaped)} need gqa attention with sliding_window_layers")
+
+    def kv_shape(self, window: bool = False) -> tuple[int, int, int]:
+        """(KV heads, K width, V width) of the full layers, or of the window layers where they differ."""
+        kv = self.num_kv_heads or self.num_heads
+        k = self.head_dim or 0
+        v = self.v_head_dim or k
+        if window and self.window_head_dim is not None:
+            return self.window_num_kv_heads or kv, self.window_head_dim, self.window_v_head_dim or self.window_head_dim
+        return (self.window_num_kv_heads or kv) if window else kv, k, v
 
 
 # the linear-attention kinds whose state is a convolution window (and an SSM state): one per request, sized
@@ -116,6 +136,7 @@ class Moe(Strict):
 class Need(Strict):
     op: KernelOp
     head_size: int | None = None
+    head_size_v: int | None = None  # V narrower than K (gqa with v_head_dim); default: head_size
     qk_nope_head_dim: int | None = None
     index_topk: int | None = None
     why: Text

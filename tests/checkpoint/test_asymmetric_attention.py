@@ -1,0 +1,199 @@
+"""Attention whose window layers have a shape of their own and whose V is narrower than K, read from config.json
+by the generic rule, as vLLM's model file for MiMo-V2-Flash builds it
+(https://github.com/vllm-project/vllm/blob/01ed47b4166b26251895a9c298352fcdb2385149/vllm/model_executor/models/mimo_v2_flash.py):
+MiMoV2FlashDecoderLayer gives a layer whose hybrid_layer_pattern entry is 1 swa_num_attention_heads,
+swa_num_key_value_heads, swa_head_dim and swa_v_head_dim (default swa_head_dim) and a window of
+sliding_window_size; the other layers num_attention_heads, num_key_value_heads, head_dim and v_head_dim. K is
+head_dim wide and V v_head_dim wide (QKVParallelLinear with v_head_size; o_proj reads heads × v_head_dim), and the
+cache of such a layer holds num_kv_heads × (head_size + head_size_v) per token (FlashAttentionDiffKVBackend's
+get_kv_cache_shape, vllm/v1/attention/backends/flash_attn_diffkv.py at
+https://github.com/vllm-project/vllm/blob/0305565b770a00c5e829360f28ce3228b38890ea/vllm/v1/attention/backends/flash_attn_diffkv.py),
+num_kv_heads being max(1, total // tensor parallel size) per GPU (MiMoV2Attention). A window layer keeps at most
+its window per request (SlidingWindowSpec). moe_layer_freq lists per layer whether it routes to experts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recipegen.checkpoint.derive import derive
+from recipegen.checkpoint.folder import read_folder
+from recipegen.plan.footprint import footprint
+from tests.support.cli import run_cli
+
+MIMO = Path(__file__).resolve().parents[1] / "data" / "hub" / "XiaomiMiMo" / "MiMo-V2-Flash"
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
+
+
+def _folder(tmp_path: Path, config: dict[str, Any], name: str) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def _mimo(tmp_path: Path) -> Path:
+    folder = tmp_path / "MiMo-V2-Flash"
+    folder.mkdir()
+    shutil.copy(MIMO / "config.json", folder / "config.json")
+    return folder
+
+
+def _vllm_kv(c: dict[str, Any], tp: int, elem: int) -> tuple[int, int]:
+    """(bytes per context token, bytes per request) on one GPU, as mimo_v2_flash.py and the DiffKV backend keep
+    them: full layers per token, window layers at most the window per request."""
+    per_token = per_request = 0
+    for flag in c["hybrid_layer_pattern"][: c["num_hidden_layers"]]:
+        if flag == 1:
+            kv, k = c["swa_num_key_value_heads"], c["swa_head_dim"]
+            v = c.get("swa_v_head_dim", k)
+            per_request += max(1, kv // tp) * (k + v) * elem * c["sliding_window_size"]
+        else:
+            kv, k = c["num_key_value_heads"], c["head_dim"]
+            v = c.get("v_head_dim", k)
+            per_token += max(1, kv // tp) * (k + v) * elem
+    return per_token, per_request
+
+
+@pytest.mark.parametrize(("tp", "kv_dtype", "elem"), [(1, "bf16", 2), (4, "bf16", 2), (8, "fp8_e4m3", 1)])
+def test_mimo_v2_flash_keeps_the_kv_cache_vllm_does(tmp_path, tp, kv_dtype, elem):
+    folder = _mimo(tmp_path)
+    derivation = derive(read_folder(folder, str(folder), headers=False))
+    assert derivation.model is not None, derivation.problem
+    c = json.loads((folder / "config.json").read_text())
+    fp = footprint(derivation.model, kv_dtype, tp, 1, 1)
+    assert not isinstance(fp, str) and hasattr(fp, "per_token"), fp
+    per_token, per_request = _vllm_kv(c, tp, elem)
+    assert (fp.per_token, fp.per_request) == (per_token, per_request)
+    # 9 full layers × 4 KV heads × (192 + 128): not 2 × 192 per head, and not the full layers' heads in the window
+    assert per_token == 9 * max(1, 4 // tp) * 320 * elem
+
+
+def test_mimo_v2_flash_is_derived_with_its_window_shape_and_published_size(tmp_path):
+    folder = _mimo(tmp_path)
+    shown = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE)
+    assert shown.code == 0, shown.err
+    derived = shown.json()["derived"]
+    att = derived["attention"]
+    assert (att["num_kv_heads"], att["head_dim"], att["v_head_dim"]) == (4, 192, 128)
+    assert (att["sliding_window"], att["sliding_window_layers"]) == (128, 39)
+    assert (att["window_num_kv_heads"], att["window_head_dim"], att["window_v_head_dim"]) == (8, 192, 128)
+    assert derived["moe"]["dense_layers"] == 1  # moe_layer_freq: only layer 0 keeps a dense MLP
+    published = json.loads((MIMO / "published-params.json").read_text())
+    assert derived["params_total_b"] * 1e9 == pytest.approx(published["params_total"], rel=0.03)
+    assert derived["params_active_b"] * 1e9 == pytest.approx(published["params_active"], rel=0.05)
+    text = run_cli("inspect", str(folder), env=OFFLINE)
+    assert "192 (K) / 128 (V)" in text.out and "8 KV heads" in text.out
+    assert "attention.gqa(192/128)" in text.out
+
+
+def test_mimo_v2_flash_on_vllm_is_unknown_only_at_the_kernel_a_v_narrower_than_k_needs(tmp_path):
+    # vLLM's model file hands such layers to FlashAttentionDiffKVBackend itself, past the attention selector
+    # whose harvested cases (head sizes 64-576, K = V) the catalog's kernels come from: no fact says it runs
+    folder = _mimo(tmp_path)
+    explained = run_cli(
+        "explain", "--gpu", "h200", "--gpus", "8", "--model", str(folder), "--build", "vllm-0.33.0",
+        "--format", "json", env=OFFLINE,
+    )  # fmt: skip
+    assert explained.code == 0, explained.err
+    doc = explained.json()
+    assert not doc["plans"]
+    assert [(r["gate"], r["outcome"]) for r in doc["rejected"]] == [("kernel", "unknown")]
+    reason = doc["reasons"][doc["rejected"][0]["reason_id"]]["reason"]
+    assert "V width 128" in reason and "unknown" in reason
+    verbose = run_cli(
+        "explain", "--gpu", "h200", "--gpus", "8", "--model", str(folder), "--build", "vllm-0.33.0", "--verbose",
+        env=OFFLINE,
+    )  # fmt: skip
+    assert "mimo_v2_flash.py" in verbose.out or "FlashAttentionDiffKVBackend" in verbose.out
+
+
+# a smaller config of the same class and traits (window layers with KV heads of their own), K and V equally
+# wide, so the default attention backends serve it and the catalog's kernels cover it: the plan is made
+SAME_SHAPE: dict[str, Any] = {
+    "architectures": ["MiMoV2FlashForCausalLM"],
+    "model_type": "mimo_v2_flash",
+    "num_hidden_layers": 8,
+    "hidden_size": 2048,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 2,
+    "head_dim": 128,
+    "swa_num_attention_heads": 16,
+    "swa_num_key_value_heads": 8,
+    "swa_head_dim": 128,
+    "intermediate_size": 8192,
+    "vocab_size": 32000,
+    "max_position_embeddings": 32768,
+    "sliding_window_size": 512,
+    "hybrid_layer_pattern": [1, 1, 1, 0, 1, 1, 1, 0],
+    "attention_bias": False,
+    "layernorm_epsilon": 1e-05,
+    "hidden_act": "silu",
+    "torch_dtype": "bfloat16",
+    "tie_word_embeddings": False,
+}
+
+
+def test_window_layers_with_their_own_kv_heads_plan_their_own_cache(tmp_path):
+    folder = _folder(tmp_path, SAME_SHAPE, "window-shaped")
+    explained = run_cli(
+        "explain", "--gpu", "h200", "--gpus", "1", "--model", str(folder), "--engine", "vllm", "--format", "json",
+        env=OFFLINE,
+    )  # fmt: skip
+    assert explained.code == 0, explained.err
+    plan = explained.json()["plans"][0]
+    elem = 1 if "fp8" in plan.get("kv_dtype", "") else 2
+    memory = plan["memory"]
+    assert memory["kv_bytes_per_token"] == 2 * 2 * (128 + 128) * elem  # 2 full layers × 2 KV heads
+    assert memory["per_request_bytes"] == 6 * 8 * (128 + 128) * elem * 512  # 6 window layers × 8 KV heads
+    c = SAME_SHAPE
+    full = c["hidden_size"] * (16 * 128 * 2 + 2 * 2 * 128)
+    window = c["hidden_size"] * (16 * 128 * 2 + 2 * 8 * 128)
+    expected = 2 * 32000 * 2048 + 2 * full + 6 * window + 8 * 3 * 2048 * 8192
+    shown = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE).json()
+    assert shown["derived"]["params_total_b"] == pytest.approx(expected / 1e9, abs=0.0005)
+
+
+def test_window_layers_whose_heads_do_not_split_are_refused_at_the_topology_gate(tmp_path):
+    config = {**SAME_SHAPE, "swa_num_key_value_heads": 3}
+    folder = _folder(tmp_path, config, "odd-window")
+    explained = run_cli(
+        "explain", "--gpu", "h200", "--gpus", "2", "--model", str(folder), "--engine", "vllm", "--format", "json",
+        env=OFFLINE,
+    )  # fmt: skip
+    assert explained.code == 0, explained.err
+    doc = explained.json()
+    assert not doc["plans"]
+    reasons = [doc["reasons"][r["reason_id"]]["reason"] for r in doc["rejected"] if r["gate"] == "topology"]
+    assert reasons and "window layers' 3 KV heads" in reasons[0]
+
+
+def test_a_window_shape_with_no_window_layers_named_is_refused_naming_the_field(tmp_path):
+    config = {k: v for k, v in SAME_SHAPE.items() if k != "hybrid_layer_pattern"}
+    folder = _folder(tmp_path, config, "no-pattern")
+    shown = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE)
+    assert shown.code == 0, shown.err
+    assert "swa_num_key_value_heads" in shown.json()["problem"]
+
+
+def test_window_layers_named_by_layer_types_take_the_window_shape_too(tmp_path):
+    # another spelling of the same traits: layer_types names the window layers, swa_* states their shape
+    config = {k: v for k, v in SAME_SHAPE.items() if k not in ("hybrid_layer_pattern", "sliding_window_size")}
+    types = ["sliding_attention"] * 3 + ["full_attention"]
+    config |= {"architectures": ["WindowShapedForCausalLM"], "layer_types": types * 2, "sliding_window": 512}
+    shown = run_cli("inspect", str(_folder(tmp_path, config, "layer-types")), "--format", "json", env=OFFLINE)
+    assert shown.code == 0, shown.err
+    att = shown.json()["derived"]["attention"]
+    assert (att["sliding_window"], att["sliding_window_layers"], att["window_num_kv_heads"]) == (512, 6, 8)
+
+
+def test_an_absurd_window_head_count_is_named_in_one_line(tmp_path):
+    config = {**SAME_SHAPE, "swa_num_key_value_heads": 10**12}
+    shown = run_cli("inspect", str(_folder(tmp_path, config, "absurd")), env=OFFLINE)
+    assert shown.code == 0, shown.err
+    assert "swa_num_key_value_heads 1000000000000 is out of range" in shown.out
+    assert "Traceback" not in shown.out + shown.err
