@@ -134,18 +134,23 @@ def make_plan(rank: int, cand: Candidate, request: Request, why: str) -> Plan:
 
 def layer_split_note(cand: Candidate) -> str | None:
     """What a second GPU buys an engine that splits whole layers (llama.cpp): memory, not speed. Said on every
-    such plan of several GPUs, with whether one GPU would hold the same plan."""
-    budget, gpus = cand.budget, cand.layout.gpus_per_node
-    if cand.engine.parallelism != "layers" or gpus < 2 or budget is None or cand.offload is not None:
+    such plan of several GPUs, offloaded or not: with whether one GPU would hold the same plan, or what of the
+    model still runs on the CPU after the GPUs."""
+    budget, gpus, off = cand.budget, cand.layout.gpus_per_node, cand.offload
+    if cand.engine.parallelism != "layers" or gpus < 2 or budget is None:
         return None
-    text = (
-        f"layers split over {gpus} GPUs run in turn: a request decodes at one GPU's speed, the others add memory"
-        " (tensor parallel uses all at once)"
-    )
-    one_gpu = gpus * (budget.weights_gib + budget.kv_gib + budget.state_gib) + budget.reserve_gib
-    if one_gpu <= budget.gpu_gib:
-        text += f"; one GPU holds this plan ({one_gpu:.1f} of {budget.gpu_gib:g} GiB): --gpus 1 frees the rest"
-    return text
+    head = f"layers split over {gpus} GPUs run in turn"
+    if off is None:
+        text = f"{head}: a request decodes at one GPU's speed, the others add memory (tensor parallel uses all at once)"
+        one_gpu = gpus * (budget.weights_gib + budget.kv_gib + budget.state_gib) + budget.reserve_gib
+        if one_gpu <= budget.gpu_gib:
+            text += f"; one GPU holds this plan ({one_gpu:.1f} of {budget.gpu_gib:g} GiB): --gpus 1 frees the rest"
+        return text
+    if off.mechanism == "cpu-layers":
+        cpu = f"{off.cpu_layers} of {off.moe_layers} on the CPU"
+    else:  # llama.cpp's other way: the routed experts of the first layers (--n-cpu-moe)
+        cpu = f"the CPU's experts ({off.cpu_layers} of {off.moe_layers} layers)"
+    return f"{head}, then {cpu}: a GPU past the first adds memory, not speed — less of the model in host RAM"
 
 
 def with_offload(flags: list[Flag], offloaded: list[Flag]) -> list[Flag]:

@@ -167,9 +167,11 @@ def terms(s: Scenario) -> Terms:
     kv_gpu = held + batch * s.per_request_gpu
     kv_total = kv_gpu * (s.gpus_per_node if s.layer_split else 1)
     if s.cpu_dense_layers:  # the CPU layers keep their KV in host RAM and read it there
-        kv_host = kv_total * s.cpu_dense_layers / model.layers
-        kv_total -= kv_host
-        host_weights += kv_host
+        # kv_per_token_gpu is already the GPU layers' share: the CPU's layers hold as much per layer again
+        host_kv = batch * s.context * s.kv_per_token_gpu * (s.gpus_per_node if s.layer_split else 1)
+        host_kv *= s.cpu_dense_layers / max(1, model.layers - s.cpu_dense_layers)
+        host_weights += host_kv
+        lines.append(f"KV of the {s.cpu_dense_layers} CPU layers, read in host RAM: {host_kv / 1e9:.2f} GB")
     read_share, _ = PART_READ.get(hw.id, (DEFAULT_READ, ""))
     bw = hw.bandwidth_gbs * 1e9 * read_share
     mem = gpu_weights / parallel / bw + kv_total / bw

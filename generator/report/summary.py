@@ -8,6 +8,7 @@ from ..plan.advice import advice_for, faster_elsewhere, fuller_elsewhere
 from ..plan.checkpoint_size import ESTIMATED
 from ..plan.describe import candidate_title, closest_lines, fit, slow_words, target_line
 from ..plan.footprint import BLOCK_SCALED_8BIT_KV
+from ..plan.resolve import layer_split_note
 from .explain import explain_text
 
 if TYPE_CHECKING:
@@ -62,6 +63,9 @@ def generate_summary(
         lines.append(f"  offload: {top.candidate.offload.summary()}")
     if top.candidate.speed is not None:
         lines.append(f"  speed (estimate): {top.candidate.speed.headline()}")
+    split = layer_split_note(top.candidate)  # what the GPUs asked for add: a speed the user might expect
+    if split:
+        lines.append(f"  note: {split}")
     if top.candidate.offload is not None or (top.candidate.speed is not None and top.candidate.speed.slow):
         faster = faster_elsewhere(catalog, resolution)  # what the same model does on hardware that holds it
         head = "faster without host offload" if top.candidate.offload is not None else "faster"

@@ -129,3 +129,40 @@ def test_a_4_bit_plan_names_no_such_step():
 
 def file_type_or_quant(plan: dict[str, Any]) -> str:
     return file_type(plan) if plan["quant"] == "gguf" else str(plan["quant"]).upper()
+
+
+def test_an_offloaded_layer_split_says_what_the_second_gpu_adds_everywhere_the_plan_is_shown(tmp_path):
+    # a Q4_K_M of a 70B (~43 GB) on 2 x 16 GB: llama.cpp keeps 34 of 80 layers on the CPU; the GPUs still run their
+    # layers one after another, so the second one buys memory (fewer CPU layers), not a GPU's speed of its own
+    args = ("--gpu", "rtx-4080", "--gpus", "2", "--model", "deepseek-r1-distill-llama-70b")
+    args += ("--variant", "gguf-bartowski-q4-k-m", "--engine", "llama.cpp")
+    explained = run_cli("explain", *args, "--format", "json", env=OFFLINE)
+    assert explained.code == 0, explained.err
+    plan = explained.json()["plans"][0]
+    off = plan["offload"]
+    assert off is not None and off["mechanism"] == "cpu-layers" and "--tensor-split" in plan["argv"]
+    cpu = off["cpu_layers"]
+    assert plan["argv"][plan["argv"].index("--gpu-layers") + 1] == str(off["of_layers"] - cpu)
+    note = next(n for n in plan["notes"] if n.startswith("layers split over 2 GPUs run in turn"))
+    assert f"then {cpu} of {off['of_layers']} on the CPU" in note and "adds memory, not speed" in note
+    speed = f"~{plan['speed']['decode_tokens_per_s']:.1f} tok/s for one request"
+    text = run_cli("explain", *args, "--verbose", env=OFFLINE).out
+    assert f"note: {note}" in text and speed in text
+    out = tmp_path / "out"
+    generated = run_cli("generate", *args, "--out", str(out), env=OFFLINE)
+    assert generated.code == 0, generated.err
+    summary = " ".join(generated.out.split())  # wrapped to the screen
+    assert f"note: {note}" in summary and speed in summary
+    readme = (out / "README.md").read_text()
+    assert f"- {note}" in readme and speed.replace("~", "\\~") in readme
+    written = json.loads((out / "plan.json").read_text())["plans"][0]
+    assert note in written["notes"] and written["speed"] == plan["speed"]
+
+
+@pytest.mark.parametrize(("gpu", "gpus", "engine"), [("rtx-4090", 1, "llama.cpp"), ("rtx-4090", 2, "vllm")])
+def test_no_plan_that_does_not_split_layers_over_gpus_says_it_does(tmp_path, gpu: str, gpus: int, engine: str):
+    args = ("--gpu", gpu, "--gpus", str(gpus), "--model", "llama-3.3-70b", "--engine", engine)
+    generated = run_cli("generate", *args, "--out", str(tmp_path / "out"), env=OFFLINE)
+    assert generated.code == 0, generated.err
+    assert "run in turn" not in generated.out
+    assert "run in turn" not in (tmp_path / "out" / "README.md").read_text()

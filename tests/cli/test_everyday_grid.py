@@ -21,9 +21,9 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 MODELS = [
     "qwen3-8b", "qwen3-14b", "qwen3-32b", "qwen3-30b-a3b", "qwen2.5-7b", "qwen2.5-14b", "qwen2.5-32b", "qwen2.5-72b",
     "qwen2.5-coder-32b", "qwq-32b", "llama-3.1-8b", "llama-3.1-70b", "llama-3.3-70b", "gemma-3-4b", "gemma-3-12b",
-    "gemma-3-27b", "mistral-nemo-12b", "mistral-small-24b", "mistral-small-3.1-24b", "devstral-small-2507", "phi-4",
-    "gpt-oss-20b", "deepseek-r1-distill-qwen-14b", "deepseek-r1-distill-qwen-32b", "deepseek-r1-distill-llama-70b",
-    "qwen3-vl-8b", "qwen3-vl-32b",
+    "gemma-3-27b", "gemma-2-9b", "gemma-2-27b", "mistral-nemo-12b", "mistral-small-24b", "mistral-small-3.1-24b",
+    "devstral-small-2507", "phi-4", "gpt-oss-20b", "deepseek-r1-distill-qwen-14b", "deepseek-r1-distill-qwen-32b",
+    "deepseek-r1-distill-llama-70b", "qwen3-vl-8b", "qwen3-vl-32b",
 ]  # fmt: skip
 GPUS = ["rtx-3090", "rtx-4090", "rtx-5090", "rtx-a6000", "rtx-6000-ada", "l40s", "a10", "rtx-4080"]
 # every model on two of the cards, once with one GPU and once with two, walking the cards in turn
@@ -145,6 +145,18 @@ def test_two_gpus_asked_for_are_both_used_or_the_plan_says_what_the_second_adds(
         assert any("layers split over 2 GPUs run in turn" in n for n in first["notes"]), first["notes"]
     else:
         assert first["settings"]["tensor_parallel"] == gpus, first["settings"]
+
+
+@pytest.mark.parametrize(("gpu", "gpus", "model"), GRID, ids=IDS)
+def test_every_layer_split_plan_says_its_gpus_run_in_turn_and_no_other_plan_does(gpu: str, gpus: int, model: str):
+    # llama.cpp runs the layers of its GPUs one after another, offloaded or not; tensor parallel and one GPU do not
+    for plan in explained(gpu, gpus, model)["plans"]:
+        said = [n for n in plan["notes"] if "GPUs run in turn" in n]
+        if plan["engine"] == "llama.cpp" and plan["gpus"] >= 2:
+            assert len(said) == 1 and said[0].startswith(f"layers split over {plan['gpus']} GPUs run in turn"), said
+            assert ("on the CPU" in said[0] or "the CPU's experts" in said[0]) == (not on_gpu(plan)), said
+        else:
+            assert not said, (plan["engine"], plan["gpus"], said)
 
 
 @pytest.mark.parametrize(("gpu", "gpus", "model"), GRID, ids=IDS)
