@@ -126,6 +126,9 @@ KV = ("auto", "bfloat16", "fp8_e4m3")
 # the NVIDIA backends a user may pass as --attention-backend (each asked of every shape; None: the release's pick)
 NVIDIA = ("triton", "flashinfer", "fa3", "fa4", "trtllm_mha", "flashmla", "trtllm_mla", "cutedsl_mla")
 NVIDIA += ("tokenspeed_mla", "dsa")
+# 0.5.12 and older call the DSA backend `nsa` (`--nsa-prefill-backend`, `--nsa-decode-backend`); 0.5.13 renamed it
+# `dsa` and kept `nsa` as an alias, which is not asked twice
+OLD_DSA = "nsa"
 # what the resolution decided, per case (None where the release leaves a field unset)
 RESOLVED = (
     "attention_backend",
@@ -133,6 +136,8 @@ RESOLVED = (
     "decode_attention_backend",
     "dsa_prefill_backend",
     "dsa_decode_backend",
+    "nsa_prefill_backend",
+    "nsa_decode_backend",
     "kv_cache_dtype",
     "page_size",
     "linear_attn_backend",
@@ -141,12 +146,20 @@ RESOLVED = (
 )
 
 
+def asked_backends(backends: list[str]) -> list[str]:
+    """The NVIDIA backends of the release's choices, in the release's own names."""
+    asked = [b for b in NVIDIA if b in backends]
+    if "dsa" not in backends and OLD_DSA in backends:
+        asked.append(OLD_DSA)
+    return asked
+
+
 def cases(backends: list[str]) -> list[dict[str, Any]]:
     return [
         {"shape": shape, "kv": kv, "asked": asked}
         for shape in SHAPES
         for kv in KV
-        for asked in (None, *[b for b in NVIDIA if b in backends])
+        for asked in (None, *asked_backends(backends))
     ]
 
 

@@ -427,9 +427,10 @@ def test_the_backend_sglang_picks_by_default_is_a_kernel_of_the_catalog(release)
             continue
         resolved, cap = case["resolved"], case["capability"]
         kv = "bf16" if resolved["kv_cache_dtype"] in ("auto", "bfloat16") else resolved["kv_cache_dtype"]
+        dsa = resolved["attention_backend"]  # `nsa` in 0.5.12 and older, its fields nsa_*_backend
         picked = (
-            {resolved["dsa_prefill_backend"], resolved["dsa_decode_backend"]}
-            if resolved["attention_backend"] == "dsa"
+            {resolved[f"{dsa}_prefill_backend"], resolved[f"{dsa}_decode_backend"]}
+            if dsa in ("dsa", "nsa")
             else {resolved["attention_backend"]}
         )
         arch = selector["shapes"][case["shape"]]

@@ -14,6 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 TREE = Path(__file__).parent / "data" / "sglang-run-tree"
 OLD_TREE = Path(__file__).parent / "data" / "sglang-run-tree-0518"  # no arg_groups, resolved by __post_init__
+NSA_TREE = Path(__file__).parent / "data" / "sglang-run-tree-0512"  # as OLD_TREE, DSA still named nsa
 
 
 def _run(out: Path, *args: str, tree: Path = TREE) -> subprocess.CompletedProcess[str]:
@@ -148,6 +149,42 @@ def test_a_release_that_resolves_in_post_init_gives_the_same_answers(ran, tmp_pa
     said = json.loads((tmp_path / "sglang" / "9.9.9.json").read_text())["tables"]["attention_selector"]["from"]
     assert said.startswith("sglang/srt/server_args.py: ServerArgs.__post_init__ (") and "resolve_once" not in said
     assert new["attention_selector"]["from"].startswith("sglang/srt/server_args.py: ServerArgs.resolve_once (")
+
+
+def test_a_release_that_still_names_dsa_nsa_is_asked_and_read_in_its_own_names(tmp_path):
+    """SGLang 0.5.12 and older call the DSA backend `nsa` and write its kernels to nsa_prefill_backend /
+    nsa_decode_backend: the probe asks `--attention-backend nsa` there and records those fields as the release
+    named them, so the DSA picks of such a release are in its table, not lost."""
+    facts = {"engine": "sglang", "release": "9.9.9", "sha256": None, "tables": {"flags": {"method": "read"}}}
+    (tmp_path / "sglang").mkdir()
+    (tmp_path / "sglang" / "9.9.9.json").write_text(json.dumps(facts))
+    proc = _run(tmp_path, "sglang==9.9.9", "--run", "--python", sys.executable, "--caps", "90,100", tree=NSA_TREE)
+    assert proc.returncode == 0, proc.stderr
+    tables = json.loads((tmp_path / "sglang" / "9.9.9.ran.json").read_text())
+    assert {c["asked"] for c in tables["attention_selector"]["cases"]} == {
+        None,
+        "triton",
+        "flashinfer",
+        "fa3",
+        "trtllm_mha",
+        "trtllm_mla",
+        "nsa",
+    }
+    hopper, blackwell = _case(tables, 90, "sparse_mla"), _case(tables, 100, "sparse_mla_glm")
+    assert hopper["resolved"] == {
+        "attention_backend": "nsa",
+        "nsa_prefill_backend": "flashmla_sparse",
+        "nsa_decode_backend": "fa3",
+        "kv_cache_dtype": "bfloat16",
+        "page_size": 64,
+    }
+    assert hopper["warnings"] == ["Setting KV cache dtype to bfloat16 for DeepSeek NSA on SM9 device."]
+    assert (blackwell["resolved"]["nsa_prefill_backend"], blackwell["resolved"]["nsa_decode_backend"]) == (
+        "trtllm",
+        "trtllm",
+    )
+    asked = _case(tables, 90, "sparse_mla", kv="fp8_e4m3", asked="nsa")["resolved"]
+    assert (asked["attention_backend"], asked["nsa_decode_backend"]) == ("nsa", "flashmla_kv")
 
 
 def test_run_for_an_engine_without_a_probe_is_refused_in_one_line(tmp_path):
