@@ -446,6 +446,48 @@ def test_the_backend_sglang_picks_by_default_is_a_kernel_of_the_catalog(release)
     assert checked >= 12 * len([c for c in selector["capabilities"] if c >= 80])  # a run may ask fewer GPUs
 
 
+# an attention op -> the harvested flags whose choices name its kernels: --attention-backend, and for DSA the prefill
+# and decode kernel choices (`nsa` in 0.5.12 and older, `dsa` from 0.5.13)
+SGLANG_CHOICE_FLAGS = {
+    "attention.gqa": ("--attention-backend",),
+    "attention.sinks": ("--attention-backend",),
+    "attention.mla": ("--attention-backend",),
+    "attention.dsv4": ("--attention-backend",),
+    "attention.sparse_mla": tuple(f"--{n}-{p}-backend" for n in ("dsa", "nsa") for p in ("prefill", "decode")),
+    "attention.sparse_mla_nope": tuple(f"--{n}-{p}-backend" for n in ("dsa", "nsa") for p in ("prefill", "decode")),
+}
+SGLANG_OP_ONLY_FOR = {"attention.dsv4": "DeepseekV4ForCausalLM"}  # its own attention: no other model reaches it
+
+
+def test_every_sglang_attention_kernel_is_a_backend_its_release_offers(catalog):
+    """A hand-written attention kernel of an official SGLang release names backends of that release's own choices
+    (its harvested CLI options): a plan passes them by name, and a name the release lacks stops the server at start.
+    A kernel inherited from a newer file is the usual way one slips in. An op only an architecture the release does
+    not register needs (DeepSeek-V4's own attention) is never reached, so its kernel is not asked."""
+    problems, checked = [], 0
+    for build in _official(catalog, "sglang"):
+        facts = harvest.of(build)
+        flags = harvest.flags("sglang", facts.release) if facts else None
+        if not flags:
+            continue
+        for kernel in build.kernels:
+            only = SGLANG_OP_ONLY_FOR.get(kernel.provides)
+            if kernel.provides not in SGLANG_CHOICE_FLAGS or (only and only not in facts.architectures):
+                continue
+            offered = {c for f in SGLANG_CHOICE_FLAGS[kernel.provides] for c in (flags.get(f) or {}).get("choices", ())}
+            if not offered:  # the release reads no choices for that flag: nothing to hold the name against
+                continue
+            checked += 1
+            problems += [
+                f"{build.id}: {kernel.name} ({kernel.provides}) names {name}, not among its release's "
+                f"{'/'.join(f for f in SGLANG_CHOICE_FLAGS[kernel.provides] if f in flags)} choices"
+                for name in sorted(_backends(kernel) - offered)
+                if not _sourced(kernel, name, facts.release)
+            ]
+    assert not problems, "\n".join(problems)
+    assert checked >= 300
+
+
 # weight format -> the --quantization method whose get_min_capability() gates it in SGLang
 SGLANG_QUANT = {"fp8": "fp8", "fp8_block": "fp8", "nvfp4": "modelopt_fp4", "mxfp4": "mxfp4"}
 
