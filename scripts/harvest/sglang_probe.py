@@ -224,6 +224,8 @@ def resolve(folder: str, kv: str, asked: str | None) -> dict[str, Any]:
         row["resolved"] = {f: resolution_result(args, f) for f in RESOLVED}
         row["resolved"] = {k: v for k, v in row["resolved"].items() if v is not None}
         said.lines += [" ".join(str(w.message).split())[:300] for w in caught if w.category is not DeprecationWarning]
+    except (ImportError, OSError) as exc:  # a library this environment lacks or cannot load: not the release's answer
+        row["error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:300]
     except Exception as exc:  # the release refuses this case: its own message is the reason
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         row["refused"] = f"{type(exc).__name__}: {text}"[:300]

@@ -398,6 +398,8 @@ def test_every_hand_written_sglang_attention_kernel_is_one_its_release_accepts(r
             cap, kv = case["capability"], case["kv"]
             if case["asked"] != backend or case["shape"] not in SGLANG_SHAPES[kernel.provides] or cap < 80:
                 continue
+            if "error" in case:  # the environment could not ask it (a library that does not load): no answer
+                continue
             if capability(cap // 10, cap % 10) not in kernel.sm or kv not in {
                 SGLANG_KV[k] for k in kernel.kv_dtypes or ["bf16"] if k in SGLANG_KV
             }:

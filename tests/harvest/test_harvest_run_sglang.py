@@ -185,6 +185,13 @@ def test_a_release_that_still_names_dsa_nsa_is_asked_and_read_in_its_own_names(t
     )
     asked = _case(tables, 90, "sparse_mla", kv="fp8_e4m3", asked="nsa")["resolved"]
     assert (asked["attention_backend"], asked["nsa_decode_backend"]) == ("nsa", "flashmla_kv")
+    # flashinfer's kernel library does not load in this tree: that is the environment's error, not a refusal
+    unloaded = _case(tables, 90, "gqa", asked="flashinfer")
+    assert "refused" not in unloaded and unloaded["error"] == "ModuleNotFoundError: No module named 'sgl_kernel'"
+    errors = tables["attention_selector"]["case_errors"]
+    assert errors == {"count": 6 * 3 * 2, "reasons": {"ModuleNotFoundError: No module named 'sgl_kernel'": 36}}
+    facts = json.loads((tmp_path / "sglang" / "9.9.9.json").read_text())
+    assert facts["tables"]["attention_selector"]["case_errors"] == 36
 
 
 def test_run_for_an_engine_without_a_probe_is_refused_in_one_line(tmp_path):

@@ -44,6 +44,8 @@ class ServerArgs:
         elif backend is None:
             sinks = arch == "GptOssForCausalLM"
             backend = "fa3" if major == 9 else "trtllm_mha" if major == 10 else "triton" if sinks else "flashinfer"
+        if backend == "flashinfer":  # a kernel library that does not load here (no sgl_kernel in this tree)
+            from sgl_kernel import common_ops  # noqa: F401
         if backend == "trtllm_mla" and major not in (10, 11, 12):
             raise ValueError(
                 "TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend."
