@@ -86,9 +86,12 @@ SHAPES: dict[str, dict[str, Any]] = {
         "max_position_embeddings": 163840,
     },
 }
+# each stand-in names its checkpoint's own model_type: a release maps an unknown one itself (0.5.11 loads
+# deepseek_v32 as DeepseekV3ForCausalLM, the architecture its DSA switch looks for)
 SHAPES["sparse_mla"] = {  # DeepSeek-V3.2: DSA sparse MLA (the same geometry plus the indexer)
     **SHAPES["mla"],
     "architectures": ["DeepseekV32ForCausalLM"],
+    "model_type": "deepseek_v32",
     "index_topk": 2048,
     "index_head_dim": 128,
     "index_n_heads": 64,
@@ -96,6 +99,7 @@ SHAPES["sparse_mla"] = {  # DeepSeek-V3.2: DSA sparse MLA (the same geometry plu
 SHAPES["sparse_mla_glm"] = {  # GLM-5: DSA with a 192-wide NoPE part
     **SHAPES["sparse_mla"],
     "architectures": ["GlmMoeDsaForCausalLM"],
+    "model_type": "glm_moe_dsa",
     "num_attention_heads": 64,
     "num_key_value_heads": 64,
     "qk_nope_head_dim": 192,

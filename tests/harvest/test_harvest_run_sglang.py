@@ -200,3 +200,28 @@ def test_run_for_an_engine_without_a_probe_is_refused_in_one_line(tmp_path):
         2,
         "llama.cpp==0c1e570: --run asks the release's own code: expected vllm==VERSION or sglang==VERSION",
     )
+
+
+@pytest.mark.parametrize(
+    ("shape", "model"),
+    [
+        ("gqa", "llama-3.1-8b"),
+        ("sinks", "gpt-oss-120b"),
+        ("mla", "deepseek-v3"),
+        ("sparse_mla", "deepseek-v3.2"),
+        ("sparse_mla_glm", "glm-5"),
+        ("hybrid_linear", "qwen3-next-80b-a3b-instruct"),
+    ],
+)
+def test_each_stand_in_model_folder_says_what_its_checkpoint_says(catalog, shape, model):
+    """A release resolves from the checkpoint's architecture and model_type, and older releases rewrite an unknown
+    model_type themselves (SGLang 0.5.11 loads deepseek_v32 as DeepseekV3ForCausalLM, the architecture its DSA
+    switch asks for; a stand-in saying deepseek_v3 was resolved as dense MLA). Each stand-in names what the
+    catalog's model of that shape names."""
+    sys.path.insert(0, str(ROOT / "scripts" / "harvest"))
+    try:
+        import sglang_probe
+    finally:
+        sys.path.pop(0)
+    config, known = sglang_probe.SHAPES[shape], catalog.models[model]
+    assert (config["architectures"][0], config["model_type"]) == (known.architecture, known.model_type)
