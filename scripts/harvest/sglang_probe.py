@@ -86,9 +86,12 @@ SHAPES: dict[str, dict[str, Any]] = {
         "max_position_embeddings": 163840,
     },
 }
+# each stand-in names its checkpoint's own model_type: a release maps an unknown one itself (0.5.11 loads
+# deepseek_v32 as DeepseekV3ForCausalLM, the architecture its DSA switch looks for)
 SHAPES["sparse_mla"] = {  # DeepSeek-V3.2: DSA sparse MLA (the same geometry plus the indexer)
     **SHAPES["mla"],
     "architectures": ["DeepseekV32ForCausalLM"],
+    "model_type": "deepseek_v32",
     "index_topk": 2048,
     "index_head_dim": 128,
     "index_n_heads": 64,
@@ -96,6 +99,7 @@ SHAPES["sparse_mla"] = {  # DeepSeek-V3.2: DSA sparse MLA (the same geometry plu
 SHAPES["sparse_mla_glm"] = {  # GLM-5: DSA with a 192-wide NoPE part
     **SHAPES["sparse_mla"],
     "architectures": ["GlmMoeDsaForCausalLM"],
+    "model_type": "glm_moe_dsa",
     "num_attention_heads": 64,
     "num_key_value_heads": 64,
     "qk_nope_head_dim": 192,
@@ -126,6 +130,9 @@ KV = ("auto", "bfloat16", "fp8_e4m3")
 # the NVIDIA backends a user may pass as --attention-backend (each asked of every shape; None: the release's pick)
 NVIDIA = ("triton", "flashinfer", "fa3", "fa4", "trtllm_mha", "flashmla", "trtllm_mla", "cutedsl_mla")
 NVIDIA += ("tokenspeed_mla", "dsa")
+# 0.5.12 and older call the DSA backend `nsa` (`--nsa-prefill-backend`, `--nsa-decode-backend`); 0.5.13 renamed it
+# `dsa` and kept `nsa` as an alias, which is not asked twice
+OLD_DSA = "nsa"
 # what the resolution decided, per case (None where the release leaves a field unset)
 RESOLVED = (
     "attention_backend",
@@ -133,6 +140,8 @@ RESOLVED = (
     "decode_attention_backend",
     "dsa_prefill_backend",
     "dsa_decode_backend",
+    "nsa_prefill_backend",
+    "nsa_decode_backend",
     "kv_cache_dtype",
     "page_size",
     "linear_attn_backend",
@@ -141,12 +150,20 @@ RESOLVED = (
 )
 
 
+def asked_backends(backends: list[str]) -> list[str]:
+    """The NVIDIA backends of the release's choices, in the release's own names."""
+    asked = [b for b in NVIDIA if b in backends]
+    if "dsa" not in backends and OLD_DSA in backends:
+        asked.append(OLD_DSA)
+    return asked
+
+
 def cases(backends: list[str]) -> list[dict[str, Any]]:
     return [
         {"shape": shape, "kv": kv, "asked": asked}
         for shape in SHAPES
         for kv in KV
-        for asked in (None, *[b for b in NVIDIA if b in backends])
+        for asked in (None, *asked_backends(backends))
     ]
 
 
@@ -211,6 +228,8 @@ def resolve(folder: str, kv: str, asked: str | None) -> dict[str, Any]:
         row["resolved"] = {f: resolution_result(args, f) for f in RESOLVED}
         row["resolved"] = {k: v for k, v in row["resolved"].items() if v is not None}
         said.lines += [" ".join(str(w.message).split())[:300] for w in caught if w.category is not DeprecationWarning]
+    except (ImportError, OSError) as exc:  # a library this environment lacks or cannot load: not the release's answer
+        row["error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:300]
     except Exception as exc:  # the release refuses this case: its own message is the reason
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         row["refused"] = f"{type(exc).__name__}: {text}"[:300]

@@ -10,6 +10,7 @@ import contextlib
 import ctypes
 import glob
 import importlib
+import importlib.util
 import inspect
 import os
 import pkgutil
@@ -26,13 +27,26 @@ LINKING = ("vllm", "sglang", "sgl_kernel", "flashinfer", "torch", "deep_gemm", "
 # --- no GPU: a stand-in driver library, the CUDA platform forced, the capability simulated --------------
 
 
+def _package_folders(package: str) -> list[str]:
+    """Where this interpreter imports `package` from: a release put before the venv on PYTHONPATH (pip --target)
+    shadows the venv's copy, and its extension modules are the ones that load."""
+    with contextlib.suppress(ImportError, ValueError):
+        spec = importlib.util.find_spec(package)  # a top-level name: found, not imported
+        if spec is not None and spec.submodule_search_locations:
+            return list(spec.submodule_search_locations)
+    return [os.path.join(sysconfig.get_paths()["purelib"], package)]
+
+
 def _driver_symbols(packages: tuple[str, ...] = LINKING) -> set[str]:
     """The cu* entry points the release's extension modules import from libcuda.so.1 (none: no stand-in)."""
     found: set[str] = set()
     nm, readelf = shutil.which("nm"), shutil.which("readelf")
-    site = sysconfig.get_paths()["purelib"]
     for package in packages:
-        for lib in glob.glob(os.path.join(site, package, "**", "*.so*"), recursive=True):
+        for lib in (
+            f
+            for folder in _package_folders(package)
+            for f in glob.glob(os.path.join(folder, "**", "*.so*"), recursive=True)
+        ):
             if not (nm and readelf):
                 return {"cuInit", "cuDriverGetVersion", "cuDeviceGetCount", "cuGetErrorName", "cuGetErrorString"}
             dynamic = subprocess.run([readelf, "-d", lib], capture_output=True, text=True).stdout

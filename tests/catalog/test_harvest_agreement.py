@@ -398,6 +398,8 @@ def test_every_hand_written_sglang_attention_kernel_is_one_its_release_accepts(r
             cap, kv = case["capability"], case["kv"]
             if case["asked"] != backend or case["shape"] not in SGLANG_SHAPES[kernel.provides] or cap < 80:
                 continue
+            if "error" in case:  # the environment could not ask it (a library that does not load): no answer
+                continue
             if capability(cap // 10, cap % 10) not in kernel.sm or kv not in {
                 SGLANG_KV[k] for k in kernel.kv_dtypes or ["bf16"] if k in SGLANG_KV
             }:
@@ -427,9 +429,10 @@ def test_the_backend_sglang_picks_by_default_is_a_kernel_of_the_catalog(release)
             continue
         resolved, cap = case["resolved"], case["capability"]
         kv = "bf16" if resolved["kv_cache_dtype"] in ("auto", "bfloat16") else resolved["kv_cache_dtype"]
+        dsa = resolved["attention_backend"]  # `nsa` in 0.5.12 and older, its fields nsa_*_backend
         picked = (
-            {resolved["dsa_prefill_backend"], resolved["dsa_decode_backend"]}
-            if resolved["attention_backend"] == "dsa"
+            {resolved[f"{dsa}_prefill_backend"], resolved[f"{dsa}_decode_backend"]}
+            if dsa in ("dsa", "nsa")
             else {resolved["attention_backend"]}
         )
         arch = selector["shapes"][case["shape"]]
@@ -443,6 +446,48 @@ def test_the_backend_sglang_picks_by_default_is_a_kernel_of_the_catalog(release)
             problems.append(f"{op} ({arch}) sm_{cap} kv {kv}: SGLang picks {' + '.join(sorted(picked))}")
     assert not problems, f"sglang {release}:\n" + "\n".join(sorted(set(problems)))
     assert checked >= 12 * len([c for c in selector["capabilities"] if c >= 80])  # a run may ask fewer GPUs
+
+
+# an attention op -> the harvested flags whose choices name its kernels: --attention-backend, and for DSA the prefill
+# and decode kernel choices (`nsa` in 0.5.12 and older, `dsa` from 0.5.13)
+SGLANG_CHOICE_FLAGS = {
+    "attention.gqa": ("--attention-backend",),
+    "attention.sinks": ("--attention-backend",),
+    "attention.mla": ("--attention-backend",),
+    "attention.dsv4": ("--attention-backend",),
+    "attention.sparse_mla": tuple(f"--{n}-{p}-backend" for n in ("dsa", "nsa") for p in ("prefill", "decode")),
+    "attention.sparse_mla_nope": tuple(f"--{n}-{p}-backend" for n in ("dsa", "nsa") for p in ("prefill", "decode")),
+}
+SGLANG_OP_ONLY_FOR = {"attention.dsv4": "DeepseekV4ForCausalLM"}  # its own attention: no other model reaches it
+
+
+def test_every_sglang_attention_kernel_is_a_backend_its_release_offers(catalog):
+    """A hand-written attention kernel of an official SGLang release names backends of that release's own choices
+    (its harvested CLI options): a plan passes them by name, and a name the release lacks stops the server at start.
+    A kernel inherited from a newer file is the usual way one slips in. An op only an architecture the release does
+    not register needs (DeepSeek-V4's own attention) is never reached, so its kernel is not asked."""
+    problems, checked = [], 0
+    for build in _official(catalog, "sglang"):
+        facts = harvest.of(build)
+        flags = harvest.flags("sglang", facts.release) if facts else None
+        if not flags:
+            continue
+        for kernel in build.kernels:
+            only = SGLANG_OP_ONLY_FOR.get(kernel.provides)
+            if kernel.provides not in SGLANG_CHOICE_FLAGS or (only and only not in facts.architectures):
+                continue
+            offered = {c for f in SGLANG_CHOICE_FLAGS[kernel.provides] for c in (flags.get(f) or {}).get("choices", ())}
+            if not offered:  # the release reads no choices for that flag: nothing to hold the name against
+                continue
+            checked += 1
+            problems += [
+                f"{build.id}: {kernel.name} ({kernel.provides}) names {name}, not among its release's "
+                f"{'/'.join(f for f in SGLANG_CHOICE_FLAGS[kernel.provides] if f in flags)} choices"
+                for name in sorted(_backends(kernel) - offered)
+                if not _sourced(kernel, name, facts.release)
+            ]
+    assert not problems, "\n".join(problems)
+    assert checked >= 300
 
 
 # weight format -> the --quantization method whose get_min_capability() gates it in SGLang

@@ -201,8 +201,13 @@ def test_list_engines_json_shows_the_sglang_tables_its_release_ran():
     newer = by_build["sglang-0.5.18"]["tables"]["attention_selector"]
     assert (newer["count"], newer["from"]) == (older["count"], older["from"])
     assert by_build["sglang-0.5.15"]["tables"]["attention_selector"]["count"] == 4 * 6 * 3 * 11  # --caps 80,90,100,120
-    assert by_build["sglang-0.5.14"]["why_not"]["quantization"]["reason"] == (
-        "not run (python scripts/harvest sglang==0.5.14 --run)"
+    assert by_build["sglang-0.5.14"]["tables"]["attention_selector"]["count"] == older["count"]
+    assert by_build["sglang-0.5.13"]["tables"]["attention_selector"]["count"] == older["count"]
+    # 0.5.12 has no cutedsl_mla and calls DSA nsa: 9 backends asked besides its own pick
+    assert by_build["sglang-0.5.12"]["tables"]["attention_selector"]["count"] == 6 * 6 * 3 * 10
+    assert by_build["sglang-0.5.11"]["tables"]["attention_selector"]["count"] == 6 * 6 * 3 * 9  # no tokenspeed_mla
+    assert by_build["sglang-0.5.10"]["why_not"]["quantization"]["reason"] == (
+        "not run (python scripts/harvest sglang==0.5.10 --run)"
     )
 
 

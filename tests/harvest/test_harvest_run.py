@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -208,6 +209,31 @@ def test_probe_builds_no_stand_in_driver_library_where_none_is_linked(tmp_path):
         sys.path.pop(0)
     assert vllm_probe.ensure_libcuda(str(tmp_path / "stub")) in ("system", "not needed")
     assert not (tmp_path / "stub").exists()
+
+
+@pytest.mark.skipif(not all(shutil.which(t) for t in ("gcc", "nm", "readelf")), reason="needs gcc, nm and readelf")
+def test_the_stand_in_driver_library_serves_the_release_put_before_the_venv(tmp_path):
+    """A release installed with `pip install --target DIR` and put first on PYTHONPATH (a wrapper given as --python)
+    shadows the venv's copy: the driver entry points its extension modules import are the ones the stand-in must
+    export, or they fail to load (SGLang 0.5.13's sgl_kernel 0.4.3 imports cuMemAddressFree, 0.5.14's 0.4.4 not)."""
+    driver, overlay = tmp_path / "driver", tmp_path / "overlay" / "sgl_kernel"
+    driver.mkdir()
+    overlay.mkdir(parents=True)
+    (driver / "cuda.c").write_text("int cuMemAddressFree(void) { return 0; }\n")
+    cc = ["gcc", "-shared", "-fPIC"]
+    subprocess.run([*cc, "-o", driver / "libcuda.so.1", driver / "cuda.c", "-Wl,-soname,libcuda.so.1"], check=True)
+    (overlay / "ops.c").write_text("int cuMemAddressFree(void);\nint op(void) { return cuMemAddressFree(); }\n")
+    link = [f"-L{driver}", "-l:libcuda.so.1"]
+    subprocess.run([*cc, "-o", overlay / "common_ops.abi3.so", overlay / "ops.c", *link], check=True)
+    (overlay / "__init__.py").write_text("")
+    code = (
+        f"import sys; sys.path.insert(0, {str(ROOT / 'scripts' / 'harvest')!r}); import simulated_gpu as s; "
+        "print(sorted(s._driver_symbols(('sgl_kernel',))))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(overlay.parent)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "['cuMemAddressFree']"
 
 
 def test_a_selector_without_a_sliding_window_input_answers_windowed_layers_as_plain_ones(tmp_path):

@@ -14,6 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 TREE = Path(__file__).parent / "data" / "sglang-run-tree"
 OLD_TREE = Path(__file__).parent / "data" / "sglang-run-tree-0518"  # no arg_groups, resolved by __post_init__
+NSA_TREE = Path(__file__).parent / "data" / "sglang-run-tree-0512"  # as OLD_TREE, DSA still named nsa
 
 
 def _run(out: Path, *args: str, tree: Path = TREE) -> subprocess.CompletedProcess[str]:
@@ -150,9 +151,77 @@ def test_a_release_that_resolves_in_post_init_gives_the_same_answers(ran, tmp_pa
     assert new["attention_selector"]["from"].startswith("sglang/srt/server_args.py: ServerArgs.resolve_once (")
 
 
+def test_a_release_that_still_names_dsa_nsa_is_asked_and_read_in_its_own_names(tmp_path):
+    """SGLang 0.5.12 and older call the DSA backend `nsa` and write its kernels to nsa_prefill_backend /
+    nsa_decode_backend: the probe asks `--attention-backend nsa` there and records those fields as the release
+    named them, so the DSA picks of such a release are in its table, not lost."""
+    facts = {"engine": "sglang", "release": "9.9.9", "sha256": None, "tables": {"flags": {"method": "read"}}}
+    (tmp_path / "sglang").mkdir()
+    (tmp_path / "sglang" / "9.9.9.json").write_text(json.dumps(facts))
+    proc = _run(tmp_path, "sglang==9.9.9", "--run", "--python", sys.executable, "--caps", "90,100", tree=NSA_TREE)
+    assert proc.returncode == 0, proc.stderr
+    tables = json.loads((tmp_path / "sglang" / "9.9.9.ran.json").read_text())
+    assert {c["asked"] for c in tables["attention_selector"]["cases"]} == {
+        None,
+        "triton",
+        "flashinfer",
+        "fa3",
+        "trtllm_mha",
+        "trtllm_mla",
+        "nsa",
+    }
+    hopper, blackwell = _case(tables, 90, "sparse_mla"), _case(tables, 100, "sparse_mla_glm")
+    assert hopper["resolved"] == {
+        "attention_backend": "nsa",
+        "nsa_prefill_backend": "flashmla_sparse",
+        "nsa_decode_backend": "fa3",
+        "kv_cache_dtype": "bfloat16",
+        "page_size": 64,
+    }
+    assert hopper["warnings"] == ["Setting KV cache dtype to bfloat16 for DeepSeek NSA on SM9 device."]
+    assert (blackwell["resolved"]["nsa_prefill_backend"], blackwell["resolved"]["nsa_decode_backend"]) == (
+        "trtllm",
+        "trtllm",
+    )
+    asked = _case(tables, 90, "sparse_mla", kv="fp8_e4m3", asked="nsa")["resolved"]
+    assert (asked["attention_backend"], asked["nsa_decode_backend"]) == ("nsa", "flashmla_kv")
+    # flashinfer's kernel library does not load in this tree: that is the environment's error, not a refusal
+    unloaded = _case(tables, 90, "gqa", asked="flashinfer")
+    assert "refused" not in unloaded and unloaded["error"] == "ModuleNotFoundError: No module named 'sgl_kernel'"
+    errors = tables["attention_selector"]["case_errors"]
+    assert errors == {"count": 6 * 3 * 2, "reasons": {"ModuleNotFoundError: No module named 'sgl_kernel'": 36}}
+    facts = json.loads((tmp_path / "sglang" / "9.9.9.json").read_text())
+    assert facts["tables"]["attention_selector"]["case_errors"] == 36
+
+
 def test_run_for_an_engine_without_a_probe_is_refused_in_one_line(tmp_path):
     proc = _run(tmp_path, "llama.cpp==0c1e570", "--run")
     assert (proc.returncode, proc.stderr.strip()) == (
         2,
         "llama.cpp==0c1e570: --run asks the release's own code: expected vllm==VERSION or sglang==VERSION",
     )
+
+
+@pytest.mark.parametrize(
+    ("shape", "model"),
+    [
+        ("gqa", "llama-3.1-8b"),
+        ("sinks", "gpt-oss-120b"),
+        ("mla", "deepseek-v3"),
+        ("sparse_mla", "deepseek-v3.2"),
+        ("sparse_mla_glm", "glm-5"),
+        ("hybrid_linear", "qwen3-next-80b-a3b-instruct"),
+    ],
+)
+def test_each_stand_in_model_folder_says_what_its_checkpoint_says(catalog, shape, model):
+    """A release resolves from the checkpoint's architecture and model_type, and older releases rewrite an unknown
+    model_type themselves (SGLang 0.5.11 loads deepseek_v32 as DeepseekV3ForCausalLM, the architecture its DSA
+    switch asks for; a stand-in saying deepseek_v3 was resolved as dense MLA). Each stand-in names what the
+    catalog's model of that shape names."""
+    sys.path.insert(0, str(ROOT / "scripts" / "harvest"))
+    try:
+        import sglang_probe
+    finally:
+        sys.path.pop(0)
+    config, known = sglang_probe.SHAPES[shape], catalog.models[model]
+    assert (config["architectures"][0], config["model_type"]) == (known.architecture, known.model_type)
