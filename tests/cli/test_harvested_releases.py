@@ -60,7 +60,7 @@ def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how()
     assert older["not_harvested"] == ["attention_selector", "quantization"]
     partial = by_release[("vllm", "vllm-0.29.0")]["harvested"]  # run on six capabilities only
     assert partial["tables"]["attention_selector"]["method"] == "ran" and partial["not_harvested"] == []
-    for release in ("vllm-0.22.0", "vllm-0.21.0"):  # sm_80/86/89/90/100/120, 147 cases each
+    for release in ("vllm-0.22.0", "vllm-0.21.0", "vllm-0.20.1"):  # sm_80/86/89/90/100/120, 147 cases each
         ran = by_release[("vllm", release)]["harvested"]
         assert ran["tables"]["attention_selector"]["count"] == 6 * 147 and ran["why_not"] == {}, release
         assert ran["tables"]["quantization"]["file"] == f"data/harvest/vllm/{release[5:]}.ran.json"
