@@ -96,7 +96,7 @@ def _edit_keyed(
 ) -> list[dict[str, Any]]:
     """Entries sharing a key form one group (a backend listed per GPU family): `remove` drops the group
     (`op/NAME` only that op's entries), `replace` puts the new group where the old one of the same key
-    and op began, `add` appends a new group."""
+    and op began, `add` appends a new group (for kernels a backend for an op the parent lacks it for)."""
     key = KEYS[field]
     items = list(inherited)
     for index, name in enumerate(edit.remove):
@@ -119,11 +119,14 @@ def _edit_keyed(
         at = next(i for i, item in enumerate(items) if tuple(str(item[f]) for f in fields) == group)
         rest = [item for item in items if tuple(str(item[f]) for f in fields) != group]
         items = [*rest[:at], *replacement, *rest[at:]]
-    inherited_names = {item[key] for item in items}
+    # a kernel is one backend for one op: the same backend may be added for an op the parent lacks it for
+    inherited_groups = {tuple(str(item[f]) for f in fields) for item in items}
     for index, new in enumerate(edit.add):
         name = getattr(new, key)
-        if name in inherited_names:
-            message = f"{name!r} is already in {entry.value.extends!r}; use replace to change it"
+        group = tuple(str(getattr(new, f)) for f in fields)
+        if group in inherited_groups:
+            which = f"{name!r} ({group[1]})" if len(group) > 1 else repr(name)
+            message = f"{which} is already in {entry.value.extends!r}; use replace to change it"
             problems.append(
                 CatalogProblem(entry.display, entry.line(field, "add", index), f"{field}.add[{index}]", message)
             )

@@ -87,6 +87,14 @@ def test_chain_of_extends_merges_in_order(tmp_path):
     assert "TestForCausalLM" in grand.architectures
 
 
+def test_a_backend_the_parent_has_for_another_op_is_added_for_a_new_one(tmp_path):
+    # vLLM 0.21.0's FLASHMLA_SPARSE takes the 512-wide sparse shape the releases it extends dropped
+    child = CHILD.replace("name: TEST_SPARSE", "name: TRITON_MLA")
+    write(tmp_path, "vllm-test-child.yaml", child)
+    mine = [k.provides for k in build(tmp_path, "vllm-test-child").kernels if k.name == "TRITON_MLA"]
+    assert mine == ["attention.mla", "attention.sparse_mla"]
+
+
 def line_of(path: Path, text: str) -> int:
     return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if text in line)
 
@@ -106,6 +114,12 @@ def line_of(path: Path, text: str) -> int:
             "- quant",
             "weight_formats.add[0]",
             "'fp8' is already in 'vllm-0.33.0'; use replace to change it",
+        ),
+        (
+            "kernels:\n  add:\n  - name: TRITON_MLA\n    provides: attention.mla\n    sm: ['9.0']\n",
+            "- name",
+            "kernels.add[0]",
+            "'TRITON_MLA' (attention.mla) is already in 'vllm-0.33.0'; use replace to change it",
         ),
     ],
 )

@@ -119,10 +119,15 @@ def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how()
     assert selector["count"] == 11 * 147 and selector["from"].startswith("vllm/platforms/cuda.py")
     assert official["tables"]["quantization"]["method"] == "ran" and official["not_harvested"] == []
     assert len(official["sha256"]) == 64
-    older = by_release[("vllm", "vllm-0.19.0")]["harvested"]
+    older = by_release[("vllm", "vllm-0.13.0")]["harvested"]
     assert older["not_harvested"] == ["attention_selector", "quantization"]
     partial = by_release[("vllm", "vllm-0.29.0")]["harvested"]  # run on six capabilities only
     assert partial["tables"]["attention_selector"]["method"] == "ran" and partial["not_harvested"] == []
+    # run on sm_80/86/89/90/100/120, 147 cases each
+    for release in ("vllm-0.22.0", "vllm-0.21.0", "vllm-0.20.1", "vllm-0.19.0", "vllm-0.18.0"):
+        ran = by_release[("vllm", release)]["harvested"]
+        assert ran["tables"]["attention_selector"]["count"] == 6 * 147 and ran["why_not"] == {}, release
+        assert ran["tables"]["quantization"]["file"] == f"data/harvest/vllm/{release[5:]}.ran.json"
     old = by_release[("vllm", "0.8.5")]
     assert old["build"] is None and old["use"] == "--build vllm==0.8.5" and old["released"] == "2025-04-28"
     kernels = old["harvested"]["tables"]["kernels"]  # what decides its kernel verdicts, read from its wheel
@@ -146,8 +151,8 @@ def test_list_engines_json_says_per_release_why_a_ran_table_is_missing():
                 assert facts["why_not"][table]["reason"], (row["build"], table)
     by_release = {(r["engine"], r.get("release") or r["build"]): r["harvested"] for r in harvested}
     assert by_release[("vllm", "vllm-0.33.0")]["why_not"] == {}
-    never = by_release[("vllm", "vllm-0.19.0")]["why_not"]["attention_selector"]
-    assert never == {"method": None, "reason": "not run (python scripts/harvest vllm==0.19.0 --run)"}
+    never = by_release[("vllm", "vllm-0.13.0")]["why_not"]["attention_selector"]
+    assert never == {"method": None, "reason": "not run (python scripts/harvest vllm==0.13.0 --run)"}
 
 
 def test_an_architecture_only_the_harvested_registry_has_is_known_to_be_loaded(tmp_path):
