@@ -82,7 +82,13 @@ def _bare_version(
     owners = [
         e
         for e in catalog.engines.values()
-        if any(wanted and version_order(b.version) == wanted.order for b in e.builds)
+        if any(
+            wanted
+            and (parsed := parse_version(b.version))
+            # a build number (b6085) is llama.cpp's way to name a release, whichever number it is
+            and (parsed.build_number if wanted.build_number else version_order(b.version) == wanted.order)
+            for b in e.builds
+        )
     ]
     if len(owners) == 1:
         return for_version(owners[0], text, text, option, as_of)

@@ -23,6 +23,8 @@ _VERSION = re.compile(
     r"^[vV]?(?P<release>\d+(?:\.\d+)*)(?:(?P<pre>a|b|rc)(?P<pre_n>\d*))?(?:\.post(?P<post>\d+))?"
     r"(?:\.dev(?P<dev>\d+))?(?:\+(?P<local>[0-9A-Za-z.]+))?$"
 )
+# llama.cpp names its releases by master's build number (b6085, the commit count), as do its image tags
+BUILD_NUMBER = re.compile(r"b(\d{1,7})", re.I)
 
 
 @frozen
@@ -53,6 +55,7 @@ class Version:
     dev: int | None
     local: str | None
     text: str
+    build_number: bool = False  # b6085: a llama.cpp build number, comparable only with others of its kind
 
     @property
     def order(self) -> tuple[Any, ...]:
@@ -80,6 +83,9 @@ class Version:
 
 
 def parse_version(text: str) -> Version | None:
+    number = BUILD_NUMBER.fullmatch(text.strip())
+    if number:
+        return Version((int(number[1]),), None, None, None, f"b{int(number[1])}", build_number=True)
     match = _VERSION.match(text.strip())
     if not match:
         return None
@@ -122,11 +128,15 @@ class BuildNameError(RecipegenError):
         super().__init__(f"{option} {value}: {why}{nearest}", hint)
 
 
-def official_line(engine: Engine, until: dt.date | None = None) -> list[Build]:
+def official_line(engine: Engine, until: dt.date | None = None, build_numbers: bool | None = None) -> list[Build]:
+    """The engine's official releases with a version (of one kind, when `build_numbers` says which), oldest first."""
     line = [
         b
         for b in engine.builds
-        if b.provenance == "official" and parse_version(b.version) and (until is None or b.released <= until)
+        if b.provenance == "official"
+        and (parsed := parse_version(b.version))
+        and (build_numbers is None or parsed.build_number == build_numbers)
+        and (until is None or b.released <= until)
     ]
     return sorted(line, key=lambda b: version_order(b.version))
 
@@ -156,8 +166,17 @@ def for_version(
     """A version of the engine → the release it is, or the nearest release at or below it, said so."""
     parsed = parse_version(version)
     if parsed is None:
-        raise RecipegenError(f"{option} {given}: {version!r} is not a version", f"e.g. {engine.id}==0.30.0")
-    line = official_line(engine, as_of)
+        known = official_line(engine)
+        example = known[-1].version if known else "0.30.0"
+        raise RecipegenError(f"{option} {given}: {version!r} is not a version", f"e.g. {engine.id}=={example}")
+    line = official_line(engine, as_of, parsed.build_number)
+    if not line and parsed.build_number and official_line(engine, as_of):
+        example = official_line(engine, as_of)[-1].version
+        raise RecipegenError(
+            f"{option} {given}: {version!r} is a build number (how llama.cpp names releases), not a "
+            f"{engine.name} version",
+            f"e.g. {engine.id}=={example}",
+        )
     if not line:
         raise RecipegenError(f"{option} {given}: the catalog has no dated {engine.name} release", "use a build id")
     below = [b for b in line if version_order(b.version) <= parsed.order]
@@ -187,10 +206,21 @@ def for_version(
         )
         return BuildResolution(given, chosen.id, "version-string", "approximate", how)
     newer = "newer than any release in the catalog; " if chosen is line[-1] else ""
+    later = [
+        b
+        for b in engine.builds
+        if b.provenance == "official" and parse_version(b.version) is None and b.released > chosen.released
+    ]
     how = (
         f"{engine.name} {parsed.text}: {newer}answering for {chosen.id} ({chosen.released}), "
         "the nearest known release at or below it"
     )
+    if chosen is line[-1] and later:  # e.g. a build made at a commit: its build number is not known
+        newest = max(later, key=lambda b: b.released)
+        how = (
+            f"{engine.name} {parsed.text}: answering for {chosen.id} ({chosen.released}), the newest numbered "
+            f"release at or below it ({newest.id} of {newest.released} may be nearer; its number is not known)"
+        )
     return BuildResolution(given, chosen.id, "version", "nearest", how)
 
 

@@ -7,6 +7,7 @@ import datetime as dt
 
 from ..errors import RecipegenError
 from .buildversions import (
+    BUILD_NUMBER,
     DATE8,
     HEX,
     VARIANT,
@@ -22,7 +23,7 @@ from .buildversions import (
 )
 from .index import Catalog
 from .schema import Build, Engine
-from .schema.imagenames import RollingTag, Vendor
+from .schema.imagenames import ImageRepository, RollingTag, Vendor
 
 _DEFAULT_REGISTRY = ("docker.io/", "index.docker.io/", "registry-1.docker.io/")
 
@@ -67,6 +68,10 @@ def resolve_image(
         vendor = next((v for v in engine.image_names.vendors if repo in {r.casefold() for r in v.repositories}), None)
         if vendor is not None:
             return _vendor(engine, vendor, reference, tag, option, as_of)
+    for engine in catalog.engines.values():
+        listed = next((r for r in engine.image_names.repositories if r.repository.casefold() == repo), None)
+        if listed is not None:
+            return _main_branch_image(engine, listed, reference, tag, on, option, as_of)
     owners = [e for e in catalog.engines.values() if any(r == repo for _, r, _, _ in _images(e))]
     if not owners:
         named = [e for e in catalog.engines.values() if e.id.replace(".", "") in repo.replace(".", "")]
@@ -119,8 +124,44 @@ def _tag_date(tag: str) -> dt.date | None:
 
 
 def _release_on(engine: Engine, when: dt.date) -> Build | None:
-    line = [b for b in official_line(engine) if b.released <= when]
+    """The newest official build by `when`, versioned or not (llama.cpp's newest is built at a commit)."""
+    line = [b for b in engine.builds if b.provenance == "official" and b.released <= when]
     return max(line, key=lambda b: (b.released, b.id)) if line else None
+
+
+def _main_branch_image(
+    engine: Engine,
+    listed: ImageRepository,
+    reference: str,
+    tag: str,
+    on: dt.date,
+    option: str,
+    as_of: dt.date | None,
+) -> BuildResolution:
+    """An image the project pushes from its main branch: `<flavour>-b<build number>` names the release of that
+    number (or the nearest below), a bare flavour is a rolling tag read at a date."""
+    near = closest_builds(official_line(engine), on, 2)
+    if not tag:
+        why = "an image without a tag: this repository publishes no `latest`, only flavours such as server-cuda"
+        raise BuildNameError(option, reference, why, engine, near)
+    parts = [p for p in tag.casefold().split("-") if p]
+    if listed.cuda_tag_part and not any(p.startswith(listed.cuda_tag_part) for p in parts):
+        raise RecipegenError(
+            f"{option} {reference}: the tag {tag!r} is not a CUDA build of {engine.name} (its CPU, Vulkan, ROCm … "
+            f"images have no '{listed.cuda_tag_part}' part in the tag)",
+            f"run its CUDA flavour, e.g. {listed.repository}:server-{listed.cuda_tag_part}",
+        )
+    number = next((p for p in parts if BUILD_NUMBER.fullmatch(p)), None)
+    if number is not None:
+        found = for_version(engine, number, reference, option, as_of)
+        detail = found.how.removeprefix(f"{engine.name} {number}").lstrip(": ")
+        how = f"{tag} is built from master at {number}{' ' if detail.startswith('=') else ': '}{detail}"
+        return BuildResolution(reference, found.build_id, "image-version", found.confidence, how)
+    rolling = rolling_tag(engine, stem(tag))
+    if rolling is None:
+        why = f"the tag {tag!r} names neither a build number (…-b6085) nor a rolling flavour the catalog knows"
+        raise BuildNameError(option, reference, why, engine, near)
+    return _rolling(engine, rolling, reference, tag, stem(tag), on, option, as_of)
 
 
 def _rolling(

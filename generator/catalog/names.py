@@ -227,7 +227,8 @@ def resolve_user_build(
             return found
         from . import harvest
 
-        oldest = min(harvest.releases(engine_id), key=lambda r: version_key(r) or (), default=None)
+        numbered = [r for r in harvest.releases(engine_id) if version_key(r) is not None]
+        oldest = min(numbered, key=lambda r: version_key(r) or (), default=None)
         if oldest is None:
             raise
         raise RecipegenError(f"{exc.message}; the oldest whose code was read is {oldest}", exc.hint) from None

@@ -128,7 +128,10 @@ def _model_from(catalog: Catalog, value: str) -> Model | None:
 def _build(catalog: Catalog, engine: str, version: str, notes: list[str]) -> BuildResolution | None:
     from ..catalog.names import resolve_user_build
 
-    if engine not in catalog.engines or not re.match(r"\d+\.\d+", version):
+    number = re.fullmatch(r"(\d+) \([0-9a-f]{7,}\)", version)  # llama.cpp: `build: 6085 (a1b2c3d)`, master's count
+    if number:
+        version = f"b{number[1]}"
+    if engine not in catalog.engines or not (number or re.match(r"\d+\.\d+", version)):
         return None
     try:
         choice = resolve_user_build(catalog, f"{engine}=={version}")

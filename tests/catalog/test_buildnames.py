@@ -183,3 +183,56 @@ def test_history_and_generate_take_the_same_names(cli, catalog, tmp_path):
     assert f":latest on {today} was vLLM" in text.out
     # the artifacts' command pins the day the tag was read, so rerunning it answers for the same build
     assert f"--build vllm/vllm-openai:latest --pulled {today}" in (out / "README.md").read_text()
+
+
+def llama_cpp(cli: Any, build: str, *extra: str) -> Any:
+    return cli("explain", "--gpu", "rtx-4090", "--model", "qwen3-8b", "--build", build, *extra, "--format", "json")
+
+
+def numbered(catalog: Any, at_most: int) -> Any:
+    """The newest llama.cpp release tag bN with N <= at_most, from the catalog's own builds."""
+    line = [
+        (int(b.version[1:]), b)
+        for b in catalog.engines["llama.cpp"].builds
+        if b.provenance == "official" and b.version[1:].isdigit()
+    ]
+    return max((pair for pair in line if pair[0] <= at_most), key=lambda pair: pair[0])[1]
+
+
+@pytest.mark.parametrize(
+    "given",
+    ["llama.cpp==b{n}", "llama-server==b{n}", "b{n}", "ghcr.io/ggml-org/llama.cpp:server-cuda-b{n}"],
+)
+def test_llama_cpp_build_numbers_name_the_release_at_or_below_them(cli, catalog, given):
+    tagged = numbered(catalog, 10**7)
+    exact = llama_cpp(cli, given.format(n=tagged.version[1:]))
+    assert exact.code == 0, exact.err
+    assert exact.json()["request"]["build"] == tagged.id
+    between = numbered(catalog, int(tagged.version[1:]) - 1)  # a number between two release tags
+    found = llama_cpp(cli, given.format(n=int(between.version[1:]) + 1))
+    assert found.code == 0, found.err
+    resolution = found.json()["request"]["build_resolution"]
+    assert (resolution["build"], resolution["confidence"]) == (between.id, "nearest")
+    assert "at or below" in resolution["how"]
+
+
+def test_llama_cpp_images_are_read_by_flavour_and_build_number(cli, catalog):
+    # the moving CUDA tags are master builds: answered for the newest release out by that day
+    rolling = llama_cpp(cli, "ghcr.io/ggml-org/llama.cpp:server-cuda", "--as-of", "2026-03-01")
+    assert rolling.json()["request"]["build"] == release_on(catalog, "llama.cpp", dt.date(2026, 3, 1)).id
+    assert "main-branch build" in rolling.json()["request"]["build_resolution"]["how"]
+    old_owner = llama_cpp(cli, f"ghcr.io/ggerganov/llama.cpp:full-cuda-{numbered(catalog, 10**7).version}")
+    assert old_owner.code == 0, old_owner.err
+    # a CPU or Vulkan image has no CUDA kernels: refused in one line that names the CUDA flavour
+    for tag in ("server", "server-vulkan-b7186"):
+        cpu = llama_cpp(cli, f"ghcr.io/ggml-org/llama.cpp:{tag}")
+        assert cpu.code == 2 and len(cpu.err.strip().splitlines()) == 1
+        assert "not a CUDA build" in cpu.err and "server-cuda" in cpu.err
+
+
+def test_a_build_number_is_no_version_of_another_engine_and_an_older_one_is_refused(cli):
+    other = llama_cpp(cli, "vllm==b7000")
+    assert other.code == 2 and "is a build number" in other.err and "vllm==0." in other.err
+    older = llama_cpp(cli, "llama.cpp==b100")
+    assert older.code == 2 and "older than the oldest llama.cpp" in older.err
+    assert "say it as --build llama.cpp==b" in older.err

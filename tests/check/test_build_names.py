@@ -63,3 +63,22 @@ def test_diagnose_reads_a_development_version_line(cli, tmp_path):
     assert (
         facts["build_resolution"]["rule"] == "version-string" and "commit ace95c9cf" in facts["build_resolution"]["how"]
     )
+
+
+def test_a_docker_run_of_the_llama_cpp_cuda_image_is_checked_against_that_release(cli):
+    command = ["docker", "run", "--gpus", "all", "ghcr.io/ggml-org/llama.cpp:server-cuda-b7190"]
+    doc = lint(cli, "--", *command, "-m", "/models/Qwen3-8B-Q4_K_M.gguf", "-ngl", "99")
+    # b7190 is a master build between the catalog's release tags: the release tag at or below it answers
+    assert (doc["build"], doc["build_resolution"]["rule"]) == ("llama.cpp-b7186", "image-version")
+
+
+def test_diagnose_reads_llama_cpp_build_line(cli, tmp_path):
+    log = tmp_path / "llama-server.log"
+    log.write_text(  # the first line llama-server prints: master's build number and commit
+        "build: 7190 (8ad7b3e6) with cc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0 for x86_64-linux-gnu\n"
+        "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'x'\n"
+    )
+    result = cli("diagnose", str(log), "--format", "json")
+    assert result.code == 0, result.err
+    facts = result.json()["log"]
+    assert facts["build"] == "llama.cpp-b7186" and "b7190" in facts["build_resolution"]["how"]

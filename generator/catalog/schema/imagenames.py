@@ -60,7 +60,22 @@ class Vendor(Strict):
 
 
 @frozen(kw_only=True)
+class ImageRepository(Sourced):
+    """An official image repository no build records its tags in: the project pushes images from its main
+    branch (llama.cpp: `server-cuda`, `server-cuda-b<build number>`), so a tag names a build number or a
+    rolling tag, not a catalog build."""
+
+    repository: ImageRef  # without a tag: ghcr.io/ggml-org/llama.cpp
+    cuda_tag_part: Word | None = None  # only tags with a dash-separated part starting with it carry CUDA kernels
+
+    def _check(self) -> None:
+        if not self.sources:
+            raise ValueError(f"image repository {self.repository!r} needs a source for its tags")
+
+
+@frozen(kw_only=True)
 class ImageNames(Strict):
+    repositories: list[ImageRepository] = field(default_factory=list)
     rolling: list[RollingTag] = field(default_factory=list)
     main_commits: list[MainCommit] = field(default_factory=list)
     vendors: list[Vendor] = field(default_factory=list)
