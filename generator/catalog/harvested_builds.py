@@ -167,3 +167,25 @@ def adopt_older(catalog: Catalog, engine_id: str) -> list[Build]:
         return []
     older = [r for r in harvest.releases(engine_id) if (harvest.release_key(r) or oldest) < oldest]
     return [b for b in (adopt(catalog, engine_id, r) for r in older) if b is not None]
+
+
+def adopt_as_of(catalog: Catalog, engine_id: str, as_of: dt.date) -> Build | None:
+    """--as-of before every hand-written release of the engine: the newest harvested release out by then (by its
+    wheel's build date), so a report from that day is answered with the release its author could have run."""
+    engine = catalog.engines[engine_id]
+    if any(b.provenance == "official" and b.released <= as_of for b in engine.builds):
+        return None
+    hand = [harvest.release_key(b.version) for b in engine.builds if b.provenance == "official"]
+    oldest = min((k for k in hand if k is not None), default=None)
+    dated: list[tuple[dt.date, tuple[int, ...], str]] = []
+    for release in harvest.releases(engine_id):
+        key = harvest.release_key(release)
+        facts = harvest.load(engine_id, release)
+        if key is None or facts is None or not facts.built or (oldest is not None and key >= oldest):
+            continue
+        built = dt.date.fromisoformat(facts.built)
+        if built <= as_of:
+            dated.append((built, key, release))
+    if not dated:
+        return None
+    return adopt(catalog, engine_id, max(dated)[2])

@@ -134,6 +134,10 @@ def build_request(catalog: Catalog, sel: Selectors) -> Request:
             )
         notes.append(f"--build {sel.build} → {build.how}")
     if as_of is not None:
+        from ..catalog.harvested_builds import adopt_as_of
+
+        for engine_id in list(catalog.engines):  # before the hand-written releases: those read from their code
+            adopt_as_of(catalog, engine_id, as_of)
         known = sum(1 for _, b in catalog.builds() if b.released <= as_of)
         notes.append(f"--as-of {as_of} → the {known} build(s) released by then")
     return Request(

@@ -49,8 +49,14 @@ def other_variant(catalog: Catalog, blocked: Resolution) -> Alternative | None:
 
 def _smallest(catalog: Catalog, asked: Request, hardware: Hardware) -> Alternative | None:
     """The smallest usual layout of `hardware` where the model runs (explain's search, smallest first), as advice."""
-    request = Request(
-        model=asked.model, hardware=hardware, variant=asked.variant, host=asked.host, nodes=1, shrink=False
+    request = Request(  # --as-of stays: advice for a report of that day names builds out by then
+        model=asked.model,
+        hardware=hardware,
+        variant=asked.variant,
+        host=asked.host,
+        nodes=1,
+        shrink=False,
+        as_of=asked.as_of,
     )
     runnable = rank(catalog, request, rejections="none").runnable  # only the best plan is named
     if not runnable:

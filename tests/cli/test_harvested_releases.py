@@ -248,3 +248,31 @@ def test_vllm_0_9_2_on_blackwell_is_unknown_where_its_code_leans_on_a_package_it
     assert (
         kernel["outcome"] == "unknown" and "only FLASHINFER, XFORMERS of vllm-0.9.2 would serve it" in kernel["reason"]
     )
+
+
+def test_as_of_before_every_release_file_answers_with_the_release_out_that_day():
+    # a report from September 2024 ran a vLLM of 2024: the newest harvested release built by then answers, not
+    # "no build released by then"
+    result = run_cli("explain", "--gpu", "h100", "--model", "llama-3.1-8b", "--as-of", "2024-09-01", "--format", "json")
+    assert result.code == 0, result.err
+    data = result.json()
+    plans = data["plans"]
+    assert data["verdict"] == "runnable" and plans
+    vllm = [p for p in plans if p["engine"] == "vllm"]
+    assert vllm and {p["build"] for p in vllm} == {"vllm-0.5.5"}  # built 2024-08-23; 0.6.0 came in September
+    assert "the 0 build(s)" not in " ".join(data["request"]["understood_as"])
+    sglang = run_cli(
+        "explain",
+        "--gpu",
+        "h100",
+        "--model",
+        "qwen2.5-7b",
+        "--engine",
+        "sglang",
+        "--as-of",
+        "2025-03-01",
+        "--format",
+        "json",
+    )
+    assert sglang.code == 0, sglang.err
+    assert {p["build"] for p in sglang.json()["plans"]} == {"sglang-0.4.3"}
