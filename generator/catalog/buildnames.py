@@ -13,7 +13,7 @@ import difflib
 import re
 
 from ..errors import RecipegenError
-from .buildversions import BuildResolution, engine_named, for_version, parse_version, version_order
+from .buildversions import HEX, BuildNameError, BuildResolution, engine_named, for_version, parse_version, version_order
 from .index import Catalog
 
 _PIP_SHOW = re.compile(r"\bName:\s*(?P<name>[A-Za-z0-9_.-]+).*?\bVersion:\s*(?P<version>\S+)", re.S)
@@ -49,6 +49,9 @@ def resolve_build_name(
             if named
             else (p.strip() for p in text.split("==", 1))
         )
+        by_commit = _at_commit(catalog, name, version, text, option)
+        if by_commit is not None:
+            return by_commit
         engine = engine_named(catalog, name)
         if engine is None:
             hint = difflib.get_close_matches(name.casefold(), list(catalog.engines), n=3, cutoff=0.5)
@@ -70,6 +73,32 @@ def resolve_build_name(
         (f"did you mean {', '.join(near)}? " if near else "")
         + "give a build id (`recipegen list engines`), ENGINE==VERSION (vllm==0.30.0) or the image you run",
     )
+
+
+def _at_commit(catalog: Catalog, name: str, commit: str, given: str, option: str) -> BuildResolution | None:
+    """NAME==COMMIT (ik_llama.cpp==8337e4c, llama.cpp==0c1e570): the catalog build made at that commit, of that
+    engine or of the fork its id is named after; a commit of a known fork that no build was made at is refused."""
+    commit = commit.casefold()
+    if not HEX.fullmatch(commit) or commit.isdigit():
+        return None
+    engine = engine_named(catalog, name)
+    prefix = name.casefold() + "-"
+    fork_builds = []
+    for owner, build in catalog.builds():
+        ref = (build.ref or build.version or "").casefold()
+        fork = build.id.casefold().startswith(prefix) and build.provenance != "official"
+        named = fork or (engine is not None and owner.id == engine.id and build.provenance == "official")
+        at = len(ref) >= 7 and HEX.fullmatch(ref) is not None and (ref.startswith(commit) or commit.startswith(ref))
+        if named and at:
+            how = f"{name} at commit {commit} = build {build.id} ({build.provenance}, {build.released})"
+            return BuildResolution(given, build.id, "commit", "exact", how)
+        if fork:
+            fork_builds.append((owner, build))
+    if engine is None and fork_builds:
+        owner = fork_builds[0][0]
+        why = f"no {name} build in the catalog was made at commit {commit}"
+        raise BuildNameError(option, given, why, owner, [b for _, b in fork_builds])
+    return None
 
 
 def _bare_version(

@@ -34,7 +34,7 @@ class BuildResolution:
     given: str
     build_id: str
     rule: str  # build-id · version · image · digest · image-version · family · community-tag · rolling ·
-    # nightly-commit · vendor · version-string
+    # nightly-commit · vendor · version-string · commit · harvested
     confidence: Confidence
     how: str  # one line for `understood:`
 
@@ -168,7 +168,12 @@ def for_version(
     if parsed is None:
         known = official_line(engine)
         example = known[-1].version if known else "0.30.0"
-        raise RecipegenError(f"{option} {given}: {version!r} is not a version", f"e.g. {engine.id}=={example}")
+        what = (
+            f"no {engine.name} build in the catalog was made at commit {version}"
+            if HEX.fullmatch(version.casefold())
+            else f"{version!r} is not a version"
+        )
+        raise RecipegenError(f"{option} {given}: {what}", f"name a release, e.g. {engine.id}=={example}")
     line = official_line(engine, as_of, parsed.build_number)
     if not line and parsed.build_number and official_line(engine, as_of):
         example = official_line(engine, as_of)[-1].version

@@ -236,3 +236,17 @@ def test_a_build_number_is_no_version_of_another_engine_and_an_older_one_is_refu
     older = llama_cpp(cli, "llama.cpp==b100")
     assert older.code == 2 and "older than the oldest llama.cpp" in older.err
     assert "say it as --build llama.cpp==b" in older.err
+
+
+def test_a_fork_or_engine_at_a_commit_names_the_build_made_there(cli, catalog):
+    forks = [b for b in catalog.engines["llama.cpp"].builds if b.id.startswith("ik_llama.cpp-") and b.ref]
+    assert forks
+    for build in forks:
+        found = llama_cpp(cli, f"ik_llama.cpp=={build.ref[:8]}")
+        assert found.code in (0, 3), found.err
+        resolution = found.json()["request"]["build_resolution"]
+        assert (resolution["build"], resolution["rule"]) == (build.id, "commit")
+    unknown = llama_cpp(cli, "ik_llama.cpp==deadbeef1")
+    assert unknown.code == 2 and len(unknown.err.strip().splitlines()) == 1
+    assert "no ik_llama.cpp build in the catalog was made at commit deadbeef1" in unknown.err
+    assert all(b.id in unknown.err for b in forks)
