@@ -81,7 +81,7 @@ def checkpoint_gib(c: Candidate) -> float:
     """The whole checkpoint per GPU: the weights on the GPU plus those an offload keeps in host RAM."""
     if c.budget is None:
         return float("inf")
-    host = c.offload.host_gib / max(c.layout.gpus_per_node, 1) if c.offload is not None else 0.0
+    host = c.offload.host_weights_gib / max(c.layout.gpus_per_node, 1) if c.offload is not None else 0.0
     return c.budget.weights_gib + host
 
 
