@@ -76,3 +76,15 @@ def test_the_text_output_names_the_3_bit_file_and_fits_a_screen(tmp_path):
     assert "gguf-iq3-xxs" in result.out.splitlines()[3]
     assert len(result.out.splitlines()) <= 30
     assert "IQ3_XXS" in (tmp_path / "o" / "launch.sh").read_text()
+
+
+def test_two_3090s_run_qwen2_5_72b_at_its_native_context_before_awq_cut_to_12k():
+    # Qwen2.5-72B's AWQ checkpoint across two 24 GB cards leaves ~2 GiB of KV pool per GPU, 12k tokens: below the
+    # 16k a long chat or a document needs; an IQ4_XS GGUF (4.25 bits, still the 4-bit class) keeps the native 32k
+    plans = plans_for("rtx-3090", 2, "qwen2.5-72b")
+    first = plans[0]
+    assert first["offload"] is None and file_type(first) == "IQ4_XS" and "--tensor-split" in first["argv"]
+    assert first["settings"]["context"] == 32768
+    awq = next(p for p in plans if p["quant"] == "awq" and p["offload"] is None)
+    assert awq["settings"]["context"] < 16384 and tps(awq) > tps(first)
+    assert first["why_first"].startswith(f"larger planned context (32768 vs {awq['settings']['context']})")
