@@ -70,7 +70,9 @@ def budget_json(b: Budget) -> dict[str, Any]:
 def offload_json(o: OffloadPlan) -> dict[str, Any]:
     return {
         "mechanism": o.mechanism,
-        "host_gib": round(o.host_gib, 2),
+        "host_gib": round(o.host_gib, 2),  # all of it: weights_gib + kv_gib
+        "host_weights_gib": round(o.host_weights_gib, 2),
+        "host_kv_gib": round(o.host_kv_gib, 2),  # cpu-layers: the KV cache of the layers on the CPU
         "cpu_layers": o.cpu_layers,  # layers whose routed experts (or, cpu-layers, whole layers) are on the CPU
         "of_layers": o.moe_layers,
         "gib_per_gpu": o.gb_per_gpu,

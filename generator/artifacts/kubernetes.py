@@ -460,6 +460,11 @@ class _Memory(BaseModel):
 class _Offload(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
     host_gib: float = Field(ge=0, le=10**6)
+    host_weights_gib: float | None = Field(default=None, ge=0, le=10**6)  # host_gib less the CPU layers' KV cache
+
+    @property
+    def weights_gib(self) -> float:
+        return self.host_gib if self.host_weights_gib is None else self.host_weights_gib
 
 
 class _PlanHead(BaseModel):
@@ -479,7 +484,7 @@ class _PlanHead(BaseModel):
         """What the weights take in GPU (and host) memory by the plan: the checkpoint's size when it is unknown."""
         if self.memory is None:
             return None
-        gib = self.memory.weights_gib * self.gpus * self.nodes + (self.offload.host_gib if self.offload else 0)
+        gib = self.memory.weights_gib * self.gpus * self.nodes + (self.offload.weights_gib if self.offload else 0)
         return int(gib * 2**30) or None
 
 

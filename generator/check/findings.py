@@ -308,7 +308,8 @@ def _memory_finding(
                 "the weights do not fit on these GPUs and the command sets up no host offload: "
                 "out of memory at start-up",
                 gate.reason,
-                f"{flag} ({plan.host_gib:.0f} GiB of weights in host RAM: slow), or more GPUs or a smaller variant",
+                f"{flag} ({plan.host_gib:.1f} GiB of {plan.host_what()} in host RAM: slow), or more GPUs or a smaller "
+                "variant",
                 tuple(offloaded.gate("memory").sources[:3]),
                 "memory",
             )

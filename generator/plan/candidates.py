@@ -121,8 +121,16 @@ WEIGHT_BITS = {"bf16": 16, "fp16": 16, "fp8": 8, "fp8_block": 8}
 
 def weight_bits(variant: Variant, model: Model, bpw: float | Literal["unknown"] | None = "unknown") -> int:
     """4, 8 or 16: how many bits a weight takes, as a class (a Q4_K_M GGUF and an AWQ checkpoint are both 4-bit;
-    Q6_K and Q8_0 are 8-bit). `bpw`: the stored_bits answer when the caller has it."""
+    Q6_K, Q8_0 and a GPTQ-Int8 checkpoint are 8-bit). `bpw`: the stored_bits answer when the caller has it.
+
+    A weight-only integer checkpoint (GPTQ, AWQ, compressed-tensors) is the class of the bits its
+    quantization_config stores the bulk of its weights in: the routed experts of a MoE, else the linear layers."""
     if variant.quant != "gguf":
+        groups = {g.modules: g.bits for g in variant.quant_groups}
+        bulk = groups.get("routed_experts") if model.moe is not None else None
+        bulk = bulk if bulk is not None else groups.get("linear")
+        if bulk is not None and variant.quant not in WEIGHT_BITS:
+            return 4 if bulk <= 4 else 8 if bulk <= 8 else 16
         return WEIGHT_BITS.get(variant.quant, 4)
     if bpw == "unknown":
         bpw = stored_bits(variant, model)

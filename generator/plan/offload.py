@@ -10,6 +10,8 @@ Pure functions over catalog facts and the request's host facts. Each engine offl
   on CPU kernels; the GPU keeps the rest.
 * `gpu_layers` for a dense model (llama.cpp `--gpu-layers N`): the last N layers run on the GPUs,
   the first ones (weights and their KV cache) in host RAM on the CPU — every token reads them there.
+  llama.cpp allocates each layer's K and V on that layer's device unless `--no-kv-offload` (which the
+  plans never write), so the CPU layers' share of `ctx-size` × KV bytes is host RAM too (KV_SOURCE).
 * `cpu_offload_gb` (vLLM/SGLang `--cpu-offload-gb X`): X GiB of each GPU's weights stay in host
   RAM and are copied over PCIe in every forward pass — PCIe-bound, whatever the model.
 
@@ -44,6 +46,12 @@ def _source(url: str, note: str) -> Source:
     return Source(url=url, note=note)
 
 
+KV_SOURCE = _source(
+    url="https://github.com/ggml-org/llama.cpp/blob/3514e9f6e795d3b3cd88d6614f6c07e7ce6f916f/src/llama-kv-cache.cpp",
+    note="llama_kv_cache: each layer's K/V tensors go to the CPU buffer type, or with offload (the default; "
+    "--no-kv-offload turns it off) to that layer's device, model.dev_layer(il): a CPU layer's KV stays in host RAM",
+)
+
 SOURCES: dict[Mechanism, tuple[Source, ...]] = {
     "expert-layers": (
         _source(
@@ -71,6 +79,7 @@ SOURCES: dict[Mechanism, tuple[Source, ...]] = {
             url="generator/data/engine-cli/llama-server-0c1e570.json",
             note="--gpu-layers N: max. number of layers to store in VRAM; the others stay in host RAM on the CPU",
         ),
+        KV_SOURCE,
         _source(
             url="https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference/blob/00dd2bdeb2404263f22bd6c1cd46ce397e341db5/README.md",
             note="'-ngl 0 to only use the CPU for inference, -ngl 10000 to make sure all layers are offloaded to GPU'",
@@ -186,10 +195,26 @@ class OffloadPlan:
     budget: Budget  # the GPU budget with the offloaded weights gone
     tensor_split: tuple[int, ...] = ()  # llama.cpp: layers per GPU, balancing the experts left on the GPUs
     split: WeightSplit | None = None
+    host_kv_bytes: float = 0.0  # cpu-layers: the KV cache of the layers on the CPU, in the same host RAM
 
     @property
     def host_gib(self) -> float:
+        """All the host RAM the plan takes: weights, and the KV cache of layers the CPU runs."""
+        return (self.host_bytes + self.host_kv_bytes) / GIB
+
+    @property
+    def host_weights_gib(self) -> float:
         return self.host_bytes / GIB
+
+    @property
+    def host_kv_gib(self) -> float:
+        return self.host_kv_bytes / GIB
+
+    def host_what(self) -> str:
+        """What the host RAM holds: 'weights', or 'weights and KV cache' with both figures."""
+        if not self.host_kv_bytes:
+            return "weights"
+        return f"weights and KV cache ({self.host_weights_gib:.1f} + {self.host_kv_gib:.1f} GiB)"
 
     def summary(self) -> str:
         room = self.host.memory_gib - HOST_RESERVE_GIB
@@ -204,7 +229,8 @@ class OffloadPlan:
                 f"the routed experts of {self.cpu_layers} of {self.moe_layers} MoE layers in host RAM, "
                 "computed by the CPU"
             )
-        return f"{what}: {self.host_gib:.1f} GiB of the {room:g} GiB usable ({self.host.describe()})"
+        held = f" ({self.host_weights_gib:.1f} weights + {self.host_kv_gib:.1f} KV cache)" if self.host_kv_bytes else ""
+        return f"{what}: {self.host_gib:.1f} GiB{held} of the {room:g} GiB usable ({self.host.describe()})"
 
 
 def mechanism_of(engine: Engine, model: Model | None = None) -> Mechanism | None:
@@ -255,10 +281,10 @@ def solve(
         return Refusal(f"{model.name} has no routed experts to keep in host RAM ({engine.name} offloads experts only)")
 
     def host_check(plan: OffloadPlan) -> OffloadPlan | Refusal:
-        if plan.host_bytes > room:
+        if plan.host_gib * GIB > room:
             return Refusal(
-                f"offload needs {plan.host_gib:.1f} GiB of host RAM for weights but {host.memory_gib:g} GiB less "
-                f"~{HOST_RESERVE_GIB:g} GiB for the OS leaves {room / GIB:.1f} GiB"
+                f"offload needs {plan.host_gib:.1f} GiB of host RAM for {plan.host_what()} but {host.memory_gib:g} GiB "
+                f"less ~{HOST_RESERVE_GIB:g} GiB for the OS leaves {room / GIB:.1f} GiB"
                 + (" (the default; pass --host-memory if the machine has more)" if host.memory_default else ""),
                 math.ceil(plan.host_gib + HOST_RESERVE_GIB),
             )
@@ -288,7 +314,9 @@ def solve(
             last = found if layers <= 1 else on_gpus(layers)
             return Refusal(f"even with {layers - 1} of {layers} layers in host RAM the GPUs do not fit: {last.reason}")
         cpu_layers, budget = found
-        return host_check(OffloadPlan(mechanism, size * cpu_layers / layers, cpu_layers, layers, 0, host, budget))
+        kv = host_kv_bytes(budget, shards, cpu_layers, layers)
+        plan = OffloadPlan(mechanism, size * cpu_layers / layers, cpu_layers, layers, 0, host, budget, host_kv_bytes=kv)
+        return host_check(plan)
 
     assert split is not None
     if mechanism == "all-experts":
@@ -318,6 +346,21 @@ def solve(
         split=split,
     )
     return host_check(plan)
+
+
+def host_kv_bytes(budget: Budget, shards: int, cpu_layers: int, layers: int) -> float:
+    """The KV cache (and per-sequence state) of the layers llama.cpp runs on the CPU, in bytes of host RAM.
+
+    The budget holds the GPUs' share, `(layers - cpu_layers) / layers` of it spread over `shards` GPUs; llama.cpp
+    allocates the whole ctx-size (context × slots) up front for every layer, so the CPU layers take the same per
+    layer on the host side."""
+    on_gpus = layers - cpu_layers
+    if on_gpus <= 0:
+        return 0.0
+    per_gpu = (
+        budget.context * budget.concurrency * budget.per_token_bytes + budget.concurrency * budget.per_request_bytes
+    )
+    return per_gpu * shards * cpu_layers / on_gpus
 
 
 def least(low: int, high: int, budget_with: Callable[[int], Budget]) -> tuple[int, Budget] | Budget:

@@ -10,14 +10,16 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
   4. newer build first (facts move with releases);
   5. larger planned context, up to ROOMY_CONTEXT, by its power of two (context_tier): a 4k or 8k window cuts
      a chat or a document short whatever the speed;
-  6. a path that decodes one request at INTERACTIVE_TPS or faster before one that does not: below that a user
+  6. between two checkpoints below LOW_BITS (both lossy last resorts, both with a roomy context), more bits per
+     weight first, by tenths of a bit: below 4 bits every bit costs clear quality, and more context past
+     ROOMY_CONTEXT or a faster decode — even one below INTERACTIVE_TPS — is not worth it (Llama 3.3 70B on one
+     24 GB card: IQ2_XS with 16k, not IQ2_XXS with 28k; on 2 × RTX 4080: IQ3_XXS at ~20 tok/s, not IQ2_XXS at ~26:
+     a 2-bit mix loses far more than a 3-bit one: https://github.com/ymcui/Chinese-Mixtral/pull/8 measures, on a
+     Mixtral, Q2_K at 2.96 bits per weight 0.74 perplexity above Q4_K and IQ3_XXS at 3.14 only 0.15 above it);
+  6b. a path that decodes one request at INTERACTIVE_TPS or faster before one that does not: below that a user
      waits on every answer, and the faster path is worth more than more context past ROOMY_CONTEXT or the
      precision class (Llama 3.3 70B on 2 × RTX 3090: AWQ on both GPUs at ~27 tok/s with 20k, not a layer-split
      Q4_K_M at ~17 with 32k);
-  6b. between two checkpoints below LOW_BITS (both lossy last resorts, both with a roomy context), more bits per
-     weight first, by tenths of a bit: below 4 bits every bit costs clear quality, and more context past
-     ROOMY_CONTEXT or a faster decode is not worth it (Llama 3.3 70B on one 24 GB card: IQ2_XS with 16k, not
-     IQ2_XXS with 28k);
   7. larger planned context, up to USABLE_CONTEXT, by its power of two: past it, more context is not worth a
      slower path, and within one power of two (20k and 28k) neither is a few thousand tokens;
   8. precision class, between paths that are both fast enough: 8-bit (near-lossless, half the bytes BF16 reads
@@ -81,7 +83,7 @@ def checkpoint_gib(c: Candidate) -> float:
     """The whole checkpoint per GPU: the weights on the GPU plus those an offload keeps in host RAM."""
     if c.budget is None:
         return float("inf")
-    host = c.offload.host_gib / max(c.layout.gpus_per_node, 1) if c.offload is not None else 0.0
+    host = c.offload.host_weights_gib / max(c.layout.gpus_per_node, 1) if c.offload is not None else 0.0
     return c.budget.weights_gib + host
 
 
@@ -130,7 +132,7 @@ def size_estimated(c: Candidate) -> bool:
 # what each place of a rank_key holds, in order (why_first's labels follow it)
 RANK_PLACES = (
     "offload", "low_bit", "status", "provenance", "fallback_or_defect", "unparsed", "released", "roomy_context",
-    "slow", "low_bits", "usable_context", "single_slot", "precision", "speed", "size_estimated", "checkpoint_gib",
+    "low_bits", "slow", "usable_context", "single_slot", "precision", "speed", "size_estimated", "checkpoint_gib",
     "engine", "build", "variant",
 )  # fmt: skip
 
@@ -146,8 +148,8 @@ def rank_key(c: Candidate) -> RankKey:
         len(c.unparsed),
         -c.build.released.toordinal(),
         -context_tier(context, ROOMY_CONTEXT),
-        int(slow(c)),
         low_bits_rank(c),
+        int(slow(c)),
         -context_tier(context),
         int(single_slot(c)),
         precision_rank(c.weight_bits, c.serves_many) if c.offload is None and not slow(c) else 0,
@@ -191,8 +193,8 @@ def rank_floor(p: Preview, may_offload: bool) -> RankKey:
         len(p.unparsed),
         -p.build.released.toordinal(),
         -context_tier(ROOMY_CONTEXT),
-        0,
         -(10**6) if p.low_bit else 0,
+        0,
         -context_tier(USABLE_CONTEXT),
         0,
         min(CLASS_ORDER[p.weight_bits], SERVING_CLASS_ORDER[p.weight_bits]) if gpu_only else 0,
@@ -386,11 +388,11 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         "a build that parses the model's tool calls and thinking before one that lacks those parsers",
         f"newer build ({first.build.released} vs {second.build.released})",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
+        f"more bits per weight below 4 ({_bits_of(first)} vs {_bits_of(second)}: there each bit costs clear quality,"
+        f" worth more than context past {ROOMY_CONTEXT:,} tokens or speed)",
         f"an interactive decode speed before a slower one ({_tps(first)} vs {_tps(second)} tok/s for one request"
         + _less_context(first, second)
         + f"; below {INTERACTIVE_TPS:.0f} tok/s speed outranks precision and context past {ROOMY_CONTEXT:,} tokens)",
-        f"more bits per weight below 4 ({_bits_of(first)} vs {_bits_of(second)}: there each bit costs clear quality,"
-        f" worth more than context past {ROOMY_CONTEXT:,} tokens or speed)",
         f"larger planned context ({first.settings.context} vs {second.settings.context})",
         "a server that batches concurrent requests before one that serves one at a time (a data-center card usually"
         " serves many users; --concurrency 1 asks for one)",

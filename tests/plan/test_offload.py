@@ -3,11 +3,14 @@ and the resolver, checked against the engines' own flag vocabularies."""
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from pathlib import Path
 
 import pytest
 
+from recipegen.artifacts.kubernetes import PVC_MARGIN
 from recipegen.catalog.vocabulary import check_argv, vocabulary
 from recipegen.plan.offload import weight_split
 from tests.support.cli import run_cli
@@ -305,3 +308,57 @@ def test_an_offload_plan_names_more_of_the_same_gpu_first_at_the_fewest_that_run
     rows = re.findall(r"• on (\d+)×([\w-]+): runs with .*~([\d.]+) tok/s for one request", section)
     assert rows and rows[0][:2] == ("2", "rtx-4090"), section
     assert all(int(gpus) <= 2 for gpus, _, _ in rows), section  # 70B at 4-8 bits fits one or two of any of them
+
+
+def test_layers_on_the_cpu_keep_their_kv_cache_in_host_ram_and_every_output_counts_it(tmp_path):
+    """llama.cpp allocates a layer's K and V on that layer's device (src/llama-kv-cache.cpp), so the 44 layers a
+    Q4_K_M of Llama 3.3 70B leaves on the CPU of one RTX 3090 hold their share of the 32k-token KV cache in host
+    RAM: 44 layers × 8 KV heads × 128 × (K, V) × 2 bytes (f16) per token. The host check, plan.json, the offload
+    summary and the Kubernetes volume (weights only) all agree with that."""
+    args = ["--gpu", "rtx-3090", "--gpus", "1", "--model", "llama-3.3-70b", "--variant", "gguf-q4-k-m"]
+    args += ["--engine", "llama.cpp", "--build", "llama.cpp-0c1e570", "--context", "32768"]
+    plan = explain(*args)["plans"][0]
+    off, settings = plan["offload"], plan["settings"]
+    assert off["mechanism"] == "cpu-layers" and settings["kv_cache_dtype"] == "fp16"
+    per_layer_token = 8 * 128 * 2 * 2
+    kv = off["cpu_layers"] * per_layer_token * settings["context"] * settings["concurrency"] / 2**30
+    assert off["host_kv_gib"] == pytest.approx(kv, abs=0.01)
+    assert off["host_gib"] == pytest.approx(off["host_weights_gib"] + off["host_kv_gib"], abs=0.01)
+    assert off["host_weights_gib"] == pytest.approx(42.9e9 / 2**30 * off["cpu_layers"] / off["of_layers"], rel=0.02)
+    assert (
+        f"{off['host_gib']:.1f} GiB ({off['host_weights_gib']:.1f} weights + {off['host_kv_gib']:.1f} KV cache)"
+        in (off["summary"])
+    )
+    flag = next(f for f in plan["flags"] if f["flag"] == "--gpu-layers")
+    assert f"{off['host_gib']:.1f} GiB of host RAM" in flag["reason"]
+
+    # RAM for the weights alone but not for their KV cache: refused, with both figures and a --host-memory that runs
+    weights_only = math.ceil(off["host_weights_gib"] + 8 + 1)
+    assert weights_only < off["host_gib"] + 8
+    short = explain(*args, "--host-memory", str(weights_only))
+    assert short["verdict"] == "blocked"
+    reason = next(r["reason"] for r in rejections(short) if r["gate"] == "memory")
+    assert f"{off['host_gib']:.1f} GiB of host RAM for weights and KV cache" in reason, reason
+    enough = math.ceil(off["host_gib"] + 8)
+    assert explain(*args, "--host-memory", str(enough))["verdict"] == "runnable"
+
+    out = tmp_path / "o"
+    result = run_cli(*args, "--out", str(out), "--k8s")
+    assert result.code == 0, result.err
+    written = json.loads((out / "plan.json").read_text())["plans"][0]["offload"]
+    assert written["host_gib"] == off["host_gib"] and written["host_kv_gib"] == off["host_kv_gib"]
+    # the checkpoint is unsized, so the volume is sized from the plan's weights: on the GPU and in host RAM, no KV
+    weights = (
+        written["host_weights_gib"] + json.loads((out / "plan.json").read_text())["plans"][0]["memory"]["weights_gib"]
+    )
+    storage = re.search(r"storage: (\d+)Gi", (out / "k8s" / "weights.yaml").read_text())
+    assert storage and int(storage.group(1)) == math.ceil(weights * 2**30 // 1 * PVC_MARGIN / 2**30)
+
+    # a command without the offload is told the same figure
+    lint = run_cli(
+        "lint", "--gpu", "rtx-3090", "--gpus", "1", "--",
+        "llama-server", "--model", "/models/Llama-3.3-70B-Instruct-Q4_K_M.gguf", "--ctx-size", "32768",
+    )  # fmt: skip
+    assert f"--gpu-layers {80 - off['cpu_layers']} ({off['host_gib']:.1f} GiB of weights and KV cache" in lint.out, (
+        lint.out
+    )

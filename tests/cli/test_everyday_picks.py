@@ -1,0 +1,90 @@
+"""The first plan for representative everyday questions, as an experienced user would pick it, through the CLI:
+an 8-bit integer checkpoint (GPTQ-Int8) counts as 8-bit, not as a 4-bit one, so on two RTX 3090s Qwen's own Int8
+checkpoint across both GPUs comes before a layer-split Q6_K that decodes slower; and below 4 bits per weight every
+bit is worth more than a few tokens per second, so on two 16 GB cards a 70B runs from a 3-bit file, not a 2-bit one
+that is a little faster."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.support.cli import run_cli
+
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
+FILE_TYPE = re.compile(r"(?i)(?<![a-z0-9])(I?Q\d_[A-Z0-9_]+?)\.gguf$")
+
+
+def plans_for(gpu: str, gpus: int, model: str) -> list[dict[str, Any]]:
+    result = run_cli("explain", "--gpu", gpu, "--gpus", str(gpus), "--model", model, "--format", "json", env=OFFLINE)
+    assert result.code == 0, result.err
+    plans: list[dict[str, Any]] = result.json()["plans"]
+    assert plans
+    return plans
+
+
+def file_type(plan: dict[str, Any]) -> str | None:
+    if plan["quant"] != "gguf":
+        return None
+    argv = plan["argv"]
+    found = FILE_TYPE.search(argv[argv.index("--model") + 1])
+    return found.group(1).upper() if found else None
+
+
+def tps(plan: dict[str, Any]) -> float:
+    return float(plan["speed"]["decode_tokens_per_s"])
+
+
+@pytest.mark.parametrize("model", ["qwen2.5-32b", "qwen2.5-coder-32b"])
+def test_two_3090s_run_the_official_int8_checkpoint_across_both_gpus(model: str):
+    plans = plans_for("rtx-3090", 2, model)
+    first = plans[0]
+    assert first["variant"] == "gptq-int8" and first["offload"] is None, (first["engine"], first["variant"])
+    assert first["settings"]["tensor_parallel"] == 2 and first["settings"]["context"] >= 32768
+    # every layer-split GGUF of 6 bits or more decodes slower on these two cards
+    for gguf in (p for p in plans if file_type(p) in ("Q6_K", "Q8_0") and p["offload"] is None):
+        assert tps(first) > tps(gguf), gguf["variant"]
+    # the reason names the criterion that decided, and calls the Int8 checkpoint what it is
+    why, second = first["why_first"], plans[1]
+    assert not why.startswith("a 4-bit checkpoint before"), why
+    if why.startswith("an 8-bit checkpoint before a 4-bit one"):
+        assert second["quant"] in ("awq", "gptq", "int4") or file_type(second) in ("Q4_K_M", "Q5_K_M", "IQ4_XS"), second
+    else:
+        assert why.startswith("faster estimated decode") and tps(first) > tps(second), why
+
+
+@pytest.mark.parametrize("model", ["llama-3.3-70b", "llama-3.1-70b", "deepseek-r1-distill-llama-70b"])
+def test_two_16gb_cards_run_a_70b_from_a_3_bit_file_before_a_faster_2_bit_one(model: str):
+    plans = plans_for("rtx-4080", 2, model)
+    first = plans[0]
+    assert first["offload"] is None and file_type(first) == "IQ3_XXS", (first["variant"], file_type(first))
+    assert first["settings"]["context"] >= 16384 and "--tensor-split" in first["argv"]
+    two_bit = [p for p in plans if p["offload"] is None and (file_type(p) or "").startswith("IQ2")]
+    assert two_bit and any(tps(p) > tps(first) for p in two_bit)  # speed gave way to the bits
+    why = first["why_first"]
+    assert "more bits per weight below 4 (IQ3_XXS ~3." in why, why
+    assert f"fully on the GPU (~{tps(first):.0f} tok/s)" in why, why
+
+
+def test_the_text_output_names_the_3_bit_file_and_fits_a_screen(tmp_path):
+    result = run_cli(
+        "--gpu", "rtx-4080", "--gpus", "2", "--model", "llama-3.3-70b", "--out", str(tmp_path / "o"), env=OFFLINE
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert "gguf-iq3-xxs" in result.out.splitlines()[3]
+    assert len(result.out.splitlines()) <= 30
+    assert "IQ3_XXS" in (tmp_path / "o" / "launch.sh").read_text()
+
+
+def test_two_3090s_run_qwen2_5_72b_at_its_native_context_before_awq_cut_to_12k():
+    # Qwen2.5-72B's AWQ checkpoint across two 24 GB cards leaves ~2 GiB of KV pool per GPU, 12k tokens: below the
+    # 16k a long chat or a document needs; an IQ4_XS GGUF (4.25 bits, still the 4-bit class) keeps the native 32k
+    plans = plans_for("rtx-3090", 2, "qwen2.5-72b")
+    first = plans[0]
+    assert first["offload"] is None and file_type(first) == "IQ4_XS" and "--tensor-split" in first["argv"]
+    assert first["settings"]["context"] == 32768
+    awq = next(p for p in plans if p["quant"] == "awq" and p["offload"] is None)
+    assert awq["settings"]["context"] < 16384 and tps(awq) > tps(first)
+    assert first["why_first"].startswith(f"larger planned context (32768 vs {awq['settings']['context']})")
