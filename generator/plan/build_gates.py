@@ -187,7 +187,7 @@ def kernels(
     for need in model.needs:
         candidates = [k for k in build.kernels if k.provides == need.op]
         if forced is not None and need.op in ATTENTION_OPS:
-            pinned = [k for k in candidates if backend_name(k.name).lower() == forced.lower()]
+            pinned = [k for k in candidates if backend_name(k.name).lower() == forced.lower() or k.model_selected]
             if not pinned:
                 offers = sorted({k.provides for k in build.kernels if backend_name(k.name).lower() == forced.lower()})
                 what = f"provides {', '.join(offers)}" if offers else f"is not an attention backend of {build.id}"

@@ -625,3 +625,24 @@ def test_a_known_defect_of_the_build_on_this_path(cli):
     assert f["flag"] == "--enforce-eager"
     assert "CUDA_ERROR_ILLEGAL_ADDRESS" in f["why"] and "PIECEWISE" in f["fix"]
     assert any("vllm-project/vllm/issues/51181" in s for s in f["sources"])
+
+
+def test_a_pinned_backend_does_not_replace_the_models_own_attention(catalog):
+    # the curated SGLang recipe of DeepSeek-V4-Flash on 2×RTX PRO 6000 pins --attention-backend triton, as its report
+    # ran it; DeepSeek-V4 keeps its own dsv4 attention (model_selected), so the command is not an error
+    hw = "rtx-pro-6000"
+    resolution = resolve(
+        catalog, Request(model=catalog.models["deepseek-v4-flash"], hardware=catalog.hardware[hw], gpus_per_node=2)
+    )
+    plan = resolution.plans[0]
+    argv = _command(plan)
+    assert "--attention-backend" in argv
+    found = lint(catalog, from_argv(catalog, argv), hw, 2, 1)
+    assert not [f for f in found.findings if f.severity == "error"], [(f.code, f.why) for f in found.findings]
+    # a pin still counts where the model has no attention of its own: GLM-5.2's DSA under vLLM's FLASH_ATTN
+    glm = resolve(
+        catalog,
+        Request(model=catalog.models["glm-5.2"], hardware=catalog.hardware["h200"], gpus_per_node=8, engine="vllm"),
+    )
+    bad = [*_command(glm.plans[0]), "--attention-backend", "FLASH_ATTN"]
+    assert "attention-backend" in {f.code for f in lint(catalog, from_argv(catalog, bad), "h200", 8, 1).findings}

@@ -148,6 +148,9 @@ class Kernel(Sourced):
     architectures: list[Word] | None = None  # only these model architectures
     smem_bytes: Annotated[int, Limits(gt=0)] | None = None  # shared memory per block it needs
     requires_args: list[RequiredArg] = field(default_factory=list)  # emitted when this kernel is chosen
+    # the model's own attention, which the engine selects for the layers it serves whatever --attention-backend pins
+    # (the pin then applies to the model's other attention, if any)
+    model_selected: bool = False
     note: Text | None = None
 
 
