@@ -16,12 +16,8 @@ python scripts/arch_coverage.py --format json   # one object per class
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
-import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -95,25 +91,11 @@ def _gpus(config: dict[str, Any]) -> int:
 
 
 def _explain(folder: Path, gpus: int, build: str) -> tuple[int, str, str]:
-    from recipegen.cli.app import main
+    from recipegen.cli.inprocess import run
 
-    out, err = io.StringIO(), io.StringIO()
-    argv, env = sys.argv, dict(os.environ)
-    sys.argv = ["recipegen", "explain", "--gpu", "h200", "--gpus", str(gpus), "--model", str(folder)]
-    sys.argv += ["--build", build, "--format", "json"]
-    os.environ.update(OFFLINE)
-    code = 0
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                main()
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    finally:
-        sys.argv = argv
-        os.environ.clear()
-        os.environ.update(env)
-    return code, out.getvalue(), err.getvalue()
+    args = ["explain", "--gpu", "h200", "--gpus", str(gpus), "--model", str(folder), "--build", build]
+    result = run([*args, "--format", "json"], env=OFFLINE)
+    return result.code, result.out, result.err
 
 
 def measure() -> tuple[str, list[dict[str, Any]]]:
