@@ -154,15 +154,17 @@ def _kv_heads(c: dict[str, Any]) -> int:
 # full: every layer; layer_types: the layers typed full_attention; gemma2: every other layer (gemma2.py);
 # window: none, the model-level sliding_window windows every layer; block_configs: the NAS blocks whose attention
 # is not no_op (nemotron_nas.py); pattern: the * layers of hybrid_override_pattern (nemotron_h.py);
-# full_attn_idxs: the attention layers of a short-conv hybrid (lfm2.py); mla: one latent per layer (deepseek_v2.py).
+# full_attn_idxs: the attention layers of a short-conv hybrid (lfm2.py); mla: one latent per layer (deepseek_v2.py);
+# global: the layers typed full_attention, each num_global_key_value_heads × global_head_dim (gemma4.py's
+# per_layer_config), the window layers keeping the base shape per request.
 KV_RULE = {
-    "BailingMoeForCausalLM": "full", "BloomForCausalLM": "full", "ChatGLMForConditionalGeneration": "full",
+    "BaichuanForCausalLM": "full", "BailingMoeForCausalLM": "full", "BloomForCausalLM": "full", "ChatGLMForConditionalGeneration": "full",
     "ChatGLMModel": "full", "CohereForCausalLM": "full", "DbrxForCausalLM": "full",
     "DeciLMForCausalLM": "block_configs", "DeepseekForCausalLM": "full", "DeepseekOCR2ForCausalLM": "full",
     "DeepseekOCRForCausalLM": "full", "DeepseekV2ForCausalLM": "mla", "Ernie4_5_ForCausalLM": "full",
     "FalconForCausalLM": "full", "FuyuForCausalLM": "full", "GPT2LMHeadModel": "full",
     "GPTBigCodeForCausalLM": "full", "GPTJForCausalLM": "full", "GPTNeoXForCausalLM": "full",
-    "Gemma2ForCausalLM": "gemma2", "GemmaForCausalLM": "full", "GraniteMoeForCausalLM": "full",
+    "Gemma2ForCausalLM": "gemma2", "Gemma4ForConditionalGeneration": "global", "GemmaForCausalLM": "full", "GraniteMoeForCausalLM": "full",
     "HunYuanMoEV1ForCausalLM": "full", "InternLM2ForCausalLM": "full", "InternLMForCausalLM": "full",
     "InternVLChatModel": "full", "Lfm2ForCausalLM": "full_attn_idxs",
     "LightOnOCRForConditionalGeneration": "layer_types", "MPTForCausalLM": "full", "MiMoForCausalLM": "full",
@@ -179,7 +181,7 @@ KV_RULE = {
 def _kv_layers(c: dict[str, Any], rule: str) -> int:
     """The layers that keep K and V per context token, by the class's rule."""
     layers = int(_field(c, "num_hidden_layers"))
-    if rule == "layer_types":
+    if rule in ("layer_types", "global"):
         return sum(1 for t in c["layer_types"][:layers] if t == "full_attention")
     if rule == "block_configs":
         return sum(1 for b in c["block_configs"][:layers] if not b["attention"]["no_op"])
@@ -268,6 +270,8 @@ def test_a_class_without_a_recipe_is_planned_from_its_config(tmp_path, arch):
     per_element = 1 if "fp8" in plan.get("kv_dtype", "") else 2
     per_gpu = max(1, kv // tp)  # vLLM: max(1, total KV heads // tensor parallel size)
     rule = KV_RULE[arch]
+    if rule == "global":  # the full layers' own shape: vLLM's gemma4.py reads it per layer (per_layer_config)
+        per_gpu, head_dim = max(1, c["num_global_key_value_heads"] // tp), c["global_head_dim"]
     expected = _kv_layers(c, rule) * 2 * per_gpu * head_dim * per_element
     if rule == "mla":  # one latent per layer, whatever the split
         expected = _kv_layers(c, "full") * (c["kv_lora_rank"] + c["qk_rope_head_dim"]) * per_element
