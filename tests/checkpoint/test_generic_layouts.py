@@ -158,23 +158,23 @@ def _kv_heads(c: dict[str, Any]) -> int:
 # global: the layers typed full_attention, each num_global_key_value_heads × global_head_dim (gemma4.py's
 # per_layer_config), the window layers keeping the base shape per request.
 KV_RULE = {
-    "BaichuanForCausalLM": "full", "BailingMoeForCausalLM": "full", "BloomForCausalLM": "full", "ChatGLMForConditionalGeneration": "full",
-    "ChatGLMModel": "full", "CohereForCausalLM": "full", "DbrxForCausalLM": "full",
-    "DeciLMForCausalLM": "block_configs", "DeepseekForCausalLM": "full", "DeepseekOCR2ForCausalLM": "full",
-    "DeepseekOCRForCausalLM": "full", "DeepseekV2ForCausalLM": "mla", "Ernie4_5_ForCausalLM": "full",
-    "FalconForCausalLM": "full", "FuyuForCausalLM": "full", "GPT2LMHeadModel": "full",
+    "BaichuanForCausalLM": "full", "BailingMoeForCausalLM": "full", "BloomForCausalLM": "full",
+    "ChatGLMForConditionalGeneration": "full", "ChatGLMModel": "full", "CohereForCausalLM": "full",
+    "DbrxForCausalLM": "full", "DeciLMForCausalLM": "block_configs", "DeepseekForCausalLM": "full",
+    "DeepseekOCR2ForCausalLM": "full", "DeepseekOCRForCausalLM": "full", "DeepseekV2ForCausalLM": "mla",
+    "Ernie4_5_ForCausalLM": "full", "FalconForCausalLM": "full", "FuyuForCausalLM": "full", "GPT2LMHeadModel": "full",
     "GPTBigCodeForCausalLM": "full", "GPTJForCausalLM": "full", "GPTNeoXForCausalLM": "full",
-    "Gemma2ForCausalLM": "gemma2", "Gemma4ForConditionalGeneration": "global", "GemmaForCausalLM": "full", "GraniteMoeForCausalLM": "full",
-    "HunYuanMoEV1ForCausalLM": "full", "InternLM2ForCausalLM": "full", "InternLMForCausalLM": "full",
-    "InternVLChatModel": "full", "Lfm2ForCausalLM": "full_attn_idxs",
+    "Gemma2ForCausalLM": "gemma2", "Gemma4ForConditionalGeneration": "global", "GemmaForCausalLM": "full",
+    "GraniteMoeForCausalLM": "full", "HunYuanMoEV1ForCausalLM": "full", "InternLM2ForCausalLM": "full",
+    "InternLMForCausalLM": "full", "InternVLChatModel": "full", "Lfm2ForCausalLM": "full_attn_idxs",
     "LightOnOCRForConditionalGeneration": "layer_types", "MPTForCausalLM": "full", "MiMoForCausalLM": "full",
     "MiniCPMV": "full", "MixtralForCausalLM": "full", "NemotronHForCausalLM": "pattern", "Olmo2ForCausalLM": "full",
     "OlmoeForCausalLM": "full", "PaliGemmaForConditionalGeneration": "full", "PanguEmbeddedForCausalLM": "full",
-    "PhiForCausalLM": "full", "PhiMoEForCausalLM": "window", "QWenLMHeadModel": "full",
-    "Qwen2MoeForCausalLM": "full", "Qwen2VLForConditionalGeneration": "full",
-    "Qwen2_5_VLForConditionalGeneration": "full", "Qwen3_5ForCausalLM": "layer_types",
-    "Qwen3_5MoeForConditionalGeneration": "layer_types", "SmolLM3ForCausalLM": "layer_types",
-    "StableLMEpochForCausalLM": "full", "StableLmForCausalLM": "full", "Starcoder2ForCausalLM": "window",
+    "PhiForCausalLM": "full", "PhiMoEForCausalLM": "window", "QWenLMHeadModel": "full", "Qwen2MoeForCausalLM": "full",
+    "Qwen2VLForConditionalGeneration": "full", "Qwen2_5_VLForConditionalGeneration": "full",
+    "Qwen3_5ForCausalLM": "layer_types", "Qwen3_5MoeForConditionalGeneration": "layer_types",
+    "SmolLM3ForCausalLM": "layer_types", "StableLMEpochForCausalLM": "full", "StableLmForCausalLM": "full",
+    "Starcoder2ForCausalLM": "window",
 }  # fmt: skip
 
 
