@@ -36,6 +36,9 @@ without new_decoder_architecture 1; head_dim, else hidden_size // heads). Per ki
   * attention, - MLP, E MoE), so only its * layers keep KV;
 - Nemotron-NAS (DeciLM, vllm/model_executor/models/nemotron_nas.py): block_configs per layer; a layer whose
   attention is no_op has none, the others num_attention_heads // n_heads_in_group KV heads;
+- full layers of a shape of their own (Gemma 4, vllm/model_executor/models/gemma4.py: each layer's head_dim and
+  KV heads from the config's per_layer_config, global_head_dim and num_global_key_value_heads on a full_attention
+  layer): K and V of that shape on the full layers per token, the window layers' base shape per request;
 - multi-head latent attention (MLAAttentionSpec, vllm/model_executor/models/deepseek_v2.py): one latent of
   kv_lora_rank + qk_rope_head_dim per layer and token, the same on every GPU (it is not split by heads).
 """
