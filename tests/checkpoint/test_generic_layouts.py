@@ -172,12 +172,13 @@ KV_RULE = {
     "InternLM2ForCausalLM": "full", "InternLMForCausalLM": "full", "InternVLChatModel": "full",
     "Lfm2ForCausalLM": "full_attn_idxs", "LightOnOCRForConditionalGeneration": "layer_types", "MPTForCausalLM": "full",
     "MiMoForCausalLM": "full", "MiniCPMV": "full", "MixtralForCausalLM": "full", "NemotronHForCausalLM": "pattern",
-    "Olmo2ForCausalLM": "full", "OlmoeForCausalLM": "full", "PaliGemmaForConditionalGeneration": "full",
-    "PanguEmbeddedForCausalLM": "full", "PhiForCausalLM": "full", "PhiMoEForCausalLM": "window",
-    "QWenLMHeadModel": "full", "Qwen2MoeForCausalLM": "full", "Qwen2VLForConditionalGeneration": "full",
-    "Qwen2_5_VLForConditionalGeneration": "full", "Qwen3_5ForCausalLM": "layer_types",
-    "Qwen3_5MoeForConditionalGeneration": "layer_types", "SmolLM3ForCausalLM": "layer_types",
-    "StableLMEpochForCausalLM": "full", "StableLmForCausalLM": "full", "Starcoder2ForCausalLM": "window",
+    "OPTForCausalLM": "full", "Olmo2ForCausalLM": "full", "OlmoeForCausalLM": "full",
+    "PaliGemmaForConditionalGeneration": "full", "PanguEmbeddedForCausalLM": "full", "PhiForCausalLM": "full",
+    "PhiMoEForCausalLM": "window", "QWenLMHeadModel": "full", "Qwen2MoeForCausalLM": "full",
+    "Qwen2VLForConditionalGeneration": "full", "Qwen2_5_VLForConditionalGeneration": "full",
+    "Qwen3_5ForCausalLM": "layer_types", "Qwen3_5MoeForConditionalGeneration": "layer_types",
+    "SmolLM3ForCausalLM": "layer_types", "StableLMEpochForCausalLM": "full", "StableLmForCausalLM": "full",
+    "Starcoder2ForCausalLM": "window",
 }  # fmt: skip
 
 
