@@ -546,3 +546,30 @@ def test_a_nas_block_replaced_by_a_linear_layer_is_named_in_one_line(tmp_path):
     planned = run_cli("--gpu", "h200", "--gpus", "8", "--model", str(folder), env=OFFLINE)
     assert planned.code != 0 and "Traceback" not in planned.err
     assert "config.json: block_configs[3] replaces a block with a linear layer" in planned.err
+
+
+def test_a_pixel_shuffle_projector_is_counted_at_its_width(tmp_path):
+    # SmolVLM-256M-Instruct (Idefics3): its projector takes scale_factor² SigLIP patches (768 wide each) to the
+    # text width in one linear (idefics3.py Idefics3SimpleMLP), 7.1M of its 256.5M parameters; the plain
+    # projector reading left the count 2.9 % short of the file
+    folder = _folder(tmp_path, "Idefics3ForConditionalGeneration")
+    c = json.loads((folder / "config.json").read_text())
+    report = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE)
+    assert report.code == 0, report.err
+    projector = c["vision_config"]["hidden_size"] * c["scale_factor"] ** 2 * c["text_config"]["hidden_size"]
+    assert projector == 768 * 16 * 576
+    file_params = _total("Idefics3ForConditionalGeneration") / 2  # bfloat16; the header is a few kB
+    assert report.json()["derived"]["params_total_b"] * 1e9 == pytest.approx(file_params, rel=0.005)
+
+
+def test_full_layers_with_a_shape_of_their_own_keep_it_and_the_window_layers_the_base_one(tmp_path):
+    # gemma-4-31B-it: its 10 full_attention layers are num_global_key_value_heads 4 × global_head_dim 512, its 50
+    # sliding layers num_key_value_heads 16 × head_dim 256 (gemma4.py reads each layer's shape from
+    # per_layer_config); the cache grows per token only in the full layers, the window layers per request
+    folder = _folder(tmp_path, "Gemma4ForConditionalGeneration")
+    att = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE).json()["derived"]["attention"]
+    assert (att["num_kv_heads"], att["head_dim"]) == (4, 512)
+    assert (att["window_num_kv_heads"], att["window_head_dim"], att["sliding_window_layers"]) == (16, 256, 50)
+    memory = _explain_on_vllm(folder, 8).json()["plans"][0]["memory"]
+    assert memory["kv_bytes_per_token"] == 10 * 1 * (512 + 512) * 2
+    assert memory["per_request_bytes"] == 50 * 2 * (256 + 256) * 2 * 1024
