@@ -7,7 +7,8 @@ folder as the tests do (the config, plus the index's total_size where tests/data
 `recipegen explain --engine vllm --build vllm-<newest>` on H200s, as many as the widest tensor-parallel split of
 8 the heads allow. It prints one line per class: planned (with the rule that derived the layout, KV bytes per
 token and weights per GPU), unknown (no gate fails, but one cannot say: vLLM's reason) or refused (with vLLM's
-first rejection reason), then the totals.
+first rejection reason), then the totals, and how many planned classes without a recipe in recipes/models are
+sized from their checkpoint's own bytes (an index's total_size or a single weight file's size).
 
 python scripts/arch_coverage.py                 # the table and the totals
 python scripts/arch_coverage.py --format json   # one object per class
@@ -16,12 +17,8 @@ python scripts/arch_coverage.py --format json   # one object per class
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
-import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -33,6 +30,7 @@ DECODER_KINDS = {"text_generation", "multimodal", "transformers_supported"}
 # beats a published count beats none)
 FACT_FILES = ("index-metadata.json", "weight-files.json", "published-params.json")
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
+REAL = ("index-metadata.json", "weight-files.json")  # the checkpoint's own byte count, not a published estimate
 
 
 def _configs() -> dict[str, Path]:
@@ -95,25 +93,11 @@ def _gpus(config: dict[str, Any]) -> int:
 
 
 def _explain(folder: Path, gpus: int, build: str) -> tuple[int, str, str]:
-    from recipegen.cli.app import main
+    from recipegen.cli.inprocess import run
 
-    out, err = io.StringIO(), io.StringIO()
-    argv, env = sys.argv, dict(os.environ)
-    sys.argv = ["recipegen", "explain", "--gpu", "h200", "--gpus", str(gpus), "--model", str(folder)]
-    sys.argv += ["--build", build, "--format", "json"]
-    os.environ.update(OFFLINE)
-    code = 0
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                main()
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    finally:
-        sys.argv = argv
-        os.environ.clear()
-        os.environ.update(env)
-    return code, out.getvalue(), err.getvalue()
+    args = ["explain", "--gpu", "h200", "--gpus", str(gpus), "--model", str(folder), "--build", build]
+    result = run([*args, "--format", "json"], env=OFFLINE)
+    return result.code, result.out, result.err
 
 
 def measure() -> tuple[str, list[dict[str, Any]]]:
@@ -174,6 +158,12 @@ def main() -> int:
     refused = len(rows) - planned - unknown
     print(f"\n{build}: {planned} of {len(rows)} decoder classes with a config in tests/data planned, "
           f"{unknown} unknown (no gate fails; a kernel fact is missing), {refused} refused")  # fmt: skip
+    from recipegen.catalog import load
+
+    curated = {m.architecture for m in load.load().models.values()}  # classes a recipe in recipes/models covers
+    real = [r for r in rows if r["planned"] and r["class"] not in curated and r["weights_from"] in REAL]
+    print(f"{len(real)} of the planned classes without a recipe are sized from a real index total_size or single "
+          "weight file")  # fmt: skip
     return 0
 
 

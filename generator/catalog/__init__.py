@@ -8,7 +8,8 @@ users type), kinds, capability (compute capabilities), knobs, vocabulary and arg
 vocabularies and a deployment's arguments checked against them), harvest (each release's registry, parsers
 and flags read from its own code by scripts/harvest, loaded per release on first use) and harvested_builds
 (a build made on demand for a harvested release that has no hand-written file; harvested_kernels turns the
-kernel facts read from that release's wheel into its kernels and weight formats).
+kernel facts read from that release's wheel into its kernels and weight formats); diff_kv (data/diff_kv.yaml:
+how each release range runs attention whose V is narrower than its K, read from its own model file).
 
 May import: errors, frozen. Nothing here plans, renders or touches the network, Docker or the GPU.
 """

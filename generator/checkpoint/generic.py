@@ -183,6 +183,13 @@ WINDOW_SHAPE_FIELDS = (
     ("window_head_dim", ("swa_head_dim",)),
     ("window_v_head_dim", ("swa_v_head_dim",)),
 )
+# the full-attention layers' own shape where the window layers keep the base fields (Gemma 4: its
+# Gemma4TextConfig gives a full_attention layer global_head_dim and num_global_key_value_heads, which vLLM's
+# gemma4.py reads per layer through per_layer_config): (the full layers' Attention field, the config fields)
+FULL_SHAPE_FIELDS = (
+    ("num_kv_heads", ("num_global_key_value_heads",)),
+    ("head_dim", ("global_head_dim",)),
+)
 
 
 def window_pattern(c: dict[str, Any]) -> list[int] | None:

@@ -13,7 +13,7 @@ from ..catalog.schema.common import KernelOp
 from ..catalog.schema.model import MAMBA_KINDS, Attention, CompressedLayers, Indexer, LinearAttention, Moe, Need
 from .architectures import LinearKind, Rule
 from .configfields import as_int, text_config
-from .generic import WINDOW_SHAPE_FIELDS, window_pattern
+from .generic import FULL_SHAPE_FIELDS, WINDOW_SHAPE_FIELDS, window_pattern
 
 LINEAR_OPS: dict[LinearKind, KernelOp] = {
     "kda": "linear_attention.kda",
@@ -325,6 +325,13 @@ def attention_of(
             window_layers = layers - first if first is not None and first < layers else layers
         v_dim = as_int(c.get("v_head_dim")) if rule.generic else None
         shape = _window_shape(c, heads, kv, head_dim, v_dim or head_dim) if window_layers and rule.generic else {}
+        own = _full_shape(c, kv, head_dim) if rule.generic and not shape else {}
+        if own:  # the full layers state a shape of their own; the base fields are then the window layers'
+            if window_layers:
+                base = {"window_num_heads": heads, "window_num_kv_heads": kv, "window_head_dim": head_dim}
+                shape = {**base, "window_v_head_dim": v_dim or head_dim}
+            kv, head_dim = own.get("num_kv_heads", kv), own.get("head_dim", head_dim)
+            v_dim = None
         context = as_int(c.get("max_position_embeddings"))
         if window_layers is None or window is None or (context is not None and window >= context):
             window, window_layers = None, None  # a window as long as the context bounds nothing
@@ -373,6 +380,16 @@ def _window_count(c: dict[str, Any], layers: int) -> int | None:
     listed = c.get("layer_types")
     count = sum(1 for t in listed[:layers] if t == "sliding_attention") if isinstance(listed, list) else 0
     return count or None
+
+
+def _full_shape(c: dict[str, Any], kv: int, head_dim: int) -> dict[str, int]:
+    """The full-attention layers' KV heads and width where the config states them apart from the base fields,
+    which then are the window layers' (FULL_SHAPE_FIELDS), else none."""
+    base = {"num_kv_heads": kv, "head_dim": head_dim}
+    stated = {
+        name: next((v for k in keys if (v := as_int(c.get(k))) is not None), None) for name, keys in FULL_SHAPE_FIELDS
+    }
+    return {name: v for name, v in stated.items() if v is not None and v != base[name]}
 
 
 def _window_shape(c: dict[str, Any], heads: int, kv: int, k_dim: int, v_dim: int) -> dict[str, int]:

@@ -56,7 +56,9 @@ def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[float, str 
     language model — Qwen-VL's patch merger (spatial_merge_size² × width squared, then to the text width; one
     more per deepstack layer: vllm/model_executor/models/qwen2_vl.py, qwen3_vl.py), else a merge of
     spatial_merge_size² patches to one (Mistral3PatchMerger) and the two-layer projector to the text width
-    (LlavaMultiModalProjector, Mistral3MultiModalProjector). (0, None) without a vision_config; (0, why) for one
+    (LlavaMultiModalProjector, Mistral3MultiModalProjector), or Idefics3's pixel shuffle of scale_factor² patches
+    and its one linear to the text width (vllm/model_executor/models/idefics3.py). (0, None) without a
+    vision_config; (0, why) for one
     that states no depth or width."""
     vision = config.get("vision_config")
     if not isinstance(vision, dict):
@@ -95,6 +97,10 @@ def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[float, str 
         deepstack = v.get("deepstack_visual_indexes")
         mergers = 1 + (len(deepstack) if isinstance(deepstack, list) else 0)
         projector = mergers * (merged * merged + merged * out)
+    elif (shuffle := as_int(config.get("scale_factor"))) is not None and shuffle > 1:
+        # Idefics3 / SmolVLM: a pixel shuffle concatenates scale_factor² patches (no weights), then one linear to
+        # the text width (idefics3.py Idefics3SimpleMLP: vision width × scale_factor² → text width, no bias)
+        projector = shuffle * shuffle * width * text_hidden
     else:
         projector = (merged * width if merge > 1 else 0) + width * text_hidden + text_hidden * text_hidden
     return float(blocks + embed + projector), None

@@ -1,7 +1,8 @@
 """The command line, and the only package that imports typer. app.py builds the app and maps every outcome
 to an exit code; options.py holds the options the commands share (commands import it, never app.py);
 request.py turns the options into a Request; one module per command group (plan, catalog, diagnose,
-history, inspect, lint, machine) parses, calls the library and prints.
+history, inspect, lint, machine) parses, calls the library and prints; inprocess.py runs the command line
+inside a Python process for the tests and scripts/.
 
 May import: every package. Nothing imports cli.
 """

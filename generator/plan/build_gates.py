@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ..catalog import diff_kv
 from ..catalog.harvest import registers, registry_source, removed_in
 from ..catalog.schema import Deployment, Engine, Hardware, Kernel, Model, Source, Variant
 from ..catalog.schema.common import KvDtype
@@ -14,13 +15,6 @@ from ..catalog.schema.model import Need
 from ..frozen import evolve
 from .types import Details, GateResult, KernelMiss
 
-DIFF_KV_SOURCES = (
-    Source(
-        url="https://github.com/vllm-project/vllm/blob/01ed47b4166b26251895a9c298352fcdb2385149/vllm/model_executor/models/mimo_v2_flash.py",
-        note="MiMoV2Attention: where v_head_dim differs from head_dim it sets FlashAttentionDiffKVBackend's V "
-        "head size and passes that backend to Attention itself (attn_backend), bypassing the selector",
-    ),
-)
 ATTENTION_OPS = (
     "attention.gqa",
     "attention.mla",
@@ -170,12 +164,14 @@ def kernels(
     kv: tuple[KvDtype, ...],
     forced: str | None = None,
     recipe: Deployment | None = None,
+    engine: str | None = None,
 ) -> GateResult:
     """Every need must be met by some kernel of the build on this GPU (first valid in the build's order).
 
     `forced`: an attention backend the user pinned (by the engine's name); only it may serve attention.
     `recipe`: a curated recipe of this very path; its own sources are the run report that vouches for
-    kernel facts the catalog could not verify (elsewhere such a kernel leaves the gate unknown)."""
+    kernel facts the catalog could not verify (elsewhere such a kernel leaves the gate unknown).
+    `engine`: the engine's id, for how its release runs attention with V narrower than K (diff_kv)."""
     cc = hw.compute_capability
     chosen: list[tuple[str, str]] = []
     failures: list[str] = []
@@ -216,17 +212,37 @@ def kernels(
             for k in fits:
                 sources.extend(k.sources)
             continue
-        if valid and need.head_size_v is not None and not vouched:
-            # the catalog's kernel facts state one head size for K and V; vLLM's model file hands a V narrower
-            # than K to a backend it names itself (mimo_v2_flash.py: FlashAttentionDiffKVBackend), outside the
-            # selector whose harvested cases the kernels come from, so no kernel fact vouches for it
-            open_needs.append(
-                f"{need.op} ({need.why}): {build.id}'s kernel facts state no V width apart from K; a V narrower "
-                "than K runs on a backend the model file picks itself (vLLM: FlashAttentionDiffKVBackend), "
-                "which the harvested selector cases do not cover, so whether it runs here is unknown"
-            )
-            sources.extend(DIFF_KV_SOURCES)
-            continue
+        if need.head_size_v is not None and need.op == "attention.gqa" and not vouched:
+            # V narrower than K: the harvested selector cases state one head size for both, so how the release
+            # runs such a layer is read from its own model file (data/diff_kv.yaml)
+            rule = diff_kv.rule(engine or "", build)
+            if rule is not None and rule.mode == "padded":
+                pass  # V is padded to K's width: the selector's kernels at K's head size decide, as for any layer
+            elif rule is not None and rule.mode == "backends":
+                served = diff_kv.served(rule, build, hw)
+                if served is not None and not (kv and not set(kv) & set(served.kv_dtypes)):
+                    chosen.append((need.op, served.backend))
+                    sources.extend(rule.sources)
+                    takes = [d for d in served.kv_dtypes if not kv or d in kv]
+                    kv_options = takes if kv_options is None else [d for d in kv_options if d in takes]
+                    continue
+                where = rule.elsewhere or "no backend it names runs there"
+                if served is not None:
+                    where = f"{served.backend} takes no {'/'.join(kv)} KV cache ({', '.join(served.kv_dtypes)})"
+                open_needs.append(
+                    f"{need.op} ({need.why}): in {build.id}, {rule.decides}; on {cc.sm}: {where}, "
+                    "so whether it runs here is unknown"
+                )
+                sources.extend(rule.sources)
+                continue
+            else:
+                what = f"in {build.id}, {rule.decides}" if rule is not None else f"{build.id}'s release was not read"
+                open_needs.append(
+                    f"{need.op} ({need.why}): the harvested kernel facts state no V width apart from K, and {what}; "
+                    "which backend runs a V narrower than K there is not read, so whether it runs here is unknown"
+                )
+                sources.extend(rule.sources if rule is not None else ())
+                continue
         if valid:
             chosen.append((need.op, valid[0].name))
             sources.extend(valid[0].sources)

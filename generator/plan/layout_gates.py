@@ -3,8 +3,10 @@ memory (weights and KV per GPU, with host offload when the GPUs alone are too sm
 
 from __future__ import annotations
 
+from ..catalog import diff_kv
 from ..catalog.schema import Deployment, Engine, Hardware, Model, Variant
 from ..catalog.schema.common import KvDtype
+from ..catalog.schema.engine import Build
 from ..frozen import evolve
 from .checkpoint_size import variant_bytes, why_not_estimated
 from .footprint import Unplannable, footprint
@@ -69,6 +71,7 @@ def memory(
     kv: KvDtype,
     dep: Deployment | None,
     may_offload: bool = True,
+    build: Build | None = None,
 ) -> GateResult:
     """Weights per GPU + KV/state for the planned context × concurrency; the budget rides in the details.
 
@@ -93,7 +96,8 @@ def memory(
     tensor = engine.parallelism == "tensor"
     layer_split = 1 if tensor else layout.gpus_per_node
     tp = settings.tp if tensor else 1
-    fp = footprint(model, kv, tp, layer_split, engine.memory.state_slots_per_request, settings.mtp)
+    cached = diff_kv.as_cached(model, engine.id, build)  # V as wide as the release caches it
+    fp = footprint(cached, kv, tp, layer_split, engine.memory.state_slots_per_request, settings.mtp)
     if isinstance(fp, Unplannable):
         return GateResult("memory", "unknown", fp.reason)
     shards = layout.gpus if tensor else layout.gpus_per_node

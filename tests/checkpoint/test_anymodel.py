@@ -247,7 +247,7 @@ def test_quant_configs_map_to_catalog_formats(hf_env):
     }
 
 
-def test_a_hub_class_with_window_layers_of_their_own_shape_is_derived_and_its_kernel_left_unknown(hf_env):
+def test_a_hub_class_with_window_layers_of_their_own_shape_is_derived_and_planned_on_the_diff_kv_backend(hf_env):
     inspected = run_cli("inspect", "XiaomiMiMo/MiMo-V2-Flash", env=hf_env)
     assert inspected.code == 0
     assert "status derived" in inspected.out.splitlines()[0]
@@ -257,7 +257,13 @@ def test_a_hub_class_with_window_layers_of_their_own_shape_is_derived_and_its_ke
     assert "sliding window 128 on 39 layers" in inspected.out
     planned = run_cli("explain", "--gpu", "h200", "--gpus", "8", "--model", "XiaomiMiMo/MiMo-V2-Flash", env=hf_env)
     assert planned.code == 0, planned.err
-    assert "VERDICT: unknown" in planned.out and "V width 128" in planned.out
+    # V narrower than K: vLLM's mimo_v2.py hands the layers to FLASH_ATTN_DIFFKV on Hopper (data/diff_kv.yaml)
+    assert "VERDICT: runnable" in planned.out, planned.out
+    verbose = run_cli(
+        "explain", "--gpu", "h200", "--gpus", "8", "--model", "XiaomiMiMo/MiMo-V2-Flash", "--engine", "vllm",
+        "--verbose", env=hf_env,
+    )  # fmt: skip
+    assert "FLASH_ATTN_DIFFKV (attention.gqa)" in verbose.out
 
 
 # -- local folders ---------------------------------------------------------------------------------

@@ -55,12 +55,11 @@ def test_the_coverage_script_plans_every_class_without_a_recipe_on_the_newest_vl
     for r in generic.values():
         assert r["kv_bytes_per_token"] >= 0 and r["weights_gib"] > 0, r
     # MiMo-V2-Flash (window layers with KV heads of their own, V narrower than K) is laid out from its config and
-    # passes every gate it can be judged by; the kernel for K 192 / V 128 is one the catalog has no fact for
-    # (vLLM's mimo_v2_flash.py picks FlashAttentionDiffKVBackend itself), so it is unknown, never refused
+    # planned on the H200s: vLLM's mimo_v2.py hands K 192 / V 128 to FLASH_ATTN_DIFFKV there (data/diff_kv.yaml),
+    # its cache K 192 + V 128 wide on the 9 full layers, one KV head each on 8 GPUs
     mimo = by_class["MiMoV2FlashForCausalLM"]
     assert mimo["weights_from"] == "published-params.json"
-    assert not mimo["planned"] and mimo["unknown"], mimo
-    assert "K width 192 and V width 128" in mimo["reason"], mimo
+    assert mimo["planned"] and mimo["kv_bytes_per_token"] == 9 * 1 * (192 + 128) * 2, mimo
 
 
 def test_a_config_that_names_no_dtype_and_has_no_weight_files_plans_16_bit_weights(tmp_path):

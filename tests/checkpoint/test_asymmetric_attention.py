@@ -91,25 +91,74 @@ def test_mimo_v2_flash_is_derived_with_its_window_shape_and_published_size(tmp_p
     assert "attention.gqa(192/128)" in text.out
 
 
-def test_mimo_v2_flash_on_vllm_is_unknown_only_at_the_kernel_a_v_narrower_than_k_needs(tmp_path):
-    # vLLM's model file hands such layers to FlashAttentionDiffKVBackend itself, past the attention selector
-    # whose harvested cases (head sizes 64-576, K = V) the catalog's kernels come from: no fact says it runs
-    folder = _mimo(tmp_path)
+def _explained(folder: Path, gpu: str, build: str) -> dict[str, Any]:
     explained = run_cli(
-        "explain", "--gpu", "h200", "--gpus", "8", "--model", str(folder), "--build", "vllm-0.33.0",
-        "--format", "json", env=OFFLINE,
-    )  # fmt: skip
-    assert explained.code == 0, explained.err
-    doc = explained.json()
-    assert not doc["plans"]
-    assert [(r["gate"], r["outcome"]) for r in doc["rejected"]] == [("kernel", "unknown")]
-    reason = doc["reasons"][doc["rejected"][0]["reason_id"]]["reason"]
-    assert "V width 128" in reason and "unknown" in reason
-    verbose = run_cli(
-        "explain", "--gpu", "h200", "--gpus", "8", "--model", str(folder), "--build", "vllm-0.33.0", "--verbose",
+        "explain", "--gpu", gpu, "--gpus", "8", "--model", str(folder), "--build", build, "--format", "json",
         env=OFFLINE,
     )  # fmt: skip
-    assert "mimo_v2_flash.py" in verbose.out or "FlashAttentionDiffKVBackend" in verbose.out
+    assert explained.code == 0, explained.err
+    return dict(explained.json())
+
+
+def _kernel_gate(plan: dict[str, Any]) -> dict[str, Any]:
+    return next(g for g in plan["gates"] if g["gate"] == "kernel")
+
+
+@pytest.mark.parametrize(
+    ("gpu", "backend"),
+    [("h200", "FLASH_ATTN_DIFFKV"), ("a100", "TRITON_ATTN_DIFFKV"), ("l40s", "TRITON_ATTN_DIFFKV")],
+)
+def test_mimo_v2_flash_runs_on_the_backend_vllms_model_file_picks_for_a_v_narrower_than_k(tmp_path, gpu, backend):
+    # vLLM 0.33.0's mimo_v2.py hands a layer whose V is narrower than K to FLASH_ATTN_DIFFKV where FlashAttention 3
+    # or 4 is usable (9.0, 10.x), else to TRITON_ATTN_DIFFKV (any K width from 32, every capability Triton attention
+    # runs on), past the selector whose harvested cases state one width for K and V: the kernel gate says which,
+    # citing that file, and the cache keeps K 192 + V 128 per KV head
+    doc = _explained(_mimo(tmp_path), gpu, "vllm-0.33.0")
+    assert doc["plans"], doc["rejected"]
+    plan = doc["plans"][0]
+    gate = _kernel_gate(plan)
+    assert gate["outcome"] == "pass" and f"{backend} (attention.gqa)" in gate["reason"], gate
+    urls = [s["url"] for s in doc["sources"].values()]
+    assert "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/model_executor/models/mimo_v2.py" in urls
+    c = json.loads((MIMO / "config.json").read_text())
+    elem = 1 if "fp8" in plan["settings"]["kv_cache_dtype"] else 2
+    assert plan["memory"]["kv_bytes_per_token"] == _vllm_kv(c, 8, elem)[0]
+
+
+def test_mimo_v2_flash_on_the_releases_that_pad_v_caches_v_as_wide_as_k(tmp_path):
+    # vLLM 0.14.0-0.19.0's mimo_v2_flash.py pads V with zeros to head_dim and builds Attention with head_dim alone:
+    # the ordinary selector serves it at K's width, and the cache holds V 192 wide too
+    doc = _explained(_mimo(tmp_path), "h200", "vllm-0.19.0")
+    plan = doc["plans"][0]
+    assert "FLASH_ATTN" in _kernel_gate(plan)["reason"]
+    c = {**json.loads((MIMO / "config.json").read_text()), "v_head_dim": 192, "swa_v_head_dim": 192}
+    elem = 1 if "fp8" in plan["settings"]["kv_cache_dtype"] else 2
+    assert plan["memory"]["kv_bytes_per_token"] == _vllm_kv(c, 8, elem)[0] == 9 * 1 * 384 * elem
+
+
+def test_mimo_v2_flash_is_unknown_where_the_release_runs_code_not_read(tmp_path):
+    # vLLM 0.20.1-0.23.0 always use FlashAttentionDiffKVBackend: FlashAttention 3 on Hopper, else FlashAttention 2
+    # (or 4), whose support for V narrower than K was not read; SGLang's server-wide backend serves the layer
+    folder = _mimo(tmp_path)
+    assert _kernel_gate(_explained(folder, "h200", "vllm-0.21.0")["plans"][0])["outcome"] == "pass"
+    for gpu, build, cited in (
+        (
+            "a100",
+            "vllm-0.21.0",
+            "https://github.com/vllm-project/vllm/blob/v0.23.0/vllm/model_executor/models/mimo_v2.py",
+        ),
+        (
+            "h200",
+            "sglang-0.5.23",
+            "https://github.com/sgl-project/sglang/blob/v0.5.23/python/sglang/srt/models/mimo_v2.py",
+        ),
+    ):
+        doc = _explained(folder, gpu, build)
+        assert not doc["plans"]
+        assert [(r["gate"], r["outcome"]) for r in doc["rejected"]] == [("kernel", "unknown")]
+        reason = doc["reasons"][doc["rejected"][0]["reason_id"]]
+        assert "V width 128" in reason["reason"] and "unknown" in reason["reason"], reason
+        assert cited in [doc["sources"][sid]["url"] for sid in reason["sources"]], reason
 
 
 # a smaller config of the same class and traits (window layers with KV heads of their own), K and V equally

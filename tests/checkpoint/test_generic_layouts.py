@@ -36,6 +36,9 @@ without new_decoder_architecture 1; head_dim, else hidden_size // heads). Per ki
   * attention, - MLP, E MoE), so only its * layers keep KV;
 - Nemotron-NAS (DeciLM, vllm/model_executor/models/nemotron_nas.py): block_configs per layer; a layer whose
   attention is no_op has none, the others num_attention_heads // n_heads_in_group KV heads;
+- full layers of a shape of their own (Gemma 4, vllm/model_executor/models/gemma4.py: each layer's head_dim and
+  KV heads from the config's per_layer_config, global_head_dim and num_global_key_value_heads on a full_attention
+  layer): K and V of that shape on the full layers per token, the window layers' base shape per request;
 - multi-head latent attention (MLAAttentionSpec, vllm/model_executor/models/deepseek_v2.py): one latent of
   kv_lora_rank + qk_rope_head_dim per layer and token, the same on every GPU (it is not split by heads).
 """
@@ -154,32 +157,35 @@ def _kv_heads(c: dict[str, Any]) -> int:
 # full: every layer; layer_types: the layers typed full_attention; gemma2: every other layer (gemma2.py);
 # window: none, the model-level sliding_window windows every layer; block_configs: the NAS blocks whose attention
 # is not no_op (nemotron_nas.py); pattern: the * layers of hybrid_override_pattern (nemotron_h.py);
-# full_attn_idxs: the attention layers of a short-conv hybrid (lfm2.py); mla: one latent per layer (deepseek_v2.py).
+# full_attn_idxs: the attention layers of a short-conv hybrid (lfm2.py); mla: one latent per layer (deepseek_v2.py);
+# global: the layers typed full_attention, each num_global_key_value_heads × global_head_dim (gemma4.py's
+# per_layer_config), the window layers keeping the base shape per request.
 KV_RULE = {
-    "BailingMoeForCausalLM": "full", "BloomForCausalLM": "full", "ChatGLMForConditionalGeneration": "full",
-    "ChatGLMModel": "full", "CohereForCausalLM": "full", "DbrxForCausalLM": "full",
-    "DeciLMForCausalLM": "block_configs", "DeepseekForCausalLM": "full", "DeepseekOCR2ForCausalLM": "full",
-    "DeepseekOCRForCausalLM": "full", "DeepseekV2ForCausalLM": "mla", "Ernie4_5_ForCausalLM": "full",
-    "FalconForCausalLM": "full", "FuyuForCausalLM": "full", "GPT2LMHeadModel": "full",
+    "BaichuanForCausalLM": "full", "BailingMoeForCausalLM": "full", "BloomForCausalLM": "full",
+    "ChatGLMForConditionalGeneration": "full", "ChatGLMModel": "full", "CohereForCausalLM": "full",
+    "DbrxForCausalLM": "full", "DeciLMForCausalLM": "block_configs", "DeepseekForCausalLM": "full",
+    "DeepseekOCR2ForCausalLM": "full", "DeepseekOCRForCausalLM": "full", "DeepseekV2ForCausalLM": "mla",
+    "Ernie4_5_ForCausalLM": "full", "FalconForCausalLM": "full", "FuyuForCausalLM": "full", "GPT2LMHeadModel": "full",
     "GPTBigCodeForCausalLM": "full", "GPTJForCausalLM": "full", "GPTNeoXForCausalLM": "full",
-    "Gemma2ForCausalLM": "gemma2", "GemmaForCausalLM": "full", "GraniteMoeForCausalLM": "full",
-    "HunYuanMoEV1ForCausalLM": "full", "InternLM2ForCausalLM": "full", "InternLMForCausalLM": "full",
-    "InternVLChatModel": "full", "Lfm2ForCausalLM": "full_attn_idxs",
-    "LightOnOCRForConditionalGeneration": "layer_types", "MPTForCausalLM": "full", "MiMoForCausalLM": "full",
-    "MiniCPMV": "full", "MixtralForCausalLM": "full", "NemotronHForCausalLM": "pattern", "Olmo2ForCausalLM": "full",
-    "OlmoeForCausalLM": "full", "PaliGemmaForConditionalGeneration": "full", "PanguEmbeddedForCausalLM": "full",
-    "PhiForCausalLM": "full", "PhiMoEForCausalLM": "window", "QWenLMHeadModel": "full",
-    "Qwen2MoeForCausalLM": "full", "Qwen2VLForConditionalGeneration": "full",
-    "Qwen2_5_VLForConditionalGeneration": "full", "Qwen3_5ForCausalLM": "layer_types",
-    "Qwen3_5MoeForConditionalGeneration": "layer_types", "SmolLM3ForCausalLM": "layer_types",
-    "StableLMEpochForCausalLM": "full", "StableLmForCausalLM": "full", "Starcoder2ForCausalLM": "window",
+    "Gemma2ForCausalLM": "gemma2", "Gemma4ForConditionalGeneration": "global", "GemmaForCausalLM": "full",
+    "GraniteMoeForCausalLM": "full", "HunYuanMoEV1ForCausalLM": "full", "Idefics3ForConditionalGeneration": "full",
+    "InternLM2ForCausalLM": "full", "InternLMForCausalLM": "full", "InternVLChatModel": "full",
+    "Lfm2ForCausalLM": "full_attn_idxs", "LightOnOCRForConditionalGeneration": "layer_types", "MPTForCausalLM": "full",
+    "MiMoForCausalLM": "full", "MiniCPMV": "full", "MixtralForCausalLM": "full", "NemotronHForCausalLM": "pattern",
+    "OPTForCausalLM": "full", "Olmo2ForCausalLM": "full", "OlmoeForCausalLM": "full",
+    "PaliGemmaForConditionalGeneration": "full", "PanguEmbeddedForCausalLM": "full", "PhiForCausalLM": "full",
+    "PhiMoEForCausalLM": "window", "QWenLMHeadModel": "full", "Qwen2MoeForCausalLM": "full",
+    "Qwen2VLForConditionalGeneration": "full", "Qwen2_5_VLForConditionalGeneration": "full",
+    "Qwen3_5ForCausalLM": "layer_types", "Qwen3_5MoeForConditionalGeneration": "layer_types",
+    "SmolLM3ForCausalLM": "layer_types", "StableLMEpochForCausalLM": "full", "StableLmForCausalLM": "full",
+    "Starcoder2ForCausalLM": "window",
 }  # fmt: skip
 
 
 def _kv_layers(c: dict[str, Any], rule: str) -> int:
     """The layers that keep K and V per context token, by the class's rule."""
     layers = int(_field(c, "num_hidden_layers"))
-    if rule == "layer_types":
+    if rule in ("layer_types", "global"):
         return sum(1 for t in c["layer_types"][:layers] if t == "full_attention")
     if rule == "block_configs":
         return sum(1 for b in c["block_configs"][:layers] if not b["attention"]["no_op"])
@@ -268,6 +274,8 @@ def test_a_class_without_a_recipe_is_planned_from_its_config(tmp_path, arch):
     per_element = 1 if "fp8" in plan.get("kv_dtype", "") else 2
     per_gpu = max(1, kv // tp)  # vLLM: max(1, total KV heads // tensor parallel size)
     rule = KV_RULE[arch]
+    if rule == "global":  # the full layers' own shape: vLLM's gemma4.py reads it per layer (per_layer_config)
+        per_gpu, head_dim = max(1, c["num_global_key_value_heads"] // tp), c["global_head_dim"]
     expected = _kv_layers(c, rule) * 2 * per_gpu * head_dim * per_element
     if rule == "mla":  # one latent per layer, whatever the split
         expected = _kv_layers(c, "full") * (c["kv_lora_rank"] + c["qk_rope_head_dim"]) * per_element
@@ -538,3 +546,30 @@ def test_a_nas_block_replaced_by_a_linear_layer_is_named_in_one_line(tmp_path):
     planned = run_cli("--gpu", "h200", "--gpus", "8", "--model", str(folder), env=OFFLINE)
     assert planned.code != 0 and "Traceback" not in planned.err
     assert "config.json: block_configs[3] replaces a block with a linear layer" in planned.err
+
+
+def test_a_pixel_shuffle_projector_is_counted_at_its_width(tmp_path):
+    # SmolVLM-256M-Instruct (Idefics3): its projector takes scale_factor² SigLIP patches (768 wide each) to the
+    # text width in one linear (idefics3.py Idefics3SimpleMLP), 7.1M of its 256.5M parameters; the plain
+    # projector reading left the count 2.9 % short of the file
+    folder = _folder(tmp_path, "Idefics3ForConditionalGeneration")
+    c = json.loads((folder / "config.json").read_text())
+    report = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE)
+    assert report.code == 0, report.err
+    projector = c["vision_config"]["hidden_size"] * c["scale_factor"] ** 2 * c["text_config"]["hidden_size"]
+    assert projector == 768 * 16 * 576
+    file_params = _total("Idefics3ForConditionalGeneration") / 2  # bfloat16; the header is a few kB
+    assert report.json()["derived"]["params_total_b"] * 1e9 == pytest.approx(file_params, rel=0.005)
+
+
+def test_full_layers_with_a_shape_of_their_own_keep_it_and_the_window_layers_the_base_one(tmp_path):
+    # gemma-4-31B-it: its 10 full_attention layers are num_global_key_value_heads 4 × global_head_dim 512, its 50
+    # sliding layers num_key_value_heads 16 × head_dim 256 (gemma4.py reads each layer's shape from
+    # per_layer_config); the cache grows per token only in the full layers, the window layers per request
+    folder = _folder(tmp_path, "Gemma4ForConditionalGeneration")
+    att = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE).json()["derived"]["attention"]
+    assert (att["num_kv_heads"], att["head_dim"]) == (4, 512)
+    assert (att["window_num_kv_heads"], att["window_head_dim"], att["sliding_window_layers"]) == (16, 256, 50)
+    memory = _explain_on_vllm(folder, 8).json()["plans"][0]["memory"]
+    assert memory["kv_bytes_per_token"] == 10 * 1 * (512 + 512) * 2
+    assert memory["per_request_bytes"] == 50 * 2 * (256 + 256) * 2 * 1024

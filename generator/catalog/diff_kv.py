@@ -1,0 +1,128 @@
+"""How an engine release runs attention whose V is narrower than its K (data/diff_kv.yaml, read from each
+release range's own model file): which backend serves such a layer on a GPU, or why that is not known, and how
+wide the release caches V. The harvested selector cases state one head size for K and V, so the planner's
+kernel and memory gates ask here instead."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..frozen import evolve
+from .harvest import release_key
+from .schema import Hardware, Kernel, Model, Source
+from .schema.common import KvDtype
+from .schema.engine import Build
+
+Mode = Literal["padded", "backends", "server"]
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    sm: tuple[str, ...] | None  # capability terms; None: those of the build's kernel `same_as`
+    same_as: str | None
+    same_as_kv: str | None
+    kv_dtypes: tuple[KvDtype, ...] | None
+    note: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    engine: str
+    first: tuple[int, ...]
+    last: tuple[int, ...]
+    mode: Mode
+    decides: str
+    backends: tuple[Backend, ...]
+    elsewhere: str | None
+    sources: tuple[Source, ...]
+
+
+@dataclass(frozen=True)
+class Served:
+    """The backend that serves the layer on this GPU, with the KV cache dtypes it takes."""
+
+    backend: str
+    kv_dtypes: tuple[KvDtype, ...]
+    note: str
+
+
+def _rule(engine: str, row: dict[str, Any]) -> Rule:
+    first, last = (release_key(str(v)) for v in row["releases"])
+    if first is None or last is None:
+        raise ValueError(f"data/diff_kv.yaml: {engine}: releases {row['releases']!r} are not versions")
+    backends = tuple(
+        Backend(
+            name=str(b["name"]),
+            sm=tuple(str(t) for t in b["sm"]) if "sm" in b else None,
+            same_as=b.get("same_as"),
+            same_as_kv=b.get("same_as_kv") or b.get("same_as"),
+            kv_dtypes=tuple(b["kv_dtypes"]) if "kv_dtypes" in b else None,
+            note=str(b.get("note", "")),
+        )
+        for b in row.get("backends") or ()
+    )
+    sources = tuple(Source(url=s["url"], note=s.get("note")) for s in row["sources"])
+    return Rule(engine, first, last, row["mode"], str(row["decides"]), backends, row.get("elsewhere"), sources)
+
+
+@functools.cache
+def _rules() -> tuple[Rule, ...]:
+    from importlib import resources
+
+    import yaml
+
+    text = resources.files("recipegen.data").joinpath("diff_kv.yaml").read_text(encoding="utf-8")
+    return tuple(_rule(engine, row) for engine, rows in yaml.safe_load(text).items() for row in rows)
+
+
+def rule(engine: str, build: Build) -> Rule | None:
+    """The rule read for this build's release; None where its release was not read (or it is a fork, whose
+    model file may differ from the release's)."""
+    key = release_key(build.version)
+    if key is None or build.provenance == "fork":
+        return None
+    return next((r for r in _rules() if r.engine == engine and r.first <= key <= r.last), None)
+
+
+def _kernel(build: Build, name: str | None, hw: Hardware) -> Kernel | None:
+    """The build's attention.gqa kernel of that engine name (its first word) for this GPU's capability."""
+    if name is None:
+        return None
+    cc = hw.compute_capability
+    return next(
+        (k for k in build.kernels if k.name.split(" ", 1)[0] == name and k.provides == "attention.gqa" and cc in k.sm),
+        None,
+    )
+
+
+def served(found: Rule, build: Build, hw: Hardware) -> Served | None:
+    """The first of the rule's backends that runs on this GPU (mode backends), else None."""
+    from .capability import capability_set
+
+    for b in found.backends:
+        like = _kernel(build, b.same_as, hw)
+        if b.sm is not None:
+            if hw.compute_capability not in capability_set(b.sm):
+                continue
+        elif like is None:
+            continue  # the build states no such kernel on this GPU
+        kv_like = _kernel(build, b.same_as_kv, hw)
+        stated = tuple(kv_like.kv_dtypes or ()) if kv_like is not None else ()
+        # the backend's own list, as far as the kernel it is built on takes it on this GPU
+        kv = tuple(d for d in b.kv_dtypes if not stated or d in stated) if b.kv_dtypes else stated
+        return Served(b.name, kv or ("bf16",), b.note)
+    return None
+
+
+def as_cached(model: Model, engine: str, build: Build | None) -> Model:
+    """The model as the release caches it: where it pads V to K's width (mode padded), V is cached that wide."""
+    att = model.attention
+    if build is None or (att.v_head_dim is None and att.window_v_head_dim is None) or att.kind != "gqa":
+        return model
+    found = rule(engine, build)
+    if found is None or found.mode != "padded":
+        return model
+    return evolve(model, attention=evolve(att, v_head_dim=None, window_v_head_dim=None))
