@@ -61,3 +61,35 @@ def test_validate_reads_the_pp_defect_and_lint_flags_pipeline_parallel_over_the_
     tp = tuple("--tensor-parallel-size" if a == "--pipeline-parallel-size" else a for a in command)
     clean = cli("lint", "--gpu", "gb10", "--nodes", "2", "--build", AVAROK, "--format", "json", "--", *tp)
     assert not [f for f in clean.json()["findings"] if f["code"] == "defect" and "Ray channel" in f["why"]]
+
+
+# --- gpt-oss MXFP4 on DGX Spark: Marlin's wrong first Harmony token (vllm#41477 on 0.20.0, #37030) --------------------
+
+GPTOSS_GB10 = "vllm-gb10-gptoss-mxfp4-marlin-null-output"
+
+
+def test_gpt_oss_mxfp4_on_gb10_is_blocked_from_0_20_1_to_0_22_and_rtx_pro_6000_is_not_hit(cli):
+    engine = history_of(cli, "vllm", "gb10", "gpt-oss-120b", 1, "--variant", "mxfp4")
+    builds = verdicts(engine)
+    for carrying in ("vllm-0.20.1", "vllm-0.21.0", "vllm-0.22.0"):
+        assert GPTOSS_GB10 in builds[carrying]["defects"] and builds[carrying]["verdict"] == "blocked", carrying
+    assert GPTOSS_GB10 not in builds["vllm-0.23.0"]["defects"] and builds["vllm-0.23.0"]["verdict"] == "runnable"
+    assert GPTOSS_GB10 not in builds["vllm-0.15.1"]["defects"]
+    pro = verdicts(history_of(cli, "vllm", "rtx-pro-6000", "gpt-oss-120b", 1, "--variant", "mxfp4"))
+    assert GPTOSS_GB10 not in pro["vllm-0.22.0"]["defects"]
+
+
+def test_a_gb10_plan_pinned_to_0_22_is_refused_naming_the_defect_and_lint_flags_the_command(cli):
+    doc = explain(
+        cli, "--gpu", "gb10", "--gpus", "1", "--model", "gpt-oss-120b", "--variant", "mxfp4", "--build", "vllm-0.22.0"
+    )
+    assert not doc["plans"]
+    reasons = " ".join(doc["reasons"][r["reason_id"]]["reason"] for r in doc["rejected"])
+    assert GPTOSS_GB10 in reasons and "Harmony" in reasons
+    command = ("vllm", "serve", "openai/gpt-oss-120b", "--max-model-len", "32768", "--tool-call-parser", "openai")
+    command += ("--reasoning-parser", "openai_gptoss", "--enable-auto-tool-choice")
+    doc = cli("lint", "--gpu", "gb10", "--build", "vllm-0.22.0", "--format", "json", "--", *command)
+    assert doc.code in (0, 1), doc.err
+    assert [f for f in doc.json()["findings"] if f["code"] == "defect" and "Harmony" in f["why"]]
+    later = cli("lint", "--gpu", "gb10", "--build", "vllm-0.23.0", "--format", "json", "--", *command)
+    assert not [f for f in later.json()["findings"] if f["code"] == "defect" and "Harmony" in f["why"]]
