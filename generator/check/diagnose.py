@@ -18,6 +18,7 @@ from dataclasses import field, replace
 from typing import Any
 
 from ..bounds import MAX_LOG_LINE
+from ..catalog.capability import Capability, CapabilitySet
 from ..catalog.index import Catalog
 from ..catalog.schema import Build, Defect, Fingerprint
 from ..frozen import frozen
@@ -138,7 +139,30 @@ def _clean(text: str) -> str:
     return "\n".join(line[:MAX_LOG_LINE] for line in text.split("\n"))
 
 
-def defect_fingerprints(catalog: Catalog) -> list[Fingerprint]:
+@frozen
+class DefectFingerprint:
+    """A build defect's log line as a fingerprint, with what decides whether a log can show it: the builds that
+    carry it and the GPUs it hits."""
+
+    fingerprint: Fingerprint
+    builds: frozenset[str]
+    sm: CapabilitySet | None
+
+    def fits(self, engine: str | None, release: str | None, capability: str | None) -> bool:
+        """False when the log itself rules the defect out: it ran a release of this engine (the version line
+        names it exactly, not a build between two) that does not carry the defect, or a GPU the defect does not
+        hit. A line two defects share then names the one that fits the run."""
+        if release is not None and engine in (self.fingerprint.engines or []) and release not in self.builds:
+            return False
+        if self.sm is None or capability is None:
+            return True
+        try:
+            return Capability.parse(capability) in self.sm
+        except ValueError:  # a capability the log wrote oddly rules nothing out
+            return True
+
+
+def defect_fingerprints(catalog: Catalog) -> list[DefectFingerprint]:
     """The known defects of engine builds that say what the engine prints, as fingerprints: one per defect,
     naming every build that carries it (a release inherits its parent's defects), the first one first."""
     from ..plan.defects import scope_text
@@ -151,7 +175,7 @@ def defect_fingerprints(catalog: Catalog) -> list[Fingerprint]:
                 key = (engine.id, defect.id, defect.log_line)
                 carriers.setdefault(key, []).append(build)
                 found.setdefault(key, defect)
-    out: list[Fingerprint] = []
+    out: list[DefectFingerprint] = []
     for key, carrying in carriers.items():
         engine_id, _, log_line = key
         defect = found[key]
@@ -160,19 +184,18 @@ def defect_fingerprints(catalog: Catalog) -> list[Fingerprint]:
         fixed = f"; fixed in {defect.fixed_in}" if defect.fixed_in else ""
         which = ", ".join(f"{b.id} ({b.released})" for b in builds)
         scoped = f"; only with {scope_text(defect)}" if defect.scoped else ""
-        out.append(
-            Fingerprint(
-                id=f"{builds[0].id}+{defect.id}",
-                title=f"a known {defect.symptom} defect of {', '.join(b.id for b in builds)}",
-                engines=[engine_id],
-                pattern=re.escape(log_line),
-                stage="oom" if defect.symptom == "oom" else "other",
-                gate=defect.gate,
-                explanation=f"{defect.title} — {which}{fixed}{scoped}.",
-                fix=fix,
-                sources=defect.sources,
-            )
+        fingerprint = Fingerprint(
+            id=f"{builds[0].id}+{defect.id}",
+            title=f"a known {defect.symptom} defect of {', '.join(b.id for b in builds)}",
+            engines=[engine_id],
+            pattern=re.escape(log_line),
+            stage="oom" if defect.symptom == "oom" else "other",
+            gate=defect.gate,
+            explanation=f"{defect.title} — {which}{fixed}{scoped}.",
+            fix=fix,
+            sources=defect.sources,
         )
+        out.append(DefectFingerprint(fingerprint, frozenset(b.id for b in builds), defect.sm))
     return out
 
 
@@ -283,7 +306,11 @@ def diagnose_log(catalog: Catalog, text: str, hints: Hints | None = None) -> Dia
     facts = read_facts(catalog, text, hints)
     matches: list[Match] = []
     # a build's own known defect is more specific than a catalog fingerprint of the same line (stable sort below)
-    for fp in [*defect_fingerprints(catalog), *catalog.fingerprints.values()]:
+    release = facts.build if facts.build and catalog.build(facts.build)[1].version == facts.version else None
+    # only a GPU the log or --gpu names: a bare capability may be a kernel's family ("on sm120" on a GB10)
+    gpu = str(facts.hardware.compute_capability) if facts.hardware is not None and facts.gpu_named else None
+    own = [d.fingerprint for d in defect_fingerprints(catalog) if d.fits(facts.engine, release, gpu)]
+    for fp in [*own, *catalog.fingerprints.values()]:
         if not _applies(fp, facts):
             continue
         found = _first_line_match(fp.pattern, text)

@@ -45,6 +45,7 @@ class LogFacts:
     architecture: str | None = None
     served_name: str | None = None
     capability: str | None = None  # the run's own compute capability, dotted
+    gpu_named: bool = False  # the GPU is named (the log's device line or --gpu), not guessed from a capability
     pp: int | None = None
     nodes: int | None = None
     memory_utilization: float | None = None
@@ -208,8 +209,10 @@ def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
         model, model_text = _log_model(catalog, raw.model_texts, text)
     hardware = _hinted_gpu(catalog, hints.gpu, warnings) if hints.gpu else None
     gpu_text = f"--gpu {hints.gpu}" if hardware is not None else None
+    gpu_named = hardware is not None
     if hardware is None:
         hardware, gpu_text = _log_gpu(catalog, raw.gpu_texts, raw.capability)
+        gpu_named = hardware is not None and gpu_text in raw.gpu_texts
     cc = raw.capability or (str(hardware.compute_capability) if hardware is not None else None)
     return LogFacts(
         engine=raw.engine,
@@ -226,6 +229,7 @@ def read_facts(catalog: Catalog, text: str, hints: Hints) -> LogFacts:
         architecture=raw.architecture,
         served_name=raw.served_name,
         capability=cc,
+        gpu_named=gpu_named,
         pp=raw.pp,
         nodes=raw.nodes,
         memory_utilization=raw.memory_utilization,

@@ -46,10 +46,13 @@ def test_lint_points_at_the_tp_flag_and_is_quiet_once_the_command_forces_triton(
     assert not defect_findings(lint(cli, *base, "--tensor-parallel-size", "4"), "gibberish")
 
 
-def test_history_at_two_b200s_shows_the_tp_defect_on_0_14_only(cli):
+def test_history_at_two_b200s_shows_the_tp_defect_on_0_13_and_0_14_only(cli):
+    """vllm#31422: reported on 0.13.0 (RTX PRO 6000, gpt-oss-120b) and reproduced on v0.14.0 (B200, gpt-oss-20b)."""
     builds = verdicts(history_of(cli, "vllm", "b200", "gpt-oss-20b", 2))
-    assert GPTOSS_TP2 in builds["vllm-0.14.0"]["defects"]
-    assert GPTOSS_TP2 not in builds["vllm-0.13.0"]["defects"] and GPTOSS_TP2 not in builds["vllm-0.15.1"]["defects"]
+    assert GPTOSS_TP2 in builds["vllm-0.14.0"]["defects"] and GPTOSS_TP2 in builds["vllm-0.13.0"]["defects"]
+    assert GPTOSS_TP2 not in builds["vllm-0.12.0"]["defects"] and GPTOSS_TP2 not in builds["vllm-0.15.1"]["defects"]
+    pro = verdicts(history_of(cli, "vllm", "rtx-pro-6000", "gpt-oss-120b", 2))
+    assert GPTOSS_TP2 in pro["vllm-0.13.0"]["defects"] and GPTOSS_TP2 not in pro["vllm-0.11.1"]["defects"]
     assert GPTOSS_TP2 not in verdicts(history_of(cli, "vllm", "b200", "gpt-oss-20b", 1))["vllm-0.14.0"]["defects"]
 
 

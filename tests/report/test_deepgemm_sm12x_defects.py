@@ -52,3 +52,42 @@ def test_diagnose_maps_the_unknown_recipe_assertion_on_gb10(cli, tmp_path):
     )
     result = cli("diagnose", str(log), "--gpu", "gb10", "--model", "deepseek-r1", "--format", "json")
     assert D024 in result.out and "VLLM_USE_DEEP_GEMM=0" in result.out
+
+
+# --- 0.28.0 and later bundle a DeepGEMM with SM120 kernels (read in the 0.28.0-0.33.0 wheels) ------------------------
+
+
+def test_history_shows_the_0_27_defect_fixed_in_0_28_and_absent_through_the_later_releases(cli):
+    for gpu in ("rtx-pro-6000", "gb10"):
+        builds = verdicts(history_of(cli, "vllm", gpu, "deepseek-r1", 8, "--variant", "fp8"))
+        assert D027 in builds["vllm-0.27.1"]["defects"], gpu
+        for later in ("vllm-0.28.0", "vllm-0.29.0", "vllm-0.30.0", "vllm-0.31.0", "vllm-0.33.0"):
+            assert not {D024, D027} & set(builds[later]["defects"]), (gpu, later)
+    plan = explain(cli, *R1_GB10, "--build", "vllm-0.28.0")["plans"][0]
+    assert not {D024, D027} & set(defect_ids(plan))
+    assert all(e["name"] != "VLLM_USE_DEEP_GEMM" for e in plan["env"])
+    before = explain(cli, *R1_GB10, "--build", "vllm-0.27.1")["plans"][0]
+    (defect,) = [d for d in before["build_defects"] if d["id"] == D027]
+    assert defect["fixed_in"] == "vllm-0.28.0" and defect["log_line"] == "Unknown SF transformation"
+
+
+def _sf_log(tmp_path, version: str):
+    log = tmp_path / f"engine-{version}.log"
+    log.write_text(
+        f"INFO 08-27 10:00:00 [api_server.py:1] vLLM API server version {version}\n"
+        "RuntimeError: Assertion error (/workspace/.deps/deepgemm-src/csrc/apis/layout.hpp:59): "
+        "Unknown SF transformation\n",
+        encoding="utf-8",
+    )
+    return log
+
+
+def test_diagnose_names_the_0_27_defect_for_a_0_27_1_log_and_not_for_a_log_of_a_release_without_it(cli, tmp_path):
+    hit = cli("diagnose", str(_sf_log(tmp_path, "0.27.1")), "--gpu", "rtx-pro-6000", "--format", "json")
+    assert D027 in hit.out and "VLLM_USE_DEEP_GEMM=0" in hit.out and "vllm-0.28.0" in hit.out
+    # 0.24.0 printed the same message and does not carry the 0.27.1 defect: the generic DeepGEMM fingerprint explains it
+    other = cli("diagnose", str(_sf_log(tmp_path, "0.24.0")), "--gpu", "rtx-pro-6000", "--format", "json")
+    assert D027 not in other.out and "deepgemm-unsupported-arch" in other.out
+    # an H200 is not a GPU the defect hits
+    hopper = cli("diagnose", str(_sf_log(tmp_path, "0.27.1")), "--gpu", "h200", "--format", "json")
+    assert D027 not in hopper.out and "deepgemm-unsupported-arch" in hopper.out
