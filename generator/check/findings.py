@@ -16,6 +16,7 @@ from ..catalog.schema.engine import Build, Defect
 from ..catalog.vocabulary import ParsedArgs, Vocabulary
 from ..frozen import frozen
 from ..plan.build_gates import backend_name
+from ..plan.flags import kv_choices
 from ..plan.offload import OffloadPlan
 from ..plan.types import Candidate, GateId, GateResult, Layout, Request, Settings
 
@@ -136,8 +137,20 @@ def _scope_flag(engine: Engine, defect: Defect, parsed: ParsedArgs, vocab: Vocab
         named = [flag for flag in spellings if flag]
         if scope is None or not named:
             continue
+        if scope is defect.kv_dtypes:
+            return _kv_flag(engine, defect, parsed, vocab)
         return next((flag for flag in named if parsed.given(vocab, flag)), named[0])
     return None
+
+
+def _kv_flag(engine: Engine, defect: Defect, parsed: ParsedArgs, vocab: Vocabulary) -> str | None:
+    """The KV-cache flag whose dtype the defect names: K's, or V's where the engine types the V cache apart."""
+    f = engine.flags
+    for flag in (f.kv_cache_dtype, f.kv_cache_dtype_v if defect.kv_v_alone else None):
+        value = parsed.get(vocab, flag) if flag else None
+        if value is not None and set(kv_choices(engine, value)) & set(defect.kv_dtypes or ()):
+            return flag
+    return f.kv_cache_dtype
 
 
 def _defect_finding(engine: Engine, build: Build, defect: Defect, scope_flag: str | None) -> Finding:

@@ -78,7 +78,7 @@ def in_scope(
         settings.speculative is None or settings.speculative_tokens not in defect.speculative_tokens
     ):
         return False
-    if defect.kv_dtypes is not None and kv not in defect.kv_dtypes:
+    if defect.kv_dtypes is not None and kv not in defect.kv_dtypes and not v_cache_hits(defect, settings):
         return False
     if defect.dcp is not None and (settings.dcp > 1) != defect.dcp:
         return False
@@ -87,6 +87,12 @@ def in_scope(
     if defect.cuda_graphs is not None and settings.cuda_graphs != defect.cuda_graphs:
         return False
     return defect.batch is None or settings.concurrency in defect.batch
+
+
+def v_cache_hits(defect: Defect, settings: Settings) -> bool:
+    """A command's V cache, typed apart from K, is in a dtype the defect names (a quantized V alone is enough for
+    some defects)."""
+    return defect.kv_v_alone and any(v in (defect.kv_dtypes or ()) for v in settings.kv_fixed_v)
 
 
 def scope_methods(defect: Defect) -> set[str | None]:

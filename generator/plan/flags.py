@@ -135,6 +135,7 @@ def settings_from_args(engine: Engine, args: list[tuple[str, str | None]], layou
     concurrency = _knob("max_concurrency", values.get("max_concurrency"))
     fraction = _knob("memory_fraction", values.get("memory_fraction"))
     kv_name = values.get("kv_cache_dtype")
+    kv_name_v = values.get("kv_cache_dtype_v")
     dcp = _knob("decode_context_parallel", values.get("decode_context_parallel"))
     pp = _knob("pipeline_parallel", values.get("pipeline_parallel"))
     dp = _knob("data_parallel", values.get("data_parallel"))
@@ -145,6 +146,7 @@ def settings_from_args(engine: Engine, args: list[tuple[str, str | None]], layou
         tp=tp if isinstance(tp, int) else (layout.gpus if engine.parallelism == "tensor" else 1),
         ep="expert_parallel" in values,
         kv_fixed=kv_choices(engine, kv_name) if kv_name else (),
+        kv_fixed_v=kv_choices(engine, kv_name_v) if kv_name_v else (),
         context=context if isinstance(context, int) else None,
         context_auto=context == knobs.AUTO,
         concurrency=concurrency if isinstance(concurrency, int) else None,

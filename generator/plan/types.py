@@ -105,6 +105,8 @@ class Settings:
     ep: bool = False
     kv_dtype: KvDtype | None = None
     kv_fixed: tuple[KvDtype, ...] = ()  # a recipe's KV spelling: the dtypes it may stand for
+    # a command's V-cache spelling where the engine types K and V apart (llama-server --cache-type-v): its dtypes
+    kv_fixed_v: tuple[KvDtype, ...] = ()
     context: int | None = None
     context_auto: bool = False
     concurrency: int | None = None

@@ -262,6 +262,9 @@ class Defect(Sourced):
     moe: bool | None = None  # true: only mixture-of-experts models; false: only dense ones
     # the configuration it hits (the plan's or the command's flags); unset: every configuration
     kv_dtypes: list[KvDtype] | None = None  # KV cache dtypes it hits
+    # true: a V cache in kv_dtypes hits it even when K is in another dtype (engines that type the V cache apart,
+    # llama-server's --cache-type-v); false: the K cache's dtype decides
+    kv_v_alone: bool = False
     dcp: bool | None = None  # true: only with decode context parallel (size > 1); false: only without
     speculative: list[Word] | None = None  # speculative methods it hits (mtp, eagle, eagle3, ngram …)
     cuda_graphs: bool | None = None  # true: only with CUDA graphs on; false: only when run eagerly
@@ -295,6 +298,8 @@ class Defect(Sourced):
             raise ValueError("speculative: name at least one method, or leave it out")
         if self.kv_dtypes is not None and not self.kv_dtypes:
             raise ValueError("kv_dtypes: name at least one KV dtype, or leave it out")
+        if self.kv_v_alone and self.kv_dtypes is None:
+            raise ValueError("kv_v_alone: name the V-cache dtypes it hits in kv_dtypes")
         if self.host_arch is not None and not self.host_arch:
             raise ValueError("host_arch: name at least one of x86_64, aarch64, or leave it out")
 
