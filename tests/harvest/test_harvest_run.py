@@ -231,9 +231,19 @@ def test_the_stand_in_driver_library_serves_the_release_put_before_the_venv(tmp_
         "print(sorted(s._driver_symbols(('sgl_kernel',))))"
     )
     env = {**os.environ, "PYTHONPATH": str(overlay.parent)}
+    env.pop("TRITON_LIBCUDA_PATH", None)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "['cuMemAddressFree']"
+    # the stand-in built for it is also where Triton 3.3 (vLLM 0.10.x) looks for the driver library
+    stub = tmp_path / "stub"
+    code = (
+        f"import os, sys; sys.path.insert(0, {str(ROOT / 'scripts' / 'harvest')!r}); import simulated_gpu as s; "
+        f"print(s.ensure_libcuda({str(stub)!r}), os.environ['TRITON_LIBCUDA_PATH'])"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [str(stub / "libcuda.so.1"), str(stub)]
 
 
 def test_a_selector_without_a_sliding_window_input_answers_windowed_layers_as_plain_ones(tmp_path):
