@@ -50,6 +50,11 @@ SELECTOR_FROM_POST_INIT = (
     "_get_default_attn_backend, the attention-backend, DSA, KV-cache, page-size and linear-attention handlers) for a "
     "stand-in model folder (config.json only) per shape"
 )
+# vLLM 0.11.0 and older: an if/else chain that returns one class path (vllm_chain.py)
+SELECTOR_FROM_CHAIN = (
+    "vllm/platforms/cuda.py: CudaPlatform.get_attn_backend_cls (an if/else chain: the chosen backend only, per "
+    "block size; no candidate list, no reasons) with the block size from CudaPlatform.check_and_update_config"
+)
 RAN_TABLES = ("attention_selector", "quantization")
 QUANT_FROM = {
     "vllm": "vllm/model_executor/layers/quantization: get_quantization_config(m).get_min_capability() for "
@@ -262,11 +267,14 @@ def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str, jobs
         reasons, cases = _compact_cases(rows)
         first = selector[ran_caps[0]]
         out["attention_selector"] = {
-            "from": SELECTOR_FROM_POST_INIT if first.get("resolved_in") == "__post_init__" else SELECTOR_FROM[engine],
+            "from": _selector_from(engine, first),
             "capabilities": ran_caps,
             "dtype": "bfloat16",
             **(
-                {"imports": {str(c): selector[c]["imports"] for c in ran_caps if selector[c]["imports"]}}
+                {
+                    "imports": {str(c): selector[c]["imports"] for c in ran_caps if selector[c]["imports"]},
+                    **({"chain": first["chain"]} if "chain" in first else {}),
+                }
                 if engine == "vllm"
                 else {
                     k: first[k]
@@ -301,6 +309,12 @@ def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str, jobs
         out["quantization"] = {"failed": why or "no capability was asked"}
     print(f"  ran in {time.monotonic() - started:.0f}s", file=sys.stderr)
     return out
+
+
+def _selector_from(engine: str, first: dict[str, Any]) -> str:
+    if "chain" in first:
+        return SELECTOR_FROM_CHAIN
+    return SELECTOR_FROM_POST_INIT if first.get("resolved_in") == "__post_init__" else SELECTOR_FROM[engine]
 
 
 def _first(by_cap: dict[str, str]) -> str | None:

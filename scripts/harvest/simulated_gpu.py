@@ -87,6 +87,9 @@ def ensure_libcuda(folder: str) -> str:
             raise SystemExit("no C compiler to build the libcuda stand-in (install gcc)")
         subprocess.run([compiler, "-shared", "-fPIC", "-o", lib, source, "-Wl,-soname,libcuda.so.1"], check=True)
     ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+    # Triton 3.3 (torch 2.7, vLLM 0.10.0/0.10.1) asserts a libcuda.so.1 in ldconfig's cache or this folder as soon as
+    # a module defines its kernels; the stand-in is that library here
+    os.environ.setdefault("TRITON_LIBCUDA_PATH", folder)
     return lib
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import vllm_chain
 from simulated_gpu import (
     device_properties,
     ensure_libcuda,
@@ -260,6 +261,8 @@ def attention(capability: int) -> dict[str, Any]:
 
     platform = simulate(capability)
     cls = type(platform)
+    if vllm_chain.is_chain(cls):  # 0.11.0 and older: no candidate list, one class path returned
+        return _chain_attention(capability, cls)
     cap = DeviceCapability(major=capability // 10, minor=capability % 10)
     import_report = import_backends(cuda, platform, cap)
     selector_config = _selector_config()
@@ -337,6 +340,44 @@ def attention(capability: int) -> dict[str, Any]:
                 row["selection_error"] = f"{type(exc).__name__}: {str(exc).split('. Reasons:')[0]}"[:300]
         rows.append(row)
     return {"cases": rows, "imports": import_report}
+
+
+def _chain_attention(capability: int, cls: type) -> dict[str, Any]:
+    """The cases of a selector that walks an if/else chain (vllm_chain.py): the backend it chose per case and block
+    size; a case input the chain does not take is an error (not asked), a sliding window is asked without it."""
+    import torch
+
+    names = vllm_chain.Names(lambda: _cuda_tensors_on_meta(cls))
+    fields = vllm_chain.inputs_of(cls)
+    rows = []
+    for case in cases():
+        mla = case["shape"] != "gqa"
+        wanted = {
+            "head_size": case["head_size"],
+            "dtype": torch.bfloat16,
+            "kv_cache_dtype": case["kv"],
+            "use_mla": mla,
+            "use_sparse": case["shape"] == "sparse_mla",
+            "has_sink": case.get("variant") == "sinks",
+            "has_sliding_window": case.get("variant") == "sliding_window",
+        }
+        row: dict[str, Any] = {"capability": capability, **case}
+        missing = [k for k, v in wanted.items() if k not in fields and v]
+        unread = [k for k in missing if k in SELECTOR_BLIND]
+        if unread:
+            row["not_selector_input"] = unread
+        missing = [k for k in missing if k not in SELECTOR_BLIND]
+        if missing:
+            row["error"] = f"get_attn_backend_cls has no {', '.join(missing)}"
+            rows.append(row)
+            continue
+        # the model fields the release reads to set the block size: DSA's index_topk makes a model sparse
+        hf_config = dict(PROFILES[case.get("profile", "none")] or {})
+        if case["shape"] == "sparse_mla":
+            hf_config.setdefault("index_topk", 2048)
+        inputs = {k: v for k, v in wanted.items() if k in fields}
+        rows.append({**row, **vllm_chain.answer(cls, inputs, mla, hf_config, names)})
+    return {"cases": rows, **vllm_chain.table_keys(names)}
 
 
 def _is_scaled_mm(module: Any) -> bool:

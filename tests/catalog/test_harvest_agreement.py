@@ -292,6 +292,112 @@ def test_where_a_release_s_selector_accepts_a_shape_the_catalog_has_a_kernel_or_
         assert checked >= 60
 
 
+def _chain_build(release):
+    """The catalog's build of a release whose selector walks an if/else chain (0.11.0 and older: one class path
+    returned, no candidate list, no reasons), its chain description and its cases with an answer."""
+    from recipegen.catalog.capability import Capability
+    from recipegen.catalog.load import load
+
+    build = next((b for b in load().engines["vllm"].builds if b.id == f"vllm-{release}"), None)
+    selector = (harvest.ran("vllm", release) or {}).get("attention_selector", {})
+    if build is None or "chain" not in selector:
+        pytest.skip(f"vllm {release}: its selector has a candidate list (compared above)")
+    return build, selector, Capability
+
+
+# the shapes compared for a chain release: head sizes of the catalog's models (gpt-oss, the sink model, is 64 wide)
+# and the --kv-cache-dtype values its CLI takes (fp8_ds_mla is no choice before 0.12.0: DSA sets it itself)
+CHAIN_HEADS = {
+    "attention.gqa": GQA_HEADS,
+    "attention.sinks": (64,),
+    "attention.mla": (576,),
+    "attention.sparse_mla": (576,),
+}
+CHAIN_KV = {"attention.gqa": ("auto", "fp8_e4m3"), "attention.sinks": ("auto", "fp8_e4m3")}
+CHAIN_KV |= {"attention.mla": ("auto", "fp8_e4m3"), "attention.sparse_mla": ("auto",)}
+
+
+@pytest.mark.parametrize("release", RAN_RELEASES)
+def test_a_chain_release_s_attention_kernels_are_backends_it_has_for_shapes_it_takes(release):
+    """A hand-written attention kernel of a release whose selector is a chain names a backend of that release (its
+    `_Backend` enum or a class the chain returned) for a shape its selector takes (0.10.x has no sparse-MLA input);
+    else it is removed, or a source naming the harvest says why."""
+    build, selector, _ = _chain_build(release)
+    have = set(selector["chain"]["backends"]) | {
+        b for c in selector["cases"] for b in [c.get("selected"), *c.get("by_block_size", {}).values()] if b
+    }
+    asked = {c["shape"] for c in selector["cases"] if "error" not in c}
+    problems = []
+    for kernel in build.kernels:
+        if kernel.provides not in RAN_SHAPE or _sourced(kernel):
+            continue
+        backend = kernel.name.split(" (")[0]
+        if backend not in have:
+            problems.append(f"{kernel.name} ({kernel.provides}): not an attention backend of vllm {release}")
+        elif RAN_SHAPE[kernel.provides][0] not in asked:
+            problems.append(f"{kernel.name} ({kernel.provides}): the selector of vllm {release} takes no such shape")
+    assert not problems, f"vllm {release}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("release", RAN_RELEASES)
+def test_where_a_chain_release_chooses_a_backend_the_catalog_has_that_kernel(release):
+    """Per GPU from 8.0 on, KV dtype and head size: the backend the release's chain chose at its own block size is a
+    hand-written kernel of that shape there (a plan may name it), or that kernel says with a source naming the
+    harvest why the catalog keeps it out (a check at backend start-up that the chain skips, a GPU its kernels are not
+    built for). Which of several kernels a plan names is the catalog's order, not compared here."""
+    build, selector, capability = _chain_build(release)
+    checked, problems = 0, []
+    by_cell: dict = {}
+    for case in selector["cases"]:
+        op = next(
+            (
+                o
+                for o, (shape, which) in RAN_SHAPE.items()
+                if (case["shape"], case.get("variant", case["head_size"])) == (shape, which)
+            ),
+            None,
+        )
+        if op not in CHAIN_HEADS or case["capability"] < 80 or case["kv"] not in CHAIN_KV[op]:
+            continue
+        if case["head_size"] not in CHAIN_HEADS[op] or not case.get("selected"):
+            continue
+        if case.get("profile", "none") not in ("none", "deepseek_v3_dense", "deepseek_v32_sparse"):
+            continue  # a dense-MLA stand-in with DSA's index_topk gets the sparse block size: not a dense model
+        key = (op, case["capability"], case["kv"], case["head_size"])
+        by_cell.setdefault(key, set()).add(case["selected"])
+    ours_of = {v: k for k, v in RAN_KV.items()}
+    for (op, cap, kv, head), chosen in sorted(by_cell.items()):
+        gpu = capability(cap // 10, cap % 10)
+        ours = ours_of[kv]
+        serving = [
+            k
+            for k in build.kernels
+            if k.provides == op
+            and gpu in k.sm
+            and (k.kv_dtypes is None or ours in k.kv_dtypes)
+            and (k.head_sizes is None or head in k.head_sizes)
+        ]
+        checked += 1
+        if chosen & {k.name.split(" (")[0] for k in serving}:
+            continue
+        spelled = ("bf16", "auto") if ours == "bf16" else (ours,)
+        # kept out with a reason: the KV dtype where the kernel serves this GPU, else the GPU itself
+        kept_out = [
+            k
+            for k in build.kernels
+            if k.provides == op
+            and k.name.split(" (")[0] in chosen
+            and any(_sourced(k, w) for w in (spelled if gpu in k.sm else (f"sm_{cap}",)))
+        ]
+        if not kept_out:
+            problems.append(
+                f"{op} sm_{cap} kv {kv} head {head}: the release chose {sorted(chosen)}, the catalog has "
+                f"{sorted({k.name.split(' (')[0] for k in serving})}"
+            )
+    assert not problems, f"vllm {release}:\n" + "\n".join(problems)
+    assert checked >= 40
+
+
 def _marlin_defect(build, quant, gpu):
     """A known defect of the build that explains why the release's own kernel table does not pick Marlin where
     the catalog serves the format through it: it hits this format on this GPU, its workaround passes the Marlin

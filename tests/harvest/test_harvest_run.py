@@ -231,9 +231,19 @@ def test_the_stand_in_driver_library_serves_the_release_put_before_the_venv(tmp_
         "print(sorted(s._driver_symbols(('sgl_kernel',))))"
     )
     env = {**os.environ, "PYTHONPATH": str(overlay.parent)}
+    env.pop("TRITON_LIBCUDA_PATH", None)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "['cuMemAddressFree']"
+    # the stand-in built for it is also where Triton 3.3 (vLLM 0.10.x) looks for the driver library
+    stub = tmp_path / "stub"
+    code = (
+        f"import os, sys; sys.path.insert(0, {str(ROOT / 'scripts' / 'harvest')!r}); import simulated_gpu as s; "
+        f"print(s.ensure_libcuda({str(stub)!r}), os.environ['TRITON_LIBCUDA_PATH'])"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [str(stub / "libcuda.so.1"), str(stub)]
 
 
 def test_a_selector_without_a_sliding_window_input_answers_windowed_layers_as_plain_ones(tmp_path):
@@ -340,3 +350,36 @@ def test_merge_refuses_a_run_from_other_packages_in_one_line(tmp_path):
     assert proc.returncode == 1
     assert "--merge: the committed run has packages {'torch': '0.0.1'}, this one" in proc.stderr
     assert json.loads(committed.read_text())["quantization"]["capabilities"] == [75]
+
+
+def test_a_selector_that_walks_an_if_else_chain_records_its_choice_per_block_size(tmp_path):
+    """0.10.x/0.11.0 have no candidate list: get_attn_backend_cls walks an if/else chain and returns one class path.
+    A case records the backend it chose at the block size the release sets for the model (check_and_update_config)
+    and at each block size a user may pass, under the name the class gives itself; no valid list and no rejection
+    reason is made up, and the table says the release states none."""
+    tables = _stand_in_run(tmp_path, "0.10.2", "80,100")
+    selector = tables["attention_selector"]
+    assert "if/else chain" in selector["from"]
+    assert selector["chain"]["rejections"].startswith("not stated by the release")
+    assert selector["chain"]["backends"] == ["CUTLASS_MLA", "FLASHMLA", "FLASH_ATTN", "TRITON_ATTN", "TRITON_MLA"]
+    for case in selector["cases"]:
+        assert not {"order", "valid", "rejected"} & set(case), case
+    blackwell = _case(tables, 100, shape="mla", head_size=576, kv="auto", profile="deepseek_v3_dense")
+    assert (blackwell["block_size"], blackwell["selected"]) == (128, "CUTLASS_MLA")
+    by_block = {"16": "TRITON_MLA", "32": "TRITON_MLA", "64": "TRITON_MLA", "128": "CUTLASS_MLA"}
+    assert blackwell["by_block_size"] == by_block
+    ampere = _case(tables, 80, shape="mla", head_size=576, kv="auto", profile="deepseek_v3_dense")
+    assert (ampere["block_size"], ampere["selected"]) == (16, "TRITON_MLA")
+    # the release's env write on SM 10.0 (VLLM_ATTENTION_BACKEND=CUTLASS_MLA) does not leak into the next case
+    assert _case(tables, 100, shape="mla", head_size=512, kv="auto", profile="none")["block_size"] == 128
+    assert _case(tables, 100, shape="gqa", variant="sinks", head_size=128, kv="auto")["selected"] == "TRITON_ATTN"
+    assert _case(tables, 80, shape="gqa", variant="plain", head_size=128, kv="auto")["selected"] == "FLASH_ATTN"
+    odd = _case(tables, 80, shape="gqa", variant="plain", head_size=80, kv="auto")
+    assert odd["selected"] is None and odd["selection_error"] == "ValueError: head size 80 is not supported"
+    windowed = _case(tables, 80, shape="gqa", variant="sliding_window", head_size=128, kv="fp8")
+    assert windowed["not_selector_input"] == ["has_sliding_window"] and windowed["selected"] == "TRITON_ATTN"
+    # a shape the chain has no input for is not asked: 0.10.2 takes no use_sparse
+    sparse = _case(tables, 100, shape="sparse_mla", head_size=576, kv="auto", heads_per_rank=16, profile="none")
+    assert sparse["error"] == "get_attn_backend_cls has no use_sparse" and "selected" not in sparse
+    assert selector["case_errors"]["reasons"] == {"get_attn_backend_cls has no use_sparse": 100}
+    assert "CUTLASS_MLA" in selector["imports"]["100"]  # its module allocates on the GPU at import

@@ -95,5 +95,49 @@ if os.environ.get("STAND_IN_SELECTOR") == "0.12.0":  # no selector config: each 
     CudaPlatformBase = _KeywordSelector  # type: ignore[misc]
 
 
+if os.environ.get("STAND_IN_SELECTOR") == "0.10.2":  # an if/else chain returning one class path, as 0.10.2
+    from vllm import envs
+
+    _FLASH = "vllm.v1.attention.backends.flash_attn.FlashAttentionBackend"
+    _TRITON = "vllm.v1.attention.backends.triton_attn.TritonAttentionBackend"
+    _CUTLASS_MLA = "vllm.v1.attention.backends.mla.cutlass_mla.CutlassMLABackend"
+    _TRITON_MLA = "vllm.v1.attention.backends.triton_attn.TritonMLABackend"
+
+    class _ChainSelector:
+        get_device_capability = CudaPlatformBase.get_device_capability
+        get_device_name = CudaPlatformBase.get_device_name
+        num_compute_units = CudaPlatformBase.num_compute_units
+
+        @classmethod
+        def is_device_capability(cls, capability):
+            return cls.get_device_capability().to_int() == capability
+
+        @classmethod
+        def check_and_update_config(cls, vllm_config):
+            cache_config = vllm_config.cache_config
+            if cache_config.block_size is None:
+                cache_config.block_size = 16
+            if vllm_config.model_config.use_mla and envs.VLLM_ATTENTION_BACKEND is None:
+                if cls.is_device_capability(100):  # Blackwell: CUTLASS MLA and its block size, as 0.11.0
+                    envs.VLLM_ATTENTION_BACKEND = "CUTLASS_MLA"
+                    cache_config.block_size = 128
+
+        @classmethod
+        def get_attn_backend_cls(cls, selected_backend, head_size, dtype, kv_cache_dtype, block_size, use_v1,
+                                 use_mla, has_sink):
+            if use_mla:
+                if cls.is_device_capability(100) and block_size == 128:
+                    return _CUTLASS_MLA
+                return _TRITON_MLA
+            if head_size % 32:
+                raise ValueError(f"head size {head_size} is not supported")
+            fp8 = kv_cache_dtype is not None and kv_cache_dtype.startswith("fp8")
+            if (has_sink or fp8) and not cls.is_device_capability(90):
+                return _TRITON
+            return _FLASH
+
+    CudaPlatformBase = _ChainSelector  # type: ignore[misc]
+
+
 class CudaPlatform(CudaPlatformBase):
     pass

@@ -13,3 +13,13 @@ class DeviceCapability(NamedTuple):
 class PlatformEnum(enum.Enum):
     CUDA = enum.auto()
     ROCM = enum.auto()
+
+
+class _Backend(enum.Enum):  # the backend enum of 0.10.x-0.11.0 (0.10.x suffixes its V1 backends _VLLM_V1)
+    FLASH_ATTN = enum.auto()
+    FLASH_ATTN_VLLM_V1 = enum.auto()
+    TRITON_ATTN_VLLM_V1 = enum.auto()
+    TRITON_MLA = enum.auto()
+    TRITON_MLA_VLLM_V1 = enum.auto()
+    CUTLASS_MLA = enum.auto()
+    FLASHMLA = enum.auto()

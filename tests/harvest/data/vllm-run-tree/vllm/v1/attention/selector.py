@@ -13,7 +13,7 @@ class AttentionSelectorConfig(NamedTuple):
     has_sliding_window: bool = False
 
 
-if os.environ.get("STAND_IN_SELECTOR") == "0.12.0":  # that release's selector has no config: each input a keyword
+if os.environ.get("STAND_IN_SELECTOR") in ("0.12.0", "0.10.2"):  # no config: each input a keyword (0.10.2: a chain)
     del AttentionSelectorConfig
 elif os.environ.get("STAND_IN_SELECTOR") == "0.16.0":  # that release's selector: no sliding-window input
 

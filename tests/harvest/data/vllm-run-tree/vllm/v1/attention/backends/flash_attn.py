@@ -2,6 +2,10 @@ import torch
 
 
 class FlashAttentionBackend:
+    @staticmethod
+    def get_name():  # the name the 0.10.x chain's returned class gives itself
+        return "FLASH_ATTN_VLLM_V1"
+
     @classmethod
     def validate_configuration(cls, device_capability, head_size, kv_cache_dtype, has_sink=False, **_):
         reasons = []

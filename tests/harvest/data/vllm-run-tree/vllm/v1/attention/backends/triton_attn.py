@@ -2,6 +2,10 @@ from vllm.config import get_current_vllm_config
 
 
 class TritonAttentionBackend:
+    @staticmethod
+    def get_name():
+        return "TRITON_ATTN_VLLM_V1"
+
     @classmethod
     def validate_configuration(cls, device_capability, kv_cache_dtype, use_mla=False, **_):
         if use_mla:
@@ -12,6 +16,10 @@ class TritonAttentionBackend:
 
 
 class TritonMLABackend:
+    @staticmethod
+    def get_name():
+        return "TRITON_MLA_VLLM_V1"
+
     @classmethod
     def validate_configuration(cls, device_capability, use_mla=False, use_sparse=False, **_):
         if not use_mla:

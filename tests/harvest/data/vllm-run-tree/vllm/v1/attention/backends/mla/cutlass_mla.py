@@ -7,6 +7,10 @@ _WORKSPACE = torch.empty(128 * current_platform.num_compute_units(), device="cud
 
 
 class CutlassMLABackend:
+    @staticmethod
+    def get_name():  # the name the 0.10.x chain's returned class gives itself
+        return "CUTLASS_MLA"
+
     @classmethod
     def validate_configuration(cls, device_capability, use_mla=False, use_sparse=False, **_):
         if device_capability.major != 10:
