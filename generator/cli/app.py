@@ -7,8 +7,6 @@ runs the request) · 4 the output folder exists with different content or is not
 and report it) · 130 interrupted (Ctrl-C).
 """
 
-from __future__ import annotations
-
 import copy
 import functools
 import os

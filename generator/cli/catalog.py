@@ -1,7 +1,5 @@
 """`recipegen matrix`, `list` and `validate`: the catalog as a grid of verdicts, as tables, and checked."""
 
-from __future__ import annotations
-
 import json
 from typing import Annotated, Any
 

@@ -1,7 +1,5 @@
 """`recipegen diagnose LOG|-`: which known failure a log shows, what it means and the plan that runs."""
 
-from __future__ import annotations
-
 import json
 import sys
 from pathlib import Path

@@ -1,8 +1,6 @@
 """The examples every command's --help ends with: real requests against the built-in catalog, each one a
 command line the command's own parser accepts (tests/cli/test_help_examples.py runs them through it)."""
 
-from __future__ import annotations
-
 FOLDER = "./glm-5.2-8xa100-80gb"  # the folder `recipegen --gpu sm80 --model glm-5.2` writes
 
 EXAMPLES: dict[str, tuple[str, ...]] = {

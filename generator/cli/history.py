@@ -1,7 +1,5 @@
 """`recipegen history`: per engine, the verdict across its builds in date order and what flipped it."""
 
-from __future__ import annotations
-
 import json
 from dataclasses import replace
 

@@ -1,7 +1,5 @@
 """`recipegen inspect MODEL`: what a Hub repo's (or local folder's) own files say, and where it maps."""
 
-from __future__ import annotations
-
 import json
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
@@ -29,7 +27,7 @@ def _gb(value: float | None) -> str:
     return f"{value / 1e9:.2f} GB" if value else "unknown"
 
 
-def report(catalog: Catalog, d: Derivation) -> dict[str, Any]:
+def report(catalog: "Catalog", d: "Derivation") -> dict[str, Any]:
     from ..checkpoint.anymodel import family_of, no_rule_reason
     from ..checkpoint.configfields import text_config
     from ..checkpoint.layouts import nope_count, observed
@@ -241,7 +239,7 @@ def _sources_last(value: Any) -> Any:
     return value
 
 
-def draft_yaml(d: Derivation) -> str:
+def draft_yaml(d: "Derivation") -> str:
     import yaml
 
     if d.model is None:

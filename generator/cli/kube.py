@@ -1,7 +1,5 @@
 """`recipegen k8s DIR`: Kubernetes manifests for a folder recipegen wrote, from its plan.json."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """`recipegen lint [--gpu G] [--gpus N] [--nodes K] -- COMMAND…` and `recipegen lint FILE|-`."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -116,7 +114,7 @@ def _exists(name: str) -> bool:
         return False
 
 
-def _with_build(catalog: Catalog, invocation: Invocation, build: str, pulled: str | None) -> Invocation:
+def _with_build(catalog: "Catalog", invocation: "Invocation", build: str, pulled: str | None) -> "Invocation":
     """--build overrides the build the command's image names (or the newest, when it names none)."""
     from dataclasses import replace
 

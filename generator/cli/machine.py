@@ -1,7 +1,5 @@
 """Commands that act on this machine: detect, preflight, up, down, status, logs, verify."""
 
-from __future__ import annotations
-
 import json
 import os
 import re
@@ -52,7 +50,7 @@ Name = Annotated[
 ]
 
 
-def _folder(path: str) -> Folder:
+def _folder(path: str) -> "Folder":
     from ..artifacts.folder import load
 
     return load(Path(path))
@@ -69,7 +67,7 @@ def _env_int(name: str, default: int) -> int:
 
 
 def _options(
-    folder: Folder,
+    folder: "Folder",
     model_dir: str | None,
     port: int | None,
     no_gpu: bool,
@@ -77,7 +75,7 @@ def _options(
     head_addr: str | None,
     dist_port: int | None,
     image: str | None = None,
-) -> Options:
+) -> "Options":
     from ..artifacts.folder import IMAGE_REF
     from ..machine.preflight import Options
 

@@ -1,7 +1,5 @@
 """`recipegen [generate]` and `recipegen explain`: resolve a request, write its folder or explain the decision."""
 
-from __future__ import annotations
-
 import json
 from dataclasses import replace
 from pathlib import Path

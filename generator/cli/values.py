@@ -4,8 +4,6 @@ Values are checked where click parses them, so a bad one is a usage error (exit 
 option, before any catalog is loaded. Kept free of heavy imports: the CLI builds its options from it.
 """
 
-from __future__ import annotations
-
 import math
 import unicodedata
 from typing import Any

@@ -65,3 +65,29 @@ def test_a_catalog_model_is_planned_without_the_checkpoint_readers(tmp_path):
     assert again.returncode == 0, again.stderr
     assert "HEAVY=\n" in again.stderr
     assert "VERDICT: runnable" in again.stdout
+
+
+def test_typer_reads_every_command_signature_without_compiling_it(monkeypatch):
+    """typer reads each command's and each option callback's annotations on every run; a string annotation
+    (`from __future__ import annotations` in the module) costs a compile() each time — ~120 of them for
+    explain, 13 M of its instructions — so the command modules keep their annotations as objects."""
+    import builtins
+    import copy
+
+    import typer.main
+
+    from recipegen.cli.app import _subcommands, app
+
+    compiled: list[str] = []
+    real = builtins.compile
+    monkeypatch.setattr(
+        builtins, "compile", lambda source, *a, **k: compiled.append(str(source)) or real(source, *a, **k)
+    )
+    for name, info in _subcommands().items():
+        only = copy.copy(app)
+        only.registered_callback = None
+        only.registered_commands = [info]
+        typer.main.get_command(only)
+        assert compiled == [], f"building `recipegen {name}` compiled the annotations {compiled[:5]}"
+    typer.main.get_command(app)  # the root command (`recipegen --gpu … --model …`) and the group
+    assert compiled == []
