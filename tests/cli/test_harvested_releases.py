@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.support.cli import run_cli
 from tests.support.contract import rejections
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_build_of_a_2025_vllm_release_answers_from_its_own_facts():
@@ -242,7 +246,43 @@ def test_a_16_bit_kv_cache_is_spelled_as_the_named_release_accepts_it():
     newer = run_cli(
         "explain", "--gpu", "h100", "--model", "llama-3.1-8b", "--build", "sglang==0.5.9", "--format", "json"
     )
-    assert "--kv-cache-dtype bfloat16" in " ".join(newer.json()["plans"][0]["argv"])  # 0.5.9 lists bfloat16
+    assert "--kv-cache-dtype bf16" in " ".join(newer.json()["plans"][0]["argv"])  # 0.5.9 lists bf16 and bfloat16
+    # vLLM's CacheDType gains "bfloat16" only in 0.11.0 (0.10.x: auto and the FP8 spellings, read from each wheel)
+    for release, spelled in (("0.10.1", "auto"), ("0.11.0", "bfloat16")):
+        vllm = run_cli(
+            "explain", "--gpu", "h100", "--model", "llama-3.1-8b", "--build", f"vllm=={release}", "--format", "json"
+        )
+        assert f"--kv-cache-dtype {spelled}" in " ".join(vllm.json()["plans"][0]["argv"]), release
+
+
+def test_sglang_mla_on_blackwell_spells_a_16_bit_kv_cache_as_trtllm_mla_accepts_it():
+    # SGLang's default MLA backend on SM 10.0 (trtllm_mla) refuses "bfloat16" and takes "bf16" (its ValueError, in the
+    # ran tables): a DeepSeek-V3 command on B200 must not pass the spelling that stops the server at start
+    result = run_cli(
+        "explain", "--gpu", "b200", "--model", "deepseek-v3", "--gpus", "8", "--engine", "sglang", "--format", "json"
+    )
+    assert result.code == 0, result.err
+    argv = result.json()["plans"][0]["argv"]
+    assert "bfloat16" not in argv
+    refused = "TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto"
+    assert refused in (ROOT / "generator/data/harvest/sglang/0.5.21.ran.json").read_text(encoding="utf-8")
+    # the user's own spelling still reads as the 16-bit cache
+    asked = run_cli(
+        "explain",
+        "--gpu",
+        "b200",
+        "--model",
+        "deepseek-v3",
+        "--gpus",
+        "8",
+        "--engine",
+        "sglang",
+        "--kv-cache-dtype",
+        "bfloat16",
+        "--format",
+        "json",
+    )
+    assert asked.code == 0, asked.err and "--kv-cache-dtype" in asked.json()["plans"][0]["argv"]
 
 
 def test_vllm_0_9_2_on_blackwell_is_unknown_where_its_code_leans_on_a_package_it_does_not_ship():
