@@ -119,12 +119,12 @@ def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how()
     assert selector["count"] == 11 * 147 and selector["from"].startswith("vllm/platforms/cuda.py")
     assert official["tables"]["quantization"]["method"] == "ran" and official["not_harvested"] == []
     assert len(official["sha256"]) == 64
-    older = by_release[("vllm", "vllm-0.13.0")]["harvested"]
+    older = by_release[("vllm", "vllm-0.10.0")]["harvested"]
     assert older["not_harvested"] == ["attention_selector", "quantization"]
     partial = by_release[("vllm", "vllm-0.29.0")]["harvested"]  # run on six capabilities only
     assert partial["tables"]["attention_selector"]["method"] == "ran" and partial["not_harvested"] == []
     # run on sm_80/86/89/90/100/120, 147 cases each
-    for release in ("vllm-0.22.0", "vllm-0.21.0", "vllm-0.20.1", "vllm-0.19.0", "vllm-0.18.0"):
+    for release in ("vllm-0.22.0", "vllm-0.21.0", "vllm-0.20.1", "vllm-0.19.0", "vllm-0.18.0", "vllm-0.13.0"):
         ran = by_release[("vllm", release)]["harvested"]
         assert ran["tables"]["attention_selector"]["count"] == 6 * 147 and ran["why_not"] == {}, release
         assert ran["tables"]["quantization"]["file"] == f"data/harvest/vllm/{release[5:]}.ran.json"
@@ -151,8 +151,8 @@ def test_list_engines_json_says_per_release_why_a_ran_table_is_missing():
                 assert facts["why_not"][table]["reason"], (row["build"], table)
     by_release = {(r["engine"], r.get("release") or r["build"]): r["harvested"] for r in harvested}
     assert by_release[("vllm", "vllm-0.33.0")]["why_not"] == {}
-    never = by_release[("vllm", "vllm-0.13.0")]["why_not"]["attention_selector"]
-    assert never == {"method": None, "reason": "not run (python scripts/harvest vllm==0.13.0 --run)"}
+    never = by_release[("vllm", "vllm-0.10.0")]["why_not"]["attention_selector"]
+    assert never == {"method": None, "reason": "not run (python scripts/harvest vllm==0.10.0 --run)"}
 
 
 def test_an_architecture_only_the_harvested_registry_has_is_known_to_be_loaded(tmp_path):
@@ -248,3 +248,20 @@ def test_vllm_0_9_2_on_blackwell_is_unknown_where_its_code_leans_on_a_package_it
     assert (
         kernel["outcome"] == "unknown" and "only FLASHINFER, XFORMERS of vllm-0.9.2 would serve it" in kernel["reason"]
     )
+
+
+def test_a_release_whose_backends_take_no_bfloat16_kv_cache_is_launched_with_auto():
+    """0.14.0 and 0.13.0 list `bfloat16` among --kv-cache-dtype's choices, but their selector, run, refuses it for
+    every shape (`No valid attention backend found`): the plan passes `auto`, says why and cites the run; 0.15.1's
+    backends take bfloat16."""
+    for build, spelled in (("vllm==0.13.0", "auto"), ("vllm==0.14.0", "auto"), ("vllm==0.15.1", "bfloat16")):
+        result = run_cli("explain", "--gpu", "rtx-4090", "--model", "qwen3-8b", "--build", build, "--format", "json")
+        data = result.json()
+        plan = data["plans"][0]
+        assert f"--kv-cache-dtype {spelled}" in " ".join(plan["argv"]), build
+        flag = next(f for f in plan["flags"] if f["flag"] == "--kv-cache-dtype")
+        if spelled == "auto":
+            assert "no attention backend of this release takes --kv-cache-dtype bfloat16" in flag["reason"]
+            cited = [data["sources"][s] for s in flag["sources"]]
+            assert cited[0]["url"] == f"https://pypi.org/project/vllm/{build[6:]}/"
+            assert "attention_selector ran" in cited[0]["note"]
