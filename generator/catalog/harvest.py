@@ -53,6 +53,8 @@ class Harvest:
     ran_failed: dict[str, dict[str, str]]  # ran table -> {method, tried_on, reason} of a run that produced none
     partial: dict[str, dict[str, Any]]  # ran table -> its failed_capabilities / case_errors, where it has any
     kernels: dict[str, Any] | None = None  # the `kernels` read table: what decides kernel verdicts in the release
+    # --kv-cache-dtype values the release's selector, run, refused on every GPU and shape asked
+    kv_no_backend: tuple[str, ...] = ()
 
     def parsers(self, kind: ParserKind) -> tuple[str, ...] | None:
         return self.tool_parsers if kind == "tool" else self.reasoning_parsers
@@ -193,6 +195,7 @@ def load(engine: str, release: str) -> Harvest | None:
             failed=dict(data.get("failed", {})),
             ran_failed={str(t): dict(v) for t, v in (data.get("ran_failed") or {}).items()},
             kernels=tables.get("kernels"),
+            kv_no_backend=_strings(tables.get("attention_selector", {}).get("kv_cache_dtypes_no_backend_takes")) or (),
             partial={
                 t: {k: tables[t][k] for k in ("failed_capabilities", "case_errors") if k in tables[t]}
                 for t in RAN_TABLES
@@ -263,6 +266,14 @@ def kv_cache_choices(build: Build) -> list[str] | None:
     return [str(c) for c in found] if isinstance(found, list) else None
 
 
+def kv_no_backend(build: Build) -> tuple[str, ...]:
+    """The `--kv-cache-dtype` values no attention backend of the build's release takes (its selector, run on
+    simulated GPUs, refused them for every shape): a CLI choice that stops the server at start."""
+    engine = engine_of(build)
+    facts = load(engine, build.version) if engine is not None else None
+    return facts.kv_no_backend if facts is not None else ()
+
+
 def engine_of(build: Build) -> str | None:
     """The harvested engine an official build is a release of (its id is `<engine>-<version>`)."""
     if build.provenance != "official":
@@ -324,6 +335,12 @@ def registry_source(build: Build) -> tuple[Source, ...]:
 def _table_source(engine: str, release: str, table: str) -> tuple[Source, ...]:
     harvest = load(engine, release)
     return (harvest.source(table),) if harvest is not None and table in harvest.methods else ()
+
+
+def selector_source(build: Build) -> tuple[Source, ...]:
+    """Where the build's release's attention-selector table comes from (its run), when it has one."""
+    engine = engine_of(build)
+    return _table_source(engine, build.version, "attention_selector") if engine is not None else ()
 
 
 def flags_source(engine: str, release: str) -> tuple[Source, ...]:

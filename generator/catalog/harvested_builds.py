@@ -82,6 +82,7 @@ def make(engine: Engine, release: str, made: frozenset[str] = frozenset()) -> Bu
             w,
             sources=_unverified(w.sources, why),
             fallbacks=[evolve(f, sources=_unverified(f.sources, why)) for f in w.fallbacks],
+            native_kernels=[evolve(k, sources=_unverified(k.sources, why)) for k in w.native_kernels],
         )
         for w in base.weight_formats
         if w.quant not in decided

@@ -101,7 +101,13 @@ def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) ->
         )
         return GateResult("weight-format", "unknown", reason, srcs(fmt.sources), base)
     if fmt.native is not None and cc in fmt.native:
-        return result("pass", f"{variant.quant} runs on native kernels on {cc.sm}", srcs(fmt.sources))
+        named = next((k for k in fmt.native_kernels if cc in k.sm), None)
+        if named is None:
+            return result("pass", f"{variant.quant} runs on native kernels on {cc.sm}", srcs(fmt.sources))
+        reason = f"{variant.quant} runs natively on {cc.sm}: {named.kernel}"
+        reason += f" ({named.note})" if named.note else ""
+        details = evolve(base, kernels=(("weights." + variant.quant, named.kernel),))
+        return GateResult("weight-format", "pass", reason, srcs(named.sources, fmt.sources), details)
     for fallback in fmt.fallbacks:
         if cc in fallback.sm:
             if fallback.dense_only and model.moe is not None:

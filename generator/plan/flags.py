@@ -448,16 +448,29 @@ def derived_flags(
             engine.kv_dtype_names[settings.kv_dtype],
             "KV cache dtype accepted by the selected attention kernel",
         )
-        offered = (
-            harvest.kv_cache_choices(build) if build is not None and settings.kv_dtype in ("bf16", "fp16") else None
-        )
+        sixteen = build is not None and settings.kv_dtype in ("bf16", "fp16")
+        offered = harvest.kv_cache_choices(build) if build is not None and sixteen else None
+        source = kernel_src
         if offered is not None and spelled not in offered and "auto" in offered:
             spelled, why = (
                 "auto",
                 f"a {settings.kv_dtype} KV cache: this release's {f.kv_cache_dtype} takes no {spelled} (its choices: "
                 f"{', '.join(offered)}), and auto keeps the model's dtype",
             )
-        out.append(Flag(f.kv_cache_dtype, spelled, f"{why} ({kernel_note})", kernel_src))
+        elif (
+            build is not None
+            and sixteen
+            and spelled in (refused := harvest.kv_no_backend(build))
+            and "auto" not in refused
+        ):
+            spelled, why = (
+                "auto",
+                f"a {settings.kv_dtype} KV cache: no attention backend of this release takes {f.kv_cache_dtype} "
+                f"{spelled} (its selector, run on simulated GPUs, refuses it for every shape asked), and auto keeps "
+                "the model's dtype",
+            )
+            source = (*harvest.selector_source(build), *kernel_src)
+        out.append(Flag(f.kv_cache_dtype, spelled, f"{why} ({kernel_note})", source))
         if f.kv_cache_dtype_v:
             out.append(
                 Flag(

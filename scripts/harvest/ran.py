@@ -25,7 +25,7 @@ PROBES = {"vllm": HERE / "vllm_probe.py", "sglang": HERE / "sglang_probe.py"}
 CAPABILITIES = (70, 75, 80, 86, 89, 90, 100, 103, 110, 120, 121)
 # what else decides the answers: the kernels' own packages, recorded with the tables
 PACKAGES = {
-    "vllm": ("torch", "flashinfer-python", "tokenspeed-mla", "deep-gemm", "triton"),
+    "vllm": ("torch", "flashinfer-python", "tokenspeed-mla", "deep-gemm", "triton", "xformers"),
     "sglang": (
         "torch",
         "sglang-kernel",
@@ -398,10 +398,21 @@ def write(tables: dict[str, Any], facts_path: Path, artifact: str | None, sha256
         errors = ok[table].get("case_errors", {}).get("count")
         if errors:  # cases the selector could not answer (their reasons are in the ran file)
             entry["case_errors"] = errors
+        if table == "attention_selector" and no_backend_takes(ok[table]["cases"]):
+            entry["kv_cache_dtypes_no_backend_takes"] = no_backend_takes(ok[table]["cases"])
         facts["tables"][table] = entry
     _set_failures(facts, failures)
     facts_path.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return target
+
+
+def no_backend_takes(cases: list[dict[str, Any]]) -> list[str]:
+    """The `--kv-cache-dtype` values the release's CLI offers but its selector refused in every case it answered (on
+    every GPU and shape asked): a plan must not pass one (0.14.0 and older take `auto`, not `bfloat16`, for a 16-bit
+    cache). vLLM rows only: SGLang's cases resolve rather than list valid backends."""
+    answered = [c for c in cases if "valid" in c and "kv" in c]
+    asked = {c["kv"] for c in answered}
+    return sorted(kv for kv in asked if not any(c["valid"] for c in answered if c["kv"] == kv))
 
 
 def record_failure(facts_path: Path, reason: str, today: str) -> None:

@@ -312,3 +312,32 @@ def test_cached_catalog_notices_a_recipe_added_beside_the_others(cli, tmp_path):
     write(tmp_path, "hardware/again.yaml", HARDWARE)
     result = cli("validate", str(tmp_path))
     assert result.code == 2 and "duplicate id 'test-gpu'" in result.err
+
+
+NATIVE_OUTSIDE = """id: vllm-0.26.0-native
+extends: vllm-0.26.0
+version: 0.26.0
+released: '2026-08-01'
+provenance: community
+origin: a test image
+images: {x86_64: example/vllm:native, aarch64: null}
+weight_formats:
+  replace:
+  - quant: fp8_block
+    native: ['>=9.0']
+    native_kernels:
+    - kernel: TritonFp8BlockScaledMMKernel
+      sm: ['8.9']
+      sources: [{url: 'https://example.com/kernel', date: '2026-08-02', note: a table}]
+sources: [{url: 'https://example.com/image', date: '2026-08-01', note: the image}]
+"""
+
+
+def test_a_native_kernel_named_where_the_format_is_not_native_is_refused(cli, tmp_path):
+    """Naming the kernel for a GPU the format does not run natively on would contradict the format itself."""
+    write(tmp_path, "engines/vllm/vllm-0.26.0-native.yaml", NATIVE_OUTSIDE)
+    result = cli("validate", str(tmp_path))
+    text = result.out + result.err
+    assert result.code == 2 and "Traceback" not in text and len(result.err.splitlines()) == 1
+    assert "vllm-0.26.0-native.yaml" in text and "native kernel 'TritonFp8BlockScaledMMKernel' is named on sm89" in text
+    assert "(native: >=9.0)" in text

@@ -461,6 +461,33 @@ def test_hand_written_marlin_fallbacks_are_where_the_release_s_kernel_table_fall
         assert checked == 10 + 10 + 10 + 9  # fp8, fp8 block, NVFP4 from 7.5; MXFP4 from 8.0
 
 
+@pytest.mark.parametrize("release", RAN_RELEASES)
+def test_a_named_native_kernel_is_the_one_its_release_s_kernel_table_picks(release):
+    """Where the catalog names the kernel a weight format runs natively on (`native_kernels`), that is the release's
+    first supported kernel of the format's GEMM family on each GPU it was run on (the class vLLM logs as "Selected
+    …"), named in the kernel or its note, unless a source naming the harvest and the GPU says why not."""
+    build, _, capability = _ran_build(release)
+    quant = harvest.ran("vllm", release).get("quantization")
+    if quant is None:
+        pytest.skip(f"vllm {release}: no quantization table")
+    checked, problems = 0, []
+    for fmt in build.weight_formats:
+        table = quant["linear_kernels"].get(RAN_QUANT.get(fmt.quant, ("",))[0])
+        if table is None:
+            continue
+        for cap, first in table["first_supported"].items():
+            gpu = capability(int(cap) // 10, int(cap) % 10)
+            named = next((k for k in fmt.native_kernels if gpu in k.sm), None)
+            if named is None:
+                continue
+            checked += 1
+            if (first is None or first not in f"{named.kernel} {named.note or ''}") and not _sourced(named, cap):
+                problems.append(f"{fmt.quant} sm_{cap}: the catalog names {named.kernel}, the release picks {first}")
+    assert not problems, f"vllm {release}:\n" + "\n".join(problems)
+    if release == "0.33.0":
+        assert checked == 6  # block FP8 on 9.0, 10.0, 10.3, 11.0, 12.0, 12.1
+
+
 # SGLang: the release's ServerArgs resolved per stand-in model (sglang_probe.py). A hand-written attention kernel's
 # op -> the shapes it serves; the catalog's KV dtype -> the --kv-cache-dtype asked (fp8_e5m2 is not asked)
 SGLANG_SHAPES = {

@@ -123,12 +123,26 @@ def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how()
     assert selector["count"] == 11 * 147 and selector["from"].startswith("vllm/platforms/cuda.py")
     assert official["tables"]["quantization"]["method"] == "ran" and official["not_harvested"] == []
     assert len(official["sha256"]) == 64
-    older = by_release[("vllm", "vllm-0.13.0")]["harvested"]
-    assert older["not_harvested"] == ["attention_selector", "quantization"]
+    # a release with a file whose selector was not run says so (whichever is left; none, once all were run)
+    unrun = [
+        r["harvested"]
+        for r in rows
+        if r["engine"] == "vllm" and r["build"] and (r["harvested"] or {}).get("not_harvested")
+    ]
+    assert all(h["not_harvested"] == ["attention_selector", "quantization"] for h in unrun)
+    for release in ("vllm-0.13.0", "vllm-0.12.0", "vllm-0.11.1"):  # 8.0-12.0 first, the other five merged
+        whole = by_release[("vllm", release)]["harvested"]
+        assert whole["tables"]["attention_selector"]["count"] == 11 * 147 and whole["why_not"] == {}, release
     partial = by_release[("vllm", "vllm-0.29.0")]["harvested"]  # run on six capabilities only
     assert partial["tables"]["attention_selector"]["method"] == "ran" and partial["not_harvested"] == []
     # run on sm_80/86/89/90/100/120, 147 cases each
-    for release in ("vllm-0.22.0", "vllm-0.21.0", "vllm-0.20.1", "vllm-0.19.0", "vllm-0.18.0"):
+    for release in (
+        "vllm-0.22.0",
+        "vllm-0.21.0",
+        "vllm-0.20.1",
+        "vllm-0.19.0",
+        "vllm-0.18.0",
+    ):
         ran = by_release[("vllm", release)]["harvested"]
         assert ran["tables"]["attention_selector"]["count"] == 6 * 147 and ran["why_not"] == {}, release
         assert ran["tables"]["quantization"]["file"] == f"data/harvest/vllm/{release[5:]}.ran.json"
@@ -164,8 +178,12 @@ def test_list_engines_json_says_per_release_why_a_ran_table_is_missing():
                 assert facts["why_not"][table]["reason"], (row["build"], table)
     by_release = {(r["engine"], r.get("release") or r["build"]): r["harvested"] for r in harvested}
     assert by_release[("vllm", "vllm-0.33.0")]["why_not"] == {}
-    never = by_release[("vllm", "vllm-0.13.0")]["why_not"]["attention_selector"]
-    assert never == {"method": None, "reason": "not run (python scripts/harvest vllm==0.13.0 --run)"}
+    for row in harvested:
+        if row["engine"] == "vllm" and row["build"] and row["harvested"]["not_harvested"]:
+            version = row["build"].removeprefix("vllm-")
+            never = row["harvested"]["why_not"]["attention_selector"]
+            if never["method"] is None:  # never tried (a tried run names its failure instead)
+                assert never["reason"] == f"not run (python scripts/harvest vllm=={version} --run)"
 
 
 def test_an_architecture_only_the_harvested_registry_has_is_known_to_be_loaded(tmp_path):
@@ -325,3 +343,52 @@ def test_as_of_before_every_release_file_answers_with_the_release_out_that_day()
     )
     assert sglang.code == 0, sglang.err
     assert {p["build"] for p in sglang.json()["plans"]} == {"sglang-0.4.3"}
+
+
+def test_a_release_whose_backends_take_no_bfloat16_kv_cache_is_launched_with_auto():
+    """0.14.0 and 0.13.0 list `bfloat16` among --kv-cache-dtype's choices, but their selector, run, refuses it for
+    every shape (`No valid attention backend found`): the plan passes `auto`, says why and cites the run; 0.15.1's
+    backends take bfloat16."""
+    for build, spelled in (("vllm==0.13.0", "auto"), ("vllm==0.14.0", "auto"), ("vllm==0.15.1", "bfloat16")):
+        result = run_cli("explain", "--gpu", "rtx-4090", "--model", "qwen3-8b", "--build", build, "--format", "json")
+        data = result.json()
+        plan = data["plans"][0]
+        assert f"--kv-cache-dtype {spelled}" in " ".join(plan["argv"]), build
+        flag = next(f for f in plan["flags"] if f["flag"] == "--kv-cache-dtype")
+        if spelled == "auto":
+            assert "no attention backend of this release takes --kv-cache-dtype bfloat16" in flag["reason"]
+            cited = [data["sources"][s] for s in flag["sources"]]
+            assert cited[0]["url"] == f"https://pypi.org/project/vllm/{build[6:]}/"
+            assert "attention_selector ran" in cited[0]["note"]
+
+
+def _selected(release, capability, **shape):
+    """The backend a release's own selector, run (its ran table), picks for one case."""
+    from recipegen.catalog import harvest
+
+    cases = harvest.ran("vllm", release)["attention_selector"]["cases"]
+    found = {
+        c["selected"] for c in cases if c["capability"] == capability and all(c.get(k) == v for k, v in shape.items())
+    }
+    assert len(found) == 1, found
+    return found.pop()
+
+
+def test_the_attention_backend_a_plan_names_is_the_one_the_release_picks():
+    """DeepSeek-V3 on B200: 0.13.0 ranks CUTLASS_MLA first, 0.15.1 FLASHINFER_MLA; gpt-oss's sink layers on H100 run
+    FlashAttention 3, ranked before TRITON_ATTN. The plan names what each release's selector, run, selects."""
+    mla = {"shape": "mla", "head_size": 576, "profile": "deepseek_v3_dense", "kv": "fp8_e4m3"}
+    for release in ("0.13.0", "0.15.1"):
+        data = run_cli(
+            *("explain", "--gpu", "b200", "--gpus", "8", "--model", "deepseek-v3", "--build", f"vllm=={release}"),
+            *("--format", "json"),
+        ).json()
+        kernel = {g["gate"]: g for g in data["plans"][0]["gates"]}["kernel"]["reason"]
+        assert f"{_selected(release, 100, **mla)} (attention.mla)" in kernel, (release, kernel)
+    sinks = {"shape": "gqa", "variant": "sinks", "head_size": 64, "kv": "auto"}
+    for release in ("0.13.0", "0.33.0"):
+        data = run_cli(
+            "explain", "--gpu", "h100", "--model", "gpt-oss-20b", "--build", f"vllm=={release}", "--format", "json"
+        ).json()
+        kernel = {g["gate"]: g for g in data["plans"][0]["gates"]}["kernel"]["reason"]
+        assert _selected(release, 90, **sinks) == "FLASH_ATTN" and "FLASH_ATTN (FA3/FA4) (attention.sinks)" in kernel

@@ -279,6 +279,19 @@ def test_a_selector_without_a_config_is_asked_with_each_input_as_its_own_keyword
         }, a
 
 
+def test_a_kv_cache_dtype_no_backend_takes_is_named_in_the_facts_file(ran, tmp_path):
+    """vLLM 0.14.0 and older offer `--kv-cache-dtype bfloat16` but none of their backends takes it (each wants `auto`
+    for a 16-bit cache): the facts file, which a plan reads, names the value the selector refused on every GPU and
+    shape; a selector that takes it somewhere names none."""
+    facts, _ = ran
+    assert "kv_cache_dtypes_no_backend_takes" not in facts["tables"]["attention_selector"]
+    tables = _stand_in_run(tmp_path, "0.14.0", "90,100")
+    refused = [c for c in tables["attention_selector"]["cases"] if c["kv"] == "bfloat16"]
+    assert refused and all(c["valid"] == [] for c in refused)
+    entry = json.loads((tmp_path / "vllm" / "9.9.9.json").read_text())["tables"]["attention_selector"]
+    assert entry["kv_cache_dtypes_no_backend_takes"] == ["bfloat16"]
+
+
 def _expanded(tables):
     reasons = tables["attention_selector"]["reasons"]
     cases = [

@@ -103,6 +103,45 @@ def test_fallback_passes_with_its_cost(cli):
     assert weight["outcome"] == "pass" and "runs through Marlin" in weight["reason"]
 
 
+def _weight_gate(cli, *args):
+    data = cli("explain", "--format", "json", *args).json()
+    gate = next(g for g in data["plans"][0]["gates"] if g["gate"] == "weight-format")
+    return gate, data["sources"]
+
+
+@pytest.mark.parametrize(
+    ("build", "kernel", "native"),
+    [
+        ("vllm==0.28.0", "TritonFp8BlockScaledMMKernel", True),  # Marlin refuses 8.9 there
+        ("vllm==0.13.0", "Triton block-scaled FP8 GEMM (W8A8)", True),  # no kernel table yet: W8A8BlockFp8LinearOp
+        ("vllm==0.29.0", "Marlin FP8 block (W8A16)", False),  # Marlin listed ahead of Triton and allowed on 8.9
+        ("vllm==0.33.0", "Marlin FP8 block (W8A16)", False),
+    ],
+)
+def test_block_fp8_on_ada_names_the_kernel_each_release_picks(cli, build, kernel, native):
+    """An RTX 4090 with Qwen3's block-scaled FP8 checkpoint: the release's own kernel table decides, and the reason
+    names what runs, with a source from that release."""
+    gate, sources = _weight_gate(cli, "--gpu", "rtx-4090", "--model", "qwen3-8b", "--variant", "fp8", "--build", build)
+    assert gate["outcome"] == "pass" and kernel in gate["reason"]
+    assert ("runs natively on sm89" in gate["reason"]) is native
+    version = build.split("==")[1]
+    assert any(f"/v{version}/" in s["url"] or f"{version}" in (s.get("note") or "") for s in sources.values())
+
+
+def test_block_fp8_moe_experts_on_ada_are_said_to_run_on_triton(cli):
+    gate, _ = _weight_gate(
+        cli,
+        *("--gpu", "rtx-4090", "--gpus", "2", "--model", "qwen3-30b-a3b-instruct-2507", "--variant", "fp8"),
+        *("--build", "vllm==0.33.0"),
+    )
+    assert "Marlin" in gate["reason"] and "experts run W8A8 FP8 on Triton" in gate["reason"]
+
+
+def test_block_fp8_on_hopper_names_the_native_kernel(cli):
+    gate, _ = _weight_gate(cli, "--gpu", "h100", "--model", "qwen3-8b", "--variant", "fp8", "--build", "vllm==0.33.0")
+    assert gate["reason"].startswith("fp8_block runs natively on sm90: FlashInferFp8DeepGEMMDynamicBlockScaledKernel")
+
+
 def test_state_bound_concurrency_reproduces_seed_003(cli):
     base = [
         "explain",

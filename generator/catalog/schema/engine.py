@@ -7,7 +7,7 @@ from dataclasses import field
 from typing import Annotated, Literal
 
 from ...frozen import frozen
-from ..capability import CapabilitySet
+from ..capability import Capability, CapabilitySet
 from .common import HostArch, KernelOp, KvDtype, Source, Sourced
 from .imagenames import ImageNames
 from .records import Limits, Strict
@@ -164,12 +164,36 @@ class Fallback(Sourced):
 
 
 @frozen(kw_only=True)
+class NativeKernel(Sourced):
+    """The kernel a release itself picks for a weight format where it runs natively (its own kernel table's first
+    supported entry on those GPUs), so a plan names what runs, not only that something native does."""
+
+    kernel: Name
+    sm: CapabilitySet
+    note: Text | None = None
+
+
+@frozen(kw_only=True)
 class WeightFormat(Sourced):
     quant: QuantMethod
     native: CapabilitySet | None = None  # compute capabilities with native kernels
+    native_kernels: list[NativeKernel] = field(default_factory=list)  # which one, per GPU, where the release says
     fallbacks: list[Fallback] = field(default_factory=list)
     requires_args: list[RequiredArg] = field(default_factory=list)  # emitted for checkpoints in this format
     note: Text | None = None
+
+    def _check(self) -> None:
+        for named in self.native_kernels:
+            outside = [c for c in _EVERY_CAPABILITY if c in named.sm and (self.native is None or c not in self.native)]
+            if outside:
+                raise ValueError(
+                    f"{self.quant}: native kernel {named.kernel!r} is named on {outside[0].sm}, where the format does"
+                    f" not run natively (native: {self.native or 'none'})"
+                )
+
+
+# every compute capability a set can name, to compare two sets
+_EVERY_CAPABILITY = tuple(Capability(major, minor) for major in range(1, 16) for minor in range(10))
 
 
 @frozen(kw_only=True)

@@ -1,4 +1,5 @@
 from vllm.config import get_current_vllm_config
+from vllm.v1.attention.backends import refuses_16_bit_kv_by_name
 
 
 class TritonAttentionBackend:
@@ -10,6 +11,8 @@ class TritonAttentionBackend:
     def validate_configuration(cls, device_capability, kv_cache_dtype, use_mla=False, **_):
         if use_mla:
             return ["MLA not supported"]
+        if refuses_16_bit_kv_by_name(kv_cache_dtype):
+            return ["kv_cache_dtype not supported"]
         if kv_cache_dtype.startswith("fp8") and device_capability.to_int() < 89:
             return ["kv_cache_dtype not supported"]
         return []
@@ -21,9 +24,11 @@ class TritonMLABackend:
         return "TRITON_MLA_VLLM_V1"
 
     @classmethod
-    def validate_configuration(cls, device_capability, use_mla=False, use_sparse=False, **_):
+    def validate_configuration(cls, device_capability, use_mla=False, use_sparse=False, kv_cache_dtype="auto", **_):
         if not use_mla:
             return ["non-MLA not supported"]
+        if refuses_16_bit_kv_by_name(kv_cache_dtype):
+            return ["kv_cache_dtype not supported"]
         if use_sparse:
             return ["sparse not supported"]
         model = get_current_vllm_config().model_config
