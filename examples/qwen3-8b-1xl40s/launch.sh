@@ -34,7 +34,7 @@ args_0=(
   # the engine's default port, published by docker
   '--port' '30000'
   # KV cache dtype accepted by the selected attention kernel (sm89: fa3 (attention.gqa))
-  '--kv-cache-dtype' 'bfloat16'
+  '--kv-cache-dtype' 'bf16'
   # context length from the memory plan (see the budget)
   '--context-length' '40960'
   # concurrent requests from the memory plan (see the budget)
