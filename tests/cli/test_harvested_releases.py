@@ -242,8 +242,16 @@ def test_list_engines_json_shows_the_sglang_tables_its_release_ran():
     # 0.5.12 has no cutedsl_mla and calls DSA nsa: 9 backends asked besides its own pick
     assert by_build["sglang-0.5.12"]["tables"]["attention_selector"]["count"] == 6 * 6 * 3 * 10
     assert by_build["sglang-0.5.11"]["tables"]["attention_selector"]["count"] == 6 * 6 * 3 * 9  # no tokenspeed_mla
-    assert by_build["sglang-0.5.10"]["why_not"]["quantization"]["reason"] == (
-        "not run (python scripts/harvest sglang==0.5.10 --run)"
+    # 0.5.10 (torch 2.9.1): the same eight backends and nsa asked on the same six GPUs
+    tables = by_build["sglang-0.5.10"]["tables"]
+    assert tables["attention_selector"]["count"] == 6 * 6 * 3 * 9 and tables["quantization"]["method"] == "ran"
+    # 0.5.9 and older were run in its venv, but every resolution needs nvidia-smi there: the reason, no table
+    for release in ("0.5.9", "0.5.8", "0.5.6.post2"):
+        why = by_build[f"sglang-{release}"]["why_not"]["attention_selector"]
+        assert "attention_selector" not in by_build[f"sglang-{release}"]["tables"], release
+        assert "RuntimeError: nvidia-smi not found" in why["reason"] and why["tried_on"] == "2026-12-07", release
+    assert by_build["sglang-0.5.5"]["why_not"]["quantization"]["reason"] == (
+        "not run (python scripts/harvest sglang==0.5.5 --run)"
     )
 
 
