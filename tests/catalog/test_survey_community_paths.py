@@ -64,8 +64,8 @@ def test_glm5_on_rtx_pro_6000_plans_with_the_community_sglang_image_in_non_dsa_m
     assert plan["image"] == "voipmonitor/sglang:cu130"
     assert WIKI in _plan_sources(answer, plan)
     argv = plan["argv"]
-    # the report's BF16 KV (FP8 garbles) and the SM120 FlashInfer MLA backend
-    assert argv[argv.index("--kv-cache-dtype") + 1] == "bfloat16"
+    # the report's BF16 KV (FP8 garbles; SGLang reads bf16 and bfloat16 alike) and the SM120 FlashInfer MLA backend
+    assert argv[argv.index("--kv-cache-dtype") + 1] == "bf16"
     assert argv[argv.index("--attention-backend") + 1] == "flashinfer"
 
 
