@@ -204,6 +204,19 @@ RAN_RELEASES = _ran_releases("vllm")
 SGLANG_RAN_RELEASES = _ran_releases("sglang")
 
 
+def _selector_kind(release):
+    """How a run vLLM release's selector answered: `candidates` (valid backends, order, reasons) or `chain` (0.11.0 and
+    older: the one class its if/else chain returns), None without a selector table."""
+    selector = (harvest.ran("vllm", release) or {}).get("attention_selector")
+    return None if selector is None else "chain" if "chain" in selector else "candidates"
+
+
+# each comparison runs on the releases whose tables it reads, so no parameter is a skip
+CANDIDATE_RELEASES = [r for r in RAN_RELEASES if _selector_kind(r) == "candidates"]
+CHAIN_RELEASES = [r for r in RAN_RELEASES if _selector_kind(r) == "chain"]
+QUANT_RELEASES = [r for r in CANDIDATE_RELEASES + CHAIN_RELEASES if "quantization" in (harvest.ran("vllm", r) or {})]
+
+
 @pytest.mark.parametrize(("engine_id", "first"), [("vllm", "0.33.0"), ("sglang", "0.5.21")])
 def test_every_committed_ran_file_is_named_by_its_release_facts(engine_id, first):
     assert first in _ran_releases(engine_id)
@@ -224,13 +237,12 @@ def _ran_build(release):
 
     build = next((b for b in load().engines["vllm"].builds if b.id == f"vllm-{release}"), None)
     tables = harvest.ran("vllm", release)
-    if build is None or tables is None or "attention_selector" not in tables:
-        pytest.skip(f"vllm {release}: no catalog build or no selector table")
+    assert build is not None and tables is not None and "attention_selector" in tables, release
     cases = [c for c in tables["attention_selector"]["cases"] if "valid" in c]
     return build, cases, Capability
 
 
-@pytest.mark.parametrize("release", RAN_RELEASES)
+@pytest.mark.parametrize("release", CANDIDATE_RELEASES)
 def test_every_hand_written_attention_kernel_is_one_its_release_s_selector_accepts(release):
     """A kernel fact (backend, op, GPU, KV dtype) of a release that was run and that its own selector rejects is
     removed, or kept with a source naming the harvest and why (a host-dependent check, a defect)."""
@@ -261,7 +273,7 @@ def test_every_hand_written_attention_kernel_is_one_its_release_s_selector_accep
         assert agree >= 120 and explained == 4  # FLASHINFER sinks on 10.0/10.3 need FlashInfer's cubins (its source)
 
 
-@pytest.mark.parametrize("release", RAN_RELEASES)
+@pytest.mark.parametrize("release", CANDIDATE_RELEASES)
 def test_where_a_release_s_selector_accepts_a_shape_the_catalog_has_a_kernel_or_a_sourced_reason(release):
     """The other way round: an (op, GPU, KV dtype) with a valid backend but no hand-written kernel would be a
     refusal the release does not make. Below 8.0 every case was asked with bf16 weights, which vLLM refuses there
@@ -300,8 +312,7 @@ def _chain_build(release):
 
     build = next((b for b in load().engines["vllm"].builds if b.id == f"vllm-{release}"), None)
     selector = (harvest.ran("vllm", release) or {}).get("attention_selector", {})
-    if build is None or "chain" not in selector:
-        pytest.skip(f"vllm {release}: its selector has a candidate list (compared above)")
+    assert build is not None and "chain" in selector, release
     return build, selector, Capability
 
 
@@ -317,7 +328,7 @@ CHAIN_KV = {"attention.gqa": ("auto", "fp8_e4m3"), "attention.sinks": ("auto", "
 CHAIN_KV |= {"attention.mla": ("auto", "fp8_e4m3"), "attention.sparse_mla": ("auto",)}
 
 
-@pytest.mark.parametrize("release", RAN_RELEASES)
+@pytest.mark.parametrize("release", CHAIN_RELEASES)
 def test_a_chain_release_s_attention_kernels_are_backends_it_has_for_shapes_it_takes(release):
     """A hand-written attention kernel of a release whose selector is a chain names a backend of that release (its
     `_Backend` enum or a class the chain returned) for a shape its selector takes (0.10.x has no sparse-MLA input);
@@ -339,7 +350,7 @@ def test_a_chain_release_s_attention_kernels_are_backends_it_has_for_shapes_it_t
     assert not problems, f"vllm {release}:\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize("release", RAN_RELEASES)
+@pytest.mark.parametrize("release", CHAIN_RELEASES)
 def test_where_a_chain_release_chooses_a_backend_the_catalog_has_that_kernel(release):
     """Per GPU from 8.0 on, KV dtype and head size: the backend the release's chain chose at its own block size is a
     hand-written kernel of that shape there (a plan may name it), or that kernel says with a source naming the
@@ -416,7 +427,7 @@ RAN_QUANT = {"fp8": ("fp8_w8a8", "fp8"), "fp8_block": ("fp8_block", "fp8"), "nvf
 RAN_QUANT["mxfp4"] = ("mxfp4", "mxfp4")
 
 
-@pytest.mark.parametrize("release", RAN_RELEASES)
+@pytest.mark.parametrize("release", QUANT_RELEASES)
 def test_hand_written_marlin_fallbacks_are_where_the_release_s_kernel_table_falls_back(release):
     """Per GPU from the method's minimum on: the release's first supported GEMM kernel is Marlin exactly where the
     catalog lists a Marlin fallback (MoE-only fallbacks aside: the linear table does not choose experts), and the
@@ -424,8 +435,7 @@ def test_hand_written_marlin_fallbacks_are_where_the_release_s_kernel_table_fall
     kernel table does not hold (older releases choose some GEMMs outside it) is not compared."""
     build, _, capability = _ran_build(release)
     quant = harvest.ran("vllm", release).get("quantization")
-    if quant is None:
-        pytest.skip(f"vllm {release}: no quantization table")
+    assert quant is not None, release
     checked, problems = 0, []
     for fmt in build.weight_formats:
         if fmt.quant not in RAN_QUANT:
@@ -461,15 +471,14 @@ def test_hand_written_marlin_fallbacks_are_where_the_release_s_kernel_table_fall
         assert checked == 10 + 10 + 10 + 9  # fp8, fp8 block, NVFP4 from 7.5; MXFP4 from 8.0
 
 
-@pytest.mark.parametrize("release", RAN_RELEASES)
+@pytest.mark.parametrize("release", QUANT_RELEASES)
 def test_a_named_native_kernel_is_the_one_its_release_s_kernel_table_picks(release):
     """Where the catalog names the kernel a weight format runs natively on (`native_kernels`), that is the release's
     first supported kernel of the format's GEMM family on each GPU it was run on (the class vLLM logs as "Selected
     …"), named in the kernel or its note, unless a source naming the harvest and the GPU says why not."""
     build, _, capability = _ran_build(release)
     quant = harvest.ran("vllm", release).get("quantization")
-    if quant is None:
-        pytest.skip(f"vllm {release}: no quantization table")
+    assert quant is not None, release
     checked, problems = 0, []
     for fmt in build.weight_formats:
         table = quant["linear_kernels"].get(RAN_QUANT.get(fmt.quant, ("",))[0])
@@ -659,3 +668,8 @@ def test_sglang_weight_formats_start_at_the_method_minimum_and_fall_back_to_marl
                 problems.append(f"{fmt.quant} sm_{cap}: Marlin FP8 {marlin}, the release {kernels['fp8_marlin_auto']}")
     assert not problems, f"sglang {release}:\n" + "\n".join(problems)
     assert checked >= 4
+
+
+def test_both_kinds_of_vllm_selector_were_run():
+    assert {"0.33.0", "0.13.0", "0.11.1"} <= set(CANDIDATE_RELEASES)
+    assert {"0.11.0", "0.10.2"} <= set(CHAIN_RELEASES) and set(QUANT_RELEASES) == set(RAN_RELEASES)
