@@ -31,7 +31,8 @@ _WIDTHS = (
 )  # fmt: skip
 _HEADS = (
     "num_key_value_heads", "index_n_heads", "n_routed_experts", "num_experts", "num_local_experts",
-    "num_experts_per_tok", "experts_per_token", "num_experts_per_token", "n_shared_experts", "num_shared_experts",
+    "num_experts_per_tok", "experts_per_token", "num_experts_per_token", "top_k_experts", "n_shared_experts",
+    "num_shared_experts",
     "linear_num_value_heads", "linear_num_key_heads", "num_heads", "mamba_n_heads", "mamba_num_heads",
     "n_mamba_heads", "mamba_n_groups", "n_groups", "mamba_ngroups", "swa_num_attention_heads",
     "swa_num_key_value_heads",

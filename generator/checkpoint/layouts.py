@@ -456,6 +456,7 @@ def moe_of(rule: Rule, c: dict[str, Any], layers: int) -> Moe | None:
         top_k=as_int(c.get("num_experts_per_tok"))
         or as_int(c.get("experts_per_token"))
         or as_int(c.get("num_experts_per_token"))
+        or as_int(c.get("top_k_experts"))  # Gemma 4 (vLLM gemma4.py: config.top_k_experts)
         or per_layer(c.get("moe_topk"))
         or 1,
         shared_experts=shared,

@@ -58,6 +58,7 @@ from tests.support.contract import rejections
 
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "configs"
 TRANSCRIBED = CONFIGS.parent / "transcribed"
+HUB = CONFIGS.parent / "hub"
 # each class's folder of test data: a verbatim config.json, or one a public repository quotes as a dict
 CLASSES = {p.name: p for root in (CONFIGS, TRANSCRIBED) for p in root.iterdir() if p.is_dir()}
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
@@ -573,3 +574,14 @@ def test_full_layers_with_a_shape_of_their_own_keep_it_and_the_window_layers_the
     memory = _explain_on_vllm(folder, 8).json()["plans"][0]["memory"]
     assert memory["kv_bytes_per_token"] == 10 * 1 * (512 + 512) * 2
     assert memory["per_request_bytes"] == 50 * 2 * (256 + 256) * 2 * 1024
+
+
+def test_gemma_4_moe_routes_each_token_to_the_experts_its_config_names(tmp_path):
+    # google/gemma-4-26B-A4B names its routed experts per token top_k_experts (8 of 128), not num_experts_per_tok;
+    # gemma4.py reads config.top_k_experts. Read as 1, the active parameters (and the speed) were off by a third.
+    folder = tmp_path / "gemma-4-26B-A4B"
+    folder.mkdir()
+    shutil.copy(HUB / "google" / "gemma-4-26B-A4B" / "config.json", folder / "config.json")
+    derived = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE).json()["derived"]
+    assert (derived["moe"]["experts"], derived["moe"]["top_k"]) == (128, 8)
+    assert derived["params_active_b"] == pytest.approx(3.8, abs=0.15)  # "A4B": Google's 3.8B active
