@@ -247,23 +247,28 @@ def test_quant_configs_map_to_catalog_formats(hf_env):
     }
 
 
-def test_a_hub_class_with_window_layers_of_their_own_shape_is_derived_and_planned_on_the_diff_kv_backend(hf_env):
-    inspected = run_cli("inspect", "XiaomiMiMo/MiMo-V2-Flash", env=hf_env)
+def test_a_class_with_window_layers_of_their_own_shape_is_derived_and_planned_on_the_diff_kv_backend(tmp_path):
+    # a local copy of the checkpoint's files is derived from them, although the catalog has a recipe of the model
+    folder = tmp_path / "MiMo-V2-Flash"
+    shutil.copytree(HUB_DATA / "XiaomiMiMo" / "MiMo-V2-Flash", folder)
+    inspected = run_cli("inspect", str(folder), env=OFFLINE)
     assert inspected.code == 0
     assert "status derived" in inspected.out.splitlines()[0]
     # the engines' harvested registries load the class (sglang/srt/models/mimo_v2.py, vLLM's registry.py); the
     # generic rule reads its window layers' own shape (swa_*) and V narrower than K (v_head_dim)
     assert "MiMoV2FlashForCausalLM (model_type mimo_v2_flash); loaded by sglang-0.5.23" in inspected.out
     assert "sliding window 128 on 39 layers" in inspected.out
-    planned = run_cli("explain", "--gpu", "h200", "--gpus", "8", "--model", "XiaomiMiMo/MiMo-V2-Flash", env=hf_env)
+    planned = run_cli("explain", "--gpu", "h200", "--gpus", "8", "--model", str(folder), env=OFFLINE)
     assert planned.code == 0, planned.err
     # V narrower than K: vLLM's mimo_v2.py hands the layers to FLASH_ATTN_DIFFKV on Hopper (data/diff_kv.yaml)
     assert "VERDICT: runnable" in planned.out, planned.out
     verbose = run_cli(
-        "explain", "--gpu", "h200", "--gpus", "8", "--model", "XiaomiMiMo/MiMo-V2-Flash", "--engine", "vllm",
-        "--verbose", env=hf_env,
+        "explain", "--gpu", "h200", "--gpus", "8", "--model", str(folder), "--engine", "vllm", "--verbose", env=OFFLINE,
     )  # fmt: skip
     assert "FLASH_ATTN_DIFFKV (attention.gqa)" in verbose.out
+    # the repo id names the catalog's recipe, which plans the same way
+    by_name = run_cli("explain", "--gpu", "h200", "--gpus", "8", "--model", "XiaomiMiMo/MiMo-V2-Flash", env=OFFLINE)
+    assert by_name.code == 0 and "VERDICT: runnable" in by_name.out, by_name.out
 
 
 # -- local folders ---------------------------------------------------------------------------------
