@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..catalog.schema import Model, Source, Variant
 from ..catalog.schema.model import LinearAttention
-from ..frozen import frozen
+from ..frozen import evolve, frozen
 from .architectures import Rule, rules
 from .config_bounds import config_problem, schema_problem
 from .configfields import as_int, slug, text_config, word
@@ -99,6 +99,8 @@ def derive(ck: Checkpoint) -> Derivation:
         return Derivation(ck, arch, model_type, rule, problem, None, fmt, size, "", tuple(facts))
     moe = moe_of(rule, c, layers)
     matrices = mlp_matrices(c) if rule.generic else 3
+    if moe is not None and matrices == 2:
+        moe = evolve(moe, expert_matrices=2)
     total, active = estimate_params(c, att, moe, layers, rule.dense_mlp_field, linear, matrices, mlp_layers(c, att))
     params_how = "computed from config.json shapes"
     vision, uncounted = vision_params(config, as_int(c.get("hidden_size")) or 0)

@@ -462,6 +462,7 @@ def moe_of(rule: Rule, c: dict[str, Any], layers: int) -> Moe | None:
         shared_experts=shared,
         moe_intermediate=per_layer(c.get("moe_intermediate_size")) or as_int(c.get("intermediate_size")),
         dense_layers=dense,
+        expert_hidden=as_int(c.get("routed_expert_hidden_size")) or as_int(c.get("moe_latent_size")),
     )
 
 

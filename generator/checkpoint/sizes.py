@@ -211,8 +211,12 @@ def estimate_params(
         mlps = layers if mlp_layers is None else mlp_layers
         total = embed + layers * attn + mlps * one_mlp
         return total, total
-    # latent MoE (Kimi-K3): the routed experts work at routed_expert_hidden_size, not hidden_size
-    expert = mlp_matrices * (as_int(c.get("routed_expert_hidden_size")) or hidden) * (moe.moe_intermediate or 0)
+    # latent MoE (Kimi-K3, Nemotron-3): the routed experts work at a narrower width than hidden_size
+    expert = mlp_matrices * (moe.expert_hidden or hidden) * (moe.moe_intermediate or 0)
+    # Nemotron-3's latent MoE projects into that width and back once per MoE layer, for every token
+    # (vLLM nemotron_h.py: fc1_latent_proj hidden → moe_latent_size, fc2_latent_proj back)
+    latent = as_int(c.get("moe_latent_size"))
+    latent_proj = 2 * hidden * latent if latent else 0
     # the shared expert's own width where the class states one (Qwen2-MoE shared_expert_intermediate_size,
     # Nemotron-H moe_shared_expert_intermediate_size), else an expert's
     shared_width = (
@@ -226,7 +230,7 @@ def estimate_params(
     # layers left once the routed ones are counted (Nemotron-H: - layers beside its E layers)
     dense_mlps = moe.dense_layers if mlp_layers is None else max(0, mlp_layers - moe_layers)
     shared_part = moe_layers * moe.shared_experts * mlp_matrices * hidden * shared_width
-    dense_part = layers * attn + dense_mlps * one_mlp + shared_part
+    dense_part = layers * attn + dense_mlps * one_mlp + shared_part + moe_layers * latent_proj
     total = embed + dense_part + moe_layers * moe.experts * expert
     active = embed + dense_part + moe_layers * moe.top_k * expert
     return total, active

@@ -188,7 +188,7 @@ def text(r: dict[str, Any]) -> str:
         if moe:
             lines.append(
                 f"  MoE: {moe['experts']} experts, top-{moe['top_k']}, {moe['shared_experts']} shared, "
-                f"expert width {moe['moe_intermediate']}, {moe['dense_layers']} layers without experts"
+                f"expert width {moe['moe_intermediate']}{_latent(moe)}, {moe['dense_layers']} layers without experts"
             )
         lines.append(
             f"  layers {derived['layers']}, hidden {derived['hidden_size']}, context {derived['max_context']}, "
@@ -277,3 +277,8 @@ def inspect(
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
     else:
         typer.echo(text(result))
+
+
+def _latent(moe: dict[str, Any]) -> str:
+    """A latent MoE's narrower width, where the routed experts work at one."""
+    return f" on a {moe['expert_hidden']}-wide latent" if moe.get("expert_hidden") else ""

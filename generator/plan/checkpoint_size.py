@@ -93,15 +93,18 @@ def describe(group: QuantGroup) -> str:
 
 
 def routed_expert_params(model: Model) -> tuple[float, str] | None:
-    """The routed experts' parameters: from the shapes (experts × 3 projections × hidden × moe_intermediate ×
-    MoE layers), or from total − active when the catalog gives no expert width; None for a dense model."""
+    """The routed experts' parameters: from the shapes (experts × projections × the width they work at ×
+    moe_intermediate × MoE layers), or from total − active when the catalog gives no expert width; None for a
+    dense model."""
     moe = model.moe
     if moe is None:
         return None
     moe_layers = model.layers - moe.dense_layers
     if moe.moe_intermediate is not None:
-        params = float(moe.experts * 3 * model.hidden_size * moe.moe_intermediate * moe_layers)
-        return params, f"{moe.experts} experts × 3 × {model.hidden_size} × {moe.moe_intermediate} × {moe_layers} layers"
+        width = moe.expert_hidden or model.hidden_size
+        params = float(moe.experts * moe.expert_matrices * width * moe.moe_intermediate * moe_layers)
+        how = f"{moe.experts} experts × {moe.expert_matrices} × {width} × {moe.moe_intermediate} × {moe_layers} layers"
+        return params, how
     if model.params_active_b is not None and moe.experts > moe.top_k:
         total = model.params_total_b * 1e9
         params = (total - model.params_active_b * 1e9) * moe.experts / (moe.experts - moe.top_k)

@@ -149,7 +149,7 @@ def weight_split(model: Model, size: float) -> WeightSplit | None:
     The result's `total_params` is the catalog's total, or the total from the shapes where the expert
     shapes alone exceed it (a rounded headline such as Kimi K2's "1T").
 
-    Expert parameters come from the shapes (experts × 3 projections × hidden × moe_intermediate),
+    Expert parameters come from the shapes (routed_expert_params: experts × projections × width × moe_intermediate),
     or from total − active when the catalog has no expert width. Non-expert weights are taken at
     the checkpoint's average bytes per parameter, clamped to 1–2 B (quantised MoE checkpoints keep
     attention and embeddings at 8 bits or more); the experts hold the rest of the file.

@@ -585,3 +585,18 @@ def test_gemma_4_moe_routes_each_token_to_the_experts_its_config_names(tmp_path)
     derived = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE).json()["derived"]
     assert (derived["moe"]["experts"], derived["moe"]["top_k"]) == (128, 8)
     assert derived["params_active_b"] == pytest.approx(3.8, abs=0.15)  # "A4B": Google's 3.8B active
+
+
+def test_a_latent_moe_counts_its_experts_at_the_latent_width(tmp_path):
+    # NVIDIA-Nemotron-3-Super-120B-A12B: 512 relu2 experts (up and down only) of 2688 that read and write a
+    # 1024-wide latent (vLLM nemotron_h.py: fc1_latent_proj hidden → moe_latent_size, experts, fc2_latent_proj
+    # back); counted at hidden_size with three projections they came to 458B instead of the published 120B / 12B
+    folder = tmp_path / "Nemotron-3-Super"
+    shutil.copytree(HUB / "nvidia" / "NVIDIA-Nemotron-3-Super-120B-A12B-FP8", folder)
+    inspected = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE)
+    derived = inspected.json()["derived"]
+    assert (derived["moe"]["expert_hidden"], derived["moe"]["expert_matrices"]) == (1024, 2)
+    assert derived["params_total_b"] == pytest.approx(120, rel=0.02)
+    assert derived["params_active_b"] == pytest.approx(12, rel=0.07)
+    text = run_cli("inspect", str(folder), env=OFFLINE).out
+    assert "expert width 2688 on a 1024-wide latent" in text

@@ -126,6 +126,11 @@ class Moe(Strict):
     shared_experts: Annotated[int, Limits(ge=0, le=MAX_HEADS)] = 0
     moe_intermediate: Width | None = None
     dense_layers: SomeLayers = 0
+    # a latent MoE's routed experts read and write this width, not the model's hidden size (Kimi-K3's
+    # routed_expert_hidden_size, Nemotron-3's moe_latent_size)
+    expert_hidden: Width | None = None
+    # gate, up and down projections per expert, or up and down only (a relu2 expert, Nemotron-H)
+    expert_matrices: Literal[2, 3] = 3
 
     def _check(self) -> None:
         if self.top_k > self.experts:
