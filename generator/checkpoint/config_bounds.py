@@ -23,7 +23,7 @@ _LAYERS = (
 )  # fmt: skip
 _WIDTHS = (
     "intermediate_size", "moe_intermediate_size", "head_dim", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim",
-    "qk_rope_head_dim", "v_head_dim", "index_head_dim", "routed_expert_hidden_size",
+    "qk_rope_head_dim", "v_head_dim", "index_head_dim", "routed_expert_hidden_size", "moe_latent_size", "o_lora_rank",
     "shared_expert_intermediate_size", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
     "index_kpool", "short_conv_kernel_size", "state_size", "mamba_d_state", "ssm_state_size", "conv_kernel",
     "mamba_d_conv", "conv_L_cache", "mamba_d_head", "mamba_head_dim", "mamba_headdim", "mamba_d_ssm",
@@ -35,7 +35,7 @@ _HEADS = (
     "num_shared_experts",
     "linear_num_value_heads", "linear_num_key_heads", "num_heads", "mamba_n_heads", "mamba_num_heads",
     "n_mamba_heads", "mamba_n_groups", "n_groups", "mamba_ngroups", "swa_num_attention_heads",
-    "swa_num_key_value_heads",
+    "swa_num_key_value_heads", "o_groups",
 )  # fmt: skip
 _TOKENS = ("sliding_window", "sliding_window_size", "attention_chunk_size", "index_topk")
 

@@ -182,7 +182,11 @@ def estimate_params(
     elif att.kind == "dsv4":
         hd = att.head_dim or 0
         q = hidden * q_lora + q_lora * heads * hd if q_lora else hidden * heads * hd
-        attn = q + hidden * (att.num_kv_heads or 1) * hd + heads * hd * hidden
+        # a grouped low-rank output (DeepSeek-V4's wo_a: heads × head_dim → o_groups × o_lora_rank, then wo_b
+        # back to hidden) where the config names one, else one dense projection
+        o_lora, o_groups = as_int(c.get("o_lora_rank")), as_int(c.get("o_groups"))
+        out = heads * hd * o_lora + o_groups * o_lora * hidden if o_lora and o_groups else heads * hd * hidden
+        attn = q + hidden * (att.num_kv_heads or 1) * hd + out
     else:
         nope, rope = att.qk_nope_head_dim or 0, att.qk_rope_head_dim or 0
         v, lora = att.v_head_dim or 0, att.kv_lora_rank or 0

@@ -600,3 +600,22 @@ def test_a_latent_moe_counts_its_experts_at_the_latent_width(tmp_path):
     assert derived["params_active_b"] == pytest.approx(12, rel=0.07)
     text = run_cli("inspect", str(folder), env=OFFLINE).out
     assert "expert width 2688 on a 1024-wide latent" in text
+
+
+@pytest.mark.parametrize(
+    ("repo", "total_b", "active_b"),
+    [
+        # the published counts: recipes/models/deepseek-v4-flash.yaml (284B / 13B); DeepSeek-V4-Pro 1.6T / 49B
+        # (https://github.com/vllm-project/recipes/blob/8959cf64189c71d36e11c6a30335f923f261b1f7/models/deepseek-ai/DeepSeek-V4-Pro.yaml)
+        ("DeepSeek-V4-Flash", 284, 13),
+        ("DeepSeek-V4-Pro", 1600, 49),
+    ],
+)
+def test_deepseek_v4_counts_its_grouped_low_rank_output(tmp_path, repo, total_b, active_b):
+    # wo_a takes the heads × head_dim to o_groups × o_lora_rank, wo_b that back to hidden; counted as one dense
+    # heads × head_dim × hidden projection, V4-Pro came to 66B active instead of 49B
+    folder = tmp_path / repo
+    shutil.copytree(HUB / "deepseek-ai" / repo, folder)
+    derived = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE).json()["derived"]
+    assert derived["params_total_b"] == pytest.approx(total_b, rel=0.02)
+    assert derived["params_active_b"] == pytest.approx(active_b, rel=0.03)
