@@ -49,12 +49,18 @@ def test_gpu_outside_the_catalog_gets_the_line_to_type(typed: str, hint: str) ->
 
 
 def test_model_suggestions_go_by_family_one_slot_per_model() -> None:
-    result = run_cli("explain", "--gpu", "h100", "--model", "deepseek-v4")
+    result = run_cli("explain", "--gpu", "h100", "--model", "deepseek-v3.5")
     assert result.code == 2
     suggested = result.err.split("did you mean", 1)[1].strip(" ?\n").split(", ")
-    assert suggested[0] == "deepseek-v4-flash"
+    assert suggested[0].startswith("deepseek-v3")
     ids = {row["id"] for row in run_cli("list", "models", "--format", "json").json()}
     assert set(suggested) <= ids and len(suggested) == len(set(suggested))  # model ids, not aliases
+
+
+def test_a_family_name_with_several_models_lists_them_with_their_sizes() -> None:
+    result = run_cli("explain", "--gpu", "h100", "--model", "deepseek-v4")
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1
+    assert "deepseek-v4-flash (284B, 13B active)" in result.err and "deepseek-v4-pro (" in result.err
 
 
 def test_list_gpus_is_list_hardware() -> None:
