@@ -55,7 +55,7 @@ def test_a_q8_0_plan_on_b9333_on_an_rtx_5090_names_the_defect_and_its_workaround
     )
     assert plan["build"] == "llama.cpp-b9333" and SM120_KV in defect_ids(plan)
     (note,) = [n for n in plan["notes"] if SM120_KV in n]
-    assert "KV cache q8_0/q4_0" in note and "keep the f16 KV cache" in note and "no build known to fix it" in note
+    assert "KV cache q8_0/q4_0" in note and "keep the f16 KV cache" in note and "fixed in llama.cpp-b9840" in note
 
 
 def test_the_b9333_defect_stays_out_of_f16_plans_and_off_other_gpus(cli):
