@@ -97,6 +97,8 @@ def _kv(
     its KV-cache line only. (None,): not known."""
     if settings.kv_fixed and given != "auto":
         return settings.kv_fixed, None
+    if given and given != "auto":
+        return (None,), None  # a dtype the catalog does not name (nvfp4 …): no defect names it either
     if engine.id not in ("vllm", "sglang") or not stated:
         return (None,), None
     if config.dtype in _DTYPES:

@@ -252,5 +252,12 @@ def words(config: LogConfig) -> str:
         "parallel",
     )
     values = dict(config.pairs)
-    parts = [f"{key}={values[key]}" for key in shown if key in values and values[key] not in _EMPTY]
+    if "speculative_config" in values:
+        values["speculative_config"] = _speculative(values["speculative_config"]) or "None"
+    ones = {"pipeline_parallel_size", "pp_size", "data_parallel_size", "dp_size", "decode_context_parallel_size"}
+    parts = [
+        f"{key}={values[key]}"
+        for key in shown
+        if key in values and values[key] not in _EMPTY and not (key in ones and values[key] == "1")
+    ]
     return ", ".join(parts)

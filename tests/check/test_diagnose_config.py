@@ -135,3 +135,21 @@ def test_sglang_server_args_are_read_and_a_log_without_a_release_matches_no_defe
     assert "configuration the log prints (SGLang's server_args): kv_cache_dtype=auto, dtype=auto, tp_size=2" in out
     assert "the log names no release of the engine, so no release's known defects were matched" in out
     assert "⚠" not in out
+
+
+def test_the_vllm_engine_config_line_gives_the_dtype_an_auto_kv_cache_stands_for(cli, tmp_path):
+    doc = _json(cli, _log(tmp_path, "config-vllm-0.10-engine-config-qwen3-coder-fp8.log"), "--gpu", "h200")
+    config = doc["configuration"]
+    assert config["read_from"] == ["vLLM's engine config"] and config["build"] == "vllm-0.10.1"
+    assert config["kv_note"] == "KV cache auto: the model dtype bfloat16 the log prints"
+    assert "quantization=fp8" in config["shown"] and "max_model_len=131072" in config["shown"]
+    assert "pipeline_parallel_size" not in config["shown"]  # a size of 1 is the default, not worth a word
+
+
+def test_a_printed_speculative_config_and_an_uncatalogued_kv_dtype_are_read_as_printed(cli, tmp_path):
+    out = cli("diagnose", _log(tmp_path, "config-vllm-0.25-engine-config-mtp-nvfp4-kv.log"), "--gpu", "rtx-5090").out
+    assert "kv_cache_dtype=nvfp4, dtype=torch.bfloat16, quantization=compressed-tensors, tensor_parallel_size=1" in out
+    assert 'speculative_config={"method": "mtp", "num_speculative_tokens": 2}, max_model_len=1048576' in out
+    assert "KV cache auto" not in out  # nvfp4 is what the run used, not the engine's default
+    # the model (unsloth/Qwen3.6-27B-NVFP4) is not in the catalog: a defect of one architecture stays undecided
+    assert "depend on what the log does not name: add --model" in out
