@@ -134,7 +134,7 @@ def _llama_pairs(text: str) -> list[tuple[str, str]]:
     if kv:
         out += [("cache_type_k", kv.group(1)), ("cache_type_v", kv.group(2))]
     if _LLAMA_OVERRIDE.search(text):
-        out.append(("override_tensor", "exps=CPU"))  # what the log shows: some tensors kept in host RAM
+        out.append(("override_tensor", "tensors=CPU"))  # what the log shows: some tensors kept in host RAM
     layers = _LLAMA_LAYERS.search(text)
     if layers and int(layers.group(1)) < int(layers.group(2)):
         out.append(("gpu_layers", layers.group(1)))

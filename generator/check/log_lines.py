@@ -57,7 +57,11 @@ VERSIONS: dict[str, tuple[re.Pattern[str], ...]] = {
         re.compile(r"lmsysorg/sglang:v(\d+\.\d+\.\d+)"),
         re.compile(r"\bsglang(?:==|:\s*v?| version:?\s*v?| v)(\d+\.\d+\.\d+[\w.+-]*)", re.IGNORECASE),
     ),
-    "llama.cpp": (re.compile(r"build: (\d+ \([0-9a-f]{7,}\))"), re.compile(r"version: (\d+ \([0-9a-f]{7,}\))")),
+    "llama.cpp": (
+        re.compile(r"build: (\d+ \([0-9a-f]{7,}\))"),
+        re.compile(r"version: (\d+ \([0-9a-f]{7,}\))"),
+        re.compile(r"\bbuild (\d+ \([0-9a-f]{7,}\)) with"),  # common_params_print_info in newer builds
+    ),
     "ktransformers": (re.compile(r"\bktransformers(?:==| v|:\s*v?| version:?\s*v?)(\d+\.\d+\.\d+[\w.+-]*)", re.I),),
 }
 MODEL_FIELDS = (

@@ -153,3 +153,15 @@ def test_a_printed_speculative_config_and_an_uncatalogued_kv_dtype_are_read_as_p
     assert "KV cache auto" not in out  # nvfp4 is what the run used, not the engine's default
     # the model (unsloth/Qwen3.6-27B-NVFP4) is not in the catalog: a defect of one architecture stays undecided
     assert "depend on what the log does not name: add --model" in out
+
+
+def test_llama_server_start_up_lines_give_the_kv_types_the_offload_and_the_slots(cli, tmp_path):
+    log = _log(tmp_path, "config-llamacpp-0c1e570-q8-kv-override-slots.log")
+    doc = _json(cli, log, "--gpu", "rtx-5090")
+    # `build 1 (0c1e570)`: a tree without git history counts 1, so the commit names the catalog build
+    assert doc["log"]["build"] == "llama.cpp-0c1e570" and doc["configuration"]["build"] == "llama.cpp-0c1e570"
+    assert doc["configuration"]["read_from"] == ["llama.cpp's KV-cache, offload and slot lines"]
+    assert (
+        doc["configuration"]["shown"] == "cache_type_k=q8_0, cache_type_v=q8_0, override_tensor=tensors=CPU, parallel=2"
+    )
+    assert doc["configuration"]["defects"] == []  # no defect of 0c1e570 is scoped to this configuration
