@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..catalog.capability import Capability
 from ..catalog.index import Catalog
 from ..catalog.schema import Engine, Model, Variant
 from ..catalog.schema.common import KvDtype
@@ -126,18 +125,15 @@ def _variant(model: Model | None, facts: LogFacts, config: LogConfig) -> Variant
 
 
 def _selectors(
-    defect: Defect, facts: LogFacts, model: Model | None, variant: Variant | None
+    defect: Defect, facts: LogFacts, model: Model | None, variant: Variant | None, same_arch: frozenset[str]
 ) -> tuple[bool, list[str], list[str]]:
     """Whether the defect's GPU/model selectors can match the log (False: ruled out), what matched in words and what
-    the log leaves unsaid."""
+    the log leaves unsaid. `same_arch`: the catalog models of the architecture the log names (when it names no model
+    the catalog knows)."""
     said: list[str] = []
     missing: list[str] = []
-    cc = None
-    if facts.capability:
-        try:
-            cc = Capability.parse(facts.capability)
-        except ValueError:
-            cc = None
+    # only a GPU the log's device line or --gpu names: a bare "sm_120" in a log may be a kernel's, not the run's
+    cc = facts.hardware.compute_capability if facts.hardware is not None and facts.gpu_named else None
     if defect.sm is not None:
         if cc is None:
             missing.append("--gpu")
@@ -150,10 +146,11 @@ def _selectors(
             missing.append("--gpu")
         elif facts.hardware.host_arch[0] not in defect.host_arch:
             return False, said, missing
-    # a model the log names that the catalog does not know is none of the catalog's models
+    # a model the log names that the catalog does not know is none of its models, unless the architecture the log
+    # prints is one of theirs (a local folder of a catalog model under another name)
     unknown_model = model is None and bool(facts.model_text) and not (facts.model_text or "").startswith("--model ")
     if defect.models is not None:
-        if unknown_model:
+        if unknown_model and not same_arch & set(defect.models):
             return False, said, missing
         if model is None:
             missing.append("--model")
@@ -217,11 +214,14 @@ def read_config_defects(catalog: Catalog, facts: LogFacts, text: str) -> ConfigR
     variant = _variant(model, facts, config)
     hits: list[ConfigDefect] = []
     undecided: list[tuple[str, str]] = []
-    cc = Capability.parse(facts.capability) if facts.capability and _parses(facts.capability) else None
+    cc = facts.hardware.compute_capability if facts.hardware is not None else None
+    same_arch = frozenset(
+        m.id for m in catalog.models.values() if model is None and facts.architecture in (m.architecture, m.gguf_arch)
+    )
     for defect in build.defects:
         if defect.log_line and defect.log_line in text:
             continue  # its own line is in the log: the fingerprint reports it
-        possible, said, missing = _selectors(defect, facts, model, variant)
+        possible, said, missing = _selectors(defect, facts, model, variant, same_arch)
         if not possible:
             continue
         if defect.scoped:
@@ -238,11 +238,3 @@ def read_config_defects(catalog: Catalog, facts: LogFacts, text: str) -> ConfigR
         hits.append(ConfigDefect(defect, build.id, matched))
     hits.sort(key=lambda h: (h.defect.symptom != "wrong-output", h.defect.id))
     return ConfigReading(build.id, words(config), config.sources, kv_note, tuple(hits), tuple(undecided))
-
-
-def _parses(text: str) -> bool:
-    try:
-        Capability.parse(text)
-    except ValueError:
-        return False
-    return True
