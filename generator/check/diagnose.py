@@ -22,6 +22,7 @@ from ..catalog.capability import Capability, CapabilitySet
 from ..catalog.index import Catalog
 from ..catalog.schema import Build, Defect, Fingerprint
 from ..frozen import frozen
+from .config_defects import ConfigReading
 from .log_facts import Hints, LogFacts, read_facts
 from .log_lines import FLAVORS
 from .log_rules import LINE_RULES, RULES, Ruling
@@ -75,6 +76,7 @@ class Diagnosis:
     plan_json: dict[str, Any] | None = field(default=None)
     slow_path: tuple[str, ...] = ()  # kernels slower than the best the catalog knows for this GPU
     lint: tuple[str, ...] = ()  # lint's findings on the command the log echoes
+    config: ConfigReading = field(default_factory=ConfigReading)  # the printed configuration and its known defects
 
     @property
     def known(self) -> bool:
@@ -301,6 +303,7 @@ def _required_literals(pattern: str) -> list[str] | None:
 
 def diagnose_log(catalog: Catalog, text: str, hints: Hints | None = None) -> Diagnosis:
     hints = hints or Hints()
+    uncut = _ANSI.sub("", text[-MAX_CHARS:])  # a printed configuration may run past MAX_LOG_LINE (log_config.py)
     text = _clean(text)
     lines = text.split("\n")
     facts = read_facts(catalog, text, hints)
@@ -326,6 +329,7 @@ def diagnose_log(catalog: Catalog, text: str, hints: Hints | None = None) -> Dia
         tail = [(n, line.strip()) for n, line in enumerate(lines, 1) if line.strip()]
         looked = (errorish or tail)[-SHOWN_LINES:]
     summary, plan = _plan_that_runs(catalog, facts, hints)
+    from .config_defects import read_config_defects
     from .log_checks import lint_command, slow_path
 
     return Diagnosis(
@@ -336,6 +340,7 @@ def diagnose_log(catalog: Catalog, text: str, hints: Hints | None = None) -> Dia
         plan,
         slow_path(catalog, facts, text),
         lint_command(catalog, facts),
+        read_config_defects(catalog, facts, uncut),
     )
 
 

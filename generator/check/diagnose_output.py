@@ -16,8 +16,14 @@ SCHEMA = "recipegen.diagnosis/1"
 def format_diagnosis(d: Diagnosis) -> str:
     f = d.facts
     out: list[str] = []
+    hits = d.config.hits
     if d.matches:
         out.append(f"diagnose: {len(d.matches)} known failure(s), most specific first")
+    elif hits:
+        out.append(
+            f"diagnose: no error line matches, but the configuration this log shows is in {len(hits)} known "
+            f"defect(s) of {d.config.build}"
+        )
     else:
         out.append("diagnose: no known failure in this log (recipegen lists the lines it looked at)")
     for m in d.matches[:3]:
@@ -33,7 +39,8 @@ def format_diagnosis(d: Diagnosis) -> str:
             out.append(f"    seen in: {', '.join(m.sources[:2])}")
     if len(d.matches) > 3:
         out.append(f"  (+{len(d.matches) - 3} more; --format json lists them)")
-    if d.looked_at:
+    out.extend(_config_lines(d))
+    if d.looked_at and not hits:
         out.append("  lines looked at:")
         out.extend(f"    {n}: {_short(line)}" for n, line in d.looked_at)
     for line in d.slow_path:
@@ -71,6 +78,43 @@ def format_diagnosis(d: Diagnosis) -> str:
         missing = " and ".join(x for x, v in (("--model", f.model), ("--gpu", f.hardware)) if v is None)
         out.append(f"for the plan that runs, add {missing} (e.g. recipegen diagnose LOG {_hint(f)})")
     return "\n".join(out) + "\n"
+
+
+_SYMPTOM_WORDS = {
+    "wrong-output": "give wrong output",
+    "crash": "crash",
+    "hang": "hang",
+    "oom": "run out of memory",
+    "slow": "run slow",
+}
+
+
+def _config_lines(d: Diagnosis) -> list[str]:
+    """The known defects the log's configuration is in, the configuration read, and what would decide the rest."""
+    c = d.config
+    out: list[str] = []
+    for hit in c.hits[:3]:
+        defect = hit.defect
+        out.append(f"⚠ this configuration is known to {_SYMPTOM_WORDS[defect.symptom]}: {defect.title} ({defect.id})")
+        out.append(f"    configuration: {printable(hit.matched)}")
+        fixed = f" (fixed in {defect.fixed_in})" if defect.fixed_in and defect.workaround else ""
+        out.append(f"    fix: {hit.fix}{fixed}")
+        out.append(f"    seen in: {', '.join(s.url for s in defect.sources[:2])}")
+    if len(c.hits) > 3:
+        out.append(f"  (+{len(c.hits) - 3} more known defects of this configuration; --format json lists them)")
+    if c.shown or c.kv_note:
+        where = f" ({', '.join(c.sources)})" if c.sources else ""
+        said = "; ".join(x for x in (c.shown, c.kv_note) if x)
+        out.append(f"configuration the log prints{where}: {_short(said, 240)}")
+        if c.build is None:
+            out.append("  the log names no release of the engine, so no release's known defects were matched")
+    if c.undecided:
+        needs = sorted({n for _, need in c.undecided for n in need.split(" and ")})
+        out.append(
+            f"  {len(c.undecided)} more known defect(s) of {c.build} depend on what the log does not name: add "
+            f"{' and '.join(needs)} ({', '.join(i for i, _ in c.undecided[:3])}{', …' if len(c.undecided) > 3 else ''})"
+        )
+    return out
 
 
 _KV_WORDS = {
@@ -142,6 +186,27 @@ def diagnosis_json(d: Diagnosis) -> dict[str, Any]:
             "kv_cache": dict(f.kv),
             "command": f.command,
             "warnings": list(f.warnings),
+        },
+        "configuration": {
+            "build": d.config.build,
+            "read_from": list(d.config.sources),
+            "shown": d.config.shown,
+            "kv_note": d.config.kv_note,
+            "defects": [
+                {
+                    "id": h.defect.id,
+                    "title": h.defect.title,
+                    "symptom": h.defect.symptom,
+                    "gate": h.defect.gate,
+                    "build": h.build,
+                    "matched": h.matched,
+                    "fix": h.fix,
+                    "fixed_in": h.defect.fixed_in,
+                    "sources": [s.url for s in h.defect.sources],
+                }
+                for h in d.config.hits
+            ],
+            "undecided": [{"id": i, "needs": need} for i, need in d.config.undecided],
         },
         "slow_path": list(d.slow_path),
         "lint": list(d.lint),

@@ -59,7 +59,7 @@ def gate_findings(
     out = [
         _defect_finding(engine, build, d, _scope_flag(engine, d, parsed, vocab) if d.scoped else None)
         for d in cand.build_defects
-        if not _worked_around(d, hw, parsed, vocab, given_env)
+        if not worked_around(d, hw, parsed, vocab, given_env)
     ]
     by_defect = {f"known defect {defect_text(d)}" for d in cand.build_defects}
     for gate in cand.failing():
@@ -97,7 +97,7 @@ def gate_findings(
     return out
 
 
-def _worked_around(defect: Defect, cc: object, parsed: ParsedArgs, vocab: Vocabulary, env: dict[str, str]) -> bool:
+def worked_around(defect: Defect, cc: object, parsed: ParsedArgs, vocab: Vocabulary, env: dict[str, str]) -> bool:
     """The command already carries every flag and environment variable of the defect's workaround (for this GPU),
     with its value."""
     wanted = [a for a in defect.workaround_args if a.capability is None or cc in a.capability]

@@ -93,7 +93,7 @@ def _count(flag: str | None, text: str | None, high: int) -> int:
     return value
 
 
-def _settings(
+def command_settings(
     engine: Engine, parsed: ParsedArgs, vocab: Vocabulary, env: dict[str, str], gpus: int
 ) -> tuple[Settings, str | None, str | None]:
     """The command's own choices as engine-neutral settings; also the pin's flag and value, if any."""
@@ -250,7 +250,7 @@ def lint(
         split = parsed.get(vocab, engine.flags.tensor_split)
         per_node = len(split.split(",")) if split else 1
     layout = Layout(per_node, node_count)
-    settings, pinned_by, pinned = _settings(engine, parsed, vocab, invocation.env, layout.gpus)
+    settings, pinned_by, pinned = command_settings(engine, parsed, vocab, invocation.env, layout.gpus)
     if model is not None and not settings.host_offload and _layers_on_cpu(engine, parsed, vocab, model.layers):
         settings = replace(settings, host_offload=True)
 

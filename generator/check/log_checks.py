@@ -4,6 +4,8 @@ best the catalog knows for its GPU) and lint's findings on the command the log e
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..catalog.capability import Capability
 from ..catalog.index import Catalog
 from ..catalog.schema.engine import Build
@@ -89,6 +91,10 @@ def lint_command(catalog: Catalog, facts: LogFacts) -> tuple[str, ...]:
 
     try:
         invocation = find_invocation(catalog, facts.command, "the command in the log")
+        if invocation.build is None and facts.build is not None and invocation.engine.id == facts.engine:
+            # the release the log's version line names, not the catalog's newest
+            build = catalog.build(facts.build)[1]
+            invocation = replace(invocation, build=build, build_how="the log's version line")
         result = lint(catalog, invocation, gpu=facts.hardware.id if facts.hardware else None)
     except RecipegenError:
         return ()

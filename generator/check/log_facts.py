@@ -129,7 +129,7 @@ def _model_from(catalog: Catalog, value: str) -> Model | None:
 def _build(catalog: Catalog, engine: str, version: str, notes: list[str]) -> BuildResolution | None:
     from ..catalog.names import resolve_user_build
 
-    number = re.fullmatch(r"(\d+) \([0-9a-f]{7,}\)", version)  # llama.cpp: `build: 6085 (a1b2c3d)`, master's count
+    number = re.fullmatch(r"(\d+) \(([0-9a-f]{7,})\)", version)  # llama.cpp: `build: 6085 (a1b2c3d)`, master's count
     if number:
         version = f"b{number[1]}"
     if engine not in catalog.engines or not (number or re.match(r"\d+\.\d+", version)):
@@ -137,11 +137,25 @@ def _build(catalog: Catalog, engine: str, version: str, notes: list[str]) -> Bui
     try:
         choice = resolve_user_build(catalog, f"{engine}=={version}")
     except RecipegenError as exc:
+        # a build from a tree without git history counts 1; the commit it names may still be a catalog build
+        commit = _commit_build(catalog, engine, number[2]) if number else None
+        if commit is not None:
+            return commit
         notes.append(f"{exc.message.removeprefix(f'--build {engine}=={version}: ')}; plans use the builds it knows")
         return None
     if catalog.build(choice.build_id)[1].version != version:
         notes.append(choice.how)
     return choice
+
+
+def _commit_build(catalog: Catalog, engine: str, commit: str) -> BuildResolution | None:
+    """The catalog build made from the commit a llama.cpp build line names, if any."""
+    from ..catalog.names import resolve_user_build
+
+    try:
+        return resolve_user_build(catalog, f"{engine}=={commit}")
+    except RecipegenError:
+        return None
 
 
 def _hinted_model(catalog: Catalog, hint: str, warnings: list[str]) -> Model | None:

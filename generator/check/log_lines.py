@@ -26,11 +26,12 @@ ENGINE_SIGNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         "vLLM",
         re.compile(
             r"vllm|EngineCore|APIServer pid|llm_engine\.py|RayWorkerWrapper|worker_base\.py|multiproc_executor|"
-            r"gpu_model_runner|kv_cache_utils\.py|AttentionBackendEnum|PyNcclCommunicator|Available KV cache memory",
+            r"gpu_model_runner|kv_cache_utils\.py|AttentionBackendEnum|PyNcclCommunicator|Available KV cache memory|"
+            r"\] non-default args: \{",
             re.IGNORECASE,
         ),
     ),
-    ("sglang", "SGLang", re.compile(r"sglang|launch_server", re.IGNORECASE)),
+    ("sglang", "SGLang", re.compile(r"sglang|launch_server|server_args=ServerArgs\(", re.IGNORECASE)),
     (
         "llama.cpp",
         "llama.cpp",
@@ -49,13 +50,18 @@ VERSIONS: dict[str, tuple[re.Pattern[str], ...]] = {
         re.compile(r"LLM engine \(v(\d+\.\d+\.\d+[\w.+-]*)\)"),
         re.compile(r"vLLM (?:API server )?[Vv]ersion\s*:?\s*v?(\d+\.\d+\.\d+[\w.+-]*)"),
         re.compile(r"vllm/vllm-openai:v(\d+\.\d+\.\d+)"),
+        re.compile(r"█ +version (\d+\.\d+\.\d+[\w.+-]*)"),  # the start-up banner of newer releases
         re.compile(r"\bvllm(?:==|:\s*[Vv]?| v)(\d+\.\d+\.\d+)", re.IGNORECASE),
     ),
     "sglang": (
         re.compile(r"lmsysorg/sglang:v(\d+\.\d+\.\d+)"),
         re.compile(r"\bsglang(?:==|:\s*v?| version:?\s*v?| v)(\d+\.\d+\.\d+[\w.+-]*)", re.IGNORECASE),
     ),
-    "llama.cpp": (re.compile(r"build: (\d+ \([0-9a-f]{7,}\))"), re.compile(r"version: (\d+ \([0-9a-f]{7,}\))")),
+    "llama.cpp": (
+        re.compile(r"build: (\d+ \([0-9a-f]{7,}\))"),
+        re.compile(r"version: (\d+ \([0-9a-f]{7,}\))"),
+        re.compile(r"\bbuild (\d+ \([0-9a-f]{7,}\)) with"),  # common_params_print_info in newer builds
+    ),
     "ktransformers": (re.compile(r"\bktransformers(?:==| v|:\s*v?| version:?\s*v?)(\d+\.\d+\.\d+[\w.+-]*)", re.I),),
 }
 MODEL_FIELDS = (

@@ -185,6 +185,14 @@ H100 = "Device 0: NVIDIA H100 80GB HBM3, compute capability 9.0\n"
         ("model-lines", "model='nosuch/m' \n" * 60_000, None),
         ("assertion", "Assertion error (" * 60_000 + "\n", None),
         ("tp-huge", f"vllm\nmodel='{QWEN3}'\n{H100}tensor_parallel_size=1000000000\n", "1000000000 is out of range"),
+        # a printed configuration: nesting never closed, and more pairs than any engine prints
+        ("config-nesting", "vLLM API server version 0.11.0\nnon-default args: {" + "{'a': [" * 300_000 + "\n", None),
+        (
+            "config-pairs",
+            "sglang==0.5.12\nserver_args=ServerArgs(" + "kv_cache_dtype='fp8_e4m3', " * 100_000 + ")\n",
+            "kv_cache_dtype=fp8_e4m3",
+        ),
+        ("config-quotes", "vLLM API server version 0.11.0\nwith config: model='" + "\\'" * 500_000 + "\n", None),
         ("tp-zero", f"vllm\nmodel='{QWEN3}'\n{H100}tensor_parallel_size=0\n", "size 0 is out of range"),
         (
             "tp-digits",

@@ -1,0 +1,64 @@
+"""GGUF variants of the big MoE families (issue 28): Unsloth's DeepSeek-R1 UD-IQ1_S, Kimi-K2 UD-Q4_K_XL and MiniMax-M2.5
+Q4_K_M, each a split file named by the report that ran it. Through the CLI: on GPUs too small to hold them, the plan is
+llama-server with the routed experts of some layers in host RAM (--n-cpu-moe), the download fetches every part of the
+split and the server loads its first part; without enough host RAM the plan says so instead."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.release_history import explain
+
+CASES = [
+    (
+        "deepseek-r1",
+        "gguf-unsloth-ud-iq1-s",
+        ("--gpu", "rtx-4090", "--gpus", "2", "--host-memory", "256"),
+        "unsloth/DeepSeek-R1-GGUF",
+        "DeepSeek-R1-UD-IQ1_S/DeepSeek-R1-UD-IQ1_S-*-of-00003.gguf",
+        "DeepSeek-R1-UD-IQ1_S/DeepSeek-R1-UD-IQ1_S-00001-of-00003.gguf",
+    ),
+    (
+        "kimi-k2",
+        "gguf-unsloth-ud-q4-k-xl",
+        ("--gpu", "rtx-pro-6000", "--gpus", "1", "--host-memory", "768"),
+        "unsloth/Kimi-K2-Instruct-GGUF",
+        "UD-Q4_K_XL/Kimi-K2-Instruct-UD-Q4_K_XL-*-of-00013.gguf",
+        "UD-Q4_K_XL/Kimi-K2-Instruct-UD-Q4_K_XL-00001-of-00013.gguf",
+    ),
+    (
+        "minimax-m2.5",
+        "gguf-unsloth-q4-k-m",
+        ("--gpu", "rtx-3090", "--gpus", "2", "--host-memory", "192"),
+        "unsloth/MiniMax-M2.5-GGUF",
+        "Q4_K_M/MiniMax-M2.5-Q4_K_M-*-of-00004.gguf",
+        "Q4_K_M/MiniMax-M2.5-Q4_K_M-00001-of-00004.gguf",
+    ),
+]
+
+
+@pytest.mark.parametrize(("model", "variant", "target", "repo", "parts", "first"), CASES, ids=[c[0] for c in CASES])
+def test_a_split_gguf_of_a_big_moe_runs_with_its_experts_in_host_ram(
+    cli, tmp_path, model, variant, target, repo, parts, first
+):
+    plan = explain(cli, "--model", model, "--engine", "llama.cpp", *target)["plans"][0]
+    assert (plan["engine"], plan["variant"]) == ("llama.cpp", variant)
+    out = tmp_path / model
+    result = cli("--model", model, "--engine", "llama.cpp", *target, "--out", str(out))
+    assert result.code == 0, result.err
+    launch = (out / "launch.sh").read_text()
+    assert f"hf download '{repo}' --include '{parts}'" in launch
+    assert f"/{first}'" in launch  # llama-server loads the split from its first part
+    assert "'--n-cpu-moe'" in launch  # routed experts of some layers in host RAM, the rest on the GPUs
+
+
+def test_without_the_host_ram_the_kimi_k2_gguf_does_not_fit_and_the_plan_says_why(cli):
+    doc = explain(
+        cli, "--model", "kimi-k2", "--engine", "llama.cpp", "--gpu", "rtx-4090", "--gpus", "2", "--host-memory", "256"
+    )
+    assert doc["plans"] == []
+    (official,) = [
+        r for r in doc["rejected"] if r["variant"] == "gguf-unsloth-ud-q4-k-xl" and r["build"] == "llama.cpp-0c1e570"
+    ]
+    assert official["gate"] == "memory"
+    assert "GiB per GPU but only 24.0 GiB is usable" in doc["reasons"][official["reason_id"]]["reason"]
