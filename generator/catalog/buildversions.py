@@ -37,6 +37,8 @@ class BuildResolution:
     # nightly-commit · vendor · version-string · commit · harvested
     confidence: Confidence
     how: str  # one line for `understood:`
+    # (engine, version) of a release the user named that another build answers for (a harvested one may answer)
+    named: tuple[str, str] | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -226,7 +228,7 @@ def for_version(
             f"{engine.name} {parsed.text}: answering for {chosen.id} ({chosen.released}), the newest numbered "
             f"release at or below it ({newest.id} of {newest.released} may be nearer; its number is not known)"
         )
-    return BuildResolution(given, chosen.id, "version", "nearest", how)
+    return BuildResolution(given, chosen.id, "version", "nearest", how, named=(engine.id, parsed.text))
 
 
 def rolling_tag(engine: Engine, stem: str) -> RollingTag | None:

@@ -55,6 +55,15 @@ class Harvest:
     kernels: dict[str, Any] | None = None  # the `kernels` read table: what decides kernel verdicts in the release
     # --kv-cache-dtype values the release's selector, run, refused on every GPU and shape asked
     kv_no_backend: tuple[str, ...] = ()
+    # the backend the selector, run, returned per case (ran.py `selected`): shape key -> KV -> capability -> backend
+    # (or heads per GPU -> backend)
+    selected: dict[str, Any] | None = None
+    uploaded: str | None = None  # the day its artifact was uploaded to PyPI (the JSON simple index), where stamped
+
+    @property
+    def released_on(self) -> str | None:
+        """The release's day as a user can check it: its artifact's PyPI upload, else the wheel's build date."""
+        return self.uploaded or self.built
 
     def parsers(self, kind: ParserKind) -> tuple[str, ...] | None:
         return self.tool_parsers if kind == "tool" else self.reasoning_parsers
@@ -125,6 +134,7 @@ def summary(engine: str, release: str) -> dict[str, Any] | None:
         "artifact": facts.artifact,
         "sha256": facts.sha256,
         "built": facts.built,
+        "uploaded": facts.uploaded,
         "harvested_on": facts.harvested_on,
         "tables": {
             table: {
@@ -181,6 +191,7 @@ def load(engine: str, release: str) -> Harvest | None:
             package=str(data.get("package") or f"{data['engine']}=={data['release']}"),
             sha256=data.get("sha256"),
             built=data.get("built"),
+            uploaded=data.get("uploaded"),
             harvested_on=str(data["harvested_on"]),
             methods={table: str(value["method"]) for table, value in tables.items()},
             counts={table: _count(value) for table, value in tables.items()},
@@ -196,6 +207,7 @@ def load(engine: str, release: str) -> Harvest | None:
             ran_failed={str(t): dict(v) for t, v in (data.get("ran_failed") or {}).items()},
             kernels=tables.get("kernels"),
             kv_no_backend=_strings(tables.get("attention_selector", {}).get("kv_cache_dtypes_no_backend_takes")) or (),
+            selected=tables.get("attention_selector", {}).get("selected"),
             partial={
                 t: {k: tables[t][k] for k in ("failed_capabilities", "case_errors") if k in tables[t]}
                 for t in RAN_TABLES

@@ -212,12 +212,12 @@ def resolve_user_build(
     catalog: Catalog, value: str, as_of: dt.date | None = None, on: dt.date | None = None, option: str = "--build"
 ) -> BuildResolution:
     """--build: a build id, ENGINE==VERSION, a version string or an image reference (catalog/buildnames.py); a
-    release older than every hand-written one answers from its harvested code (harvested_builds.py)."""
+    release without a hand-written file answers as itself from its harvested code (harvested_builds.py)."""
     from .buildnames import resolve_build_name
     from .buildversions import BuildNameError
 
     try:
-        return resolve_build_name(catalog, value, on=on or as_of, as_of=as_of, option=option)
+        resolution = resolve_build_name(catalog, value, on=on or as_of, as_of=as_of, option=option)
     except BuildNameError as exc:
         if exc.older is None:
             raise
@@ -232,50 +232,63 @@ def resolve_user_build(
         if oldest is None:
             raise
         raise RecipegenError(f"{exc.message}; the oldest whose code was read is {oldest}", exc.hint) from None
+    if resolution.named is not None:  # a release without a file: its harvested code may be nearer than the file
+        engine_id, version = resolution.named
+        found = _harvested(catalog, catalog.engines[engine_id], version, value, as_of)
+        if found is not None:
+            return found
+    return resolution
 
 
 def _harvested(
     catalog: Catalog, engine: Engine, version: str, given: str, as_of: dt.date | None
 ) -> BuildResolution | None:
-    """A release older than every hand-written one, known only from its harvested code (the nearest at or
-    below `version`). Between hand-written releases the nearest of those answers, as its facts are checked."""
+    """The harvested release nearest at or below `version` when it is nearer than every hand-written release at or
+    below it (older than all of them, or without a file between or after them); None: a file answers."""
     from . import harvest
-    from .harvested_builds import adopt
+    from .harvested_builds import adopt, base_of
 
     wanted = version_key(version)
     if wanted is None:
         return None
-    hand = [
-        version_key(b.version) or () for b in release_line(engine, as_of) if (version_key(b.version) or ()) <= wanted
-    ]
-    if hand:
-        return None
+    hand = max(
+        (k for b in release_line(engine, as_of) if (k := version_key(b.version) or ()) <= wanted),
+        default=None,
+    )
     below = []
     for release in harvest.releases(engine.id):
         key = version_key(release)
-        facts = harvest.load(engine.id, release)
-        built = dt.date.fromisoformat(facts.built) if facts is not None and facts.built else None
-        if key is None or key > wanted:
+        if key is None or key > wanted or (hand is not None and key <= hand):
             continue
+        facts = harvest.load(engine.id, release)
+        built = dt.date.fromisoformat(facts.released_on) if facts is not None and facts.released_on else None
         if as_of is not None and (built is None or built > as_of):
             continue
         below.append((key, release))
     if not below:
         return None
     key, release = max(below)
+    base = base_of(catalog, engine.id, release)
     build = adopt(catalog, engine.id, release)
-    if build is None:
+    if build is None or base is None:
         return None
     exact = "" if key == wanted else f" (the nearest harvested release at or below {version})"
     facts = harvest.load(engine.id, release)
     read = facts.kernels if facts is not None else None
-    kernels = (
-        f"kernels, weight formats{' and CUDA targets' if read.get('compiled_for') else ''} read from it too (the "
-        "rest carried from a later release, unverified: see its notes)"
-        if read
-        else "kernels carried from a later release, unverified"
-    )
+    if (version_key(base.version) or ()) < key:  # the file below lends what code cannot say
+        kernels = (
+            f"{'kernels read from it, the rest' if read else 'kernels'}, images and open defects inherited from "
+            f"{base.id}, the release file below it (see its notes)"
+        )
+    else:
+        kernels = (
+            f"kernels, weight formats{' and CUDA targets' if read.get('compiled_for') else ''} read from it too (the "
+            "rest carried from a later release, unverified: see its notes)"
+            if read
+            else "kernels carried from a later release, unverified"
+        )
     how = (
-        f"{engine.name} {release} = build {build.id}{exact}: registry, parsers and flags read from its wheel; {kernels}"
+        f"{engine.name} {release} = build {build.id} ({build.released}){exact}: registry, parsers and flags read "
+        f"from its wheel; {kernels}"
     )
     return BuildResolution(given, build.id, "harvested", "exact" if key == wanted else "nearest", how)

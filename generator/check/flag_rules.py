@@ -349,3 +349,43 @@ def parser_findings(
             if f.code == "tool-parser" and f.severity == "silent":
                 out[out.index(f)] = replace(f, why=f"{f.why}; {p.text}", sources=(*f.sources, *p.sources))
     return out
+
+
+def kv_cache_findings(
+    engine: Engine,
+    build: Build,
+    parsed: ParsedArgs,
+    vocab: Vocabulary,
+    model: Model | None,
+    hardware: Hardware | None,
+    backend: str | None,
+) -> list[Finding]:
+    """The command's --kv-cache-dtype as the named release takes it: a value its own choices lack, one no attention
+    backend of it takes, or one the backend SGLang settles on for this model and GPU refuses (kv_spelling.py, the
+    rule the planner writes its own spelling by)."""
+    from ..catalog.kv_spelling import refusal
+    from ..plan.flags import kv_choices
+
+    flag = engine.flags.kv_cache_dtype
+    given = parsed.get(vocab, flag) if flag else None
+    if flag is None or given is None or any(i.flag == flag for i in parsed.issues):
+        return []  # not given, or the flag vocabulary already refuses it
+    dtypes = kv_choices(engine, given)
+    cc = hardware.compute_capability if hardware is not None else None
+    capability = cc.major * 10 + cc.minor if cc is not None else None
+    found = refusal(engine, build, given, dtypes[0] if len(dtypes) == 1 else None, model, capability, backend)
+    if found is None:
+        return []
+    exits = f"{engine.name} {build.version} exits at {found.at}"
+    return [
+        Finding(
+            "error",
+            "kv-cache-dtype-refused",
+            flag,
+            given,
+            exits if found.at == "argument parsing" else f"{exits}: the server never comes up",
+            found.why,
+            f"{flag} {found.fix}" if found.fix else f"drop {flag}",
+            found.sources,
+        )
+    ]

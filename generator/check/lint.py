@@ -28,6 +28,7 @@ from .findings import Finding, Severity, gate_findings, offload_set_up
 from .flag_rules import (
     build_parser_findings,
     image_findings,
+    kv_cache_findings,
     model_file_findings,
     parser_findings,
     path_findings,
@@ -268,6 +269,7 @@ def lint(
         parsed, issues=tuple(i for i in parsed.issues if not (i.kind == "bad-choice" and i.flag in accepted))
     )
     findings.extend(in_build)
+    findings.extend(kv_cache_findings(engine, build, parsed, vocab, model, hardware, settings.attention_backend))
     if model is not None:
         for parser in parser_findings(model, engine, build, hardware, settings, parsed, vocab):
             refused = next((f for f in findings if f.code == "bad-choice" and f.flag == parser.flag), None)

@@ -7,11 +7,12 @@ added it, and a flag the newer vocabulary lacks but the release has is not repor
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..catalog import harvest
 from ..catalog.names import version_key
-from ..catalog.schema import Build, Engine
+from ..catalog.schema import Build, Engine, Source
 from ..catalog.vocabulary import ParsedArgs, Vocabulary
 from .findings import Finding
 
@@ -44,6 +45,24 @@ def first_release_with(engine_id: str, flag: str) -> str | None:
     return None
 
 
+def _in_release(engine: Engine, build: Build, finding: Finding, source: tuple[Source, ...]) -> Finding:
+    """A flag neither the newest vocabulary nor the named release's own options have: said of that release, with the
+    last earlier release that had it, where one did."""
+    assert finding.flag is not None
+    engine_id = harvest.engine_of(build) or ""
+    mine = version_key(build.version) or ()
+    had = [
+        r
+        for r in harvest.releases(engine_id)
+        if (version_key(r) or ()) < mine and _has(_spellings(harvest.flags(engine_id, r) or {}), finding.flag)
+    ]
+    last = max(had, key=lambda r: version_key(r) or (), default=None)
+    why = f"{finding.flag} is not a {engine.name} {build.version} option (its CLI options, read from its wheel)"
+    if last is not None:
+        why += f"; {engine.name} {last} had it"
+    return replace(finding, why=why, sources=source)
+
+
 def adjust(engine: Engine, build: Build, parsed: ParsedArgs, vocab: Vocabulary, found: list[Finding]) -> list[Finding]:
     """`found` checked against the named release's own flags where it was harvested."""
     engine_id = harvest.engine_of(build)
@@ -51,9 +70,13 @@ def adjust(engine: Engine, build: Build, parsed: ParsedArgs, vocab: Vocabulary, 
     if engine_id is None or options is None or vocab.version == build.version:
         return found  # a vocabulary dumped by running this very release knows better than reading it
     known = _spellings(options)
-    # the newer vocabulary's "unknown" is wrong for a flag this release has
-    kept = [f for f in found if f.code != "unknown-flag" or f.flag is None or not _has(known, f.flag)]
+    # the newer vocabulary's "unknown" is wrong for a flag this release has, and names the wrong release otherwise
     source = harvest.flags_source(engine_id, build.version)
+    kept = [
+        _in_release(engine, build, f, source) if f.code == "unknown-flag" and f.flag is not None else f
+        for f in found
+        if f.code != "unknown-flag" or f.flag is None or not _has(known, f.flag)
+    ]
     for spelling in dict.fromkeys(parsed.spellings.values()):
         if not spelling.startswith("--") or _has(known, spelling):
             continue

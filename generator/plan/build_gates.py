@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Literal
 
 from ..catalog import diff_kv
-from ..catalog.harvest import registers, registry_source, removed_in
+from ..catalog.harvest import registers, registry_source, removed_in, selector_source
 from ..catalog.schema import Deployment, Engine, Hardware, Kernel, Model, Source, Variant
 from ..catalog.schema.common import KvDtype
 from ..catalog.schema.engine import Build
 from ..catalog.schema.model import Need
+from ..catalog.selector_picks import SHAPES, picked
 from ..frozen import evolve
 from .types import Details, GateResult, KernelMiss
 
@@ -158,6 +159,42 @@ def _kernel_misfit(kernel: Kernel, need: Need, model: Model, hw: Hardware, kv: t
     return reasons
 
 
+def _release_pick(
+    build: Build,
+    need: Need,
+    capability: int,
+    valid: list[Kernel],
+    kv: tuple[KvDtype, ...],
+    gqa_head: int | None,
+    heads_per_rank: int | None,
+) -> tuple[list[Kernel], KvDtype | None]:
+    """The kernels that fit, the one the release's own selector (run) picks for this need first, and the KV dtype it
+    was asked with when the request fixes none: the catalog's preferred dtype (its first kernel's first), so the
+    plan names what the release runs with the --kv-cache-dtype the plan writes."""
+    lead = valid[0].kv_dtypes[0] if not kv and valid[0].kv_dtypes else None
+    asked = kv or ((lead,) if lead is not None else ())
+    pick = picked(
+        build,
+        need.op,
+        capability,
+        need.head_size if need.head_size is not None else gqa_head,
+        need.qk_nope_head_dim,
+        asked,
+        heads_per_rank,
+    )
+    first = next(
+        (
+            k
+            for k in valid
+            if backend_name(k.name) == pick and (lead is None or k.kv_dtypes is None or lead in k.kv_dtypes)
+        ),
+        None,
+    )
+    if first is None or first is valid[0]:
+        return valid, lead
+    return [first, *(k for k in valid if k is not first)], lead
+
+
 def backend_name(kernel_name: str) -> str:
     """The engine's own name for a kernel (what --attention-backend takes): the catalog name's first word."""
     return kernel_name.split(" ", 1)[0]
@@ -171,14 +208,18 @@ def kernels(
     forced: str | None = None,
     recipe: Deployment | None = None,
     engine: str | None = None,
+    heads_per_rank: int | None = None,
 ) -> GateResult:
-    """Every need must be met by some kernel of the build on this GPU (first valid in the build's order).
+    """Every need must be met by some kernel of the build on this GPU: the one the release's own selector picks
+    there where it was run (selector_picks.py), else the first valid in the build's order.
 
     `forced`: an attention backend the user pinned (by the engine's name); only it may serve attention.
     `recipe`: a curated recipe of this very path; its own sources are the run report that vouches for
     kernel facts the catalog could not verify (elsewhere such a kernel leaves the gate unknown).
-    `engine`: the engine's id, for how its release runs attention with V narrower than K (diff_kv)."""
+    `engine`: the engine's id, for how its release runs attention with V narrower than K (diff_kv).
+    `heads_per_rank`: the attention heads each GPU holds, where the release's pick turns on it (sparse MLA)."""
     cc = hw.compute_capability
+    gqa_head = next((n.head_size for n in model.needs if n.op == "attention.gqa"), None)
     chosen: list[tuple[str, str]] = []
     failures: list[str] = []
     open_needs: list[str] = []
@@ -249,6 +290,12 @@ def kernels(
                 )
                 sources.extend(rule.sources if rule is not None else ())
                 continue
+        lead: KvDtype | None = None
+        if len(valid) > 1 and forced is None and need.op in SHAPES:
+            before = valid[0]
+            valid, lead = _release_pick(build, need, cc.major * 10 + cc.minor, valid, kv, gqa_head, heads_per_rank)
+            if valid[0] is not before:  # named from the release's own run: cite it
+                sources.extend(selector_source(build))
         if valid:
             chosen.append((need.op, valid[0].name))
             sources.extend(valid[0].sources)
@@ -265,6 +312,8 @@ def kernels(
                             accepted.append(dtype)
                 if kv:
                     accepted = [d for d in accepted if d in kv]
+                elif lead is not None:  # the KV dtype the release's pick was asked with stays the plan's
+                    accepted = [lead, *(d for d in accepted if d != lead)]
                 kv_options = accepted if kv_options is None else [d for d in kv_options if d in accepted]
             continue
         detail = "; ".join(f"{k.name}: {', '.join(reasons)}" for k, reasons in verdicts)

@@ -15,6 +15,7 @@ from typing import Literal
 
 from ..catalog import harvest, knobs
 from ..catalog.capability import Capability
+from ..catalog.kv_spelling import refusal
 from ..catalog.schema import Deployment, Engine, Model, Source, Variant
 from ..catalog.schema.common import KvDtype
 from ..catalog.schema.engine import Build, RequiredArg
@@ -448,28 +449,24 @@ def derived_flags(
             engine.kv_dtype_names[settings.kv_dtype],
             "KV cache dtype accepted by the selected attention kernel",
         )
-        sixteen = build is not None and settings.kv_dtype in ("bf16", "fp16")
-        offered = harvest.kv_cache_choices(build) if build is not None and sixteen else None
         source = kernel_src
-        if offered is not None and spelled not in offered and "auto" in offered:
-            spelled, why = (
-                "auto",
-                f"a {settings.kv_dtype} KV cache: this release's {f.kv_cache_dtype} takes no {spelled} (its choices: "
-                f"{', '.join(offered)}), and auto keeps the model's dtype",
+        cap = kernel.details.capability
+        refused = (
+            refusal(
+                engine,
+                build,
+                spelled,
+                settings.kv_dtype,
+                model,
+                int(cap[2:]) if cap and cap[2:].isdigit() else None,
+                settings.attention_backend,
             )
-        elif (
-            build is not None
-            and sixteen
-            and spelled in (refused := harvest.kv_no_backend(build))
-            and "auto" not in refused
-        ):
-            spelled, why = (
-                "auto",
-                f"a {settings.kv_dtype} KV cache: no attention backend of this release takes {f.kv_cache_dtype} "
-                f"{spelled} (its selector, run on simulated GPUs, refuses it for every shape asked), and auto keeps "
-                "the model's dtype",
-            )
-            source = (*harvest.selector_source(build), *kernel_src)
+            if build is not None
+            else None
+        )
+        if refused is not None and refused.fix is not None:  # the same rule lint holds a command to (kv_spelling.py)
+            spelled, why = refused.fix, f"a {settings.kv_dtype} KV cache: {refused.why}, and {refused.fix} takes it"
+            source = (*refused.sources, *kernel_src)
         out.append(Flag(f.kv_cache_dtype, spelled, f"{why} ({kernel_note})", source))
         if f.kv_cache_dtype_v:
             out.append(

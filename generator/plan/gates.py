@@ -48,6 +48,13 @@ def kv_dtype(subject: Subject, kernel: GateResult) -> KvDtype:
     return fixed[0] if fixed else subject.engine.default_kv_dtype
 
 
+def heads_per_rank(subject: Subject) -> int | None:
+    """The attention heads each GPU holds under the path's tensor parallelism (a release's kernel pick may turn on
+    it), or None where they do not divide evenly."""
+    heads, tp = subject.request.model.attention.num_heads, subject.settings.tp
+    return heads // tp if tp > 0 and heads % tp == 0 else None
+
+
 def _topology(s: Subject, done: Mapping[GateId, GateResult]) -> GateResult:
     tensor = s.engine.parallelism == "tensor"
     result = topology(s.request.model, s.engine, s.layout, s.request.hardware, s.settings.tp if tensor else None)
@@ -91,6 +98,7 @@ REGISTRY: dict[GateId, Gate] = {
                 s.settings.attention_backend,
                 s.deployment,
                 s.engine.id,
+                heads_per_rank(s),
             ),
         ),
         Gate("platform", "platform", lambda s, _: platform(s.build, s.request.hardware)),
@@ -134,7 +142,9 @@ def _memo_key(gate_id: GateId, s: Subject, done: Mapping[GateId, GateResult]) ->
         return _loading_key(gate_id, s.engine, s.build, s.variant, s.deployment)
     if gate_id == "kernel":
         # not the checkpoint: the needs are the model's; a recipe of the path may vouch for kernel facts
-        return (gate_id, s.engine.id, s.build.id, dep, s.settings.kv_fixed, s.settings.attention_backend)
+        # … and the heads each GPU holds, which some releases' kernel pick turns on
+        kv, pinned = s.settings.kv_fixed, s.settings.attention_backend
+        return (gate_id, s.engine.id, s.build.id, dep, kv, pinned, heads_per_rank(s))
     if gate_id == "platform":
         return _platform_key(s.engine, s.build)
     if gate_id == "memory":

@@ -208,7 +208,7 @@ def _release_month(text: str) -> str | None:
 def history(catalog: Catalog, request: Request, layouts: Iterable[Layout] | None = None) -> list[EngineHistory]:
     """Every engine's history for the request (its --build is ignored: history is about all builds), the
     releases known only from their harvested code included (their verdicts rest on what was read there)."""
-    from ..catalog.harvested_builds import adopt_older
+    from ..catalog.harvested_builds import adopt_unwritten
 
     base = replace(request, build=None)
     out: list[EngineHistory] = []
@@ -217,7 +217,7 @@ def history(catalog: Catalog, request: Request, layouts: Iterable[Layout] | None
         if request.engine is not None and engine.id != request.engine:
             continue
         if engine.id in harvest.engines():
-            adopt_older(catalog, engine.id)
+            adopt_unwritten(catalog, engine.id)
             engine = catalog.engines[engine.id]
         scoped = replace(base, engine=engine.id)
         memo: Memo = {}

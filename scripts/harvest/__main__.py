@@ -54,6 +54,40 @@ def _built(path: Path) -> str | None:
     return dt.date(year, month, day).isoformat()
 
 
+INDEX = "https://pypi.org/simple/{name}/"  # PEP 691 JSON: each file's PEP 700 upload-time
+
+
+def upload_time(index: dict[str, Any], artifact: str) -> str | None:
+    """The day the artifact was uploaded to PyPI, from the package's JSON simple index (None: not listed)."""
+    for entry in index.get("files") or []:
+        if isinstance(entry, dict) and entry.get("filename") == artifact and isinstance(entry.get("upload-time"), str):
+            return str(entry["upload-time"])[:10]
+    return None
+
+
+def _uploaded(package: str, artifact: str) -> str | None:
+    """The artifact's upload day on PyPI (the release date a user can check on its page), or None offline."""
+    import urllib.request
+
+    name = package.partition("==")[0]
+    request = urllib.request.Request(INDEX.format(name=name), headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return upload_time(json.loads(response.read(64 << 20)), artifact)
+    except (OSError, ValueError):
+        return None
+
+
+def stamp_uploaded(facts_path: Path) -> str | None:
+    """Add the upload day of the artifact a committed facts file was read from (no download, no rerun)."""
+    facts = json.loads(facts_path.read_text(encoding="utf-8"))
+    day = _uploaded(facts.get("package") or f"{facts['engine']}=={facts['release']}", facts["artifact"])
+    if day is not None:
+        facts["uploaded"] = day
+        facts_path.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return day
+
+
 def _table(method: str, read: Any, key: str, value: Any) -> dict[str, Any]:
     return {"method": method, "from": read, key: value}
 
@@ -207,9 +241,31 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="--run: add these --caps to the release's committed ran tables (same packages) instead of replacing them",
     )
+    parser.add_argument(
+        "--uploaded",
+        action="store_true",
+        help="stamp each committed facts file with its artifact's upload day on PyPI (the JSON simple index)",
+    )
+    parser.add_argument(
+        "--summaries",
+        action="store_true",
+        help="recompute, from each release's committed ran file, the selector summaries its facts file keeps",
+    )
     args = parser.parse_args(argv)
     if args.run:
         return _run_all(args)
+    if args.uploaded:
+        for spec in args.releases:
+            engine, _, version = spec.partition("==")
+            day = stamp_uploaded(args.out / engine / f"{version}.json")
+            print(f"{spec}: uploaded {day or 'not found (offline?)'}", file=sys.stderr)
+        return 0
+    if args.summaries:
+        for spec in args.releases:
+            engine, _, version = spec.partition("==")
+            done = ran.summarize(args.out / engine / f"{version}.json")
+            print(f"{spec}: {'summaries rewritten' if done else 'no selector run'}", file=sys.stderr)
+        return 0
     failed: list[str] = []
     for spec in args.releases:
         engine, sep, version = spec.partition("==")
@@ -223,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
                     raise RuntimeError("llama.cpp is not on PyPI: give --sdist PACKAGE==VERSION or --tree PATH")
                 artifact = args.tree or _download(args.sdist or spec, Path(tmp), source=bool(args.sdist))
                 result = harvest(engine, version, artifact, args.today, args.sdist)
+                if not args.tree and (day := _uploaded(args.sdist or spec, artifact.name)):
+                    result["uploaded"] = day
         except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
             print(f"  FAILED: {exc}", file=sys.stderr)
             failed.append(spec)

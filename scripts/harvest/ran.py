@@ -398,12 +398,58 @@ def write(tables: dict[str, Any], facts_path: Path, artifact: str | None, sha256
         errors = ok[table].get("case_errors", {}).get("count")
         if errors:  # cases the selector could not answer (their reasons are in the ran file)
             entry["case_errors"] = errors
-        if table == "attention_selector" and no_backend_takes(ok[table]["cases"]):
-            entry["kv_cache_dtypes_no_backend_takes"] = no_backend_takes(ok[table]["cases"])
+        if table == "attention_selector":
+            entry.update(summaries(ok[table]["cases"]))
         facts["tables"][table] = entry
     _set_failures(facts, failures)
     facts_path.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return target
+
+
+def summaries(cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the catalog reads of a selector run on every request that touches the release, kept in its facts file
+    (the ran file itself is read only on demand): the KV spellings no backend takes, and the backend selected per
+    case."""
+    out: dict[str, Any] = {}
+    if no_backend_takes(cases):
+        out["kv_cache_dtypes_no_backend_takes"] = no_backend_takes(cases)
+    if selected(cases):
+        out["selected"] = selected(cases)
+    return out
+
+
+def selected(cases: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """The backend a candidate-list selector (vLLM 0.11.1 and later) returned per case, compact:
+    `shape/variant-or-head-size/head size/profile` -> KV spelling -> capability -> the backend, or heads per GPU ->
+    the backend where the case was asked per head count (MLA). Cases with no valid backend are left out."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for case in cases:
+        if "valid" not in case or not case.get("selected"):
+            continue
+        which = case.get("variant", "plain") if case["shape"] == "gqa" else case["head_size"]
+        key = f"{case['shape']}/{which}/{case['head_size']}/{case.get('profile') or '-'}"
+        by_cap = out.setdefault(key, {}).setdefault(str(case["kv"]), {})
+        heads = case.get("heads_per_rank")
+        if heads is None:
+            by_cap[str(case["capability"])] = case["selected"]
+        else:
+            by_cap.setdefault(str(case["capability"]), {})[str(heads)] = case["selected"]
+    return out
+
+
+def summarize(facts_path: Path) -> bool:
+    """Recompute the summaries of a release's committed selector run into its facts file (no rerun); False when the
+    release has no selector run."""
+    facts = json.loads(facts_path.read_text(encoding="utf-8"))
+    entry = facts["tables"].get("attention_selector")
+    if entry is None or "file" not in entry:
+        return False
+    tables = json.loads((facts_path.parent / entry["file"]).read_text(encoding="utf-8"))
+    for key in ("kv_cache_dtypes_no_backend_takes", "selected"):
+        entry.pop(key, None)
+    entry.update(summaries(tables["attention_selector"]["cases"]))
+    facts_path.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return True
 
 
 def no_backend_takes(cases: list[dict[str, Any]]) -> list[str]:

@@ -673,3 +673,20 @@ def test_sglang_weight_formats_start_at_the_method_minimum_and_fall_back_to_marl
 def test_both_kinds_of_vllm_selector_were_run():
     assert {"0.33.0", "0.13.0", "0.11.1"} <= set(CANDIDATE_RELEASES)
     assert {"0.11.0", "0.10.2"} <= set(CHAIN_RELEASES) and set(QUANT_RELEASES) == set(RAN_RELEASES)
+
+
+@pytest.mark.parametrize("release", CANDIDATE_RELEASES)
+def test_the_selected_summary_a_facts_file_keeps_is_its_ran_file_s(release):
+    """The planner names kernels from the summary in the facts file (scripts/harvest --summaries writes it from the
+    committed run); it must say what the run says, case by case."""
+    import sys
+
+    sys.path.insert(0, str(DATA.parents[1] / "scripts" / "harvest"))
+    try:
+        import ran
+    finally:
+        sys.path.pop(0)
+    tables = json.loads((DATA / "harvest" / "vllm" / f"{release}.ran.json").read_text())
+    facts = harvest.load("vllm", release)
+    assert facts is not None and facts.selected == ran.selected(tables["attention_selector"]["cases"])
+    assert facts.selected

@@ -21,3 +21,31 @@ def test_a_release_made_from_its_code_is_no_template_for_an_older_one(catalog):
     assert "fp8" not in formats and str(formats["awq"].native) == ">=7.5"
     assert not any(s.unverified for s in formats["awq"].sources)
     assert {k.name for k in older.kernels if k.provides == "attention.gqa"} == {"PagedAttention (xFormers prefill)"}
+
+
+def test_a_release_between_files_inherits_the_open_defects_of_the_file_below(catalog):
+    """Made as if 0.25.0 had no file: 0.24.0 (below) lends what code cannot say; its defects fixed in 0.25.0 stay
+    behind, the open ones come along and say where from; a fact 0.26.0 (above) no longer has is unverified."""
+    from recipegen.catalog.harvested_builds import make
+
+    engine = catalog.engines["vllm"]
+    below = next(b for b in engine.builds if b.id == "vllm-0.24.0")
+    above = next(b for b in engine.builds if b.id == "vllm-0.26.0")
+    made = make(engine, "0.25.0", frozenset({"vllm-0.25.0"}))
+    assert made is not None and made.version == "0.25.0"
+    fixed = {d.id for d in below.defects if d.fixed_in == "vllm-0.25.0"}
+    still = {d.id for d in below.defects if d.fixed_in is None}
+    assert fixed and still and {d.id for d in made.defects} == still
+    assert all("inherited from vllm-0.24.0" in (d.sources[0].note or "") for d in made.defects)
+    assert made.notes[2].startswith("Inherited from vllm-0.24.0, the nearest release file below it")
+    assert {str(i) for i in made.images.values()} == {
+        str(i).replace("v0.24.0", "v0.25.0") for i in below.images.values()
+    }
+    kept = {(k.name, k.provides) for k in above.kernels}
+    assert made.kernels
+    for kernel in made.kernels:
+        carried = any(
+            "inherited from vllm-0.24.0" in (s.note or "") or "no longer in" in (s.note or "") for s in kernel.sources
+        )
+        if carried:
+            assert kernel.unverified == ((kernel.name, kernel.provides) not in kept), kernel.name

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import run_cli
 from tests.support.contract import rejections
 
@@ -364,7 +366,7 @@ def test_a_release_whose_backends_take_no_bfloat16_kv_cache_is_launched_with_aut
         assert f"--kv-cache-dtype {spelled}" in " ".join(plan["argv"]), build
         flag = next(f for f in plan["flags"] if f["flag"] == "--kv-cache-dtype")
         if spelled == "auto":
-            assert "no attention backend of this release takes --kv-cache-dtype bfloat16" in flag["reason"]
+            assert f"no attention backend of vLLM {build[6:]} takes --kv-cache-dtype bfloat16" in flag["reason"]
             cited = [data["sources"][s] for s in flag["sources"]]
             assert cited[0]["url"] == f"https://pypi.org/project/vllm/{build[6:]}/"
             assert "attention_selector ran" in cited[0]["note"]
@@ -400,3 +402,148 @@ def test_the_attention_backend_a_plan_names_is_the_one_the_release_picks():
         ).json()
         kernel = {g["gate"]: g for g in data["plans"][0]["gates"]}["kernel"]["reason"]
         assert _selected(release, 90, **sinks) == "FLASH_ATTN" and "FLASH_ATTN (FA3/FA4) (attention.sinks)" in kernel
+
+
+def test_a_harvested_release_without_a_file_answers_as_itself():
+    """vLLM 0.32.0 and SGLang 0.5.22 have no release file but were harvested: `--build` answers as that release (its
+    version, image tag, wheel date and tables), with what code cannot say inherited from the file below, said so."""
+    cases = (
+        ("vllm", "0.32.0", "vllm-0.31.0", "vllm/vllm-openai:v0.32.0"),
+        ("sglang", "0.5.22", "sglang-0.5.21", "lmsysorg/sglang:v0.5.22-cu130"),
+    )
+    for engine, release, below, image in cases:
+        from recipegen.catalog import harvest
+
+        facts = harvest.load(engine, release)
+        result = run_cli(
+            *("explain", "--gpu", "h100", "--model", "llama-3.1-8b", "--build", f"{engine}=={release}"),
+            *("--format", "json"),
+        )
+        assert result.code == 0, result.err
+        data = result.json()
+        resolution = data["request"]["build_resolution"]
+        assert (resolution["build"], resolution["rule"], resolution["confidence"]) == (
+            f"{engine}-{release}",
+            "harvested",
+            "exact",
+        )
+        assert "nearest known release" not in resolution["how"] and f"inherited from {below}" in resolution["how"]
+        plan = data["plans"][0]
+        assert data["verdict"] == "runnable" and plan["build"] == f"{engine}-{release}" and plan["image"] == image
+        assert plan["build_released"] == facts.uploaded and facts.built <= facts.uploaded
+        cited = list(data["sources"].values())
+        dated = [s for s in cited if s["note"].startswith(f"release date: the day {facts.artifact} was uploaded")]
+        assert dated and dated[0]["url"] == f"https://pypi.org/project/{engine}/{release}/"
+    # its own tables: 0.5.22's CLI dropped --cuda-graph-tc-compiler, which 0.5.21's has
+    command = ("python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", "--cuda-graph-tc-compiler", "x")
+    for build, flagged in (("sglang==0.5.21", False), ("sglang==0.5.22", True)):
+        linted = run_cli("lint", "--gpu", "h100", "--build", build, "--format", "json", "--", *command).json()
+        errors = {f["flag"]: f for f in linted["findings"] if f["severity"] == "error"}
+        assert ("--cuda-graph-tc-compiler" in errors) == flagged, build
+    why = errors["--cuda-graph-tc-compiler"]["why"]
+    assert "not a SGLang 0.5.22 option" in why and "SGLang 0.5.21 had it" in why, why
+
+
+def _kernel_and_argv(*args):
+    data = run_cli("explain", *args, "--format", "json").json()
+    plan = data["plans"][0]
+    argv = plan["argv"]
+    written = {flag: argv[i + 1] for i, flag in enumerate(argv[:-1]) if flag.startswith("--")}
+    return {g["gate"]: g for g in plan["gates"]}["kernel"]["reason"], written, plan["env"], data
+
+
+@pytest.mark.parametrize(
+    ("release", "gpu", "capability"),
+    [
+        ("0.11.1", "b200", 100),
+        ("0.14.0", "b300", 103),
+        ("0.19.0", "b200", 100),
+        ("0.25.0", "gb200", 100),
+        ("0.30.0", "b300", 103),
+        ("0.33.0", "b200", 100),
+    ],
+)
+def test_on_blackwell_a_gqa_plan_names_the_backend_the_release_selects(release, gpu, capability):
+    """vLLM ranks FlashInfer first for decoder attention on SM 10.x; the catalog lists FLASH_ATTN first (it is first
+    on Hopper). The plan names what the release's own selector, run, picks there, and still pins nothing."""
+    reason, written, env, data = _kernel_and_argv(
+        "--gpu", gpu, "--model", "llama-3.1-8b", "--build", f"vllm=={release}"
+    )
+    expected = _selected(release, capability, shape="gqa", variant="plain", head_size=128, kv="auto")
+    assert expected == "FLASHINFER" and reason == f"sm{capability}: FLASHINFER (attention.gqa)", reason
+    assert "--attention-backend" not in written and not any("ATTENTION_BACKEND" in e["name"] for e in env)
+    assert written["--kv-cache-dtype"] in ("auto", "bfloat16")
+    cited = [s["note"] for s in data["sources"].values()]
+    assert any(n.startswith("attention_selector ran") for n in cited)
+
+
+@pytest.mark.parametrize("release", ["0.19.0", "0.22.0", "0.25.0"])
+def test_gpt_oss_sink_layers_on_b200_run_what_the_release_selects(release):
+    reason, _, _, _ = _kernel_and_argv("--gpu", "b200", "--model", "gpt-oss-20b", "--build", f"vllm=={release}")
+    assert _selected(release, 100, shape="gqa", variant="sinks", head_size=64, kv="auto") == "FLASHINFER"
+    assert "FLASHINFER (trtllm-gen) (attention.sinks)" in reason, reason
+
+
+@pytest.mark.parametrize("release", ["0.25.0", "0.26.0"])
+def test_dsa_on_hopper_names_flashattention_sparse_mla_as_the_release_does(release):
+    reason, written, _, _ = _kernel_and_argv("--gpu", "h200", "--model", "deepseek-v3.2", "--build", f"vllm=={release}")
+    for heads in (16, 128):
+        picked = _selected(
+            release,
+            90,
+            shape="sparse_mla",
+            head_size=576,
+            kv="auto",
+            heads_per_rank=heads,
+            profile="deepseek_v32_sparse",
+        )
+        assert picked == "FLASH_ATTN_MLA_SPARSE"
+    assert reason.startswith("sm90: FLASH_ATTN_MLA_SPARSE (attention.sparse_mla)"), reason
+    assert written["--kv-cache-dtype"] in ("auto", "bfloat16")  # the only KV cache that backend takes
+
+
+def test_dsa_on_b200_names_the_backend_the_release_selects_for_the_heads_each_gpu_holds():
+    """0.33.0 on SM 10.0 ranks FA4 sparse MLA first when each GPU holds 16 heads (TP8 of 128) with a 16-bit KV cache,
+    and FlashInfer's for an FP8 cache; the plan names the pick for the KV cache it writes."""
+    common = ("--gpu", "b200", "--gpus", "8", "--model", "deepseek-v3.2", "--build", "vllm==0.33.0")
+    sixteen, written, _, _ = _kernel_and_argv(*common, "--kv-cache-dtype", "bfloat16")
+    fa4 = _selected(
+        "0.33.0",
+        100,
+        shape="sparse_mla",
+        head_size=576,
+        kv="bfloat16",
+        heads_per_rank=16,
+        profile="deepseek_v32_sparse",
+    )
+    assert fa4 == "FLASH_ATTN_MLA_SPARSE_FA4" and sixteen.startswith(f"sm100: {fa4} (attention.sparse_mla)"), sixteen
+    assert written["--kv-cache-dtype"] == "bfloat16" and written["--tensor-parallel-size"] == "8"
+    default, written, _, _ = _kernel_and_argv(*common)
+    kv = written["--kv-cache-dtype"]
+    chosen = _selected(
+        "0.33.0", 100, shape="sparse_mla", head_size=576, kv=kv, heads_per_rank=16, profile="deepseek_v32_sparse"
+    )
+    assert default.startswith(f"sm100: {chosen} (attention.sparse_mla)"), (kv, default)
+
+
+def test_as_of_between_release_files_answers_with_the_harvested_release_out_that_day():
+    # vLLM 0.32.0 went up on PyPI on 2026-10-18 (its facts file's upload stamp); 0.31.0 has a file, 0.33.0 came later
+    def builds(as_of):
+        result = run_cli(
+            *("explain", "--gpu", "h100", "--model", "llama-3.1-8b", "--engine", "vllm", "--as-of", as_of),
+            *("--format", "json"),
+        )
+        assert result.code == 0, result.err
+        return {p["build"] for p in result.json()["plans"] if p["provenance"] == "official"}
+
+    assert builds("2026-10-20") == {"vllm-0.32.0"}
+    assert builds("2026-10-17") == {"vllm-0.31.0"}
+
+
+def test_history_lists_the_releases_between_files_with_their_own_dates():
+    result = run_cli("history", "--gpu", "h100", "--model", "llama-3.1-8b", "--engine", "sglang", "--format", "json")
+    assert result.code == 0, result.err
+    rows = {b["build"]: b for b in result.json()["engines"][0]["builds"]}
+    assert rows["sglang-0.5.22"]["released"] == "2026-10-16" and rows["sglang-0.5.22"]["verdict"] == "runnable"
+    order = list(rows)
+    assert order.index("sglang-0.5.21") < order.index("sglang-0.5.22") < order.index("sglang-0.5.23")

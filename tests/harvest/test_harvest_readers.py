@@ -189,3 +189,20 @@ def test_sglang_kernel_facts_read_from_an_old_release_tree(tmp_path):
     # the FP8 GEMM's own test: `major == 8 and minor == 9` is its lowest true branch
     assert table["fp8"]["native_from"] == 89
     assert "compiled_for" in table["unread"]
+
+
+def test_the_upload_day_is_read_from_the_json_simple_index_for_the_artifact_read():
+    """`--uploaded` stamps the day the very artifact that was read went up on PyPI (PEP 691/700 upload-time)."""
+    import runpy
+
+    upload_time = runpy.run_path(str(ROOT / "scripts" / "harvest" / "__main__.py"), run_name="harvest")["upload_time"]
+    index = {
+        "files": [
+            {"filename": "vllm-0.32.0.tar.gz", "upload-time": "2026-10-18T10:04:07.069791Z"},
+            {"filename": "vllm-0.32.0-cp38-abi3-manylinux_2_28_x86_64.whl", "upload-time": "2026-10-18T10:03:52Z"},
+            {"filename": "vllm-0.31.0-cp38-abi3-manylinux_2_28_x86_64.whl", "upload-time": "2026-10-05T07:40:41Z"},
+        ]
+    }
+    assert upload_time(index, "vllm-0.32.0-cp38-abi3-manylinux_2_28_x86_64.whl") == "2026-10-18"
+    assert upload_time(index, "vllm-0.32.0-cp39-abi3-manylinux_2_28_x86_64.whl") is None
+    assert upload_time({"files": [{"filename": "x.whl"}]}, "x.whl") is None

@@ -396,3 +396,29 @@ def test_a_selector_that_walks_an_if_else_chain_records_its_choice_per_block_siz
     assert sparse["error"] == "get_attn_backend_cls has no use_sparse" and "selected" not in sparse
     assert selector["case_errors"]["reasons"] == {"get_attn_backend_cls has no use_sparse": 100}
     assert "CUTLASS_MLA" in selector["imports"]["100"]  # its module allocates on the GPU at import
+
+
+def test_the_facts_file_keeps_the_backend_selected_per_case(ran):
+    """What the catalog reads on every request that touches the release: the selected backend per case, compact."""
+    facts, tables = ran
+    selected = facts["tables"]["attention_selector"]["selected"]
+    asked = [c for c in tables["attention_selector"]["cases"] if "valid" in c and c.get("selected")]
+    assert asked
+    for case in asked:
+        which = case.get("variant", "plain") if case["shape"] == "gqa" else case["head_size"]
+        key = f"{case['shape']}/{which}/{case['head_size']}/{case.get('profile') or '-'}"
+        got = selected[key][case["kv"]][str(case["capability"])]
+        heads = case.get("heads_per_rank")
+        assert (got if heads is None else got[str(heads)]) == case["selected"]
+
+
+def test_summaries_are_recomputed_from_the_committed_run_without_rerunning(ran, tmp_path):
+    facts, tables = ran
+    (tmp_path / "vllm").mkdir()
+    stripped = json.loads(json.dumps(facts))
+    stripped["tables"]["attention_selector"].pop("selected")
+    (tmp_path / "vllm" / "9.9.9.json").write_text(json.dumps(stripped))
+    (tmp_path / "vllm" / "9.9.9.ran.json").write_text(json.dumps(tables))
+    proc = _run(tmp_path, "vllm==9.9.9", "--summaries")
+    assert proc.returncode == 0 and "summaries rewritten" in proc.stderr, proc.stderr
+    assert json.loads((tmp_path / "vllm" / "9.9.9.json").read_text()) == facts

@@ -101,7 +101,7 @@ def test_kimi_k25_is_not_in_0_14_0(cli):
         ("vllm==0.25.1", "vllm-0.25.0"),
         ("vllm==0.26.0", "vllm-0.26.0"),
         ("vllm==0.31.0", "vllm-0.31.0"),
-        ("vllm==0.32.1", "vllm-0.31.0"),  # 0.32.x is not in the catalog: the nearest release below answers
+        ("vllm==0.32.1", "vllm-0.32.0"),  # 0.32.x has no file: the nearest harvested release, 0.32.0, answers as itself
     ],
 )
 def test_build_maps_a_release_onto_the_dated_file(cli, build, expected):
