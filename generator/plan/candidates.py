@@ -218,6 +218,7 @@ def _evaluate(
         settings=decided,
         budget=budget,
         via_fallback=fmt.details.via_fallback,
+        weight_only_fallback=fmt.details.weight_only_fallback,
         notes=tuple(notes),
         fallback_args=fmt.details.args,
         defects=tuple(d.text for d in variant.defects if applies(d, engine, build, request.hardware)),

@@ -2,7 +2,9 @@
 an 8-bit integer checkpoint (GPTQ-Int8) counts as 8-bit, not as a 4-bit one, so on two RTX 3090s Qwen's own Int8
 checkpoint across both GPUs comes before a layer-split Q6_K that decodes slower; and below 4 bits per weight every
 bit is worth more than a few tokens per second, so on two 16 GB cards a 70B runs from a 3-bit file, not a 2-bit one
-that is a little faster."""
+that is a little faster. A weight-only fallback (vLLM's or SGLang's Marlin kernel dequantising FP8 or FP4 weights on a
+GPU without FP8/FP4 tensor cores) reads the bytes a native kernel reads, so for one user it is weighed by its speed
+like any other path: Qwen3-32B-FP8 across two RTX 3090s comes before a layer-split Q6_K that decodes slower."""
 
 from __future__ import annotations
 
@@ -88,3 +90,58 @@ def test_two_3090s_run_qwen2_5_72b_at_its_native_context_before_awq_cut_to_12k()
     awq = next(p for p in plans if p["quant"] == "awq" and p["offload"] is None)
     assert awq["settings"]["context"] < 16384 and tps(awq) > tps(first)
     assert first["why_first"].startswith(f"larger planned context (32768 vs {awq['settings']['context']})")
+
+
+def marlin(plan: dict[str, Any]) -> bool:
+    return any("runs through Marlin" in n for n in plan["notes"])
+
+
+def eight_bit(plan: dict[str, Any]) -> bool:
+    return plan["quant"] in ("fp8", "fp8_block") or "int8" in plan["variant"] or file_type(plan) in ("Q6_K", "Q8_0")
+
+
+@pytest.mark.parametrize(("gpu", "model"), [("rtx-3090", "qwen3-32b"), ("rtx-3090-ti", "qwen3-32b")])
+def test_two_ampere_cards_run_qwen3_32b_fp8_through_marlin_across_both_before_a_slower_q6_k_split(gpu: str, model: str):
+    plans = plans_for(gpu, 2, model)
+    first = plans[0]
+    assert first["quant"] == "fp8_block" and marlin(first) and first["offload"] is None, (
+        first["engine"],
+        first["variant"],
+    )
+    assert first["settings"]["tensor_parallel"] == 2 and first["settings"]["context"] >= 32768
+    split = next(p for p in plans if file_type(p) == "Q6_K" and p["offload"] is None)
+    assert tps(first) > 1.2 * tps(split)
+    assert first["why_first"].startswith(f"faster estimated decode (~{tps(first):.0f} vs ~{tps(split):.0f} tok/s")
+
+
+def test_an_8_bit_checkpoint_through_marlin_at_an_interactive_speed_comes_before_a_faster_4_bit_one():
+    # 2 x RTX A5000 (24 GB each, sm86), Qwen3-32B: FP8 through Marlin on both cards decodes at ~28 tok/s, AWQ at ~46;
+    # both are interactive, and near-lossless 8 bits is what a user takes first when it runs at a usable speed
+    plans = plans_for("rtx-a5000", 2, "qwen3-32b")
+    first = plans[0]
+    assert first["quant"] == "fp8_block" and marlin(first) and tps(first) >= 25
+    awq = next(p for p in plans if p["quant"] == "awq" and p["offload"] is None)
+    assert tps(awq) > tps(first)
+    assert first["why_first"].startswith("an 8-bit checkpoint before a 4-bit one"), first["why_first"]
+
+
+@pytest.mark.parametrize(
+    ("gpu", "gpus", "model"),
+    [
+        ("rtx-3090", 2, "qwen3-14b"), ("rtx-3090", 2, "mistral-nemo-12b"), ("rtx-4090", 2, "qwen3-14b"),
+        ("rtx-3060", 2, "qwen3-8b"), ("rtx-a4000", 2, "qwen3-14b"), ("titan-rtx", 2, "qwen3-8b"),
+        ("rtx-4060-ti-16gb", 2, "qwen3-8b"), ("rtx-6000-ada", 2, "qwen3-32b"),
+    ],
+)  # fmt: skip
+def test_for_one_user_the_first_8_bit_plan_is_the_fastest_of_its_class_native_kernel_or_not(
+    gpu: str, gpus: int, model: str
+):
+    # the audit grid's changed picks: wherever the first plan is 8-bit and fully on the GPU, no other 8-bit plan of the
+    # same standing with as roomy a context decodes faster, whether it runs native kernels or Marlin
+    plans = plans_for(gpu, gpus, model)
+    first = plans[0]
+    assert first["offload"] is None and eight_bit(first), (first["engine"], first["variant"])
+    for other in plans[1:]:
+        peer = other["offload"] is None and eight_bit(other) and other["provenance"] == first["provenance"]
+        if peer and min(other["settings"]["context"], 32768) >= min(first["settings"]["context"], 32768):
+            assert round(tps(other)) <= round(tps(first)), (other["engine"], other["variant"])
