@@ -145,3 +145,42 @@ def test_for_one_user_the_first_8_bit_plan_is_the_fastest_of_its_class_native_ke
         peer = other["offload"] is None and eight_bit(other) and other["provenance"] == first["provenance"]
         if peer and min(other["settings"]["context"], 32768) >= min(first["settings"]["context"], 32768):
             assert round(tps(other)) <= round(tps(first)), (other["engine"], other["variant"])
+
+
+def kv_flags(plan: dict[str, Any]) -> tuple[str, str]:
+    argv = plan["argv"]
+    return argv[argv.index("--cache-type-k") + 1], argv[argv.index("--cache-type-v") + 1]
+
+
+@pytest.mark.parametrize("gpu", ["rtx-3060", "rtx-4060-ti-16gb", "rtx-5070-ti"])
+def test_qwen3_30b_a3b_on_one_12_or_16gb_card_runs_qwens_q4_k_m_with_a_q8_0_cache_to_keep_more_experts_on_the_gpu(
+    gpu: str,
+):
+    # the MoE does not fit whole; llama.cpp keeps some layers' experts in host RAM. An f16 cache of 32k tokens takes
+    # GPU memory those experts could use: a q8_0 cache halves it, fewer experts cross to the CPU, decode is faster
+    plans = plans_for(gpu, 1, "qwen3-30b-a3b")
+    first = plans[0]
+    assert first["variant"] == "gguf-q4-k-m" and first["repo"] == "Qwen/Qwen3-30B-A3B-GGUF"
+    assert first["argv"][first["argv"].index("--model") + 1].endswith("/Qwen3-30B-A3B-Q4_K_M.gguf")
+    assert first["offload"]["mechanism"] == "expert-layers" and first["settings"]["context"] >= 32768
+    assert first["settings"]["kv_cache_dtype"] == "q8_0" and kv_flags(first) == ("q8_0", "q8_0")
+    note = next(n for n in first["notes"] if n.startswith("KV cache q8_0, not fp16: at "))
+    pushed, kept = re.findall(r"([\d.]+) GiB", note)[:2]
+    assert float(kept) == pytest.approx(first["offload"]["host_weights_gib"], abs=0.05) and float(kept) < float(pushed)
+    # the Q8_0 file of the same repo moves twice the expert bytes over to the CPU: slower, so after
+    q8 = next(p for p in plans if p["variant"] == "gguf-q8-0" and p["build"] == first["build"])
+    assert tps(q8) < tps(first)
+
+
+def test_a_q8_0_cache_is_not_taken_where_the_build_garbles_a_quantized_cache_on_this_gpu():
+    # llama.cpp b9333 on sm120 (RTX 50 series) garbles its output with a quantized KV cache and flash attention
+    # (llama.cpp-b9333-sm120-quantized-kv-fa-garbled): the offloaded plan keeps the f16 cache there, not on sm89
+    args = ("--model", "qwen3-30b-a3b", "--build", "llama.cpp-b9333", "--variant", "gguf-q4-k-m", "--format", "json")
+    on_120 = run_cli("explain", "--gpu", "rtx-5060-ti-16gb", "--gpus", "1", *args, env=OFFLINE)
+    on_89 = run_cli("explain", "--gpu", "rtx-4060-ti-16gb", "--gpus", "1", *args, env=OFFLINE)
+    assert on_120.code == 0 and on_89.code == 0, on_120.err + on_89.err
+    blackwell, ada = on_120.json()["plans"][0], on_89.json()["plans"][0]
+    assert blackwell["offload"] is not None and ada["offload"] is not None
+    assert blackwell["settings"]["kv_cache_dtype"] == "fp16" and not blackwell["build_defects"]
+    assert ada["settings"]["kv_cache_dtype"] == "q8_0"
+    assert ada["offload"]["host_weights_gib"] < blackwell["offload"]["host_weights_gib"]
