@@ -184,3 +184,16 @@ def test_a_q8_0_cache_is_not_taken_where_the_build_garbles_a_quantized_cache_on_
     assert blackwell["settings"]["kv_cache_dtype"] == "fp16" and not blackwell["build_defects"]
     assert ada["settings"]["kv_cache_dtype"] == "q8_0"
     assert ada["offload"]["host_weights_gib"] < blackwell["offload"]["host_weights_gib"]
+
+
+def test_the_summary_says_which_kernel_runs_weights_the_gpu_has_no_native_kernel_for(tmp_path):
+    result = run_cli(
+        "--gpu", "rtx-3090", "--gpus", "2", "--model", "qwen3-32b", "--out", str(tmp_path / "o"), env=OFFLINE
+    )
+    assert result.code == 0, result.err
+    assert "  kernel: no native fp8_block kernel on sm86: the weights run through Marlin FP8 (W8A16)" in result.out
+    assert len(result.out.splitlines()) <= 30
+    native = run_cli(
+        "--gpu", "rtx-4090", "--gpus", "1", "--model", "qwen3-8b", "--out", str(tmp_path / "n"), env=OFFLINE
+    )
+    assert native.code == 0 and "  kernel: " not in native.out
