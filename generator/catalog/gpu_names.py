@@ -11,6 +11,7 @@ import functools
 import re
 from collections.abc import Iterable
 
+from ..errors import RecipegenError
 from .schema import Hardware
 
 _VENDOR = {"nvidia", "geforce", "tesla", "quadro", "amd", "intel", "habana", "google"}
@@ -45,29 +46,60 @@ def loosened(name: str) -> list[str]:
     return steps
 
 
-def match(hardware: Iterable[Hardware], name: str) -> Hardware | None:
-    parts = list(hardware)
-    keys: dict[str, list[Hardware]] = {}
+def _keys(parts: list[Hardware]) -> tuple[dict[str, list[Hardware]], dict[str, list[Hardware]]]:
+    """Each part's written names as compact keys: as written (and without a memory type), then without a memory
+    size ("4060 ti 16gb" also answers to "4060 ti", which may then name more than one part)."""
+    strict: dict[str, list[Hardware]] = {}
+    sizeless: dict[str, list[Hardware]] = {}
     for h in parts:
         for written in (h.id, h.name, *h.aliases):
-            tokens = _tokens(written)
-            for key in {"".join(tokens), "".join(t for t in tokens if not _MEMORY_TYPE.fullmatch(t))}:
-                keys.setdefault(key, []).append(h)
-    wanted = stated_memory_gib(name)
+            tokens = [t for t in _tokens(written) if not _MEMORY_TYPE.fullmatch(t)]
+            for key in {compact(written), "".join(tokens)}:
+                strict.setdefault(key, []).append(h)
+            sizeless.setdefault("".join(t for t in tokens if not _SIZE.fullmatch(t)), []).append(h)
+    return strict, sizeless
+
+
+def candidates(hardware: Iterable[Hardware], name: str) -> tuple[str, list[Hardware]]:
+    """The catalog parts a name stands for, at the strictest loosening that meets any (with that key): one part,
+    several (one marketing name sold with two memory sizes), or none."""
+    strict, sizeless = _keys(list(hardware))
     for key in loosened(name):
-        found = _unique(keys.get(key, []))
-        if not found:
-            continue
-        if wanted is None:
-            return found[0]
-        # "h100-80gb" loosens to "h100": among that family, the part with the memory the name states
-        family = [h for h in parts if compact(h.id).startswith(key) or any(compact(a) == key for a in h.aliases)]
-        near = [h for h in _unique(found + family) if abs(h.memory_gib - wanted) <= 0.1 * wanted]
-        if near:
-            first = {h.id for h in found}
-            return min(near, key=lambda h: (h.id not in first, abs(h.memory_gib - wanted)))
+        found = _unique(strict.get(key, [])) or _unique(sizeless.get(key, []))
+        if found:
+            return key, sorted(found, key=lambda h: (h.memory_gib, h.id))
+    return "", []
+
+
+def match(hardware: Iterable[Hardware], name: str, memory_gib: float | None = None) -> Hardware | None:
+    """The one part a name stands for; a size in the name (or `memory_gib`, --gpu-memory) picks among parts sold
+    under one name. Several parts and no size to pick by: refused with the choices, never guessed."""
+    parts = list(hardware)
+    key, found = candidates(parts, name)
+    if not found:
+        return None
+    wanted = stated_memory_gib(name) or memory_gib
+    if wanted is None:
+        if len(found) > 1:
+            raise RecipegenError(
+                f"GPU {name!r} names {len(found)} catalog parts: "
+                + ", ".join(f"{h.id} ({h.memory_gib:g} GiB)" for h in found),
+                f"name one, e.g. --gpu {found[-1].id}, or add --gpu-memory {found[-1].memory_gib:g}",
+            )
         return found[0]
-    return None
+    # "h100-80gb" loosens to "h100": among that family, the part with the memory the name states
+    family = [h for h in parts if compact(h.id).startswith(key) or any(compact(a) == key for a in h.aliases)]
+    near = [h for h in _unique(found + family) if abs(h.memory_gib - wanted) <= 0.1 * wanted]
+    if near:
+        first = {h.id for h in found}
+        return min(near, key=lambda h: (h.id not in first, abs(h.memory_gib - wanted)))
+    if len(found) > 1:
+        raise RecipegenError(
+            f"GPU {name!r} with {wanted:g} GiB is none of the catalog parts of that name: "
+            + ", ".join(f"{h.id} ({h.memory_gib:g} GiB)" for h in found),
+            f"name one, e.g. --gpu {found[-1].id}",
+        )
+    return found[0]
 
 
 def _unique(parts: list[Hardware]) -> list[Hardware]:

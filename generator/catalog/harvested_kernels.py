@@ -239,7 +239,12 @@ def _fp8_formats(
             return []
         return [
             Fallback(
-                kernel="Marlin FP8 (W8A16)", sm=capability_set(span), cost=cost, dense_only=dense_only, sources=src
+                kernel="Marlin FP8 (W8A16)",
+                sm=capability_set(span),
+                cost=cost,
+                dense_only=dense_only,
+                weight_only=True,  # Marlin dequantises the FP8 weights inside the GEMM
+                sources=src,
             )
         ]
 

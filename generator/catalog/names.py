@@ -103,7 +103,7 @@ def resolve_gpu(catalog: Catalog, value: str, memory_gib: float | None = None) -
         cc = Capability.parse(value) if hardware is None else None
     except ValueError:
         cc = None
-    if hardware is None and cc is None and (loose := gpu_names.match(catalog.hardware.values(), value)):
+    if hardware is None and cc is None and (loose := gpu_names.match(catalog.hardware.values(), value, memory_gib)):
         hardware = loose
     if hardware is not None:
         how = (

@@ -66,11 +66,14 @@ _LIST_SYNONYMS = {"gpus": "hardware", "gpu": "hardware", "model": "models", "eng
 def list_(
     kind: Annotated[str, typer.Argument(metavar="|".join(KIND_NAMES), hidden=True, show_default=False)],
     fmt: Annotated[Format, typer.Option("--format", metavar="text|json", help="text table or json")] = Format.text,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", help="gpus: the full table, one row per GPU (default: one screen, grouped)")
+    ] = False,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
     """List the catalog: models, hardware, engines (one row per build), deployments, fingerprints or surveys."""
     from ..errors import RecipegenError
-    from ..report.listing import rows
+    from ..report.listing import hardware_groups, rows
 
     name = _LIST_SYNONYMS.get(kind.strip().casefold(), kind.strip().casefold())
     if name not in KIND_NAMES:
@@ -79,6 +82,9 @@ def list_(
             f"list one of: {', '.join(KIND_NAMES)} (gpus lists hardware); see `recipegen list --help`",
         )
     catalog = load_catalog(recipes)
+    if name == "hardware" and fmt is Format.text and not verbose and catalog.hardware:
+        typer.echo("\n".join(hardware_groups(catalog)))
+        return
     table = rows(catalog, name, detail=fmt is Format.json)
     if fmt is Format.json:
         typer.echo(json.dumps(table, indent=2, ensure_ascii=False))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..catalog import gpu_names
 from ..catalog.capability import Capability
 from ..catalog.index import Catalog
 from ..catalog.schema import Hardware
@@ -34,8 +35,11 @@ def _fold(text: str) -> str:
 def match(catalog: Catalog, gpu: Gpu) -> Match:
     key = _fold(gpu.name)
     for hw in catalog.hardware.values():
-        if key in {_fold(hw.name), _fold(hw.id), *(_fold(a) for a in hw.aliases)}:
+        if key in {_fold(hw.name), _fold(hw.id), *(_fold(a) for a in hw.aliases)} and _holds(hw, gpu):
             return Match(gpu, hw, "by name" if _fold(hw.name) == key else f"by name, as {hw.name}")
+    named = _by_marketing_name(catalog, gpu)
+    if named is not None:
+        return named
     cc = Capability.parse(gpu.compute_capability) if gpu.compute_capability else None
     if cc is None:
         return Match(gpu, None, "the driver does not report a compute capability and the name is not in the catalog")
@@ -59,6 +63,25 @@ def match(catalog: Catalog, gpu: Gpu) -> Match:
             how += f" (also {', '.join(tied)}: pass --gpu to pick)"
         return Match(gpu, best, how)
     return Match(gpu, None, f"no catalog GPU is {cc.sm} with {gib:.1f} GiB")
+
+
+def _holds(hw: Hardware, gpu: Gpu) -> bool:
+    """Whether the memory the driver reports is the part's: one name can be sold with less (an 8 GB RTX 3060)."""
+    return gpu.memory_mib is None or abs(hw.memory_gib - gpu.memory_mib / MIB_PER_GIB) <= MEMORY_TOLERANCE_GIB
+
+
+def _by_marketing_name(catalog: Catalog, gpu: Gpu) -> Match | None:
+    """The part nvidia-smi's marketing name stands for ("NVIDIA GeForce RTX 4070 SUPER"); where one name is sold with
+    two memory sizes ("NVIDIA GeForce RTX 4060 Ti", 8 or 16 GB), the one whose memory the driver reports."""
+    _, named = gpu_names.candidates(catalog.hardware.values(), gpu.name)
+    if gpu.memory_mib is None:
+        return Match(gpu, named[0], f"by name, as {named[0].name}") if len(named) == 1 else None
+    gib = gpu.memory_mib / MIB_PER_GIB
+    near = [h for h in named if abs(h.memory_gib - gib) <= MEMORY_TOLERANCE_GIB]
+    if not near:
+        return None
+    best = min(near, key=lambda h: (abs(h.memory_gib - gib), h.id))
+    return Match(gpu, best, f"by name and its {gib:.1f} GiB, as {best.name}")
 
 
 def require_gpus(machine: Machine | None) -> Machine:

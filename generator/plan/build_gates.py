@@ -121,7 +121,13 @@ def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) ->
                 f"{variant.quant} has no native kernel on {cc.sm}; runs through {fallback.kernel} ({fallback.cost})"
             )
             chosen = (("weights." + variant.quant, fallback.kernel),)
-            details = evolve(base, kernels=chosen, via_fallback=True, args=tuple(fallback.args))
+            details = evolve(
+                base,
+                kernels=chosen,
+                via_fallback=True,
+                weight_only_fallback=fallback.weight_only,
+                args=tuple(fallback.args),
+            )
             if fallback.unverified:
                 reason += f", an unverified fact ({'; '.join(s.note or s.url for s in fallback.sources)})"
                 return GateResult("weight-format", "unknown", reason, srcs(fallback.sources, fmt.sources), details)

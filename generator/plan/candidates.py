@@ -218,6 +218,7 @@ def _evaluate(
         settings=decided,
         budget=budget,
         via_fallback=fmt.details.via_fallback,
+        weight_only_fallback=fmt.details.weight_only_fallback,
         notes=tuple(notes),
         fallback_args=fmt.details.args,
         defects=tuple(d.text for d in variant.defects if applies(d, engine, build, request.hardware)),
@@ -239,23 +240,39 @@ def _evaluate(
 def _with_block_scaled_kv(
     cand: Candidate, request: Request, options: tuple[KvDtype, ...], memo: Memo | None
 ) -> Candidate | None:
-    """The same path with an 8-bit block-scaled KV cache, when the full-precision one leaves less than a usable
-    context and the 8-bit one gives more; None: keep the plan as it is."""
+    """The same path with an 8-bit block-scaled KV cache (q8_0), where the chosen kernels take one: on the GPU, when
+    the full-precision cache leaves less than a usable context and the 8-bit one gives more; with weights in host RAM,
+    when the smaller cache keeps more of them on the GPU and so decodes faster at the same context (what users do
+    when the KV cache is what pushes layers or experts to the CPU). It must not run into a known defect the plan
+    avoided (a quantized-KV defect of the build on this GPU). None: keep the plan as it is."""
     kv, budget = cand.settings.kv_dtype, cand.budget
-    if kv is None or budget is None or cand.offload is not None:
+    if kv is None or budget is None:
         return None
-    if budget.context >= min(USABLE_CONTEXT, request.model.max_context):
+    if cand.offload is None and budget.context >= min(USABLE_CONTEXT, request.model.max_context):
         return None
     smaller = next((d for d in options if d in BLOCK_SCALED_8BIT_KV and KV_BYTES[d] < KV_BYTES[kv]), None)
     if smaller is None:
         return None
     base = evolve(base_settings(cand.engine, bool(request.model.moe), cand.layout, None, request), kv_fixed=(smaller,))
     again = evaluate(request, cand.engine, cand.build, cand.variant, cand.layout, None, base, memo)
-    if not again.runnable or again.budget is None or again.budget.context <= budget.context:
+    if not again.runnable or again.budget is None or len(again.build_defects) > len(cand.build_defects):
         return None
+    if cand.offload is None:
+        if again.budget.context <= budget.context:
+            return None
+        note = (
+            f"KV cache {smaller}, not {kv}: {kv} leaves {budget.context:,} tokens of context, "
+            f"{smaller} (8-bit blocks, a scale each) {again.budget.context:,}"
+        )
+        return evolve(again, notes=(note, *again.notes))
+    host, host_again = cand.offload.host_weights_gib, again.offload.host_weights_gib if again.offload else 0.0
+    faster = again.speed is not None and cand.speed is not None and again.speed.decode_tps > cand.speed.decode_tps
+    if again.budget.context < budget.context or host_again >= host or not faster:
+        return None
+    kept = "nothing stays" if again.offload is None else f"{host_again:.1f} GiB stay"
     note = (
-        f"KV cache {smaller}, not {kv}: {kv} leaves {budget.context:,} tokens of context, "
-        f"{smaller} (8-bit blocks, a scale each) {again.budget.context:,}"
+        f"KV cache {smaller}, not {kv}: at {again.budget.context:,} tokens the {kv} cache pushes {host:.1f} GiB of "
+        f"weights to host RAM, the {smaller} one (8-bit blocks, a scale each) half as much cache: {kept} in host RAM"
     )
     return evolve(again, notes=(note, *again.notes))
 

@@ -163,6 +163,8 @@ class _Layouts:
             variant=variant,
             deployment=dep,
             via_fallback=loading[1].details.via_fallback,
+            weight_only_fallback=loading[1].details.weight_only_fallback,
+            serves_many=hw.role == "datacenter" and self.request.concurrency is None,
             unparsed=loading[0].details.unparsed,
             checkpoint_defects=any(applies(d, engine, build, hw) for d in variant.defects),
             low_bit=bits is not None and bits < LOW_BITS,

@@ -5,8 +5,13 @@ Ranking policy (first difference decides, shown to the user as "why this plan fi
      copied over PCIe every step; a layout search takes a layout that runs without offload first;
   1. curated before derived: verified > community > reported > derived (someone ran it);
   2. build provenance: official release > model-specific image > community image > fork;
-  3. native weight kernels before a fallback (Marlin costs throughput), and a path with a known
-     defect (of the checkpoint on this engine, or of the build on this GPU) after both;
+  3. native weight kernels before a fallback, and a path with a known defect (of the checkpoint on this engine, or
+     of the build on this GPU) after both. A weight-only fallback (Fallback.weight_only: Marlin W8A16/W4A16, the
+     FP8 or FP4 weights dequantised inside the GEMM) counts here only on a GPU that serves many users: it reads the
+     bytes a native kernel reads, so one request's memory-bound decode runs at the speed the estimate gives (place
+     9 weighs it), and what it costs is the compute a batching server pays. For one user, Qwen3-32B-FP8 through
+     Marlin across two RTX 3090s (~34 tok/s) is the same 8-bit class as a layer-split Q6_K (~26) and faster, and
+     ranks by that; a fallback that changes the numbers (a BF16 model cast to FP16 on Turing) always counts;
   4. newer build first (facts move with releases);
   5. larger planned context, up to ROOMY_CONTEXT, by its power of two (context_tier): a 4k or 8k window cuts
      a chat or a document short whatever the speed;
@@ -69,6 +74,13 @@ CLASS_WHY = {
     4: "less to read per token",
     16: "full precision",
 }
+
+
+def fallback_rank(via_fallback: bool, weight_only: bool, serves_many: bool) -> int:
+    """1 for a fallback kernel that costs a plan what its speed estimate does not show: any fallback on a GPU that
+    serves many users (a batching server pays a weight-only kernel's compute), and one that changes the numbers
+    (an FP16 cast) anywhere; 0 for a native kernel, and for a weight-only one that decodes for one user."""
+    return int(via_fallback and not (weight_only and not serves_many))
 
 
 def offload_cost(c: Candidate) -> int:
@@ -144,7 +156,7 @@ def rank_key(c: Candidate) -> RankKey:
         int(c.low_bit),
         STATUS_ORDER[c.status],
         PROVENANCE_ORDER[c.build.provenance],
-        2 if defects(c) else (1 if c.via_fallback else 0),
+        2 if defects(c) else fallback_rank(c.via_fallback, c.weight_only_fallback, c.serves_many),
         len(c.unparsed),
         -c.build.released.toordinal(),
         -context_tier(context, ROOMY_CONTEXT),
@@ -172,6 +184,8 @@ class Preview:
     variant: Variant
     deployment: Deployment | None
     via_fallback: bool
+    weight_only_fallback: bool
+    serves_many: bool  # the request's (Candidate.serves_many)
     unparsed: tuple[str, ...]
     checkpoint_defects: bool  # the checkpoint's own known faults on this engine build and GPU
     low_bit: bool
@@ -189,7 +203,7 @@ def rank_floor(p: Preview, may_offload: bool) -> RankKey:
         int(p.low_bit),
         STATUS_ORDER[status],
         PROVENANCE_ORDER[p.build.provenance],
-        2 if p.checkpoint_defects else (1 if p.via_fallback else 0),
+        2 if p.checkpoint_defects else fallback_rank(p.via_fallback, p.weight_only_fallback, p.serves_many),
         len(p.unparsed),
         -p.build.released.toordinal(),
         -context_tier(ROOMY_CONTEXT),
@@ -296,7 +310,10 @@ def _kernel_or_defect(first: Candidate, second: Candidate) -> str:
         named = second.build_defects[0].id if second.build_defects else second.defects[0]
         return f"a path without a known defect before one that hits {_clip(named)}"
     fallback = second.gate("weight-format").reason.split(";")[0]
-    return f"native weight kernels before a fallback ({second.engine.name}: {_clip(fallback)})"
+    mine = "a weight-only kernel that decodes at full speed" if first.via_fallback else "native weight kernels"
+    batching = "; a weight-only kernel costs a server that batches requests compute"
+    why = batching if second.weight_only_fallback else ""
+    return f"{mine} before a fallback ({second.engine.name}: {_clip(fallback)}{why})"
 
 
 def _bits_of(c: Candidate) -> str:

@@ -68,6 +68,7 @@ class Details:
     misses: tuple[KernelMiss, ...] = ()
     kv_options: tuple[KvDtype, ...] = ()  # accepted by every chosen attention kernel, preferred first
     via_fallback: bool = False
+    weight_only_fallback: bool = False  # the fallback dequantises weights in the GEMM (Fallback.weight_only)
     args: tuple[str, ...] = ()  # engine arguments that select a weight-format fallback
     numbers: tuple[tuple[str, float], ...] = ()  # named quantities: tp, heads, kv_heads, context …
     budget: Budget | None = None
@@ -148,6 +149,7 @@ class Candidate:
     budget: Budget | None
     via_fallback: bool
     notes: tuple[str, ...] = ()
+    weight_only_fallback: bool = False  # the fallback dequantises weights in the GEMM (Fallback.weight_only)
     fallback_args: tuple[str, ...] = ()
     defects: tuple[str, ...] = ()  # known faults of the checkpoint on this engine build and GPU
     build_defects: tuple[Defect, ...] = ()  # the build's own known defects this request runs into

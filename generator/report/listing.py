@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..catalog.capability import Capability
 from ..catalog.index import Catalog
-from ..catalog.schema import Model, Survey
+from ..catalog.schema import Hardware, Model, Survey
 
 
 def _size(value: float | None) -> str:
@@ -91,6 +92,31 @@ def _survey_row(survey: Survey, detail: bool) -> dict[str, Any]:
     return row
 
 
+ROLE_ORDER = {"consumer": 0, "workstation": 1, "datacenter": 2}
+GROUP_WIDTH = 110  # a group's line wraps here, so the listing fits a terminal
+
+
+def hardware_groups(catalog: Catalog) -> list[str]:
+    """The GPUs in one screen: a line per role and compute capability, each part as id and GiB, smallest first."""
+    groups: dict[tuple[int, Capability, str], list[Hardware]] = {}
+    for h in catalog.hardware.values():
+        groups.setdefault((ROLE_ORDER.get(h.role, 3), h.compute_capability, h.role), []).append(h)
+    lines = [f"{'ROLE':<12} {'SM':<6} GPU ID (GiB per GPU)"]
+    for (_, cc, role), parts in sorted(groups.items(), key=lambda kv: kv[0][:2]):
+        cells = [f"{h.id} ({h.memory_gib:g})" for h in sorted(parts, key=lambda h: (h.memory_gib, h.id))]
+        line, head = "", f"{role:<12} {cc.sm:<6} "
+        for cell in cells:
+            if line and len(head) + len(line) + len(cell) + 3 > GROUP_WIDTH:  # ", " and the comma that ends a line
+                lines.append(head + line + ",")
+                head, line = " " * 20, ""
+            line += (", " if line else "") + cell
+        lines.append(head + line)
+    lines.append(
+        f"{len(catalog.hardware)} GPUs; --verbose: a row each with name, bandwidth, FP8/FP4, host link, aliases"
+    )
+    return lines
+
+
 def rows(catalog: Catalog, kind: str, detail: bool = False) -> list[dict[str, Any]]:
     if kind == "models":
         return [
@@ -114,6 +140,7 @@ def rows(catalog: Catalog, kind: str, detail: bool = False) -> list[dict[str, An
                 "sm": h.compute_capability.sm,
                 "memory_gib": f"{h.memory_gib:g}",
                 "kind": h.memory_kind,
+                "gb_s": f"{h.bandwidth_gbs:g}",
                 "role": h.role,
                 "fp8": "yes" if h.fp8_tensor_cores else "no",
                 "fp4": "yes" if h.fp4_tensor_cores else "no",

@@ -63,6 +63,12 @@ def generate_summary(
         lines.append(f"  offload: {top.candidate.offload.summary()}")
     if top.candidate.speed is not None:
         lines.append(f"  speed (estimate): {top.candidate.speed.headline()}")
+    if top.candidate.via_fallback:  # what runs the weights where the GPU has no native kernel for their format
+        fmt = top.candidate.gate("weight-format").details
+        kernel = ", ".join(name for _, name in fmt.kernels)
+        lines.append(
+            f"  kernel: no native {fmt.operation} kernel on {fmt.capability}: the weights run through {kernel}"
+        )
     split = layer_split_note(top.candidate)  # what the GPUs asked for add: a speed the user might expect
     if split:
         lines.append(f"  note: {split}")

@@ -248,7 +248,7 @@ def test_an_edited_recipe_file_is_never_answered_from_the_validated_cache(cli, t
     target.write_text(source)
     assert cli("list", "hardware", "--recipes", str(mine), env=env).code == 0
     target.write_text(source.replace("name: ", "name: Edited ", 1))
-    result = cli("list", "hardware", "--recipes", str(mine), env=env)
+    result = cli("list", "hardware", "--verbose", "--recipes", str(mine), env=env)  # the table names each GPU
     assert result.code == 0 and "Edited" in result.out
     target.write_text(source.replace("id: a100-80gb", "id: a100-80gb\nsurprise: 1", 1))
     result = cli("list", "hardware", "--recipes", str(mine), env=env)

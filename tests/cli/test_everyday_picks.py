@@ -2,7 +2,9 @@
 an 8-bit integer checkpoint (GPTQ-Int8) counts as 8-bit, not as a 4-bit one, so on two RTX 3090s Qwen's own Int8
 checkpoint across both GPUs comes before a layer-split Q6_K that decodes slower; and below 4 bits per weight every
 bit is worth more than a few tokens per second, so on two 16 GB cards a 70B runs from a 3-bit file, not a 2-bit one
-that is a little faster."""
+that is a little faster. A weight-only fallback (vLLM's or SGLang's Marlin kernel dequantising FP8 or FP4 weights on a
+GPU without FP8/FP4 tensor cores) reads the bytes a native kernel reads, so for one user it is weighed by its speed
+like any other path: Qwen3-32B-FP8 across two RTX 3090s comes before a layer-split Q6_K that decodes slower."""
 
 from __future__ import annotations
 
@@ -88,3 +90,110 @@ def test_two_3090s_run_qwen2_5_72b_at_its_native_context_before_awq_cut_to_12k()
     awq = next(p for p in plans if p["quant"] == "awq" and p["offload"] is None)
     assert awq["settings"]["context"] < 16384 and tps(awq) > tps(first)
     assert first["why_first"].startswith(f"larger planned context (32768 vs {awq['settings']['context']})")
+
+
+def marlin(plan: dict[str, Any]) -> bool:
+    return any("runs through Marlin" in n for n in plan["notes"])
+
+
+def eight_bit(plan: dict[str, Any]) -> bool:
+    return plan["quant"] in ("fp8", "fp8_block") or "int8" in plan["variant"] or file_type(plan) in ("Q6_K", "Q8_0")
+
+
+@pytest.mark.parametrize(("gpu", "model"), [("rtx-3090", "qwen3-32b"), ("rtx-3090-ti", "qwen3-32b")])
+def test_two_ampere_cards_run_qwen3_32b_fp8_through_marlin_across_both_before_a_slower_q6_k_split(gpu: str, model: str):
+    plans = plans_for(gpu, 2, model)
+    first = plans[0]
+    assert first["quant"] == "fp8_block" and marlin(first) and first["offload"] is None, (
+        first["engine"],
+        first["variant"],
+    )
+    assert first["settings"]["tensor_parallel"] == 2 and first["settings"]["context"] >= 32768
+    split = next(p for p in plans if file_type(p) == "Q6_K" and p["offload"] is None)
+    assert tps(first) > 1.2 * tps(split)
+    assert first["why_first"].startswith(f"faster estimated decode (~{tps(first):.0f} vs ~{tps(split):.0f} tok/s")
+
+
+def test_an_8_bit_checkpoint_through_marlin_at_an_interactive_speed_comes_before_a_faster_4_bit_one():
+    # 2 x RTX A5000 (24 GB each, sm86), Qwen3-32B: FP8 through Marlin on both cards decodes at ~28 tok/s, AWQ at ~46;
+    # both are interactive, and near-lossless 8 bits is what a user takes first when it runs at a usable speed
+    plans = plans_for("rtx-a5000", 2, "qwen3-32b")
+    first = plans[0]
+    assert first["quant"] == "fp8_block" and marlin(first) and tps(first) >= 25
+    awq = next(p for p in plans if p["quant"] == "awq" and p["offload"] is None)
+    assert tps(awq) > tps(first)
+    assert first["why_first"].startswith("an 8-bit checkpoint before a 4-bit one"), first["why_first"]
+
+
+@pytest.mark.parametrize(
+    ("gpu", "gpus", "model"),
+    [
+        ("rtx-3090", 2, "qwen3-14b"), ("rtx-3090", 2, "mistral-nemo-12b"), ("rtx-4090", 2, "qwen3-14b"),
+        ("rtx-3060", 2, "qwen3-8b"), ("rtx-a4000", 2, "qwen3-14b"), ("titan-rtx", 2, "qwen3-8b"),
+        ("rtx-4060-ti-16gb", 2, "qwen3-8b"), ("rtx-6000-ada", 2, "qwen3-32b"),
+    ],
+)  # fmt: skip
+def test_for_one_user_the_first_8_bit_plan_is_the_fastest_of_its_class_native_kernel_or_not(
+    gpu: str, gpus: int, model: str
+):
+    # the audit grid's changed picks: wherever the first plan is 8-bit and fully on the GPU, no other 8-bit plan of the
+    # same standing with as roomy a context decodes faster, whether it runs native kernels or Marlin
+    plans = plans_for(gpu, gpus, model)
+    first = plans[0]
+    assert first["offload"] is None and eight_bit(first), (first["engine"], first["variant"])
+    for other in plans[1:]:
+        peer = other["offload"] is None and eight_bit(other) and other["provenance"] == first["provenance"]
+        if peer and min(other["settings"]["context"], 32768) >= min(first["settings"]["context"], 32768):
+            assert round(tps(other)) <= round(tps(first)), (other["engine"], other["variant"])
+
+
+def kv_flags(plan: dict[str, Any]) -> tuple[str, str]:
+    argv = plan["argv"]
+    return argv[argv.index("--cache-type-k") + 1], argv[argv.index("--cache-type-v") + 1]
+
+
+@pytest.mark.parametrize("gpu", ["rtx-3060", "rtx-4060-ti-16gb", "rtx-5070-ti"])
+def test_qwen3_30b_a3b_on_one_12_or_16gb_card_runs_qwens_q4_k_m_with_a_q8_0_cache_to_keep_more_experts_on_the_gpu(
+    gpu: str,
+):
+    # the MoE does not fit whole; llama.cpp keeps some layers' experts in host RAM. An f16 cache of 32k tokens takes
+    # GPU memory those experts could use: a q8_0 cache halves it, fewer experts cross to the CPU, decode is faster
+    plans = plans_for(gpu, 1, "qwen3-30b-a3b")
+    first = plans[0]
+    assert first["variant"] == "gguf-q4-k-m" and first["repo"] == "Qwen/Qwen3-30B-A3B-GGUF"
+    assert first["argv"][first["argv"].index("--model") + 1].endswith("/Qwen3-30B-A3B-Q4_K_M.gguf")
+    assert first["offload"]["mechanism"] == "expert-layers" and first["settings"]["context"] >= 32768
+    assert first["settings"]["kv_cache_dtype"] == "q8_0" and kv_flags(first) == ("q8_0", "q8_0")
+    note = next(n for n in first["notes"] if n.startswith("KV cache q8_0, not fp16: at "))
+    pushed, kept = re.findall(r"([\d.]+) GiB", note)[:2]
+    assert float(kept) == pytest.approx(first["offload"]["host_weights_gib"], abs=0.05) and float(kept) < float(pushed)
+    # the Q8_0 file of the same repo moves twice the expert bytes over to the CPU: slower, so after
+    q8 = next(p for p in plans if p["variant"] == "gguf-q8-0" and p["build"] == first["build"])
+    assert tps(q8) < tps(first)
+
+
+def test_a_q8_0_cache_is_not_taken_where_the_build_garbles_a_quantized_cache_on_this_gpu():
+    # llama.cpp b9333 on sm120 (RTX 50 series) garbles its output with a quantized KV cache and flash attention
+    # (llama.cpp-b9333-sm120-quantized-kv-fa-garbled): the offloaded plan keeps the f16 cache there, not on sm89
+    args = ("--model", "qwen3-30b-a3b", "--build", "llama.cpp-b9333", "--variant", "gguf-q4-k-m", "--format", "json")
+    on_120 = run_cli("explain", "--gpu", "rtx-5060-ti-16gb", "--gpus", "1", *args, env=OFFLINE)
+    on_89 = run_cli("explain", "--gpu", "rtx-4060-ti-16gb", "--gpus", "1", *args, env=OFFLINE)
+    assert on_120.code == 0 and on_89.code == 0, on_120.err + on_89.err
+    blackwell, ada = on_120.json()["plans"][0], on_89.json()["plans"][0]
+    assert blackwell["offload"] is not None and ada["offload"] is not None
+    assert blackwell["settings"]["kv_cache_dtype"] == "fp16" and not blackwell["build_defects"]
+    assert ada["settings"]["kv_cache_dtype"] == "q8_0"
+    assert ada["offload"]["host_weights_gib"] < blackwell["offload"]["host_weights_gib"]
+
+
+def test_the_summary_says_which_kernel_runs_weights_the_gpu_has_no_native_kernel_for(tmp_path):
+    result = run_cli(
+        "--gpu", "rtx-3090", "--gpus", "2", "--model", "qwen3-32b", "--out", str(tmp_path / "o"), env=OFFLINE
+    )
+    assert result.code == 0, result.err
+    assert "  kernel: no native fp8_block kernel on sm86: the weights run through Marlin FP8 (W8A16)" in result.out
+    assert len(result.out.splitlines()) <= 30
+    native = run_cli(
+        "--gpu", "rtx-4090", "--gpus", "1", "--model", "qwen3-8b", "--out", str(tmp_path / "n"), env=OFFLINE
+    )
+    assert native.code == 0 and "  kernel: " not in native.out

@@ -54,12 +54,24 @@ def test_detect_h200_from_nvidia_smi(cli, smi):
     )
 
 
-def test_detect_h100_maps_by_capability_and_memory(cli, smi):
+def test_detect_h100_maps_by_its_name_and_memory(cli, smi):
     r = cli("detect", env=smi("h100"))
     assert r.code == 0, r.err
     line = next(x for x in r.out.splitlines() if x.startswith("  GPU 0:"))
+    # "H100 80GB HBM3" is the SXM board's name (the PCIe card reports "NVIDIA H100 PCIe"): the name decides where
+    # capability and memory alone tie with the PCIe card
+    assert "NVIDIA H100 80GB HBM3 → h100-sxm (by name and its 79.6 GiB, as NVIDIA H100 SXM 80GB)" in line
+
+
+def test_a_name_the_catalog_lacks_maps_by_capability_and_memory_and_names_the_ties(cli, smi, tmp_path):
+    folder = tmp_path / "renamed"
+    folder.mkdir()
+    for file in ("query.csv", "smi.txt", "topo.txt"):
+        (folder / file).write_text((SMI / "h100" / file).read_text(encoding="utf-8").replace("H100 80GB HBM3", "X1"))
+    r = cli("detect", env={**smi("h100"), "FAKE_SMI_DIR": str(folder)})
+    line = next(x for x in r.out.splitlines() if x.startswith("  GPU 0:"))
     # parts that tie on memory: the one sm90 stands for (as --gpu sm90 resolves), the others named
-    assert "NVIDIA H100 80GB HBM3 → h100-sxm (sm90 with 79.6 GiB is NVIDIA H100 SXM 80GB (also " in line
+    assert "NVIDIA X1 → h100-sxm (sm90 with 79.6 GiB is NVIDIA H100 SXM 80GB (also " in line
     assert "h100-pcie" in line and "pass --gpu to pick" in line
 
 
@@ -70,26 +82,49 @@ def test_detect_shows_mig_mode(cli, smi):
 
 def unlisted(tmp_path: Path) -> Path:
     """The RTX 4080 SUPER capture with its memory total edited to a size no sm89 part in the catalog
-    has (the catalog's RTX 4080 entry matches the real 16 GiB card by capability and memory)."""
+    has (10 GiB): neither its name (the catalog's RTX 4080 SUPER has 16 GiB) nor its capability and memory match."""
     folder = tmp_path / "unlisted-sm89"
     folder.mkdir()
     for name in ("query.csv", "smi.txt", "topo.txt"):
         text = (SMI / "rtx-4080-super" / name).read_text(encoding="utf-8")
-        (folder / name).write_text(text.replace("16376MiB", "12282MiB").replace("16376 MiB", "12282 MiB"))
+        (folder / name).write_text(text.replace("16376MiB", "10234MiB").replace("16376 MiB", "10234 MiB"))
     return folder
 
 
-def test_a_gpu_matched_by_capability_and_memory_says_which_part(cli, smi):
+def test_a_gpu_is_matched_by_its_marketing_name_before_capability_and_memory(cli, smi):
+    # five sm89 parts hold 16 GiB (RTX 4080, 4080 SUPER, 4070 Ti SUPER, 4060 Ti 16GB, RTX 2000 Ada): the name decides
     r = cli("detect", env=smi("rtx-4080-super"))
     assert r.code == 0, r.err
-    assert "NVIDIA GeForce RTX 4080 SUPER → rtx-4080 (sm89 with 16.0 GiB is NVIDIA GeForce RTX 4080" in r.out
+    assert "NVIDIA GeForce RTX 4080 SUPER → rtx-4080-super (by name);" in r.out
+
+
+@pytest.mark.parametrize(("name", "mib", "expected"), [
+    ("NVIDIA GeForce RTX 4060 Ti", "16380MiB", "rtx-4060-ti-16gb"),  # one name, two memory sizes
+    ("NVIDIA GeForce RTX 4060 Ti", "8188MiB", "rtx-4060-ti-8gb"),
+    ("NVIDIA GeForce RTX 5060 Ti", "16303MiB", "rtx-5060-ti-16gb"),
+    ("NVIDIA GeForce RTX 3090 Ti", "24564MiB", "rtx-3090-ti"),
+    ("NVIDIA GeForce RTX 4070 SUPER", "12282MiB", "rtx-4070-super"),
+    ("NVIDIA RTX 4000 Ada Generation", "20475MiB", "rtx-4000-ada"),
+    ("NVIDIA TITAN RTX", "24576MiB", "titan-rtx"),
+])  # fmt: skip
+def test_nvidia_smi_marketing_names_map_to_their_part(cli, smi, tmp_path, name, mib, expected):
+    folder = tmp_path / "edited"
+    folder.mkdir()
+    for file in ("query.csv", "smi.txt", "topo.txt"):
+        text = (SMI / "rtx-4080-super" / file).read_text(encoding="utf-8")
+        text = text.replace("NVIDIA GeForce RTX 4080 SUPER", name).replace("16376MiB", mib)
+        (folder / file).write_text(text.replace("16376 MiB", mib.replace("MiB", " MiB")))
+    if expected == "titan-rtx":  # a Turing card reports compute capability 7.5
+        (folder / "query.csv").write_text((folder / "query.csv").read_text().replace(", 8.9,", ", 7.5,"))
+    d = cli("detect", "--format", "json", env={**smi("rtx-4080-super"), "FAKE_SMI_DIR": str(folder)}).json()
+    assert d["gpus"][0]["hardware"] == expected, d["gpus"][0]
 
 
 def test_unknown_gpu_is_shown_with_its_facts_and_a_hint(cli, smi, tmp_path):
     r = cli("detect", env={**smi("rtx-4080-super"), "FAKE_SMI_DIR": str(unlisted(tmp_path))})
     assert r.code == 0, r.err
     assert "NVIDIA GeForce RTX 4080 SUPER → not in the catalog" in r.out
-    assert "sm 8.9, 12282 MiB" in r.out and "driver 595.71.05, CUDA 13.2" in r.out
+    assert "sm 8.9, 10234 MiB" in r.out and "driver 595.71.05, CUDA 13.2" in r.out
     assert "add it as a hardware/ recipe" in r.out
 
 
@@ -192,5 +227,15 @@ def test_a_driver_without_compute_cap_still_maps_by_name(cli, smi):
     gpu = d["gpus"][0]
     assert gpu["compute_capability"] is None and gpu["hardware"] == "h200" and gpu["memory_mib"] == 143771
     env = smi("rtx-4080-super") | {"FAKE_SMI_UNKNOWN_FIELDS": "compute_cap"}
+    assert cli("detect", "--format", "json", env=env).json()["gpus"][0]["hardware"] == "rtx-4080-super"
+
+
+def test_a_driver_without_compute_cap_and_a_name_the_catalog_lacks_says_so(cli, smi, tmp_path):
+    folder = tmp_path / "rtx-4060"
+    folder.mkdir()
+    for file in ("query.csv", "smi.txt", "topo.txt"):
+        text = (SMI / "rtx-4080-super" / file).read_text(encoding="utf-8").replace("RTX 4080 SUPER", "RTX 4060")
+        (folder / file).write_text(text.replace("16376MiB", "8188MiB").replace("16376 MiB", "8188 MiB"))
+    env = smi("rtx-4080-super") | {"FAKE_SMI_UNKNOWN_FIELDS": "compute_cap", "FAKE_SMI_DIR": str(folder)}
     r = cli("detect", env=env)
     assert "not in the catalog (the driver does not report a compute capability" in r.out

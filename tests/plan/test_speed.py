@@ -277,17 +277,20 @@ def test_a_step_reads_no_more_kv_than_the_pool_holds():
 
 
 def test_the_layers_a_dense_offload_keeps_on_the_cpu_read_their_whole_kv_cache_in_host_ram():
-    # Llama 70B Q4_K_M on 2 x 16 GB: 34 of 80 layers stay in host RAM with their KV cache; each of them holds
-    # 8 KV heads x 128 x 2 (K and V) x 2 B a token, so 32,768 tokens read 34 x 4 KiB x 32,768 from host RAM a step
+    # Llama 70B Q4_K_M on 2 x 16 GB: some of its 80 layers stay in host RAM with their KV cache; the plan's q8_0 cache
+    # (an f16 one would push more layers out) holds 8 KV heads x 128 x 2 (K and V) x 34/32 B a token in each, so
+    # 32,768 tokens read cpu x 2,176 B x 32,768 from host RAM a step
     args = ("explain", "--gpu", "rtx-4080", "--gpus", "2", "--model", "deepseek-r1-distill-llama-70b")
     result = run_cli(*args, "--variant", "gguf-bartowski-q4-k-m", "--engine", "llama.cpp", "--format", "json")
     assert result.code == 0, result.err
     plan = result.json()["plans"][0]
     cpu = plan["offload"]["cpu_layers"]
     assert plan["offload"]["mechanism"] == "cpu-layers" and plan["settings"]["context"] == 32768
+    assert plan["settings"]["kv_cache_dtype"] == "q8_0"
+    element = 34 / 32  # q8_0: 32 values in 34 bytes
     line = next(x for x in plan["speed"]["derivation"] if x.startswith(f"KV of the {cpu} CPU layers"))
-    assert line.endswith(f"{cpu * 8 * 128 * 2 * 2 * 32768 / 1e9:.2f} GB"), line
-    # the GPUs read their own layers' KV, one after another: 46 layers' worth in all
+    assert line.endswith(f"{cpu * 8 * 128 * 2 * element * 32768 / 1e9:.2f} GB"), line
+    # the GPUs read their own layers' KV, one after another: the other layers' worth in all
     gpu = next(x for x in plan["speed"]["derivation"] if x.startswith("KV read per step"))
-    per_gpu = (80 - cpu) * 8 * 128 * 2 * 2 / 2
+    per_gpu = (80 - cpu) * 8 * 128 * 2 * element / 2
     assert f"{per_gpu / 1024:.1f} KiB/token per GPU" in gpu, gpu

@@ -160,6 +160,10 @@ class Fallback(Sourced):
     sm: CapabilitySet
     cost: Text
     dense_only: bool = False  # covers dense layers but not MoE experts
+    # dequantises the stored weights inside the GEMM (Marlin W8A16/W4A16): it reads the bytes a native kernel reads,
+    # so one request's memory-bound decode runs at the speed the estimate gives; what it costs is compute, which a
+    # server batching many requests pays (ranking.fallback_rank)
+    weight_only: bool = False
     args: list[ArgWord] = field(default_factory=list)  # engine arguments that select this fallback
 
 
