@@ -672,4 +672,4 @@ def test_sglang_weight_formats_start_at_the_method_minimum_and_fall_back_to_marl
 
 def test_both_kinds_of_vllm_selector_were_run():
     assert {"0.33.0", "0.13.0", "0.11.1"} <= set(CANDIDATE_RELEASES)
-    assert {"0.11.0", "0.10.2"} <= set(CHAIN_RELEASES) and set(QUANT_RELEASES) == set(RAN_RELEASES)
+    assert {"0.11.0", "0.10.2", "0.10.1", "0.10.0"} <= set(CHAIN_RELEASES) and set(QUANT_RELEASES) == set(RAN_RELEASES)
