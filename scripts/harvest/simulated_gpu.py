@@ -14,6 +14,7 @@ import importlib.util
 import inspect
 import os
 import pkgutil
+import re
 import shutil
 import subprocess
 import sysconfig
@@ -60,6 +61,18 @@ def _driver_symbols(packages: tuple[str, ...] = LINKING) -> set[str]:
     return found
 
 
+def _triton_driver_symbols() -> set[str]:
+    """The cu* entry points Triton's own launcher helper calls (`triton/backends/nvidia/driver.c`): Triton 3.3
+    compiles that helper with `-lcuda` when a module defines its kernels, and Python loads it with every symbol
+    bound at once, so the stand-in must define them too."""
+    found: set[str] = set()
+    for folder in _package_folders("triton"):
+        source = os.path.join(folder, "backends", "nvidia", "driver.c")
+        with contextlib.suppress(OSError), open(source, encoding="utf-8", errors="replace") as handle:
+            found |= set(re.findall(r"\b(cu[A-Z][A-Za-z0-9]*)\s*\(", handle.read()))
+    return found
+
+
 def ensure_libcuda(folder: str) -> str:
     """'system' when a driver library loads, 'not needed' when nothing links one, else a stand-in's path."""
     with contextlib.suppress(OSError):
@@ -68,6 +81,8 @@ def ensure_libcuda(folder: str) -> str:
     lib = os.path.join(folder, "libcuda.so.1")
     if not os.path.exists(lib):
         symbols = _driver_symbols()
+        if symbols:
+            symbols |= _triton_driver_symbols()
         if not symbols:
             return "not needed"
         os.makedirs(folder, exist_ok=True)
@@ -88,7 +103,12 @@ def ensure_libcuda(folder: str) -> str:
         subprocess.run([compiler, "-shared", "-fPIC", "-o", lib, source, "-Wl,-soname,libcuda.so.1"], check=True)
     ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
     # Triton 3.3 (torch 2.7, vLLM 0.10.0/0.10.1) asserts a libcuda.so.1 in ldconfig's cache or this folder as soon as
-    # a module defines its kernels; the stand-in is that library here
+    # a module defines its kernels, then links its launcher helper with `gcc -lcuda -L<folder>`, which needs the
+    # unversioned name a driver install provides beside it
+    linked = os.path.join(folder, "libcuda.so")
+    if not os.path.lexists(linked):
+        with contextlib.suppress(FileExistsError):
+            os.symlink("libcuda.so.1", linked)
     os.environ.setdefault("TRITON_LIBCUDA_PATH", folder)
     return lib
 

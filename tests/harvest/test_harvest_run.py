@@ -246,6 +246,44 @@ def test_the_stand_in_driver_library_serves_the_release_put_before_the_venv(tmp_
     assert proc.stdout.split() == [str(stub / "libcuda.so.1"), str(stub)]
 
 
+@pytest.mark.skipif(not all(shutil.which(t) for t in ("gcc", "nm", "readelf")), reason="needs gcc, nm and readelf")
+def test_triton_s_launcher_helper_links_and_loads_against_the_stand_in(tmp_path):
+    """Triton 3.3 (vLLM 0.10.0/0.10.1) builds its launcher helper with `gcc -lcuda -L$TRITON_LIBCUDA_PATH` as soon as a
+    module defines its kernels, and Python loads it with every symbol bound: the stand-in answers to the unversioned
+    name and exports the entry points the helper's source (triton/backends/nvidia/driver.c) calls."""
+    overlay = tmp_path / "overlay"
+    (overlay / "vllm").mkdir(parents=True)
+    (overlay / "triton" / "backends" / "nvidia").mkdir(parents=True)
+    for package in ("vllm", "triton"):
+        (overlay / package / "__init__.py").write_text("")
+    helper = "int cuInit(int);\nint cuModuleLoadData(void **, const void *);\n"
+    helper += "int launch(void) { cuInit(0); return cuModuleLoadData(0, 0); }\n"
+    (overlay / "triton" / "backends" / "nvidia" / "driver.c").write_text(helper)
+    # the release's extension links the driver library by its versioned name, importing one entry point
+    driver = tmp_path / "driver"
+    driver.mkdir()
+    (driver / "cuda.c").write_text("int cuInit(int f) { return f; }\n")
+    cc = ["gcc", "-shared", "-fPIC"]
+    subprocess.run([*cc, "-o", driver / "libcuda.so.1", driver / "cuda.c", "-Wl,-soname,libcuda.so.1"], check=True)
+    (overlay / "vllm" / "ops.c").write_text("int cuInit(int);\nint op(void) { return cuInit(0); }\n")
+    ops = overlay / "vllm" / "ops.c"
+    subprocess.run([*cc, "-o", overlay / "vllm" / "_C.so", ops, f"-L{driver}", "-l:libcuda.so.1"], check=True)
+    stub, built = tmp_path / "stub", tmp_path / "cuda_utils.so"
+    code = (
+        f"import ctypes, os, subprocess, sys; sys.path.insert(0, {str(ROOT / 'scripts' / 'harvest')!r}); "
+        f"import simulated_gpu as s; s.ensure_libcuda({str(stub)!r}); d = os.environ['TRITON_LIBCUDA_PATH']; "
+        f"subprocess.run(['gcc', '-shared', '-fPIC', '-o', {str(built)!r}, "
+        f"{str(overlay / 'triton' / 'backends' / 'nvidia' / 'driver.c')!r}, '-lcuda', '-L' + d], check=True); "
+        f"ctypes.CDLL({str(built)!r}); print('loaded')"
+    )
+    env = {**os.environ, "PYTHONPATH": str(overlay)}
+    env.pop("TRITON_LIBCUDA_PATH", None)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "loaded"
+    assert os.readlink(stub / "libcuda.so") == "libcuda.so.1"
+
+
 def test_a_selector_without_a_sliding_window_input_answers_windowed_layers_as_plain_ones(tmp_path):
     """0.16.0's selector takes no sliding-window input: a windowed layer gets the plain layer's backends, marked so."""
     tables = _stand_in_run(tmp_path, "0.16.0", "90")
