@@ -228,7 +228,7 @@ DEVICES = {
     ),
     "best-first matrix cells": (
         "import recipegen.plan.layout_search as l;"
-        "l._Layouts._best_first = lambda self, request, layout, done, paths, may_offload: done.update("
+        "l._Layouts._best_first = lambda self, request, layout, done, paths: done.update("
         "{i: l.evaluate(request, *p[:3], layout, p[3], memo=self.memo) for i, p in paths})",
         ("matrix",),
     ),

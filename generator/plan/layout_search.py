@@ -17,10 +17,12 @@ from .candidates import (
     Path,
     builds_to_try,
     evaluate,
+    fails_memory,
     may_run,
     model_recipes,
     paths_for,
     request_settings,
+    serves_many,
     stored_bits,
     weight_bits,
 )
@@ -67,6 +69,8 @@ class _Layouts:
     smallest: float | None = None  # bytes of the model's smallest checkpoint (0: one of unknown size)
     # the paths planned without host offload (deciding searches: the pass that looks for a GPU-resident plan)
     gpu_only: dict[Layout, dict[int, Candidate]] = field(default_factory=dict)
+    # per path list (the recipe-free one is shared by its sizes): its paths whose build passes the platform gate
+    on_platform: dict[int, list[tuple[int, Path]]] = field(default_factory=dict)
 
     def _paths(self, layout: Layout) -> list[Path]:
         if layout not in self.paths:
@@ -84,6 +88,20 @@ class _Layouts:
                 )
         return self.paths[layout]
 
+    def _on_platform(self, layout: Layout) -> list[tuple[int, Path]]:
+        """The paths at this layout (with their indexes) whose build passes the platform gate on this GPU: no other
+        path can run, and most paths a search rules out it rules out by their build's image or CUDA alone, so
+        each build is asked once, not each of its checkpoints at every size."""
+        paths = self._paths(layout)
+        known = self.on_platform.get(id(paths))
+        if known is None:
+            passes: dict[int, bool] = {}
+            for path in paths:
+                if id(path[1]) not in passes:
+                    passes[id(path[1])] = self._platform(path) == "pass"
+            known = self.on_platform[id(paths)] = [(i, p) for i, p in enumerate(paths) if passes[id(p[1])]]
+        return known
+
     def _platform(self, path: Path) -> str:
         """The outcome of the path's platform gate (its build's on the request's GPU, memoised)."""
         return gates.platform_memoised(path[0], path[1], self.request.hardware, self.memo, self.platforms).outcome
@@ -99,14 +117,14 @@ class _Layouts:
         request = self.request if may_offload else evolve(self.request, offload=False)
         open_paths = [
             (index, path)
-            for index, path in enumerate(self._paths(layout))
+            for index, path in self._on_platform(layout)
             if index not in done and may_run(self.request, path, layout, self.memo, self.platforms)
         ]
         if not deciding:
             for index, path in open_paths:
                 done[index] = evaluate(request, *path[:3], layout, path[3], memo=self.memo)
         else:
-            self._best_first(request, layout, done, open_paths, may_offload)
+            self._best_first(request, layout, done, open_paths)
         return sorted((c for _, c in sorted(done.items()) if c.runnable), key=rank_key)
 
     def _best_first(
@@ -115,7 +133,6 @@ class _Layouts:
         layout: Layout,
         done: dict[int, Candidate],
         open_paths: list[tuple[int, Path]],
-        may_offload: bool,
     ) -> None:
         """Plan paths in the order of their rank floors until no path left can rank before the best plan, nor
         before the best plan without a caveat (or none left can be without one)."""
@@ -128,7 +145,7 @@ class _Layouts:
                 if not caveats(c):
                     clean = key if clean is None or key < clean else clean
         previews = [(self._preview(path, layout), index, path) for index, path in open_paths]
-        floors = sorted(((rank_floor(p, may_offload), index), p, path) for p, index, path in previews)
+        floors = sorted(((rank_floor(p), index), p, path) for p, index, path in previews)
         for floor, preview, path in floors:
             if best is not None and best[0] < floor[0]:  # nothing left ranks before the best plan
                 if clean is not None and clean[0] < floor[0]:
@@ -136,6 +153,8 @@ class _Layouts:
                 if not may_be_clean(preview):
                     continue
             index = floor[1]
+            if fails_memory(request, path, layout, self.memo):  # never runnable: nothing to plan or rank
+                continue
             c = done[index] = evaluate(request, *path[:3], layout, path[3], memo=self.memo)
             if c.runnable:
                 key = (rank_key(c), index)
@@ -168,6 +187,7 @@ class _Layouts:
             low_bit=bits is not None and bits < LOW_BITS,
             weight_bits=weight_bits(variant, model, bits),
             estimated=sized is not None and sized[1] is not None,
+            serves_many=serves_many(self.request),
         )
         self.memo[key] = preview
         return preview

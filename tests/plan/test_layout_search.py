@@ -1,0 +1,66 @@
+"""The layout search's shortcuts for matrix cells (plan/layout_search.py): each may only skip work, never change
+an answer, so each is checked against the full gating of the same paths."""
+
+from __future__ import annotations
+
+import pytest
+
+MODELS = ("deepseek-r1", "gemma-3-12b", "glm-5.2", "gpt-oss-120b", "llama-3.1-70b", "qwen3-32b")
+
+
+def _cells(catalog):  # type: ignore[no-untyped-def]
+    from recipegen.catalog.targets import MATRIX_GPUS, gpu_column
+    from recipegen.report.matrix import request_of
+
+    for model in MODELS:
+        for gpu in MATRIX_GPUS:
+            yield request_of(catalog.models[model], gpu_column(catalog, gpu))
+
+
+@pytest.mark.parametrize("offload", [False, True])
+def test_rank_floor_is_never_after_a_plan_of_its_path(catalog, offload):  # type: ignore[no-untyped-def]
+    """The best-first cells stop once no path's floor can rank before the best plan: a floor that ranked after a
+    plan of its path (the precision class, the checkpoint's caveats) would drop that plan from the cell."""
+    from recipegen.frozen import evolve
+    from recipegen.plan.candidates import evaluate, may_run
+    from recipegen.plan.layout_search import _Layouts, layouts_to_try
+    from recipegen.plan.ranking import rank_floor, rank_key
+
+    planned = 0
+    for request in _cells(catalog):
+        request = evolve(request, offload=offload)
+        layouts = _Layouts(catalog, request)
+        for layout in layouts_to_try(request):
+            for path in layouts._paths(layout):
+                if not may_run(request, path, layout, layouts.memo):
+                    continue
+                c = evaluate(request, *path[:3], layout, path[3], memo=layouts.memo)
+                if c.runnable:
+                    planned += 1
+                    floor = rank_floor(layouts._preview(path, layout))
+                    assert floor <= rank_key(c), (request.model.id, request.hardware.id, layout, c.variant.id)
+    assert planned > 300
+
+
+def test_a_path_ruled_out_by_memory_never_runs(catalog):  # type: ignore[no-untyped-def]
+    """fails_memory skips gating a path in full where its memory verdict already rules it out (weights larger
+    than the GPUs, a checkpoint of unknown size): gated in full, every such path must fail."""
+    from recipegen.frozen import evolve
+    from recipegen.plan.candidates import evaluate, fails_memory, may_run
+    from recipegen.plan.layout_search import _Layouts, layouts_to_try
+
+    ruled_out = kept = 0
+    for cell in _cells(catalog):
+        for request in (cell, evolve(cell, offload=False)):
+            layouts = _Layouts(catalog, request)
+            for layout in layouts_to_try(request):
+                for path in layouts._paths(layout):
+                    if not may_run(request, path, layout, layouts.memo):
+                        continue
+                    if fails_memory(request, path, layout, layouts.memo):
+                        ruled_out += 1
+                        c = evaluate(request, *path[:3], layout, path[3], memo=layouts.memo)
+                        assert not c.runnable, (request.model.id, request.hardware.id, layout, c.variant.id)
+                    else:
+                        kept += 1
+    assert ruled_out > 100 and kept > 100
