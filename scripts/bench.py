@@ -229,7 +229,8 @@ DEVICES = {
     "best-first matrix cells": (
         "import recipegen.plan.layout_search as l;"
         "l._Layouts._best_first = lambda self, request, layout, done, paths: done.update("
-        "{i: l.evaluate(request, *p[:3], layout, p[3], memo=self.memo) for i, p in paths})",
+        "{i: l.evaluate(request, *p[:3], layout, p[3], memo=self.memo) for i, p in paths"
+        " if l.may_run(self.request, p, layout, self.memo, self.platforms)})",
         ("matrix",),
     ),
     "host offload planned only once no size runs from GPU memory": (

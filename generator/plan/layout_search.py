@@ -3,6 +3,7 @@ gating at each layout only the paths that pass the cheap gates. Its answer is a 
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -115,16 +116,12 @@ class _Layouts:
         store = self.gated if may_offload else self.gpu_only
         done = store.setdefault(layout, {})
         request = self.request if may_offload else evolve(self.request, offload=False)
-        open_paths = [
-            (index, path)
-            for index, path in self._on_platform(layout)
-            if index not in done and may_run(self.request, path, layout, self.memo, self.platforms)
-        ]
         if not deciding:
-            for index, path in open_paths:
-                done[index] = evaluate(request, *path[:3], layout, path[3], memo=self.memo)
+            for index, path in self._on_platform(layout):
+                if index not in done and may_run(self.request, path, layout, self.memo, self.platforms):
+                    done[index] = evaluate(request, *path[:3], layout, path[3], memo=self.memo)
         else:
-            self._best_first(request, layout, done, open_paths)
+            self._best_first(request, layout, done, [(i, p) for i, p in self._on_platform(layout) if i not in done])
         return sorted((c for _, c in sorted(done.items()) if c.runnable), key=rank_key)
 
     def _best_first(
@@ -135,7 +132,11 @@ class _Layouts:
         open_paths: list[tuple[int, Path]],
     ) -> None:
         """Plan paths in the order of their rank floors until no path left can rank before the best plan, nor
-        before the best plan without a caveat (or none left can be without one)."""
+        before the best plan without a caveat (or none left can be without one).
+
+        A path's cheap gates run only when it comes up: its floor before them (native kernels, every parser: the
+        places those gates decide at their best) is a floor under its floor, so a path that can no longer decide
+        the cell by then is never gated at all (most older builds, community images and forks of a cell)."""
         best: tuple[RankKey, int] | None = None
         clean: tuple[RankKey, int] | None = None
         for index, c in done.items():  # planned before, by an earlier question at this layout
@@ -144,15 +145,24 @@ class _Layouts:
                 best = key if best is None or key < best else best
                 if not caveats(c):
                     clean = key if clean is None or key < clean else clean
-        previews = [(self._preview(path, layout), index, path) for index, path in open_paths]
-        floors = sorted(((rank_floor(p), index), p, path) for p, index, path in previews)
-        for floor, preview, path in floors:
-            if best is not None and best[0] < floor[0]:  # nothing left ranks before the best plan
-                if clean is not None and clean[0] < floor[0]:
+        # (floor, index, whether the path passed its cheap gates, its preview, the path), smallest first
+        queue: list[tuple[RankKey, int, bool, Preview, Path]] = []
+        for index, path in open_paths:
+            preview = self._preview(path, layout, gated=False)
+            queue.append((rank_floor(preview), index, False, preview, path))
+        heapq.heapify(queue)
+        while queue:
+            floor, index, gated, preview, path = heapq.heappop(queue)
+            if best is not None and best[0] < floor:  # nothing left ranks before the best plan
+                if clean is not None and clean[0] < floor:
                     break
-                if not may_be_clean(preview):
+                if not may_be_clean(preview):  # nor, with the caveats known here, before the best clean one
                     continue
-            index = floor[1]
+            if not gated:
+                if may_run(self.request, path, layout, self.memo, self.platforms):
+                    preview = self._preview(path, layout)
+                    heapq.heappush(queue, (rank_floor(preview), index, True, preview, path))
+                continue
             if fails_memory(request, path, layout, self.memo):  # never runnable: nothing to plan or rank
                 continue
             c = done[index] = evaluate(request, *path[:3], layout, path[3], memo=self.memo)
@@ -162,33 +172,41 @@ class _Layouts:
                 if not caveats(c):
                     clean = key if clean is None or key < clean else clean
 
-    def _preview(self, path: Path, layout: Layout) -> Preview:
+    def _preview(self, path: Path, layout: Layout, gated: bool = True) -> Preview:
+        """What the path's rank floor and caveats read before its memory is planned. `gated`: with its loading
+        verdicts (a fallback kernel, a missing parser); False: before any gate, with both at their best."""
         engine, build, variant, dep = path
-        key = ("preview", engine.id, build.id, variant.id, dep.id if dep else None)
+        key = ("preview", gated, engine.id, build.id, variant.id, dep.id if dep else None)
         known = self.memo.get(key)
         if isinstance(known, Preview):
             return known
-        # a path the cheap gates passed has its loading verdicts memoised already
-        loading = gates.loading_memoised(self.memo, engine, build, variant, dep)
-        if loading is None:
-            by_id = {g.gate: g for g in self._layout_free(path, layout)}
-            loading = by_id["architecture"], by_id["weight-format"]
-        model, hw = self.request.model, self.request.hardware
-        sized = variant_bytes(model, variant)
-        bits = stored_bits(variant, model, sized)
-        preview = Preview(
-            engine=engine,
-            build=build,
-            variant=variant,
-            deployment=dep,
-            via_fallback=loading[1].details.via_fallback,
-            unparsed=loading[0].details.unparsed,
-            checkpoint_defects=any(applies(d, engine, build, hw) for d in variant.defects),
-            low_bit=bits is not None and bits < LOW_BITS,
-            weight_bits=weight_bits(variant, model, bits),
-            estimated=sized is not None and sized[1] is not None,
-            serves_many=serves_many(self.request),
-        )
+        if gated:
+            # a path the cheap gates passed has its loading verdicts memoised already
+            loading = gates.loading_memoised(self.memo, engine, build, variant, dep)
+            if loading is None:
+                by_id = {g.gate: g for g in self._layout_free(path, layout)}
+                loading = by_id["architecture"], by_id["weight-format"]
+            ungated = self._preview(path, layout, gated=False)
+            preview = evolve(
+                ungated, via_fallback=loading[1].details.via_fallback, unparsed=loading[0].details.unparsed
+            )
+        else:
+            model, hw = self.request.model, self.request.hardware
+            sized = variant_bytes(model, variant)
+            bits = stored_bits(variant, model, sized)
+            preview = Preview(
+                engine=engine,
+                build=build,
+                variant=variant,
+                deployment=dep,
+                via_fallback=False,
+                unparsed=(),
+                checkpoint_defects=any(applies(d, engine, build, hw) for d in variant.defects),
+                low_bit=bits is not None and bits < LOW_BITS,
+                weight_bits=weight_bits(variant, model, bits),
+                estimated=sized is not None and sized[1] is not None,
+                serves_many=serves_many(self.request),
+            )
         self.memo[key] = preview
         return preview
 
