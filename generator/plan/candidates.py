@@ -351,13 +351,19 @@ def candidates_for(
 
 
 def verdict_paths(
-    catalog: Catalog, request: Request, layout: Layout, every_release: bool = False, memo: Memo | None = None
+    catalog: Catalog,
+    request: Request,
+    layout: Layout,
+    every_release: bool = False,
+    memo: Memo | None = None,
+    builds: dict[str, list[Build]] | None = None,
 ) -> list[Candidate]:
     """What a verdict per build reads (history): for a build with a runnable path, its paths that pass the
-    cheap gates (every runnable one among them); for any other build, every path. In report order."""
+    cheap gates (every runnable one among them); for any other build, every path. In report order. `builds`:
+    only these builds of each engine (default: builds_to_try's)."""
     memo = {} if memo is None else memo
     out: list[Candidate] = []
-    paths = paths_for(catalog, request, layout, every_release)
+    paths = paths_for(catalog, request, layout, every_release, builds)
     for _, group in itertools.groupby(paths, key=lambda path: path[1].id):  # a build's paths are adjacent
         mine = list(group)
         planned = {
