@@ -341,12 +341,18 @@ def _triples(catalog: Catalog, request: Request, builds: dict[str, list[Build]])
 
 
 def candidates_for(
-    catalog: Catalog, request: Request, layout: Layout, every_release: bool = False, memo: Memo | None = None
+    catalog: Catalog,
+    request: Request,
+    layout: Layout,
+    every_release: bool = False,
+    memo: Memo | None = None,
+    builds: dict[str, list[Build]] | None = None,
 ) -> list[Candidate]:
+    """Every path at this layout, gated. `builds`: only these builds of each engine (default: builds_to_try's)."""
     memo = {} if memo is None else memo
     return [
         evaluate(request, engine, build, variant, layout, dep, memo=memo)
-        for engine, build, variant, dep in paths_for(catalog, request, layout, every_release)
+        for engine, build, variant, dep in paths_for(catalog, request, layout, every_release, builds)
     ]
 
 
