@@ -233,6 +233,21 @@ DEVICES = {
         " if l.may_run(self.request, p, layout, self.memo, self.platforms)})",
         ("matrix",),
     ),
+    "matrix paths ruled out by their memory verdict before full gating": (
+        "import recipegen.plan.layout_search as l; l.fails_memory = lambda *a: False",
+        ("matrix",),
+    ),
+    "matrix cheap gates only when a path's floor comes up": (
+        "import recipegen.plan.layout_search as l; b = l._Layouts._best_first;"
+        "l._Layouts._best_first = lambda self, request, layout, done, paths: b(self, request, layout, done,"
+        " [(i, p) for i, p in paths if l.may_run(self.request, p, layout, self.memo, self.platforms)])",
+        ("matrix",),
+    ),
+    "each build's platform asked once per cell": (
+        "import recipegen.plan.layout_search as l;"
+        "l._Layouts._on_platform = lambda self, layout: list(enumerate(self._paths(layout)))",
+        ("matrix",),
+    ),
     "host offload planned only once no size runs from GPU memory": (
         "import recipegen.plan.layout_search as l; r = l._Layouts.runnable;"
         "l._Layouts.runnable = lambda self, layout, may_offload=True, deciding=False: r(self, layout, True, deciding)",

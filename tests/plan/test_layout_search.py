@@ -20,11 +20,12 @@ def _cells(catalog):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("offload", [False, True])
 def test_rank_floor_is_never_after_a_plan_of_its_path(catalog, offload):  # type: ignore[no-untyped-def]
     """The best-first cells stop once no path's floor can rank before the best plan: a floor that ranked after a
-    plan of its path (the precision class, the checkpoint's caveats) would drop that plan from the cell."""
+    plan of its path (the precision class, the checkpoint's caveats) would drop that plan from the cell; and a
+    path is gated only once its floor before the gates comes up, so that one must bound the gated floor."""
     from recipegen.frozen import evolve
     from recipegen.plan.candidates import evaluate, may_run
     from recipegen.plan.layout_search import _Layouts, layouts_to_try
-    from recipegen.plan.ranking import rank_floor, rank_key
+    from recipegen.plan.ranking import may_be_clean, rank_floor, rank_key
 
     planned = 0
     for request in _cells(catalog):
@@ -35,10 +36,19 @@ def test_rank_floor_is_never_after_a_plan_of_its_path(catalog, offload):  # type
                 if not may_run(request, path, layout, layouts.memo):
                     continue
                 c = evaluate(request, *path[:3], layout, path[3], memo=layouts.memo)
+                gated = layouts._preview(path, layout)
+                ungated = layouts._preview(path, layout, gated=False)
+                # a path's cheap gates run once its floor before them comes up: it must not rank after the gated one
+                assert rank_floor(ungated) <= rank_floor(gated)
+                assert may_be_clean(ungated) or not may_be_clean(gated)
                 if c.runnable:
                     planned += 1
-                    floor = rank_floor(layouts._preview(path, layout))
-                    assert floor <= rank_key(c), (request.model.id, request.hardware.id, layout, c.variant.id)
+                    assert rank_floor(gated) <= rank_key(c), (
+                        request.model.id,
+                        request.hardware.id,
+                        layout,
+                        c.variant.id,
+                    )
     assert planned > 300
 
 
