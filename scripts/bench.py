@@ -233,10 +233,6 @@ DEVICES = {
         " if l.may_run(self.request, p, layout, self.memo, self.platforms)})",
         ("matrix",),
     ),
-    "matrix paths ruled out by their memory verdict before full gating": (
-        "import recipegen.plan.layout_search as l; l.fails_memory = lambda *a: False",
-        ("matrix",),
-    ),
     "matrix cheap gates only when a path's floor comes up": (
         "import recipegen.plan.layout_search as l; b = l._Layouts._best_first;"
         "l._Layouts._best_first = lambda self, request, layout, done, paths: b(self, request, layout, done,"

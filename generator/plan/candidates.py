@@ -19,7 +19,7 @@ from .estimate import speed_of
 from .flags import kv_choices, settings_from_deployment, speculative_method
 from .footprint import BLOCK_SCALED_8BIT_KV, KV_BYTES
 from .ranking import USABLE_CONTEXT
-from .types import GATES, Candidate, GateId, Layout, Request, Settings
+from .types import Candidate, Layout, Request, Settings
 
 # Gate results that do not depend on the layout, computed once per resolve() and reused across
 # layouts (keys are catalog ids).
@@ -421,21 +421,3 @@ def may_run(
     )
     memo[key] = verdict
     return verdict
-
-
-# the gates a path's memory verdict reads: the layout-free ones (memory plans with the kernel gate's KV dtype, and
-# offloads only a checkpoint the build loads) and memory itself
-_THROUGH_MEMORY: tuple[GateId, ...] = GATES[: GATES.index("memory") + 1]
-
-
-def fails_memory(request: Request, path: Path, layout: Layout, memo: Memo) -> bool:
-    """Whether a path that passes the cheap gates (may_run) is sure not to run here: its memory gate does not pass
-    (weights larger than the GPUs, or a checkpoint of unknown size). Asked before the whole path is gated, whose
-    memory verdict is this one (memoised) — unless its plan may move the KV cache off a dtype one of the build's
-    defects names, and memory with it, so a build with such a defect is never ruled out here."""
-    engine, build, variant, dep = path
-    if any(d.kv_dtypes for d in build.defects):
-        return False
-    base = request_settings(engine, layout, dep, request, memo)
-    subject = gates.Subject(request, engine, build, variant, layout, dep, base)
-    return gates.run(subject, memo, _THROUGH_MEMORY)[-1].outcome != "pass"

@@ -18,7 +18,6 @@ from .candidates import (
     Path,
     builds_to_try,
     evaluate,
-    fails_memory,
     may_run,
     model_recipes,
     paths_for,
@@ -162,8 +161,6 @@ class _Layouts:
                 if may_run(self.request, path, layout, self.memo, self.platforms):
                     preview = self._preview(path, layout)
                     heapq.heappush(queue, (rank_floor(preview), index, True, preview, path))
-                continue
-            if fails_memory(request, path, layout, self.memo):  # never runnable: nothing to plan or rank
                 continue
             c = done[index] = evaluate(request, *path[:3], layout, path[3], memo=self.memo)
             if c.runnable:

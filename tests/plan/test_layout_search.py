@@ -50,27 +50,3 @@ def test_rank_floor_is_never_after_a_plan_of_its_path(catalog, offload):  # type
                         c.variant.id,
                     )
     assert planned > 300
-
-
-def test_a_path_ruled_out_by_memory_never_runs(catalog):  # type: ignore[no-untyped-def]
-    """fails_memory skips gating a path in full where its memory verdict already rules it out (weights larger
-    than the GPUs, a checkpoint of unknown size): gated in full, every such path must fail."""
-    from recipegen.frozen import evolve
-    from recipegen.plan.candidates import evaluate, fails_memory, may_run
-    from recipegen.plan.layout_search import _Layouts, layouts_to_try
-
-    ruled_out = kept = 0
-    for cell in _cells(catalog):
-        for request in (cell, evolve(cell, offload=False)):
-            layouts = _Layouts(catalog, request)
-            for layout in layouts_to_try(request):
-                for path in layouts._paths(layout):
-                    if not may_run(request, path, layout, layouts.memo):
-                        continue
-                    if fails_memory(request, path, layout, layouts.memo):
-                        ruled_out += 1
-                        c = evaluate(request, *path[:3], layout, path[3], memo=layouts.memo)
-                        assert not c.runnable, (request.model.id, request.hardware.id, layout, c.variant.id)
-                    else:
-                        kept += 1
-    assert ruled_out > 100 and kept > 100
