@@ -228,8 +228,20 @@ DEVICES = {
     ),
     "best-first matrix cells": (
         "import recipegen.plan.layout_search as l;"
-        "l._Layouts._best_first = lambda self, request, layout, done, paths, may_offload: done.update("
-        "{i: l.evaluate(request, *p[:3], layout, p[3], memo=self.memo) for i, p in paths})",
+        "l._Layouts._best_first = lambda self, request, layout, done, paths: done.update("
+        "{i: l.evaluate(request, *p[:3], layout, p[3], memo=self.memo) for i, p in paths"
+        " if l.may_run(self.request, p, layout, self.memo, self.platforms)})",
+        ("matrix",),
+    ),
+    "matrix cheap gates only when a path's floor comes up": (
+        "import recipegen.plan.layout_search as l; b = l._Layouts._best_first;"
+        "l._Layouts._best_first = lambda self, request, layout, done, paths: b(self, request, layout, done,"
+        " [(i, p) for i, p in paths if l.may_run(self.request, p, layout, self.memo, self.platforms)])",
+        ("matrix",),
+    ),
+    "each build's platform asked once per cell": (
+        "import recipegen.plan.layout_search as l;"
+        "l._Layouts._on_platform = lambda self, layout: list(enumerate(self._paths(layout)))",
         ("matrix",),
     ),
     "host offload planned only once no size runs from GPU memory": (

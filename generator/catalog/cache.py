@@ -18,7 +18,6 @@ import dataclasses
 import datetime as dt
 import functools
 import gc
-import hashlib
 import io
 import json
 import os
@@ -53,9 +52,9 @@ def key(roots: list[tuple[str, Path]], kinds: Iterable[str]) -> str | None:
     by size and mtime when it reuses their bytecode: reading and hashing ~200 recipes on every start was a
     tenth of a run. An edit changes the mtime and ctime; restoring an old mtime by hand still changes ctime.
     """
-    from .parse_cache import code_key, tree
+    from .parse_cache import code_key, hasher, tree
 
-    digest = hashlib.sha256(f"{SCHEMA}\0{code_key()}\0".encode())
+    digest = hasher(f"{SCHEMA}\0{code_key()}\0".encode())
     count = 0
     try:
         # the flag vocabularies the cross-checks read (vocabulary.VOCABULARY_FOLDER): the only data a load
@@ -192,7 +191,9 @@ def _check(cache_key: str, body: bytes) -> str:
 
 def file_name() -> str:
     """One cache per installed copy of the code, so that two installs do not overwrite each other's."""
-    where = hashlib.sha256(str(Path(__file__).resolve().parent).encode()).hexdigest()[:16]
+    from .parse_cache import hasher
+
+    where = hasher(str(Path(__file__).resolve().parent).encode()).hexdigest()[:16]
     return f"validated-catalog-{where}.pickle"
 
 

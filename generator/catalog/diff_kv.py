@@ -6,10 +6,9 @@ kernel and memory gates ask here instead."""
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..frozen import evolve
+from ..frozen import evolve, frozen
 from .harvest import release_key
 from .schema import Hardware, Kernel, Model, Source
 from .schema.common import KvDtype
@@ -18,7 +17,7 @@ from .schema.engine import Build
 Mode = Literal["padded", "backends", "server"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Backend:
     name: str
     sm: tuple[str, ...] | None  # capability terms; None: those of the build's kernel `same_as`
@@ -28,7 +27,7 @@ class Backend:
     note: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Rule:
     engine: str
     first: tuple[int, ...]
@@ -40,7 +39,7 @@ class Rule:
     sources: tuple[Source, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class Served:
     """The backend that serves the layer on this GPU, with the KV cache dtypes it takes."""
 

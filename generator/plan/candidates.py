@@ -227,7 +227,7 @@ def _evaluate(
         low_bit=bits is not None and bits < LOW_BITS,
         bpw=bits,
         weight_bits=weight_bits(variant, request.model, bits),
-        serves_many=request.hardware.role == "datacenter" and request.concurrency is None,
+        serves_many=serves_many(request),
     )
     if not cand.runnable:
         return cand
@@ -235,6 +235,12 @@ def _evaluate(
     if settings is None and deployment is None and not base.kv_fixed and request.context is None:
         return _with_block_scaled_kv(cand, request, kern.details.kv_options, memo) or cand
     return cand
+
+
+def serves_many(request: Request) -> bool:
+    """Whether a plan for this request ranks as a server of many users: a data-center GPU asked about without
+    --concurrency (Candidate.serves_many)."""
+    return request.hardware.role == "datacenter" and request.concurrency is None
 
 
 def _with_block_scaled_kv(
@@ -352,23 +358,35 @@ def _triples(catalog: Catalog, request: Request, builds: dict[str, list[Build]])
 
 
 def candidates_for(
-    catalog: Catalog, request: Request, layout: Layout, every_release: bool = False, memo: Memo | None = None
+    catalog: Catalog,
+    request: Request,
+    layout: Layout,
+    every_release: bool = False,
+    memo: Memo | None = None,
+    builds: dict[str, list[Build]] | None = None,
 ) -> list[Candidate]:
+    """Every path at this layout, gated. `builds`: only these builds of each engine (default: builds_to_try's)."""
     memo = {} if memo is None else memo
     return [
         evaluate(request, engine, build, variant, layout, dep, memo=memo)
-        for engine, build, variant, dep in paths_for(catalog, request, layout, every_release)
+        for engine, build, variant, dep in paths_for(catalog, request, layout, every_release, builds)
     ]
 
 
 def verdict_paths(
-    catalog: Catalog, request: Request, layout: Layout, every_release: bool = False, memo: Memo | None = None
+    catalog: Catalog,
+    request: Request,
+    layout: Layout,
+    every_release: bool = False,
+    memo: Memo | None = None,
+    builds: dict[str, list[Build]] | None = None,
 ) -> list[Candidate]:
     """What a verdict per build reads (history): for a build with a runnable path, its paths that pass the
-    cheap gates (every runnable one among them); for any other build, every path. In report order."""
+    cheap gates (every runnable one among them); for any other build, every path. In report order. `builds`:
+    only these builds of each engine (default: builds_to_try's)."""
     memo = {} if memo is None else memo
     out: list[Candidate] = []
-    paths = paths_for(catalog, request, layout, every_release)
+    paths = paths_for(catalog, request, layout, every_release, builds)
     for _, group in itertools.groupby(paths, key=lambda path: path[1].id):  # a build's paths are adjacent
         mine = list(group)
         planned = {

@@ -3,6 +3,7 @@ gating at each layout only the paths that pass the cheap gates. Its answer is a 
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -21,6 +22,7 @@ from .candidates import (
     model_recipes,
     paths_for,
     request_settings,
+    serves_many,
     stored_bits,
     weight_bits,
 )
@@ -67,6 +69,8 @@ class _Layouts:
     smallest: float | None = None  # bytes of the model's smallest checkpoint (0: one of unknown size)
     # the paths planned without host offload (deciding searches: the pass that looks for a GPU-resident plan)
     gpu_only: dict[Layout, dict[int, Candidate]] = field(default_factory=dict)
+    # per path list (the recipe-free one is shared by its sizes): its paths whose build passes the platform gate
+    on_platform: dict[int, list[tuple[int, Path]]] = field(default_factory=dict)
 
     def _paths(self, layout: Layout) -> list[Path]:
         if layout not in self.paths:
@@ -84,6 +88,20 @@ class _Layouts:
                 )
         return self.paths[layout]
 
+    def _on_platform(self, layout: Layout) -> list[tuple[int, Path]]:
+        """The paths at this layout (with their indexes) whose build passes the platform gate on this GPU: no other
+        path can run, and most paths a search rules out it rules out by their build's image or CUDA alone, so
+        each build is asked once, not each of its checkpoints at every size."""
+        paths = self._paths(layout)
+        known = self.on_platform.get(id(paths))
+        if known is None:
+            passes: dict[int, bool] = {}
+            for path in paths:
+                if id(path[1]) not in passes:
+                    passes[id(path[1])] = self._platform(path) == "pass"
+            known = self.on_platform[id(paths)] = [(i, p) for i, p in enumerate(paths) if passes[id(p[1])]]
+        return known
+
     def _platform(self, path: Path) -> str:
         """The outcome of the path's platform gate (its build's on the request's GPU, memoised)."""
         return gates.platform_memoised(path[0], path[1], self.request.hardware, self.memo, self.platforms).outcome
@@ -97,16 +115,12 @@ class _Layouts:
         store = self.gated if may_offload else self.gpu_only
         done = store.setdefault(layout, {})
         request = self.request if may_offload else evolve(self.request, offload=False)
-        open_paths = [
-            (index, path)
-            for index, path in enumerate(self._paths(layout))
-            if index not in done and may_run(self.request, path, layout, self.memo, self.platforms)
-        ]
         if not deciding:
-            for index, path in open_paths:
-                done[index] = evaluate(request, *path[:3], layout, path[3], memo=self.memo)
+            for index, path in self._on_platform(layout):
+                if index not in done and may_run(self.request, path, layout, self.memo, self.platforms):
+                    done[index] = evaluate(request, *path[:3], layout, path[3], memo=self.memo)
         else:
-            self._best_first(request, layout, done, open_paths, may_offload)
+            self._best_first(request, layout, done, [(i, p) for i, p in self._on_platform(layout) if i not in done])
         return sorted((c for _, c in sorted(done.items()) if c.runnable), key=rank_key)
 
     def _best_first(
@@ -115,10 +129,13 @@ class _Layouts:
         layout: Layout,
         done: dict[int, Candidate],
         open_paths: list[tuple[int, Path]],
-        may_offload: bool,
     ) -> None:
         """Plan paths in the order of their rank floors until no path left can rank before the best plan, nor
-        before the best plan without a caveat (or none left can be without one)."""
+        before the best plan without a caveat (or none left can be without one).
+
+        A path's cheap gates run only when it comes up: its floor before them (native kernels, every parser: the
+        places those gates decide at their best) is a floor under its floor, so a path that can no longer decide
+        the cell by then is never gated at all (most older builds, community images and forks of a cell)."""
         best: tuple[RankKey, int] | None = None
         clean: tuple[RankKey, int] | None = None
         for index, c in done.items():  # planned before, by an earlier question at this layout
@@ -127,15 +144,24 @@ class _Layouts:
                 best = key if best is None or key < best else best
                 if not caveats(c):
                     clean = key if clean is None or key < clean else clean
-        previews = [(self._preview(path, layout), index, path) for index, path in open_paths]
-        floors = sorted(((rank_floor(p, may_offload), index), p, path) for p, index, path in previews)
-        for floor, preview, path in floors:
-            if best is not None and best[0] < floor[0]:  # nothing left ranks before the best plan
-                if clean is not None and clean[0] < floor[0]:
+        # (floor, index, whether the path passed its cheap gates, its preview, the path), smallest first
+        queue: list[tuple[RankKey, int, bool, Preview, Path]] = []
+        for index, path in open_paths:
+            preview = self._preview(path, layout, gated=False)
+            queue.append((rank_floor(preview), index, False, preview, path))
+        heapq.heapify(queue)
+        while queue:
+            floor, index, gated, preview, path = heapq.heappop(queue)
+            if best is not None and best[0] < floor:  # nothing left ranks before the best plan
+                if clean is not None and clean[0] < floor:
                     break
-                if not may_be_clean(preview):
+                if not may_be_clean(preview):  # nor, with the caveats known here, before the best clean one
                     continue
-            index = floor[1]
+            if not gated:
+                if may_run(self.request, path, layout, self.memo, self.platforms):
+                    preview = self._preview(path, layout)
+                    heapq.heappush(queue, (rank_floor(preview), index, True, preview, path))
+                continue
             c = done[index] = evaluate(request, *path[:3], layout, path[3], memo=self.memo)
             if c.runnable:
                 key = (rank_key(c), index)
@@ -143,34 +169,45 @@ class _Layouts:
                 if not caveats(c):
                     clean = key if clean is None or key < clean else clean
 
-    def _preview(self, path: Path, layout: Layout) -> Preview:
+    def _preview(self, path: Path, layout: Layout, gated: bool = True) -> Preview:
+        """What the path's rank floor and caveats read before its memory is planned. `gated`: with its loading
+        verdicts (a fallback kernel, a missing parser); False: before any gate, with both at their best."""
         engine, build, variant, dep = path
-        key = ("preview", engine.id, build.id, variant.id, dep.id if dep else None)
+        key = ("preview", gated, engine.id, build.id, variant.id, dep.id if dep else None)
         known = self.memo.get(key)
         if isinstance(known, Preview):
             return known
-        # a path the cheap gates passed has its loading verdicts memoised already
-        loading = gates.loading_memoised(self.memo, engine, build, variant, dep)
-        if loading is None:
-            by_id = {g.gate: g for g in self._layout_free(path, layout)}
-            loading = by_id["architecture"], by_id["weight-format"]
-        model, hw = self.request.model, self.request.hardware
-        sized = variant_bytes(model, variant)
-        bits = stored_bits(variant, model, sized)
-        preview = Preview(
-            engine=engine,
-            build=build,
-            variant=variant,
-            deployment=dep,
-            via_fallback=loading[1].details.via_fallback,
-            weight_only_fallback=loading[1].details.weight_only_fallback,
-            serves_many=hw.role == "datacenter" and self.request.concurrency is None,
-            unparsed=loading[0].details.unparsed,
-            checkpoint_defects=any(applies(d, engine, build, hw) for d in variant.defects),
-            low_bit=bits is not None and bits < LOW_BITS,
-            weight_bits=weight_bits(variant, model, bits),
-            estimated=sized is not None and sized[1] is not None,
-        )
+        if gated:
+            # a path the cheap gates passed has its loading verdicts memoised already
+            loading = gates.loading_memoised(self.memo, engine, build, variant, dep)
+            if loading is None:
+                by_id = {g.gate: g for g in self._layout_free(path, layout)}
+                loading = by_id["architecture"], by_id["weight-format"]
+            ungated = self._preview(path, layout, gated=False)
+            preview = evolve(
+                ungated,
+                via_fallback=loading[1].details.via_fallback,
+                weight_only_fallback=loading[1].details.weight_only_fallback,
+                unparsed=loading[0].details.unparsed,
+            )
+        else:
+            model, hw = self.request.model, self.request.hardware
+            sized = variant_bytes(model, variant)
+            bits = stored_bits(variant, model, sized)
+            preview = Preview(
+                engine=engine,
+                build=build,
+                variant=variant,
+                deployment=dep,
+                via_fallback=False,
+                weight_only_fallback=False,
+                unparsed=(),
+                checkpoint_defects=any(applies(d, engine, build, hw) for d in variant.defects),
+                low_bit=bits is not None and bits < LOW_BITS,
+                weight_bits=weight_bits(variant, model, bits),
+                estimated=sized is not None and sized[1] is not None,
+                serves_many=serves_many(self.request),
+            )
         self.memo[key] = preview
         return preview
 

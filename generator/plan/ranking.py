@@ -193,11 +193,13 @@ class Preview:
     estimated: bool  # the checkpoint's size is an estimate (every memory plan of it says so)
 
 
-def rank_floor(p: Preview, may_offload: bool) -> RankKey:
+def rank_floor(p: Preview) -> RankKey:
     """A key no plan of this path ranks before: rank_key with what the memory plan and the speed estimate
-    decide left at its best (no offload, the usable context, the fastest, the smallest)."""
+    decide left at its best (no offload, the usable context, the fastest, the smallest).
+
+    The precision class is the path's own: rank_key counts it only for a plan without offload that is not slow,
+    and a plan with either already ranks after this floor at an earlier place (offload, slow)."""
     status = p.deployment.status if p.deployment else "derived"
-    gpu_only = not may_offload and not p.engine.memory.host_offload  # then the precision class counts
     return (
         0,
         int(p.low_bit),
@@ -211,7 +213,7 @@ def rank_floor(p: Preview, may_offload: bool) -> RankKey:
         0,
         -context_tier(USABLE_CONTEXT),
         0,
-        min(CLASS_ORDER[p.weight_bits], SERVING_CLASS_ORDER[p.weight_bits]) if gpu_only else 0,
+        precision_rank(p.weight_bits, p.serves_many),
         float("-inf"),
         0,
         float("-inf"),

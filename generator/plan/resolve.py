@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from ..catalog.index import Catalog
 from ..catalog.schema import Source
 from ..frozen import evolve
-from .candidates import LOW_BITS, Memo, candidates_for
+from .candidates import LOW_BITS, Memo, builds_to_try, candidates_for
 from .defects import applies, defects, with_workarounds
 from .flags import (
     argv_of,
@@ -28,6 +28,9 @@ from .hostflags import offload_flags
 from .layout_search import Ranking, rank
 from .ranking import rank_key, why_first_of
 from .types import Candidate, Change, Flag, GateId, GateResult, Plan, Request, Resolution, undecided
+
+# the builds a history of changes follows: an engine's releases and the model images cut from them
+LINEAGE = ("official", "model-image")
 
 
 def _dedupe(sources: Iterable[Source]) -> tuple[Source, ...]:
@@ -165,7 +168,6 @@ def find_changes(candidates: list[Candidate]) -> list[Change]:
     release or model image of the same engine failed, with no passing release in between. Community
     images and forks are side branches, not history."""
     changes: dict[tuple[str, str, str, str], Change] = {}
-    lineage = ("official", "model-image")
 
     def loads(c: Candidate) -> bool:
         return c.gate("architecture").outcome == "pass"
@@ -175,7 +177,7 @@ def find_changes(candidates: list[Candidate]) -> list[Change]:
 
     lines: dict[tuple[str, str], list[Candidate]] = {}  # each engine's and checkpoint's lineage paths, in order
     for c in candidates:
-        if c.build.provenance in lineage:
+        if c.build.provenance in LINEAGE:
             lines.setdefault((c.engine.id, c.variant.id), []).append(c)
     for newer in candidates:
         if newer.build.provenance != "official" or any(
@@ -231,11 +233,12 @@ def first_passes(catalog: Catalog, r: Resolution, memo: Memo | None = None) -> l
     told as history tells them: from every release, so "passes since" names the first build in date order
     that passes, not the newest one."""
     shown = {(ch.engine, ch.gate) for ch in r.changes}
-    every = [
-        cand
-        for engine in sorted({ch.engine for ch in r.changes})
-        for cand in candidates_for(catalog, evolve(r.request, engine=engine), r.layout, True, memo)
-    ]
+    every: list[Candidate] = []
+    for engine in sorted({ch.engine for ch in r.changes}):
+        request = evolve(r.request, engine=engine)
+        # find_changes reads the lineage alone: community images and forks are side branches, not history
+        lineage = [b for b in builds_to_try(catalog.engines[engine], request, True) if b.provenance in LINEAGE]
+        every.extend(candidates_for(catalog, request, r.layout, True, memo, {engine: lineage}))
     return [ch for ch in find_changes(every) if (ch.engine, ch.gate) in shown]
 
 

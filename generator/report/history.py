@@ -17,7 +17,7 @@ from ..catalog import harvest
 from ..catalog.index import Catalog
 from ..catalog.schema import Build, Engine
 from ..frozen import frozen
-from ..plan.candidates import Memo, verdict_paths
+from ..plan.candidates import Memo, builds_to_try, verdict_paths
 from ..plan.describe import clip
 from ..plan.flags import parser_facts
 from ..plan.layout_search import layouts_to_try
@@ -239,7 +239,9 @@ def explain_lines(catalog: Catalog, resolution: Resolution, memo: Memo | None = 
         if request.engine is not None and engine.id != request.engine:
             continue
         scoped = replace(request, build=None, engine=engine.id)
-        paths = verdict_paths(catalog, scoped, layout, every_release=True, memo=memo)
+        # the line is the release line's: side paths (model images, community images, forks) are not gated
+        line = [b for b in builds_to_try(engine, scoped, every_release=True) if b.provenance in LINE]
+        paths = verdict_paths(catalog, scoped, layout, every_release=True, memo=memo, builds={engine.id: line})
         found = engine_history(engine, [(layout, paths)], request)
         if found.line:
             out.append(f"  {found.summary()}")

@@ -1,0 +1,52 @@
+"""The layout search's shortcuts for matrix cells (plan/layout_search.py): each may only skip work, never change
+an answer, so each is checked against the full gating of the same paths."""
+
+from __future__ import annotations
+
+import pytest
+
+MODELS = ("deepseek-r1", "gemma-3-12b", "glm-5.2", "gpt-oss-120b", "llama-3.1-70b", "qwen3-32b")
+
+
+def _cells(catalog):  # type: ignore[no-untyped-def]
+    from recipegen.catalog.targets import MATRIX_GPUS, gpu_column
+    from recipegen.report.matrix import request_of
+
+    for model in MODELS:
+        for gpu in MATRIX_GPUS:
+            yield request_of(catalog.models[model], gpu_column(catalog, gpu))
+
+
+@pytest.mark.parametrize("offload", [False, True])
+def test_rank_floor_is_never_after_a_plan_of_its_path(catalog, offload):  # type: ignore[no-untyped-def]
+    """The best-first cells stop once no path's floor can rank before the best plan: a floor that ranked after a
+    plan of its path (the precision class, the checkpoint's caveats) would drop that plan from the cell; and a
+    path is gated only once its floor before the gates comes up, so that one must bound the gated floor."""
+    from recipegen.frozen import evolve
+    from recipegen.plan.candidates import evaluate, may_run
+    from recipegen.plan.layout_search import _Layouts, layouts_to_try
+    from recipegen.plan.ranking import may_be_clean, rank_floor, rank_key
+
+    planned = 0
+    for request in _cells(catalog):
+        request = evolve(request, offload=offload)
+        layouts = _Layouts(catalog, request)
+        for layout in layouts_to_try(request):
+            for path in layouts._paths(layout):
+                if not may_run(request, path, layout, layouts.memo):
+                    continue
+                c = evaluate(request, *path[:3], layout, path[3], memo=layouts.memo)
+                gated = layouts._preview(path, layout)
+                ungated = layouts._preview(path, layout, gated=False)
+                # a path's cheap gates run once its floor before them comes up: it must not rank after the gated one
+                assert rank_floor(ungated) <= rank_floor(gated)
+                assert may_be_clean(ungated) or not may_be_clean(gated)
+                if c.runnable:
+                    planned += 1
+                    assert rank_floor(gated) <= rank_key(c), (
+                        request.model.id,
+                        request.hardware.id,
+                        layout,
+                        c.variant.id,
+                    )
+    assert planned > 300
