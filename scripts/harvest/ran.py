@@ -29,12 +29,14 @@ PACKAGES = {
     "sglang": (
         "torch",
         "sglang-kernel",
+        "sgl-kernel",  # its name up to 0.5.9
         "flashinfer-python",
         "sgl-deep-gemm",
         "tokenspeed-mla",
         "triton",
         "transformers",
         "cuda-tile",
+        "nvidia-cutlass-dsl",
     ),
 }
 SELECTOR_FROM = {
