@@ -348,6 +348,12 @@ def _run_all(args: argparse.Namespace) -> int:
             failed += 1
             continue
         shown = target.relative_to(ROOT) if target.is_relative_to(ROOT) else target
+        smi = tables.get("nvidia_smi")
+        if smi:  # the release ran nvidia-smi: the stand-in answered it (or refused, which the release may swallow)
+            asked = sorted({q for calls in smi["by_capability"].values() for q in calls})
+            print(f"  nvidia-smi stand-in answered: {'; '.join(asked) or 'nothing'}", file=sys.stderr)
+            for query in smi.get("unanswered", ()):
+                print(f"  nvidia-smi stand-in REFUSED (no simulated answer): {query}", file=sys.stderr)
         for table in ran.RAN_TABLES:
             done = tables[table]
             if "failed" in done:

@@ -29,12 +29,14 @@ PACKAGES = {
     "sglang": (
         "torch",
         "sglang-kernel",
+        "sgl-kernel",  # its name up to 0.5.9
         "flashinfer-python",
         "sgl-deep-gemm",
         "tokenspeed-mla",
         "triton",
         "transformers",
         "cuda-tile",
+        "nvidia-cutlass-dsl",
     ),
 }
 SELECTOR_FROM = {
@@ -261,6 +263,9 @@ def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str, jobs
         "libcuda": next((a["libcuda"] for a in (*kernels.values(), *selector.values())), None),
         "simulated_devices": {str(c): a["device"] for c, a in selector.items() if "device" in a},
     }
+    smi = nvidia_smi_table({**{str(c): a for c, a in kernels.items()}, **{str(c): a for c, a in selector.items()}})
+    if smi:
+        out["nvidia_smi"] = smi
     ran_caps = [c for c in capabilities if c in selector]
     if ran_caps:
         rows = [row for cap in ran_caps for row in selector[cap]["cases"]]
@@ -309,6 +314,28 @@ def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str, jobs
         out["quantization"] = {"failed": why or "no capability was asked"}
     print(f"  ran in {time.monotonic() - started:.0f}s", file=sys.stderr)
     return out
+
+
+NVIDIA_SMI_HOW = (
+    "a stand-in nvidia-smi the harvester wrote per probe into its temporary folder and put first on PATH "
+    "(scripts/harvest/simulated_gpu.py ensure_nvidia_smi): --list-gpus and --query-gpu answered with the simulated "
+    "GPU's figures (device_properties: one GPU, memory in MiB as torch.cuda reports it), any other query refused "
+    "with a message and exit 2"
+)
+
+
+def nvidia_smi_table(answers: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """How the stand-in nvidia-smi answered the release, per capability probed (None where no probe ran it), and
+    every query it refused: the release may have swallowed the failure, so the table says it."""
+    by_cap = {c: a["nvidia_smi"] for c, a in sorted(answers.items(), key=lambda i: int(i[0])) if a.get("nvidia_smi")}
+    if not by_cap:
+        return None
+    unanswered = sorted({q for calls in by_cap.values() for q in calls.get("unanswered", ())})
+    return {
+        "how": NVIDIA_SMI_HOW,
+        "by_capability": {c: calls["answered"] for c, calls in by_cap.items()},
+        **({"unanswered": unanswered} if unanswered else {}),
+    }
 
 
 def _selector_from(engine: str, first: dict[str, Any]) -> str:
@@ -494,6 +521,16 @@ def merge(before: dict[str, Any], tables: dict[str, Any], asked: tuple[int, ...]
     devices = {c: d for c, d in before.get("simulated_devices", {}).items() if int(c) not in asked}
     out["simulated_devices"] = dict(sorted({**devices, **tables["simulated_devices"]}.items(), key=lambda i: int(i[0])))
     out["libcuda"] = tables.get("libcuda") or before.get("libcuda")
+    if before.get("nvidia_smi") or tables.get("nvidia_smi"):  # the stand-in's answers of both runs, by capability
+        was, now = before.get("nvidia_smi") or {}, tables.get("nvidia_smi") or {}
+        kept = {c: a for c, a in was.get("by_capability", {}).items() if int(c) not in asked}
+        by_cap = dict(sorted({**kept, **now.get("by_capability", {})}.items(), key=lambda i: int(i[0])))
+        unanswered = sorted({*was.get("unanswered", ()), *now.get("unanswered", ())})
+        out["nvidia_smi"] = {
+            "how": NVIDIA_SMI_HOW,
+            "by_capability": by_cap,
+            **({"unanswered": unanswered} if unanswered else {}),
+        }
     if before.get("ran_on") != tables["ran_on"]:  # which capabilities the earlier day answered
         out["earlier_run"] = {"ran_on": before.get("ran_on"), "capabilities": _kept(before, asked)}
     for name in RAN_TABLES:

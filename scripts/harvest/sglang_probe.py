@@ -4,11 +4,12 @@ capability, and print JSON.
 
 SGLang chooses attention backends while it resolves its server arguments (`ServerArgs.resolve_once`; up to 0.5.18
 `__post_init__`: the model overrides, `get_default_attn_backend`, the attention, DSA, KV-cache and linear-attention
-hooks), asking only torch.cuda (is_available, get_device_capability, torch.version.cuda) and whether flashinfer
-imports. So the whole
+hooks), asking only torch.cuda (is_available, get_device_capability, torch.version.cuda), whether flashinfer
+imports and, in 0.5.9 and older, `nvidia-smi --query-gpu=memory.total` (a stand-in answers it). So the whole
 resolution is run here, as `python -m sglang.launch_server --model-path DIR` would, on a stand-in model folder
 holding only a config.json (no weights, no download), over a torch.cuda that reports the simulated GPU
-(simulated_gpu.py). One fresh interpreter per capability: the capability probes are lru_cache-d.
+(simulated_gpu.py; with a stand-in nvidia-smi first on PATH that answers the GPU's figures and says so in the
+ran file). One fresh interpreter per capability: the capability probes are lru_cache-d.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from simulated_gpu import (
     device_properties,
     ensure_libcuda,
+    ensure_nvidia_smi,
+    nvidia_smi_calls,
     probe_arguments,
     scheme_minimums,
     simulate_torch_cuda,
@@ -320,6 +323,8 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     libcuda = ensure_libcuda(args.stub_dir)
     simulate_torch_cuda(args.cap or 100)  # before any SGLang module runs its import-time capability probes
+    # 0.5.9 and older size their defaults from `nvidia-smi --query-gpu=memory.total` and have no fallback without it
+    smi = ensure_nvidia_smi(os.path.dirname(os.path.abspath(args.stub_dir)), args.cap or 100)
     if args.methods:
         result = methods()
     else:
@@ -331,6 +336,9 @@ def main() -> None:
     if args.cap:
         result["device"] = device_properties(args.cap)
     result["libcuda"] = libcuda if libcuda in ("system", "not needed") else "stand-in"
+    calls = nvidia_smi_calls(smi, args.cap or 100)
+    if calls is not None:  # how the stand-in answered, for the ran file
+        result["nvidia_smi"] = calls
     sys.stdout.write("\n" + json.dumps(result, sort_keys=True) + "\n")
 
 

@@ -15,9 +15,12 @@ import inspect
 import os
 import pkgutil
 import re
+import shlex
 import shutil
 import subprocess
+import sys
 import sysconfig
+import tempfile
 import types
 from typing import Any
 
@@ -195,6 +198,119 @@ def simulate_torch_cuda(capability: int) -> None:
         setattr(torch.cuda, name, answer)
     if hasattr(torch, "_C"):  # vLLM's stateless device count asks torch's C binding, not torch.cuda
         torch._C._cuda_getDeviceCount = lambda: 1
+
+
+# --- no nvidia-smi: a stand-in that answers the simulated GPU's figures ---------------------------------------
+
+# `--query-gpu` fields the stand-in has a simulated figure for -> (value from device_properties, unit)
+_SMI_FIELDS: dict[str, Any] = {
+    "index": lambda p: (0, None),
+    "count": lambda p: (1, None),
+    "name": lambda p: (p["name"], None),
+    "uuid": lambda p: (f"GPU-{p['uuid']}", None),
+    "compute_cap": lambda p: (f"{p['major']}.{p['minor']}", None),
+    "memory.total": lambda p: (p["total_memory"] >> 20, "MiB"),
+    "memory.free": lambda p: (p["total_memory"] >> 20, "MiB"),  # nothing allocated: torch's mem_get_info agrees
+    "memory.used": lambda p: (0, "MiB"),
+}
+
+
+def nvidia_smi_answer(capability: int, argv: list[str]) -> str | None:
+    """What `nvidia-smi ARGV` prints on the simulated GPU (one GPU, figures from device_properties), None for a
+    query it has no simulated figure for: `--list-gpus`/`-L`, or `--query-gpu=FIELD[,…] --format=csv[,noheader]
+    [,nounits]` over the fields above, as the real tool prints them."""
+    props = device_properties(capability)
+    if argv in (["--list-gpus"], ["-L"]):
+        return f"GPU 0: {props['name']} (UUID: GPU-{props['uuid']})\n"
+    queries = [a.split("=", 1)[1] for a in argv if a.startswith("--query-gpu=")]
+    formats = [a.split("=", 1)[1].split(",") for a in argv if a.startswith("--format=")]
+    if len(argv) != 2 or len(queries) != 1 or len(formats) != 1 or formats[0][0] != "csv":
+        return None
+    fields, options = queries[0].split(","), set(formats[0][1:])
+    if options - {"noheader", "nounits"} or any(f.strip() not in _SMI_FIELDS for f in fields):
+        return None
+    values = [_SMI_FIELDS[f.strip()](props) for f in fields]
+    units = "nounits" not in options
+    row = ", ".join(f"{v} {u}" if u and units else str(v) for v, u in values)
+    header = ", ".join(
+        f"{f.strip()} [{u}]" if u and units else f.strip() for f, (_, u) in zip(fields, values, strict=True)
+    )
+    return (row if "noheader" in options else f"{header}\n{row}") + "\n"
+
+
+def nvidia_smi_main(capability: int, argv: list[str]) -> int:
+    """The stand-in's answer to a command line it has no precomputed answer for: the simulated one, or a loud
+    failure (a message naming the query, exit 2)."""
+    answer = nvidia_smi_answer(capability, argv)
+    if answer is None:
+        sys.stderr.write(
+            f"nvidia-smi stand-in (recipegen harvest, simulated sm_{capability}): no simulated answer for"
+            f" `nvidia-smi {' '.join(argv)}`; add it to scripts/harvest/simulated_gpu.py nvidia_smi_answer\n"
+        )
+        return 2
+    sys.stdout.write(answer)
+    return 0
+
+
+# the command lines the releases run, answered by the shell script itself (a Python start per call costs ~0.2-0.4 s
+# on a loaded host, and SGLang 0.5.9 runs one per ServerArgs); any other goes to nvidia_smi_main
+_SMI_PRECOMPUTED = (
+    ["--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+    ["--query-gpu=compute_cap", "--format=csv,noheader"],
+    ["--list-gpus"],
+    ["-L"],
+)
+
+
+def ensure_nvidia_smi(parent: str, capability: int) -> str:
+    """Writes a stand-in `nvidia-smi` for the simulated GPU into a fresh folder under `parent` (the harvester's
+    temporary folder) and puts it first on PATH, so a release that sizes its defaults from nvidia-smi (SGLang 0.5.9
+    and older raise "nvidia-smi not found" without one) runs its own code. Every call is logged to the folder's
+    calls.log (read back by nvidia_smi_calls). Returns the folder."""
+    os.makedirs(parent, exist_ok=True)
+    folder = tempfile.mkdtemp(prefix=f"nvidia-smi-sm_{capability}-", dir=parent)
+    here = os.path.dirname(os.path.abspath(__file__))
+    fallback = (
+        f"import sys; sys.path.insert(0, {here!r}); from simulated_gpu import nvidia_smi_main; "
+        f"sys.exit(nvidia_smi_main({capability}, sys.argv[1:]))"
+    )
+    lines = [
+        "#!/bin/sh",
+        f"# nvidia-smi stand-in for the simulated sm_{capability}, written by scripts/harvest/simulated_gpu.py",
+        f"printf '%s\\n' \"$*\" >> {shlex.quote(os.path.join(folder, 'calls.log'))}",
+        'case "$*" in',
+        *(
+            f"  {shlex.quote(' '.join(argv))}) printf '%s' {shlex.quote(nvidia_smi_answer(capability, argv) or '')} ;;"
+            for argv in _SMI_PRECOMPUTED
+        ),
+        f'  *) exec {shlex.quote(sys.executable)} -I -c {shlex.quote(fallback)} "$@" ;;',
+        "esac",
+    ]
+    script = os.path.join(folder, "nvidia-smi")
+    with open(script, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    os.chmod(script, 0o755)
+    os.environ["PATH"] = folder + os.pathsep + os.environ.get("PATH", "")
+    return folder
+
+
+def nvidia_smi_calls(folder: str, capability: int) -> dict[str, Any] | None:
+    """How the stand-in answered in this probe: each distinct command line with its answer, and those it refused
+    (no simulated figure); None if the release never ran nvidia-smi."""
+    log = os.path.join(folder, "calls.log")
+    if not os.path.exists(log):
+        return None
+    answered: dict[str, str] = {}
+    unanswered: list[str] = []
+    with open(log) as handle:
+        for line in handle:
+            argv = line.split()
+            answer, shown = nvidia_smi_answer(capability, argv), " ".join(["nvidia-smi", *argv])
+            if answer is None:
+                unanswered += [shown] if shown not in unanswered else []
+            else:
+                answered[shown] = answer.rstrip("\n")
+    return {"answered": answered, **({"unanswered": unanswered} if unanswered else {})}
 
 
 def source_of(obj: Any, site: str) -> str:

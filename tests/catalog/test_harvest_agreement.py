@@ -596,7 +596,8 @@ def test_the_backend_sglang_picks_by_default_is_a_kernel_of_the_catalog(release)
         ) and not any(_sourced(k, f"sm_{cap}") for k in mine):  # kept out: the kernel says why on this GPU
             problems.append(f"{op} ({arch}) sm_{cap} kv {kv}: SGLang picks {' + '.join(sorted(picked))}")
     assert not problems, f"sglang {release}:\n" + "\n".join(sorted(set(problems)))
-    assert checked >= 12 * len([c for c in selector["capabilities"] if c >= 80])  # a run may ask fewer GPUs
+    # a run may ask fewer GPUs; 0.5.9's pinned Transformers refuses the GLM-5 stand-in (3 defaults a GPU)
+    assert checked >= 11 * len([c for c in selector["capabilities"] if c >= 80])
 
 
 # an attention op -> the harvested flags whose choices name its kernels: --attention-backend, and for DSA the prefill

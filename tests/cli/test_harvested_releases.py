@@ -249,14 +249,18 @@ def test_list_engines_json_shows_the_sglang_tables_its_release_ran():
     # 0.5.10 (torch 2.9.1): the same eight backends and nsa asked on the same six GPUs
     tables = by_build["sglang-0.5.10"]["tables"]
     assert tables["attention_selector"]["count"] == 6 * 6 * 3 * 9 and tables["quantization"]["method"] == "ran"
-    # 0.5.9 and older were run in its venv, but every resolution needs nvidia-smi there: the reason, no table
-    for release in ("0.5.9", "0.5.8", "0.5.6.post2"):
-        why = by_build[f"sglang-{release}"]["why_not"]["attention_selector"]
-        assert "attention_selector" not in by_build[f"sglang-{release}"]["tables"], release
-        assert "RuntimeError: nvidia-smi not found" in why["reason"] and why["tried_on"] == "2026-12-07", release
-    assert by_build["sglang-0.5.5"]["why_not"]["quantization"]["reason"] == (
-        "not run (python scripts/harvest sglang==0.5.5 --run)"
-    )
+    # 0.5.9 and older size their defaults from nvidia-smi: the harvester's stand-in answered it, on the same six GPUs
+    # (0.5.5 and 0.5.4.post3 with their torch 2.8.0 pins)
+    for release in ("0.5.9", "0.5.8", "0.5.6.post2", "0.5.5", "0.5.4.post3"):
+        tables = by_build[f"sglang-{release}"]["tables"]
+        assert tables["attention_selector"]["count"] == 6 * 6 * 3 * 9, release
+        assert tables["quantization"]["method"] == "ran" and by_build[f"sglang-{release}"]["why_not"] == {}, release
+    # a release not run says how to run it (0.5.3 and older choose in ModelRunner, which the probe does not reach)
+    not_run = [b for b, h in by_build.items() if b and "attention_selector" not in h["tables"]]
+    assert "sglang-0.4.8" in not_run
+    for build in not_run:
+        why = by_build[build]["why_not"]["quantization"]["reason"]
+        assert why == f"not run (python scripts/harvest sglang=={build.removeprefix('sglang-')} --run)", build
 
 
 def test_history_lists_the_releases_known_only_from_their_code_with_their_own_verdicts():

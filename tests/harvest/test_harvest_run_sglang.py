@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TREE = Path(__file__).parent / "data" / "sglang-run-tree"
 OLD_TREE = Path(__file__).parent / "data" / "sglang-run-tree-0518"  # no arg_groups, resolved by __post_init__
 NSA_TREE = Path(__file__).parent / "data" / "sglang-run-tree-0512"  # as OLD_TREE, DSA still named nsa
+SMI_TREE = Path(__file__).parent / "data" / "sglang-run-tree-0509"  # as NSA_TREE, sized from nvidia-smi
 
 
 def _run(out: Path, *args: str, tree: Path = TREE) -> subprocess.CompletedProcess[str]:
@@ -192,6 +193,63 @@ def test_a_release_that_still_names_dsa_nsa_is_asked_and_read_in_its_own_names(t
     assert errors == {"count": 6 * 3 * 2, "reasons": {"ModuleNotFoundError: No module named 'sgl_kernel'": 36}}
     facts = json.loads((tmp_path / "sglang" / "9.9.9.json").read_text())
     assert facts["tables"]["attention_selector"]["case_errors"] == 36
+
+
+def test_a_release_that_sizes_its_defaults_from_nvidia_smi_is_answered_by_the_stand_in(tmp_path):
+    """SGLang 0.5.9 and older run `nvidia-smi --query-gpu=memory.total` while resolving ServerArgs and raise "nvidia-smi
+    not found" without it (this host has none): the harvester's stand-in answers with the simulated GPU's memory, so
+    every case is the release's own answer, and the ran file says how each GPU's nvidia-smi answered. A query the
+    stand-in has no figure for fails loudly: the release swallows it, the harvester does not."""
+    facts = {"engine": "sglang", "release": "9.9.9", "sha256": None, "tables": {"flags": {"method": "read"}}}
+    (tmp_path / "sglang").mkdir()
+    (tmp_path / "sglang" / "9.9.9.json").write_text(json.dumps(facts))
+    env_path = os.environ.get("PATH", "")
+    assert not any(Path(d, "nvidia-smi").exists() for d in env_path.split(os.pathsep) if d)  # none here
+    proc = _run(tmp_path, "sglang==9.9.9", "--run", "--python", sys.executable, "--caps", "86,90", tree=SMI_TREE)
+    assert proc.returncode == 0, proc.stderr
+    tables = json.loads((tmp_path / "sglang" / "9.9.9.ran.json").read_text())
+    selector = tables["attention_selector"]
+    assert not any("refused" in c and "nvidia-smi" in selector["reasons"][c["refused"]] for c in selector["cases"])
+    assert _case(tables, 90, "sparse_mla")["resolved"]["nsa_decode_backend"] == "fa3"
+    query = "nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits"
+    smi = tables["nvidia_smi"]
+    assert smi["by_capability"]["86"][query] == "24576" and smi["by_capability"]["90"][query] == "81920"  # MiB
+    assert smi["by_capability"]["90"][query] == str(tables["simulated_devices"]["90"]["total_memory"] >> 20)
+    assert smi["unanswered"] == ["nvidia-smi topo -C -i 0"] and "stand-in" in smi["how"]
+    assert f"nvidia-smi stand-in answered: {query}" in proc.stderr
+    assert "nvidia-smi stand-in REFUSED (no simulated answer): nvidia-smi topo -C -i 0" in proc.stderr
+    # a release that never runs nvidia-smi gets no such table
+    (tmp_path / "sglang" / "9.9.9.ran.json").unlink()
+    proc = _run(tmp_path, "sglang==9.9.9", "--run", "--python", sys.executable, "--caps", "90", tree=NSA_TREE)
+    assert proc.returncode == 0, proc.stderr
+    assert "nvidia_smi" not in json.loads((tmp_path / "sglang" / "9.9.9.ran.json").read_text())
+
+
+def test_the_stand_in_nvidia_smi_prints_what_the_real_one_prints_and_refuses_the_rest(tmp_path):
+    """The forms of the queries the releases run, as nvidia-smi prints them (header and units unless asked not to);
+    anything else exits non-zero naming the query, and every call is logged for the ran file. The forms the releases
+    run are answered by the script itself, the rest by the same code in Python."""
+    code = (
+        "import json, subprocess, sys\n"
+        f"sys.path.insert(0, {str(ROOT / 'scripts' / 'harvest')!r})\n"
+        "import simulated_gpu\n"
+        "folder = simulated_gpu.ensure_nvidia_smi(sys.argv[1], 100)\n"
+        "asks = [['--query-gpu=compute_cap', '--format=csv,noheader'], ['--query-gpu=name,memory.total', "
+        "'--format=csv'], ['--list-gpus'], ['--query-gpu=driver_version', '--format=csv'], ['-q']]\n"
+        "out = [subprocess.run(['nvidia-smi', *a], capture_output=True, text=True) for a in asks]\n"
+        "calls = simulated_gpu.nvidia_smi_calls(folder, 100)\n"
+        "print(json.dumps([[p.returncode, p.stdout, p.stderr] for p in out] + [calls]))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    *answers, calls = json.loads(proc.stdout)
+    assert answers[0] == [0, "10.0\n", ""]
+    assert answers[1] == [0, "name, memory.total [MiB]\nNVIDIA simulated sm_100, 184320 MiB\n", ""]
+    assert answers[2][:2] == [0, "GPU 0: NVIDIA simulated sm_100 (UUID: GPU-00000000-0000-0000-0000-000000000000)\n"]
+    for returncode, stdout, stderr in answers[3:]:
+        assert returncode != 0 and stdout == "" and "no simulated answer for `nvidia-smi " in stderr
+    assert calls["unanswered"] == ["nvidia-smi --query-gpu=driver_version --format=csv", "nvidia-smi -q"]
+    assert len(calls["answered"]) == 3
 
 
 def test_run_for_an_engine_without_a_probe_is_refused_in_one_line(tmp_path):
