@@ -29,6 +29,7 @@ PACKAGES = {
     "sglang": (
         "torch",
         "sglang-kernel",
+        "sgl-kernel",  # its name up to 0.5.x (0.5.3 and older pin sgl-kernel)
         "flashinfer-python",
         "sgl-deep-gemm",
         "tokenspeed-mla",

@@ -245,6 +245,8 @@ def resolve(folder: str, kv: str, asked: str | None, in_model_runner: bool = Fal
                 model_runner_step(args)
         row["resolved"] = {f: resolution_result(args, f) for f in RESOLVED}
         row["resolved"] = {k: v for k, v in row["resolved"].items() if v is not None}
+        if row["resolved"].get("attention_backend") != "nsa":  # 0.5.3 gives --nsa-prefill/--nsa-decode defaults
+            row["resolved"] = {k: v for k, v in row["resolved"].items() if k not in ("nsa_prefill", "nsa_decode")}
         said.lines += [" ".join(str(w.message).split())[:300] for w in caught if w.category is not DeprecationWarning]
     except StepUnavailable as exc:  # the probe could not run the release's step: no answer
         row["error"] = f"probe: {exc}"[:300]

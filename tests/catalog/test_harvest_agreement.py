@@ -571,9 +571,9 @@ def test_the_backend_sglang_picks_by_default_is_a_kernel_of_the_catalog(release)
             continue
         resolved, cap = case["resolved"], case["capability"]
         kv = "bf16" if resolved["kv_cache_dtype"] in ("auto", "bfloat16") else resolved["kv_cache_dtype"]
-        dsa = resolved["attention_backend"]  # `nsa` in 0.5.12 and older, its fields nsa_*_backend
+        dsa = resolved["attention_backend"]  # `nsa` in 0.5.12 and older, its fields nsa_*_backend (0.5.3: nsa_*)
         picked = (
-            {resolved[f"{dsa}_prefill_backend"], resolved[f"{dsa}_decode_backend"]}
+            {resolved.get(f"{dsa}_{p}_backend") or resolved[f"{dsa}_{p}"] for p in ("prefill", "decode")}
             if dsa in ("dsa", "nsa")
             else {resolved["attention_backend"]}
         )
@@ -592,13 +592,19 @@ def test_the_backend_sglang_picks_by_default_is_a_kernel_of_the_catalog(release)
 
 # an attention op -> the harvested flags whose choices name its kernels: --attention-backend, and for DSA the prefill
 # and decode kernel choices (`nsa` in 0.5.12 and older, `dsa` from 0.5.13)
+# 0.5.3, the first release with DSA, names its kernel flags --nsa-prefill / --nsa-decode
+SGLANG_DSA_FLAGS = (
+    *(f"--{n}-{p}-backend" for n in ("dsa", "nsa") for p in ("prefill", "decode")),
+    "--nsa-prefill",
+    "--nsa-decode",
+)
 SGLANG_CHOICE_FLAGS = {
     "attention.gqa": ("--attention-backend",),
     "attention.sinks": ("--attention-backend",),
     "attention.mla": ("--attention-backend",),
     "attention.dsv4": ("--attention-backend",),
-    "attention.sparse_mla": tuple(f"--{n}-{p}-backend" for n in ("dsa", "nsa") for p in ("prefill", "decode")),
-    "attention.sparse_mla_nope": tuple(f"--{n}-{p}-backend" for n in ("dsa", "nsa") for p in ("prefill", "decode")),
+    "attention.sparse_mla": SGLANG_DSA_FLAGS,
+    "attention.sparse_mla_nope": SGLANG_DSA_FLAGS,
 }
 SGLANG_OP_ONLY_FOR = {"attention.dsv4": "DeepseekV4ForCausalLM"}  # its own attention: no other model reaches it
 
