@@ -115,3 +115,40 @@ def test_backend_choices_come_from_the_release_s_own_parser_and_nvidia_smi_is_si
         "trtllm_mla",
     }
     assert selector["nvidia_smi"].startswith("stand-in")
+
+
+def _sets_default_backend(source: str) -> bool:
+    sys.path.insert(0, str(ROOT / "scripts" / "harvest"))
+    try:
+        import sglang_model_runner
+    finally:
+        sys.path.pop(0)
+    namespace: dict[str, object] = {}
+    exec(compile(source, "<model_runner>", "exec"), namespace)  # a method as the release writes it
+    return bool(sglang_model_runner._sets_default_backend(namespace["model_specific_adjustment"]))
+
+
+def test_only_a_release_whose_model_runner_fills_an_unset_backend_is_asked_there(monkeypatch):
+    """0.5.4 and later keep a model_specific_adjustment that only swaps an asked backend (fa3 with an fp8_e5m2 cache ->
+    triton): the probe must not run the model-runner step for them, only where the method picks the default."""
+    import linecache
+
+    picks = (
+        "def model_specific_adjustment(self):\n"
+        "    server_args = self.server_args\n"
+        "    if server_args.attention_backend is None:\n"
+        "        server_args.attention_backend = 'fa3'\n"
+    )
+    swaps = (
+        "def model_specific_adjustment(self):\n"
+        "    server_args = self.server_args\n"
+        "    if server_args.attention_backend == 'fa3' and server_args.kv_cache_dtype == 'fp8_e5m2':\n"
+        "        server_args.attention_backend = 'triton'\n"
+        "    if server_args.attention_backend is None:\n"
+        "        server_args.disable_cuda_graph = True\n"
+    )
+    for source in (picks, swaps):  # inspect.getsource reads a compiled string through linecache
+        monkeypatch.setitem(
+            linecache.cache, "<model_runner>", (len(source), None, source.splitlines(True), "<model_runner>")
+        )
+        assert _sets_default_backend(source) is (source is picks)
