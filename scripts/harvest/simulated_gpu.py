@@ -14,6 +14,7 @@ import importlib.util
 import inspect
 import os
 import pkgutil
+import re
 import shutil
 import subprocess
 import sysconfig
@@ -60,6 +61,16 @@ def _driver_symbols(packages: tuple[str, ...] = LINKING) -> set[str]:
     return found
 
 
+def _triton_driver_symbols() -> set[str]:
+    """The cu* calls in the C helper Triton 3.3 (torch 2.7) compiles against libcuda.so.1 when a module defines its
+    first kernel (triton/backends/nvidia/driver.c): linked to the stand-in, it loads only if they are there."""
+    found: set[str] = set()
+    for folder in _package_folders("triton"):
+        with contextlib.suppress(OSError), open(os.path.join(folder, "backends", "nvidia", "driver.c")) as handle:
+            found |= {n for n in re.findall(r"\b(cu[A-Z]\w*)\b", handle.read()) if not n.endswith("_t")}
+    return found
+
+
 def ensure_libcuda(folder: str) -> str:
     """'system' when a driver library loads, 'not needed' when nothing links one, else a stand-in's path."""
     with contextlib.suppress(OSError):
@@ -70,6 +81,7 @@ def ensure_libcuda(folder: str) -> str:
         symbols = _driver_symbols()
         if not symbols:
             return "not needed"
+        symbols |= _triton_driver_symbols()
         os.makedirs(folder, exist_ok=True)
         body = []
         for name in sorted(symbols | {"cuGetErrorName", "cuGetErrorString", "cuDeviceGetCount"}):
