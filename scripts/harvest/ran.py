@@ -29,7 +29,7 @@ PACKAGES = {
     "sglang": (
         "torch",
         "sglang-kernel",
-        "sgl-kernel",  # its name up to 0.5.9
+        "sgl-kernel",  # its name up to 0.5.x (0.5.3 and older pin sgl-kernel)
         "flashinfer-python",
         "sgl-deep-gemm",
         "tokenspeed-mla",
@@ -51,6 +51,14 @@ SELECTOR_FROM_POST_INIT = (
     "sglang/srt/server_args.py: ServerArgs.__post_init__ (_handle_model_specific_adjustments, "
     "_get_default_attn_backend, the attention-backend, DSA, KV-cache, page-size and linear-attention handlers) for a "
     "stand-in model folder (config.json only) per shape"
+)
+# SGLang 0.5.3 and older pick the default attention backend after ServerArgs, in the model runner
+# (sglang_model_runner.py)
+SELECTOR_FROM_MODEL_RUNNER = (
+    "sglang/srt/server_args.py: ServerArgs.__post_init__ (_handle_model_specific_adjustments, the attention-backend, "
+    "KV-cache and page-size handlers), then sglang/srt/model_executor/model_runner.py: ModelRunner.__init__ up to the "
+    "end of model_specific_adjustment (the default backend, MLA's backend check) with ModelConfig.from_server_args, "
+    "for a stand-in model folder (config.json only) per shape"
 )
 # vLLM 0.11.0 and older: an if/else chain that returns one class path (vllm_chain.py)
 SELECTOR_FROM_CHAIN = (
@@ -341,6 +349,8 @@ def nvidia_smi_table(answers: dict[str, dict[str, Any]]) -> dict[str, Any] | Non
 def _selector_from(engine: str, first: dict[str, Any]) -> str:
     if "chain" in first:
         return SELECTOR_FROM_CHAIN
+    if first.get("resolved_in") == "__post_init__+model_specific_adjustment":
+        return SELECTOR_FROM_MODEL_RUNNER
     return SELECTOR_FROM_POST_INIT if first.get("resolved_in") == "__post_init__" else SELECTOR_FROM[engine]
 
 

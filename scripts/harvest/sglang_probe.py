@@ -25,6 +25,12 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from sglang_model_runner import (
+    StepUnavailable,
+    chooses_in_model_runner,
+    cli_backend_choices,
+    model_runner_step,
+)
 from simulated_gpu import (
     device_properties,
     ensure_libcuda,
@@ -145,6 +151,8 @@ RESOLVED = (
     "dsa_decode_backend",
     "nsa_prefill_backend",
     "nsa_decode_backend",
+    "nsa_prefill",  # 0.5.3 (the first with DSA): --nsa-prefill / --nsa-decode
+    "nsa_decode",
     "kv_cache_dtype",
     "page_size",
     "linear_attn_backend",
@@ -206,16 +214,22 @@ def _resolution_result() -> Any:
 
 
 def backend_choices() -> list[str]:
-    """The release's `--attention-backend` choices: arg_groups/choices.py from 0.5.20, server_args.py before."""
+    """The release's `--attention-backend` choices: arg_groups/choices.py from 0.5.20, server_args.py before, and
+    only the parser `ServerArgs.add_cli_args` builds in 0.5.0rc2 and older."""
     try:
         from sglang.srt.arg_groups import choices
     except ImportError:
         from sglang.srt import server_args as choices
+    if not hasattr(choices, "ATTENTION_BACKEND_CHOICES"):
+        from sglang.srt.server_args import ServerArgs
+
+        return cli_backend_choices(ServerArgs)
     return list(choices.ATTENTION_BACKEND_CHOICES)
 
 
-def resolve(folder: str, kv: str, asked: str | None) -> dict[str, Any]:
-    """One `launch_server --model-path FOLDER --kv-cache-dtype KV [--attention-backend ASKED]` resolution."""
+def resolve(folder: str, kv: str, asked: str | None, in_model_runner: bool = False) -> dict[str, Any]:
+    """One `launch_server --model-path FOLDER --kv-cache-dtype KV [--attention-backend ASKED]` resolution; with
+    `in_model_runner` (0.5.3 and older) followed by the release's ModelRunner step that picks the backend."""
     from sglang.srt.server_args import ServerArgs
 
     resolution_result = _resolution_result()
@@ -228,9 +242,15 @@ def resolve(folder: str, kv: str, asked: str | None) -> dict[str, Any]:
             args = ServerArgs(model_path=folder, kv_cache_dtype=kv, attention_backend=asked)
             if hasattr(args, "resolve_once"):  # 0.5.19 on; before, construction resolved
                 args.resolve_once()
+            if in_model_runner:
+                model_runner_step(args)
         row["resolved"] = {f: resolution_result(args, f) for f in RESOLVED}
         row["resolved"] = {k: v for k, v in row["resolved"].items() if v is not None}
+        if row["resolved"].get("attention_backend") != "nsa":  # 0.5.3 gives --nsa-prefill/--nsa-decode defaults
+            row["resolved"] = {k: v for k, v in row["resolved"].items() if k not in ("nsa_prefill", "nsa_decode")}
         said.lines += [" ".join(str(w.message).split())[:300] for w in caught if w.category is not DeprecationWarning]
+    except StepUnavailable as exc:  # the probe could not run the release's step: no answer
+        row["error"] = f"probe: {exc}"[:300]
     except (ImportError, OSError) as exc:  # a library this environment lacks or cannot load: not the release's answer
         row["error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:300]
     except Exception as exc:  # the release refuses this case: its own message is the reason
@@ -245,13 +265,13 @@ def resolve(folder: str, kv: str, asked: str | None) -> dict[str, Any]:
 
 def attention(capability: int) -> dict[str, Any]:
     backends = backend_choices()
+    in_model_runner = chooses_in_model_runner()
     rows = []
     with tempfile.TemporaryDirectory(prefix="sglang-probe-") as root:
         folders = _folders(root)
         for case in cases(backends):
-            rows.append(
-                {"capability": capability, **case, **resolve(folders[case["shape"]], case["kv"], case["asked"])}
-            )
+            answer = resolve(folders[case["shape"]], case["kv"], case["asked"], in_model_runner)
+            rows.append({"capability": capability, **case, **answer})
     # what the release logs on every case (the host's own: no nvidia-smi here) is said once, not per case
     common = [w for w in rows[0].get("warnings", []) if all(w in r.get("warnings", ()) for r in rows)]
     for row in rows:
@@ -265,12 +285,17 @@ def attention(capability: int) -> dict[str, Any]:
 
     return {
         "cases": rows,
-        "resolved_in": "resolve_once" if hasattr(ServerArgs, "resolve_once") else "__post_init__",
+        "resolved_in": _resolved_in(ServerArgs, in_model_runner),
         "backend_choices": backends,
         "shapes": shapes,
         "torch_cuda": torch.version.cuda,
         "logged_on_every_case": common,
     }
+
+
+def _resolved_in(server_args: Any, in_model_runner: bool) -> str:
+    resolved = "resolve_once" if hasattr(server_args, "resolve_once") else "__post_init__"
+    return f"{resolved}+model_specific_adjustment" if in_model_runner else resolved
 
 
 def kernels(capability: int) -> dict[str, Any]:

@@ -88,6 +88,7 @@ def ensure_libcuda(folder: str) -> str:
             symbols |= _triton_driver_symbols()
         if not symbols:
             return "not needed"
+        symbols |= _triton_driver_symbols()
         os.makedirs(folder, exist_ok=True)
         body = []
         for name in sorted(symbols | {"cuGetErrorName", "cuGetErrorString", "cuDeviceGetCount"}):

@@ -580,9 +580,9 @@ def test_the_backend_sglang_picks_by_default_is_a_kernel_of_the_catalog(release)
             continue
         resolved, cap = case["resolved"], case["capability"]
         kv = "bf16" if resolved["kv_cache_dtype"] in ("auto", "bfloat16") else resolved["kv_cache_dtype"]
-        dsa = resolved["attention_backend"]  # `nsa` in 0.5.12 and older, its fields nsa_*_backend
+        dsa = resolved["attention_backend"]  # `nsa` in 0.5.12 and older, its fields nsa_*_backend (0.5.3: nsa_*)
         picked = (
-            {resolved[f"{dsa}_prefill_backend"], resolved[f"{dsa}_decode_backend"]}
+            {resolved.get(f"{dsa}_{p}_backend") or resolved[f"{dsa}_{p}"] for p in ("prefill", "decode")}
             if dsa in ("dsa", "nsa")
             else {resolved["attention_backend"]}
         )
@@ -596,19 +596,29 @@ def test_the_backend_sglang_picks_by_default_is_a_kernel_of_the_catalog(release)
         ) and not any(_sourced(k, f"sm_{cap}") for k in mine):  # kept out: the kernel says why on this GPU
             problems.append(f"{op} ({arch}) sm_{cap} kv {kv}: SGLang picks {' + '.join(sorted(picked))}")
     assert not problems, f"sglang {release}:\n" + "\n".join(sorted(set(problems)))
-    # a run may ask fewer GPUs; 0.5.9's pinned Transformers refuses the GLM-5 stand-in (3 defaults a GPU)
-    assert checked >= 11 * len([c for c in selector["capabilities"] if c >= 80])
+    # each op's first stand-in resolves by default with each KV dtype on each GPU where the release registers its
+    # architecture (DeepSeek-V3.2's DSA arrived in 0.5.3, an older release refuses its model type; a run may ask
+    # fewer GPUs); one default a GPU may be a refusal instead (0.5.9's pinned Transformers refuses GLM-5's config)
+    registered = set(harvest.load("sglang", release).architectures)
+    loaded = [shapes[0] for shapes in SGLANG_SHAPES.values() if selector["shapes"][shapes[0]] in registered]
+    assert checked >= (3 * len(loaded) - 1) * len([c for c in selector["capabilities"] if c >= 80])
 
 
 # an attention op -> the harvested flags whose choices name its kernels: --attention-backend, and for DSA the prefill
 # and decode kernel choices (`nsa` in 0.5.12 and older, `dsa` from 0.5.13)
+# 0.5.3, the first release with DSA, names its kernel flags --nsa-prefill / --nsa-decode
+SGLANG_DSA_FLAGS = (
+    *(f"--{n}-{p}-backend" for n in ("dsa", "nsa") for p in ("prefill", "decode")),
+    "--nsa-prefill",
+    "--nsa-decode",
+)
 SGLANG_CHOICE_FLAGS = {
     "attention.gqa": ("--attention-backend",),
     "attention.sinks": ("--attention-backend",),
     "attention.mla": ("--attention-backend",),
     "attention.dsv4": ("--attention-backend",),
-    "attention.sparse_mla": tuple(f"--{n}-{p}-backend" for n in ("dsa", "nsa") for p in ("prefill", "decode")),
-    "attention.sparse_mla_nope": tuple(f"--{n}-{p}-backend" for n in ("dsa", "nsa") for p in ("prefill", "decode")),
+    "attention.sparse_mla": SGLANG_DSA_FLAGS,
+    "attention.sparse_mla_nope": SGLANG_DSA_FLAGS,
 }
 SGLANG_OP_ONLY_FOR = {"attention.dsv4": "DeepseekV4ForCausalLM"}  # its own attention: no other model reaches it
 
@@ -658,6 +668,11 @@ def test_sglang_weight_formats_start_at_the_method_minimum_and_fall_back_to_marl
     checked, problems = 0, []
     for fmt in build.weight_formats:
         method = SGLANG_QUANT.get(fmt.quant)
+        if method is not None and method not in quant["methods"]:  # a format inherited from a later release
+            checked += 1
+            if not _sourced(fmt, method):
+                problems.append(f"{fmt.quant}: the release has no --quantization {method}")
+            continue
         minimum = quant["methods"].get(method or "", {}).get("min_capability")
         if minimum is None:
             continue
@@ -674,10 +689,12 @@ def test_sglang_weight_formats_start_at_the_method_minimum_and_fall_back_to_marl
         for cap, kernels in quant["by_capability"].items():
             gpu = Capability(int(cap) // 10, int(cap) % 10)
             marlin = any(f.kernel.startswith("Marlin FP8") and gpu in f.sm for f in fmt.fallbacks)
-            if int(cap) >= minimum and marlin != kernels["fp8_marlin_auto"]:
-                problems.append(f"{fmt.quant} sm_{cap}: Marlin FP8 {marlin}, the release {kernels['fp8_marlin_auto']}")
+            # 0.5.0rc2 and older have no can_auto_enable_marlin_fp8(): FP8 Marlin only when asked for, never chosen
+            auto = kernels.get("fp8_marlin_auto", False)
+            if int(cap) >= minimum and marlin != auto and not _sourced(fmt, "Marlin FP8", f"sm_{cap}"):
+                problems.append(f"{fmt.quant} sm_{cap}: Marlin FP8 {marlin}, the release {auto}")
     assert not problems, f"sglang {release}:\n" + "\n".join(problems)
-    assert checked >= 4
+    assert checked >= (3 if "mxfp4" not in quant["methods"] else 4)  # fp8, fp8_block, nvfp4 (+ mxfp4 from 0.5.0rc2)
 
 
 def test_both_kinds_of_vllm_selector_were_run():
