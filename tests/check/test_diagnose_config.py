@@ -151,8 +151,15 @@ def test_a_printed_speculative_config_and_an_uncatalogued_kv_dtype_are_read_as_p
     assert "kv_cache_dtype=nvfp4, dtype=torch.bfloat16, quantization=compressed-tensors, tensor_parallel_size=1" in out
     assert 'speculative_config={"method": "mtp", "num_speculative_tokens": 2}, max_model_len=1048576' in out
     assert "KV cache auto" not in out  # nvfp4 is what the run used, not the engine's default
-    # the model (unsloth/Qwen3.6-27B-NVFP4) is not in the catalog: a defect of one architecture stays undecided
-    assert "depend on what the log does not name: add --model" in out
+    # the model (unsloth/Qwen3.6-27B-NVFP4) is the catalog's dense qwen3.6-27b: the dense-model defect of the
+    # release's Model Runner V2 is decided by it, not left for --model
+    assert "model Qwen3.6-27B (unsloth/Qwen3.6-27B-NVFP4)" in out
+    assert "1 known defect(s) of vllm-0.25.0" in out and "VLLM_USE_V2_MODEL_RUNNER=0" in out
+    assert "depend on what the log does not name: add --model" not in out
+    # a model the catalog does not know leaves that defect undecided, and says what would decide it
+    renamed = ("Qwen3.6-27B-NVFP4'", "Acme-27B-NVFP4'")
+    unknown = _log(tmp_path, "config-vllm-0.25-engine-config-mtp-nvfp4-kv.log", renamed)
+    assert "depend on what the log does not name: add --model" in cli("diagnose", unknown, "--gpu", "rtx-5090").out
 
 
 def test_llama_server_start_up_lines_give_the_kv_types_the_offload_and_the_slots(cli, tmp_path):
