@@ -69,7 +69,20 @@ def _body(text: str, start: int, opener: str | None) -> str:
     end = min(end, start + MAX_CONFIG_CHARS)
     if opener is None:
         return text[start:end]
-    depth, quote, index = 1, "", start
+    depth = 1
+    for index, char in _unquoted(text, start, end):
+        if char in _OPEN:
+            depth += 1
+        elif char in _SHUT:
+            depth -= 1
+            if depth == 0:
+                return text[start:index]
+    return text[start:end]  # cut (a log line wrapped, or longer than the cap): what was printed so far
+
+
+def _unquoted(text: str, start: int, end: int) -> Iterator[tuple[int, str]]:
+    """Each character of text[start:end] outside a quoted string, with its index (a backslash escapes inside quotes)."""
+    quote, index = "", start
     while index < end:
         char = text[index]
         if quote:
@@ -79,36 +92,22 @@ def _body(text: str, start: int, opener: str | None) -> str:
                 quote = ""
         elif char in "'\"":
             quote = char
-        elif char in _OPEN:
-            depth += 1
-        elif char in _SHUT:
-            depth -= 1
-            if depth == 0:
-                return text[start:index]
+        else:
+            yield index, char
         index += 1
-    return text[start:end]  # cut (a log line wrapped, or longer than the cap): what was printed so far
 
 
 def _items(body: str) -> Iterator[str]:
     """The top-level comma-separated items of a printed dict or call, quotes and brackets respected."""
-    depth, quote, begin, index = 0, "", 0, 0
-    while index < len(body):
-        char = body[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in _OPEN:
+    depth, begin = 0, 0
+    for index, char in _unquoted(body, 0, len(body)):
+        if char in _OPEN:
             depth += 1
         elif char in _SHUT:
             depth = max(0, depth - 1)
         elif char == "," and depth == 0:
             yield body[begin:index]
             begin = index + 1
-        index += 1
     yield body[begin:]
 
 
