@@ -197,3 +197,26 @@ def test_the_summary_says_which_kernel_runs_weights_the_gpu_has_no_native_kernel
         "--gpu", "rtx-4090", "--gpus", "1", "--model", "qwen3-8b", "--out", str(tmp_path / "n"), env=OFFLINE
     )
     assert native.code == 0 and "  kernel: " not in native.out
+
+
+@pytest.mark.parametrize(
+    ("gpu", "gpus", "model"),
+    [
+        ("rtx-4090", 2, "qwen3.5-122b-a10b"),
+        ("rtx-4070", 1, "nemotron-3-nano-30b-a3b"),
+        ("rtx-4060-ti-16gb", 1, "gemma-4-26b-a4b"),
+    ],
+)
+def test_a_moe_larger_than_the_cards_keeps_its_experts_in_host_ram_rather_than_copying_weights_over_pcie(
+    gpu: str, gpus: int, model: str
+):
+    """A MoE checkpoint a little or a lot larger than the GPUs: llama.cpp keeps some layers' routed experts in host
+    RAM (`--n-cpu-moe`) and reads them there, tens of tokens per second; vLLM's `--cpu-offload-gb` copies the offloaded
+    weights over PCIe every step, a few. The first plan is the GGUF one, and only the chosen quant is downloaded."""
+    plans = plans_for(gpu, gpus, model)
+    first = plans[0]
+    assert first["quant"] == "gguf", (first["engine"], first["variant"])
+    argv = first["argv"]
+    assert argv[argv.index("--model") + 1].endswith(".gguf")
+    pcie = [p for p in plans if p["quant"] != "gguf" and p["offload"] is not None]
+    assert all(tps(first) > 3 * tps(p) for p in pcie), [(p["variant"], tps(p)) for p in pcie]
