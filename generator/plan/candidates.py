@@ -96,7 +96,7 @@ def request_settings(
 
 # below this many bits per weight a checkpoint is a lossy last resort (GGUF IQ1/IQ2/Q2/Q3 mixes): it ranks after
 # every checkpoint of 4 bits or more, and the layout search takes a larger usual size before one that runs only so
-LOW_BITS = 3.5
+LOW_BITS = 4.0
 
 
 _UNSIZED = (0.0, None)  # a stand-in meaning "size not worked out yet"

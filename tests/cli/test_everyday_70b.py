@@ -109,7 +109,7 @@ def test_a_sub_4_bit_plan_names_where_4_bits_run_starting_with_a_second_card_of_
     # the speed that plan itself quotes, and generate lists it first
     out = run_cli("explain", "--gpu", "rtx-4090", "--gpus", "1", "--model", "llama-3.3-70b", env=OFFLINE).out
     verdict = next(line for line in out.splitlines() if line.startswith("VERDICT"))
-    assert verdict.startswith("VERDICT: runnable, below 3.5 bits per weight — at 4 or more: on 2×rtx-4090, ~"), verdict
+    assert verdict.startswith("VERDICT: runnable, below 4 bits per weight — at 4 or more: on 2×rtx-4090, ~"), verdict
     quoted = verdict.split("on 2×rtx-4090, ~", 1)[1].split(" ")[0]
     two = plans_for("rtx-4090", 2, "llama-3.3-70b")[0]
     assert quoted == shown(two["speed"]["decode_tokens_per_s"]).lstrip("~")
@@ -124,7 +124,7 @@ def test_a_sub_4_bit_plan_names_where_4_bits_run_starting_with_a_second_card_of_
 
 def test_a_4_bit_plan_names_no_such_step():
     out = run_cli("explain", "--gpu", "rtx-3090", "--gpus", "2", "--model", "llama-3.3-70b", env=OFFLINE).out
-    assert "below 3.5 bits" not in out and "at 4 or more" not in out
+    assert "below 4 bits" not in out and "at 4 or more" not in out
 
 
 def file_type_or_quant(plan: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ from tests.support.cli import run_cli
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 FOUR_OR_EIGHT_BIT = {"awq", "gptq", "int4", "nvfp4", "mxfp4", "fp8", "fp8_block", "gguf"}
 # a GGUF quant of 4 to 8 bits, as the file names it (Q4_K_M, Q5_K_S, Q6_K, Q8_0, IQ4_XS ...)
-GGUF_4_TO_8 = re.compile(r"(?i)(?<![a-z0-9])I?Q[4-8](_[0-9A-Z]+)*\.gguf")
+GGUF_4_TO_8 = re.compile(r"(?i)(?<![a-z0-9])(I?Q[4-8](_[0-9A-Z]+)*|MXFP4)\.gguf")
 
 EVERYDAY = [
     ("rtx-4090", 1, "qwen3-8b"),
@@ -44,8 +44,10 @@ EVERYDAY = [
 ]
 
 
-def plans_for(gpu: str, gpus: int, model: str) -> list[dict[str, Any]]:
-    result = run_cli("explain", "--gpu", gpu, "--gpus", str(gpus), "--model", model, "--format", "json", env=OFFLINE)
+def plans_for(gpu: str, gpus: int, model: str, *extra: str) -> list[dict[str, Any]]:
+    result = run_cli(
+        "explain", "--gpu", gpu, "--gpus", str(gpus), "--model", model, "--format", "json", *extra, env=OFFLINE
+    )
     assert result.code == 0, result.err
     plans: list[dict[str, Any]] = result.json()["plans"]
     assert plans, f"no plan for {model} on {gpus}x{gpu}"
@@ -196,9 +198,9 @@ def test_70b_on_one_24gb_card_runs_whole_from_a_2bit_gguf_before_any_offloaded_p
 def test_the_speed_quoted_first_is_one_request_of_a_typical_chat_and_every_output_agrees(tmp_path):
     # gpt-oss-20b on 1 x RTX A6000 plans 10 requests of the full 131,072-token context; a user asking "how fast"
     # reads one request of a typical chat first, then the total at the planned load, with the same numbers in the
-    # summary, the README, plan.json and --format json
-    args = ("--gpu", "rtx-a6000", "--gpus", "1", "--model", "gpt-oss-20b")
-    speed = plans_for("rtx-a6000", 1, "gpt-oss-20b")[0]["speed"]
+    # summary, the README, plan.json and --format json (OpenAI's checkpoint on a batching server, not the GGUF copy)
+    args = ("--gpu", "rtx-a6000", "--gpus", "1", "--model", "gpt-oss-20b", "--variant", "mxfp4")
+    speed = plans_for("rtx-a6000", 1, "gpt-oss-20b", "--variant", "mxfp4")[0]["speed"]
     assert speed["decode_context"] <= 8192 < speed["context"]
     assert speed["concurrency"] > 1
     assert speed["decode_tokens_per_s"] > speed["decode_per_request_at_concurrency_tokens_per_s"]
@@ -232,8 +234,8 @@ def test_the_speed_quoted_first_is_one_request_of_a_typical_chat_and_every_outpu
 def test_the_why_line_names_the_one_criterion_that_decided():
     # on sm86 vLLM runs MXFP4 through Marlin while SGLang has a native path. On an A10, a server card, that weight-only
     # kernel costs the compute a batching server pays: the reason is that fallback, said alone, not "a fallback, or a
-    # known defect"
-    plans = plans_for("a10", 1, "gpt-oss-20b")
+    # known defect" (OpenAI's MXFP4 checkpoint only: the GGUF copy runs on llama.cpp's own kernels)
+    plans = plans_for("a10", 1, "gpt-oss-20b", "--variant", "mxfp4")
     first, second = plans[0], plans[1]
     why = first["why_first"] or ""
     assert ", or " not in why, why
@@ -246,7 +248,7 @@ def test_the_why_line_names_the_one_criterion_that_decided():
 def test_for_one_user_a_weight_only_fallback_is_weighed_by_its_speed_not_demoted():
     # on one RTX A6000 (a workstation: one user) the same Marlin path decodes one request at the speed the estimate
     # gives, so speed decides between it and SGLang's native kernel, and the reason says so
-    plans = plans_for("rtx-a6000", 1, "gpt-oss-20b")
+    plans = plans_for("rtx-a6000", 1, "gpt-oss-20b", "--variant", "mxfp4")
     first, second = plans[0], plans[1]
     assert native(first) and not native(second) and shown(first) > shown(second)
     why = first["why_first"] or ""

@@ -203,9 +203,7 @@ def test_gpus_default_prefers_a_larger_size_to_a_checkpoint_below_4_bits(cli):
     names the smaller size with the flag that plans it."""
     doc = explain(cli, "--gpu", "sm80", "--model", "glm-5.2")
     assert doc["request"]["gpus_per_node"] == 8 and doc["plans"][0]["quant"] == "nvfp4"
-    assert (
-        "4 GPU(s) run only a checkpoint below 3.5 bits per weight (--gpus 4 plans it)" in doc["request"]["layout_note"]
-    )
+    assert "4 GPU(s) run only a checkpoint below 4 bits per weight (--gpus 4 plans it)" in doc["request"]["layout_note"]
     pinned = explain(cli, "--gpu", "sm80", "--gpus", "4", "--model", "glm-5.2")
     assert pinned["plans"][0]["variant"] == "gguf"
 
