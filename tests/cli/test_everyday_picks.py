@@ -220,3 +220,14 @@ def test_a_moe_larger_than_the_cards_keeps_its_experts_in_host_ram_rather_than_c
     assert argv[argv.index("--model") + 1].endswith(".gguf")
     pcie = [p for p in plans if p["quant"] != "gguf" and p["offload"] is not None]
     assert all(tps(first) > 3 * tps(p) for p in pcie), [(p["variant"], tps(p)) for p in pcie]
+
+
+def test_a_3_bit_file_that_plans_a_longer_context_does_not_outrank_a_4_bit_one_on_the_gpu():
+    """One RTX 3090 and Qwen3-32B: Q4_K_M fits with 28k of context, IQ3_M with 32k. Below 4 bits per weight every bit
+    costs clear quality, more than the last 4k of a window past 16k: the first plan is the 4-bit file, and the 3-bit
+    one still ranks before every plan that offloads."""
+    plans = plans_for("rtx-3090", 1, "qwen3-32b")
+    first = plans[0]
+    assert file_type(first) in ("Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0") and first["offload"] is None, first["variant"]
+    iq3 = next(i for i, p in enumerate(plans) if file_type(p) == "IQ3_M" and p["offload"] is None)
+    assert iq3 > 0 and all(p["offload"] is None for p in plans[:iq3])
