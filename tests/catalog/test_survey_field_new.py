@@ -81,6 +81,13 @@ def test_lint_flags_a_gemma4_command_on_0_27_1_and_diagnose_maps_the_exception(c
     assert GEMMA_HF in text and "vllm-0.27.1" in text and "5.14.1" in text
 
 
+def test_a_gemma4_question_dated_before_0_28_answers_with_the_defect_and_one_after_without(cli):
+    during = explain(cli, *GEMMA, "--as-of", "2026-08-15")["plans"][0]
+    assert during["build"] == "vllm-0.27.1" and GEMMA_HF in defect_ids(during)
+    after = explain(cli, *GEMMA, "--as-of", "2026-08-27")["plans"][0]
+    assert after["build"] == "vllm-0.28.0" and GEMMA_HF not in defect_ids(after)
+
+
 # --- Qwen3.5 / 3.6 with MTP under concurrent load: the draft-buffer race (vllm#40756) ------------------------------
 
 QWEN_MTP = ("--gpu", "h100", "--model", "qwen3.6-27b", "--gpus", "2", "--engine", "vllm", "--speculative", "mtp")
@@ -208,6 +215,17 @@ def test_llama_cpp_b9333_loads_qwen3_6_and_warns_of_its_sm120_quantized_kv_defec
     args = ("--gpu", "rtx-5090", "--model", "qwen3.6-27b", "--gpus", "1", "--engine", "llama.cpp")
     plan = explain(cli, *args, "--build", "llama.cpp-b9333", "--kv-cache-dtype", "q8_0")["plans"][0]
     assert SM120_KV in defect_ids(plan)
+
+
+# --- MiMo-V2-Flash on SGLang: decided per GPU class from the release's own backends ------------------------------
+
+
+def test_sglang_now_answers_for_mimo_v2_flash_where_it_was_unknown(cli):
+    builds = verdicts(history_of(cli, "sglang", "rtx-pro-6000", "mimo-v2-flash", 8))
+    assert builds["sglang-0.5.8"]["verdict"] == "runnable" and builds["sglang-0.5.23"]["verdict"] == "runnable"
+    cells = cli("coverage", "--format", "json").json()["cells"]
+    (cell,) = [c for c in cells if c["family"] == "mimo-v2-flash" and c["gpu_class"] == "sm120"]
+    assert cell["official_since"]["build"] == "sglang-0.5.8"
 
 
 # --- the survey record ----------------------------------------------------------------------------------------
