@@ -9,8 +9,9 @@ import functools
 from typing import Any, Literal
 
 from ..frozen import evolve, frozen
+from .capability import Capability
 from .harvest import release_key
-from .schema import Hardware, Kernel, Model, Source
+from .schema import Kernel, Model, Source
 from .schema.common import KvDtype
 from .schema.engine import Build
 
@@ -25,6 +26,7 @@ class Backend:
     same_as_kv: str | None
     kv_dtypes: tuple[KvDtype, ...] | None
     note: str
+    args: tuple[tuple[str, str | None], ...]  # the flags that select it where it is not the release's default
 
 
 @frozen
@@ -36,16 +38,23 @@ class Rule:
     decides: str
     backends: tuple[Backend, ...]
     elsewhere: str | None
+    refuses: tuple[str, ...]  # mode server: backends the release's code says cannot serve such a layer
     sources: tuple[Source, ...]
 
 
 @frozen
 class Served:
-    """The backend that serves the layer on this GPU, with the KV cache dtypes it takes."""
+    """The backend that serves the layer on this GPU, with the KV cache dtypes it takes and the flags that
+    select it (none where the release picks it by default or the user pinned it)."""
 
     backend: str
     kv_dtypes: tuple[KvDtype, ...]
     note: str
+    args: tuple[tuple[str, str | None], ...] = ()
+
+
+def _value(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def _rule(engine: str, row: dict[str, Any]) -> Rule:
@@ -60,11 +69,13 @@ def _rule(engine: str, row: dict[str, Any]) -> Rule:
             same_as_kv=b.get("same_as_kv") or b.get("same_as"),
             kv_dtypes=tuple(b["kv_dtypes"]) if "kv_dtypes" in b else None,
             note=str(b.get("note", "")),
+            args=tuple((str(a["flag"]), _value(a.get("value"))) for a in b.get("args", ())),
         )
         for b in row.get("backends") or ()
     )
     sources = tuple(Source(url=s["url"], note=s.get("note")) for s in row["sources"])
-    return Rule(engine, first, last, row["mode"], str(row["decides"]), backends, row.get("elsewhere"), sources)
+    refuses = tuple(str(n) for n in row.get("refuses") or ())
+    return Rule(engine, first, last, row["mode"], str(row["decides"]), backends, row.get("elsewhere"), refuses, sources)
 
 
 @functools.cache
@@ -86,33 +97,38 @@ def rule(engine: str, build: Build) -> Rule | None:
     return next((r for r in _rules() if r.engine == engine and r.first <= key <= r.last), None)
 
 
-def _kernel(build: Build, name: str | None, hw: Hardware) -> Kernel | None:
+def _kernel(build: Build, name: str | None, cc: Capability) -> Kernel | None:
     """The build's attention.gqa kernel of that engine name (its first word) for this GPU's capability."""
     if name is None:
         return None
-    cc = hw.compute_capability
     return next(
         (k for k in build.kernels if k.name.split(" ", 1)[0] == name and k.provides == "attention.gqa" and cc in k.sm),
         None,
     )
 
 
-def served(found: Rule, build: Build, hw: Hardware) -> Served | None:
-    """The first of the rule's backends that runs on this GPU (mode backends), else None."""
+def served(found: Rule, build: Build, cc: Capability, forced: str | None = None) -> Served | None:
+    """The first of the rule's backends that runs on this GPU (modes backends and server), else None.
+
+    `forced`: the backend the user pinned (mode server: the server-wide backend is theirs, so only it may serve,
+    and no flag is added for it)."""
     from .capability import capability_set
 
+    pinned = forced is not None and found.mode == "server"
     for b in found.backends:
-        like = _kernel(build, b.same_as, hw)
+        if pinned and b.name.lower() != str(forced).lower():
+            continue
+        like = _kernel(build, b.same_as, cc)
         if b.sm is not None:
-            if hw.compute_capability not in capability_set(b.sm):
+            if cc not in capability_set(b.sm):
                 continue
         elif like is None:
             continue  # the build states no such kernel on this GPU
-        kv_like = _kernel(build, b.same_as_kv, hw)
+        kv_like = _kernel(build, b.same_as_kv, cc)
         stated = tuple(kv_like.kv_dtypes or ()) if kv_like is not None else ()
         # the backend's own list, as far as the kernel it is built on takes it on this GPU
         kv = tuple(d for d in b.kv_dtypes if not stated or d in stated) if b.kv_dtypes else stated
-        return Served(b.name, kv or ("bf16",), b.note)
+        return Served(b.name, kv or ("bf16",), b.note, () if pinned else b.args)
     return None
 
 

@@ -271,17 +271,27 @@ def kernels(
             rule = diff_kv.rule(engine or "", build)
             if rule is not None and rule.mode == "padded":
                 pass  # V is padded to K's width: the selector's kernels at K's head size decide, as for any layer
-            elif rule is not None and rule.mode == "backends":
-                served = diff_kv.served(rule, build, hw)
+            elif rule is not None and (rule.mode == "backends" or (rule.mode == "server" and rule.backends)):
+                served = diff_kv.served(rule, build, cc, forced)
                 if served is not None and not (kv and not set(kv) & set(served.kv_dtypes)):
                     chosen.append((need.op, served.backend))
                     sources.extend(rule.sources)
                     takes = [d for d in served.kv_dtypes if not kv or d in kv]
                     kv_options = takes if kv_options is None else [d for d in kv_options if d in takes]
                     continue
+                if forced is not None and forced.lower() in (r.lower() for r in rule.refuses):
+                    failures.append(
+                        f"{forced} cannot serve {need.op} ({need.why}): in {build.id}, {rule.decides}, and {forced} "
+                        "holds K and V at one width"
+                    )
+                    misses.append(KernelMiss(need.op, need.why, ((forced, ("one width for K and V",)),)))
+                    sources.extend(rule.sources)
+                    continue
                 where = rule.elsewhere or "no backend it names runs there"
                 if served is not None:
                     where = f"{served.backend} takes no {'/'.join(kv)} KV cache ({', '.join(served.kv_dtypes)})"
+                elif forced is not None and rule.mode == "server":
+                    where = f"whether {forced} takes a V narrower than K was not read"
                 open_needs.append(
                     f"{need.op} ({need.why}): in {build.id}, {rule.decides}; on {cc.sm}: {where}, "
                     "so whether it runs here is unknown"

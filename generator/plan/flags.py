@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import Literal
 
-from ..catalog import harvest, knobs
+from ..catalog import diff_kv, harvest, knobs
 from ..catalog.capability import Capability
 from ..catalog.kv_spelling import refusal
 from ..catalog.schema import Deployment, Engine, Model, Source, Variant
@@ -549,6 +549,27 @@ def required_flags(cand: Candidate, model: Model, cc: Capability, present: set[s
             continue
         present.add(rule.flag)
         out.append(Flag(rule.flag, rule.value, rule.reason, tuple(rule.sources)))
+    out.extend(_diff_kv_flags(cand, model, cc, present))
+    return out
+
+
+def _diff_kv_flags(cand: Candidate, model: Model, cc: Capability, present: set[str]) -> list[Flag]:
+    """The flags that select the backend serving a V narrower than K, where the release's default there does not
+    (data/diff_kv.yaml: SGLang's server-wide backend)."""
+    if not any(n.op == "attention.gqa" and n.head_size_v is not None for n in model.needs):
+        return []
+    rule = diff_kv.rule(cand.engine.id, cand.build)
+    served = diff_kv.served(rule, cand.build, cc) if rule is not None and rule.mode == "server" else None
+    chosen = {name for op, name in cand.gate("kernel").details.kernels if op == "attention.gqa"}
+    if rule is None or served is None or served.backend not in chosen:
+        return []
+    out: list[Flag] = []
+    for flag, value in served.args:
+        if flag in present:
+            continue
+        present.add(flag)
+        why = f"{served.backend} serves {model.name}'s V narrower than K here: {served.note}"
+        out.append(Flag(flag, value, why, rule.sources))
     return out
 
 

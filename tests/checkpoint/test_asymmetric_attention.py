@@ -138,7 +138,7 @@ def test_mimo_v2_flash_on_the_releases_that_pad_v_caches_v_as_wide_as_k(tmp_path
 
 def test_mimo_v2_flash_is_unknown_where_the_release_runs_code_not_read(tmp_path):
     # vLLM 0.20.1-0.23.0 always use FlashAttentionDiffKVBackend: FlashAttention 3 on Hopper, else FlashAttention 2
-    # (or 4), whose support for V narrower than K was not read; SGLang's server-wide backend serves the layer
+    # (or 4), whose support for V narrower than K was not read
     folder = _mimo(tmp_path)
     assert _kernel_gate(_explained(folder, "h200", "vllm-0.21.0")["plans"][0])["outcome"] == "pass"
     for gpu, build, cited in (
@@ -147,11 +147,6 @@ def test_mimo_v2_flash_is_unknown_where_the_release_runs_code_not_read(tmp_path)
             "vllm-0.21.0",
             "https://github.com/vllm-project/vllm/blob/v0.23.0/vllm/model_executor/models/mimo_v2.py",
         ),
-        (
-            "h200",
-            "sglang-0.5.23",
-            "https://github.com/sgl-project/sglang/blob/v0.5.23/python/sglang/srt/models/mimo_v2.py",
-        ),
     ):
         doc = _explained(folder, gpu, build)
         assert not doc["plans"]
@@ -159,6 +154,49 @@ def test_mimo_v2_flash_is_unknown_where_the_release_runs_code_not_read(tmp_path)
         reason = doc["reasons"][doc["rejected"][0]["reason_id"]]
         assert "V width 128" in reason["reason"] and "unknown" in reason["reason"], reason
         assert cited in [doc["sources"][sid]["url"] for sid in reason["sources"]], reason
+
+
+@pytest.mark.parametrize(
+    ("gpu", "build", "backend", "flag"),
+    [
+        ("h200", "sglang-0.5.8", "fa3", None),  # the Hopper default, and the authors' --attention-backend fa3
+        ("l40s", "sglang-0.5.9", "triton", "triton"),  # the default there, flashinfer, holds K and V at one width
+        ("b200", "sglang-0.5.12", "triton", "triton"),  # the 10.x default trtllm_mha refuses unequal widths
+        ("rtx-pro-6000", "sglang-0.5.12", "triton", None),  # the default for a model with attention sinks
+        ("b200", "sglang-0.5.23", "fa4", None),  # 0.5.17 on: fa4 on 10.x when K and V widths differ
+        ("h200", "sglang-0.5.23", "fa3", None),
+    ],
+)
+def test_mimo_v2_flash_on_sglang_runs_on_the_server_wide_backend_that_carries_v_s_own_width(
+    tmp_path, gpu, build, backend, flag
+):
+    # SGLang's MiMoV2Attention hands RadixAttention its v_head_dim and lets the server-wide backend serve it; the
+    # release's code carries V's width through fa3, fa4 and triton only, so the plan passes --attention-backend
+    # where the release's default on that GPU is another one
+    doc = _explained(_mimo(tmp_path), gpu, build)
+    assert doc["plans"], doc["rejected"]
+    plan = doc["plans"][0]
+    assert f"{backend} (attention.gqa)" in _kernel_gate(plan)["reason"]
+    pinned = [f.get("value") for f in plan["flags"] if f["flag"] == "--attention-backend"]
+    assert pinned == ([flag] if flag else [])
+    urls = [s["url"] for s in doc["sources"].values()]
+    assert any(u.startswith("https://github.com/sgl-project/sglang/blob/v0.5.") for u in urls)
+
+
+def test_a_sglang_command_pinning_flashinfer_for_mimo_v2_flash_is_refused_and_a_missing_triton_pin_flagged(
+    tmp_path,
+):
+    serve = ("--", "python", "-m", "sglang.launch_server", "--model-path", "XiaomiMiMo/MiMo-V2-Flash", "--tp-size", "8")
+    pinned = run_cli("lint", "--format", "json", "--gpu", "rtx-pro-6000", "--build", "sglang-0.5.23", *serve,
+                     "--attention-backend", "flashinfer", env=OFFLINE)  # fmt: skip
+    assert pinned.code == 1, pinned.err
+    (hit,) = [f for f in pinned.json()["findings"] if f["flag"] == "--attention-backend"]
+    assert hit["severity"] == "error" and "one width" in hit["why"]
+    bare = run_cli("lint", "--format", "json", "--gpu", "b200", "--build", "sglang-0.5.12", *serve, env=OFFLINE)
+    (need,) = [f for f in bare.json()["findings"] if f["flag"] == "--attention-backend"]
+    assert need["code"] == "required-arg" and need["fix"] == "--attention-backend triton"
+    fine = run_cli("lint", "--format", "json", "--gpu", "b200", "--build", "sglang-0.5.23", *serve, env=OFFLINE)
+    assert not [f for f in fine.json()["findings"] if f["flag"] == "--attention-backend"]
 
 
 # a smaller config of the same class and traits (window layers with KV heads of their own), K and V equally

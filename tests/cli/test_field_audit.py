@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from recipegen.catalog.harvest import registers
 from tests.support.release_history import defect_ids, explain, history_of, lint, verdicts
 
 TRIES = 6  # requests tried per defect before the walk says none reaches it
@@ -48,7 +49,7 @@ def _requests(catalog: Any, engine: Any, build: Any, defect: Any, verified: bool
     found = []
     for model in catalog.models.values():
         arch = model.gguf_arch if engine.loads == "gguf" else model.architecture
-        if arch not in build.architectures:
+        if arch is None or not registers(build, arch):  # the registry the architecture gate reads (harvested or listed)
             continue
         named = (model.architecture, model.gguf_arch)  # llama.cpp builds name GGUF architectures
         if (defect.models is not None and model.id not in defect.models) or (
