@@ -62,3 +62,38 @@ def test_without_the_host_ram_the_kimi_k2_gguf_does_not_fit_and_the_plan_says_wh
     ]
     assert official["gate"] == "memory"
     assert "GiB per GPU but only 24.0 GiB is usable" in doc["reasons"][official["reason_id"]]["reason"]
+
+
+def test_the_minimax_m2_7_apex_gguf_is_one_file_its_card_sizes_at_100_gb(cli, tmp_path):
+    """One file, no split: the download fetches only it, the server loads it, and its size is the card's 100 GB."""
+    whole = explain(
+        cli,
+        "--model",
+        "minimax-m2.7",
+        "--engine",
+        "llama.cpp",
+        "--variant",
+        "gguf-apex-i-compact",
+        "--gpu",
+        "rtx-pro-6000",
+    )["plans"][0]
+    assert whole["gpus"] == 2 and whole["offload"] is None  # 100 GB over two 96 GB cards, nothing in host RAM
+    assert round(whole["memory"]["weights_gib"], 2) == round(100e9 / 2 / 2**30, 2)
+    out = tmp_path / "m27"
+    target = ("--gpu", "rtx-4090", "--gpus", "2", "--host-memory", "128")
+    result = cli(
+        "--model",
+        "minimax-m2.7",
+        "--engine",
+        "llama.cpp",
+        "--variant",
+        "gguf-apex-i-compact",
+        *target,
+        "--out",
+        str(out),
+    )
+    assert result.code == 0, result.err
+    launch = (out / "launch.sh").read_text()
+    assert "hf download 'mudler/MiniMax-M2.7-APEX-GGUF' --include 'MiniMax-M2.7-APEX-I-Compact.gguf'" in launch
+    assert "'--model' '/models/MiniMax-M2.7-APEX-GGUF/MiniMax-M2.7-APEX-I-Compact.gguf'" in launch
+    assert "'--n-cpu-moe'" in launch  # 2 x 24 GB: the routed experts of some layers in host RAM
