@@ -8,6 +8,7 @@ must be one the parser (or its registry) accepts.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -35,7 +36,7 @@ def vocabulary(reference: str) -> Vocabulary:
     if reference not in shipped():
         raise KeyError(reference)
     node = resources.files(VOCABULARY_PACKAGE) / VOCABULARY_FOLDER / f"{reference}.json"
-    return Vocabulary.parse(json.loads(node.read_text(encoding="utf-8")))
+    return dataclasses.replace(Vocabulary.parse(json.loads(node.read_text(encoding="utf-8"))), reference=reference)
 
 
 @frozen
@@ -47,6 +48,7 @@ class Vocabulary:
     dotted: dict[str, dict[str, Any]]  # --xxx-config -> {field: spec}
     underscores: bool = False  # --tensor_parallel_size is read as --tensor-parallel-size
     abbreviations: bool = False  # argparse allow_abbrev: an unambiguous prefix is accepted
+    reference: str = ""  # the shipped file it was read from (data/engine-cli/<reference>.json)
 
     def key(self, flag: str) -> str | None:
         """One name per option whatever the spelling (-tp, --tensor-parallel-size): its first option string."""

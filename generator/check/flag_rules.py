@@ -36,7 +36,8 @@ LLAMA_SPLIT_DOC = Source(
 
 def vocabulary_findings(engine: Engine, parsed: ParsedArgs, vocab: Vocabulary) -> list[Finding]:
     out: list[Finding] = []
-    source = (Source(url=f"recipegen.data/engine-cli/{vocab.engine}-{vocab.version}.json"),)
+    name = vocab.reference or f"{vocab.engine}-{vocab.version}"
+    source = (Source(url=f"recipegen.data/engine-cli/{name}.json"),)
     for issue in parsed.issues:
         if issue.kind == "abbreviation":
             out.append(

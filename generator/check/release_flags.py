@@ -3,10 +3,17 @@
 The shipped vocabularies (data/engine-cli) cover three builds; a command for vLLM 0.8.5 was checked against
 0.33.0's. Where the named release was harvested, a flag it lacks is an error naming the release that
 added it, and a flag the newer vocabulary lacks but the release has is not reported as unknown.
+
+A flag the named build lacks that an older harvested release of the same engine had was removed: the finding
+names the last release whose code had it and, where that code deprecated it in favour of another option (llama.cpp
+reads its handler for the value: `--no-mmap` → `--load-mode none`), the replacement. A build older than the last
+release that had it is checked against a vocabulary newer than itself: there the flag still works, and the
+finding says until when and what replaces it.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import replace
 from typing import Any
 
@@ -14,7 +21,24 @@ from ..catalog import harvest
 from ..catalog.names import version_key
 from ..catalog.schema import Build, Engine, Source
 from ..catalog.vocabulary import ParsedArgs, Vocabulary
+from ..frozen import frozen
 from .findings import Finding
+
+# where each engine's code (the file a harvest read an option from) can be opened at a release
+CODE_URL = {"llama.cpp": "https://github.com/ggml-org/llama.cpp/blob/{release}/{path}"}
+
+
+@frozen
+class Removal:
+    """A flag the named build lacks, as the harvested releases of its engine show it leaving."""
+
+    last: str  # the newest release (ordered as the engine's releases are) whose code has the flag
+    last_day: str | None  # that release's day (its artifact's upload, else its build)
+    gone: str | None  # the first harvested release after it without the flag
+    newer_than_build: bool  # the last release that had it is newer than the named build: the build has it too
+    replacement: str | None  # what the last release's code says replaces it (an exact option and value)
+    warning: str | None  # the warning that code prints for it, in its own words
+    sources: tuple[Source, ...]
 
 
 def _spellings(options: dict[str, dict[str, Any]]) -> set[str]:
@@ -36,44 +60,166 @@ def _has(known: set[str], flag: str) -> bool:
     return bool(candidates & known)
 
 
+def _by_key(engine_id: str) -> bool:
+    """Whether the engine's harvested releases are version numbers (vLLM, SGLang); else commits, ordered by day."""
+    return all(version_key(r) is not None for r in harvest.releases(engine_id))
+
+
+def _day(engine_id: str, release: str) -> str:
+    facts = harvest.load(engine_id, release)
+    return (facts.released_on if facts is not None else None) or ""
+
+
+def _order(engine_id: str, release: str) -> tuple[Any, ...]:
+    return (version_key(release) or (),) if _by_key(engine_id) else (_day(engine_id, release),)
+
+
+def _build_order(engine_id: str, build: Build) -> tuple[Any, ...]:
+    """The named build among the harvested releases: its release's own place, else its version, else its day."""
+    if build.version in harvest.releases(engine_id):
+        return _order(engine_id, build.version)
+    if _by_key(engine_id):
+        return (version_key(build.version) or (),)
+    return (build.released.isoformat(),)
+
+
+def _ordered(engine_id: str) -> list[str]:
+    return sorted(harvest.releases(engine_id), key=lambda r: _order(engine_id, r))
+
+
+def _entry(options: dict[str, dict[str, Any]], flag: str) -> tuple[str, dict[str, Any]] | None:
+    """The option a spelling names (its long form, an alias or a negation), or None."""
+    base = flag.split("=", 1)[0]
+    dashed = "--" + base[2:].replace("_", "-") if base.startswith("--") else base
+    for name, spec in options.items():
+        if dashed in (name, *(spec.get("aliases") or ()), *(spec.get("negations") or ())):
+            return dashed, spec
+    return None
+
+
+def _live(options: dict[str, dict[str, Any]], flag: str) -> bool:
+    """The release accepts the flag (an option kept only to abort with a hint does not count)."""
+    entry = _entry(options, flag)
+    if entry is not None:
+        return "removed" not in entry[1]
+    return _has(_spellings(options), flag)
+
+
 def first_release_with(engine_id: str, flag: str) -> str | None:
     """The oldest harvested release whose CLI has the flag (read only on this error path)."""
-    for release in sorted(harvest.releases(engine_id), key=lambda r: version_key(r) or ()):
+    for release in _ordered(engine_id):
         options = harvest.flags(engine_id, release)
         if options is not None and _has(_spellings(options), flag):
             return release
     return None
 
 
+def removal(engine_id: str, build: Build, flag: str) -> Removal | None:
+    """How `flag` left the engine, when an older (or newer) harvested release than the vocabulary checked had it."""
+    if not flag.startswith("-"):
+        return None
+    releases = _ordered(engine_id)
+    had = [r for r in releases if r != build.version and _live(harvest.flags(engine_id, r) or {}, flag)]
+    if not had:
+        return None
+    last = had[-1]
+    after = releases[releases.index(last) + 1 :]
+    gone = next((r for r in after if not _live(harvest.flags(engine_id, r) or {}, flag)), None)
+    entry = _entry(harvest.flags(engine_id, last) or {}, flag)
+    deprecated: dict[str, Any] = (entry[1].get("deprecated") or {}) if entry else {}
+    by = deprecated.get("replaced_by") or {}
+    replacement = by.get(entry[0]) if entry else None
+    warning = deprecated.get("warning")
+    sources = harvest.flags_source(engine_id, last)
+    facts = harvest.load(engine_id, last)
+    url = CODE_URL.get(engine_id)
+    if deprecated and url and facts is not None:
+        path = facts.read_from.get("flags", "").split(", ")[0].removeprefix("vendor/llama.cpp/")
+        day = dt.date.fromisoformat(facts.released_on) if facts.released_on else None
+        said = f"; it warns: {warning}" if warning else ""
+        code = Source(url=url.format(release=last, path=path), date=day, note=f"{flag} is deprecated here{said}")
+        sources = (code, *sources)
+    return Removal(
+        last=last,
+        last_day=_day(engine_id, last) or None,
+        gone=gone,
+        newer_than_build=_order(engine_id, last) >= _build_order(engine_id, build),
+        replacement=str(replacement) if replacement else None,
+        warning=str(warning) if warning else None,
+        sources=sources,
+    )
+
+
+def _removed(engine: Engine, build: Build, finding: Finding, found: Removal) -> Finding:
+    """An unknown-flag finding said as what it is: a flag the engine removed (or, for an older build, will)."""
+    assert finding.flag is not None
+    flag = finding.flag
+    when = f" ({found.last_day})" if found.last_day else ""
+    then = f", {found.gone} no longer" if found.gone else ""
+    use = f"use {found.replacement}" if found.replacement else None
+    if found.newer_than_build:
+        return replace(
+            finding,
+            severity="warn",
+            code="flag-removed-later",
+            what=f"{engine.name} {build.version} still accepts it; later releases exit at argument parsing",
+            why=f"{engine.name} {found.last}{when}, newer than {build.version}, still had {flag}{then}",
+            fix=f"keep it on {build.version}; when you upgrade past {found.last}, {use or f'drop {flag}'}",
+            sources=(*found.sources, *finding.sources),
+        )
+    why = f"{finding.why}; {engine.name} {found.last}{when} is the newest release read that still has it"
+    if found.gone and found.gone != build.version:
+        why += f" ({found.gone} has not)"
+    if found.replacement:
+        why += f", deprecated there in favour of {found.replacement.split()[0]}"
+    elif found.warning:
+        why += f" (it warns: {found.warning})"
+    return replace(
+        finding,
+        code="flag-removed",
+        what=f"{engine.name} {build.version} exits at argument parsing: {flag} was removed",
+        why=why,
+        fix=found.replacement or f"drop {flag}",
+        sources=(*found.sources, *finding.sources),
+    )
+
+
+def _explained(engine: Engine, build: Build, engine_id: str, finding: Finding) -> Finding:
+    if finding.code != "unknown-flag" or finding.flag is None:
+        return finding
+    found = removal(engine_id, build, finding.flag)
+    return finding if found is None else _removed(engine, build, finding, found)
+
+
+def _unknown(engine: Engine, flag: str) -> Finding:
+    return Finding("error", "unknown-flag", flag, None, f"{engine.name} exits at argument parsing", "", None)
+
+
 def _in_release(engine: Engine, build: Build, finding: Finding, source: tuple[Source, ...]) -> Finding:
     """A flag neither the newest vocabulary nor the named release's own options have: said of that release, with the
     last earlier release that had it, where one did."""
     assert finding.flag is not None
-    engine_id = harvest.engine_of(build) or ""
-    mine = version_key(build.version) or ()
-    had = [
-        r
-        for r in harvest.releases(engine_id)
-        if (version_key(r) or ()) < mine and _has(_spellings(harvest.flags(engine_id, r) or {}), finding.flag)
-    ]
-    last = max(had, key=lambda r: version_key(r) or (), default=None)
     why = f"{finding.flag} is not a {engine.name} {build.version} option (its CLI options, read from its wheel)"
-    if last is not None:
-        why += f"; {engine.name} {last} had it"
     return replace(finding, why=why, sources=source)
 
 
 def adjust(engine: Engine, build: Build, parsed: ParsedArgs, vocab: Vocabulary, found: list[Finding]) -> list[Finding]:
-    """`found` checked against the named release's own flags where it was harvested."""
+    """`found` checked against the named release's own flags where it was harvested, each flag it lacks that an
+    earlier release had said as removed."""
     engine_id = harvest.engine_of(build)
-    options = harvest.flags(engine_id, build.version) if engine_id else None
-    if engine_id is None or options is None or vocab.version == build.version:
-        return found  # a vocabulary dumped by running this very release knows better than reading it
+    if engine_id is None:
+        return found
+    options = harvest.flags(engine_id, build.version)
+    if options is None or vocab.version == build.version:
+        # a vocabulary dumped by running this very release knows better than reading it
+        return [_explained(engine, build, engine_id, f) for f in found]
     known = _spellings(options)
     # the newer vocabulary's "unknown" is wrong for a flag this release has, and names the wrong release otherwise
     source = harvest.flags_source(engine_id, build.version)
     kept = [
-        _in_release(engine, build, f, source) if f.code == "unknown-flag" and f.flag is not None else f
+        _explained(engine, build, engine_id, _in_release(engine, build, f, source))
+        if f.code == "unknown-flag" and f.flag is not None
+        else f
         for f in found
         if f.code != "unknown-flag" or f.flag is None or not _has(known, f.flag)
     ]
@@ -83,11 +229,11 @@ def adjust(engine: Engine, build: Build, parsed: ParsedArgs, vocab: Vocabulary, 
         added = first_release_with(engine_id, spelling)
         if added is None:  # no release's code shows it as read: the vocabulary's own check speaks for it
             continue
-        later = (
-            f"{engine.name} added it in {added}"
-            if (version_key(added) or ()) > (version_key(build.version) or ())
-            else f"{engine.name} {added} has it, {build.version} does not"
-        )
+        if _order(engine_id, added) <= _order(engine_id, build.version):
+            # an older release had it and this one has not, though the newer vocabulary has it again
+            missing = _in_release(engine, build, _unknown(engine, spelling), source)
+            kept.append(_explained(engine, build, engine_id, missing))
+            continue
         kept.append(
             Finding(
                 "error",
@@ -95,7 +241,8 @@ def adjust(engine: Engine, build: Build, parsed: ParsedArgs, vocab: Vocabulary, 
                 spelling,
                 None,
                 f"{engine.name} {build.version} exits at argument parsing (unrecognized arguments)",
-                f"{build.id}'s own CLI options (read from its wheel) have no {spelling}; {later}",
+                f"{build.id}'s own CLI options (read from its wheel) have no {spelling}; {engine.name} added it in "
+                f"{added}",
                 f"use {engine.id}=={added} or later, or drop {spelling}",
                 source,
             )

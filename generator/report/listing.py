@@ -50,14 +50,17 @@ def _engine_rows(catalog: Catalog, detail: bool) -> list[dict[str, Any]]:
                 if release in have:
                     continue
                 facts = harvest.summary(e.id, release)
+                # a numbered release is adopted as a build when named; a vendored commit is read only for its flags
+                numbered = harvest.release_key(release) is not None
                 out.append(
                     {
                         "engine": e.id,
                         "build": None,
                         "release": release,
                         "provenance": "official",
-                        "released": facts["built"] if facts else None,
-                        "use": f"--build {e.id}=={release}",
+                        "released": (facts["uploaded"] or facts["built"]) if facts else None,
+                        "use": f"--build {e.id}=={release}" if numbered else None,
+                        **({} if numbered else {"read_for": "lint: flags later releases removed"}),
                         "harvested": facts,
                     }
                 )

@@ -14,8 +14,17 @@ from readers import registered_names
 from tree import Tree
 
 ARCH_NAME = re.compile(r'\{\s*LLM_ARCH_(\w+)\s*,\s*"([^"]+)"\s*\}')
-ARG = re.compile(r"common_arg\(\s*\{([^}]*)\}")
+# an option's spellings, and its negative spellings where it has them: common_arg({"--mmap"}, {"--no-mmap"}, …)
+ARG = re.compile(r"common_arg\(\s*\{([^}]*)\}(?:\s*,\s*\{([^}]*)\})?")
 QUOTED = re.compile(r'"([^"]+)"')
+# a deprecated option's help names the option that replaces it; its handler warns in the engine's own words and
+# sets the same field the replacement's value table sets (so each spelling maps to one value of the replacement)
+IN_FAVOUR = re.compile(r"DEPRECATED in favou?r of `(-[\w-]+)`")
+WARNING = re.compile(r'LOG_WRN\("DEPRECATED: ((?:[^"\\]|\\.)*?)(?:\\n)?"')
+VALUE_SETS = re.compile(r'value == "([^"]+)"\s*\)\s*\{\s*params\.(\w+)\s*=\s*(\w+)\s*;')
+TERNARY = re.compile(r"params\.(\w+)\s*=\s*value\s*\?\s*(\w+)\s*:\s*(\w+)\s*;")
+ASSIGN = re.compile(r"params\.(\w+)\s*=\s*(\w+)\s*;")
+REMOVED = re.compile(r'arg_removed\("((?:[^"\\]|\\.)*)"\)')  # a spelling kept only to abort with this hint
 
 
 def _root(tree: Tree) -> str:
@@ -72,18 +81,66 @@ def reasoning_parsers(tree: Tree) -> tuple[list[str] | None, str | None]:
     return None, None
 
 
+def _dashed(group: str | None) -> list[str]:
+    return [s for s in QUOTED.findall(group or "") if s.startswith("-")]
+
+
+def _replaced_by(body: str, spellings: list[str], negations: list[str], bodies: dict[str, str]) -> dict[str, Any]:
+    """What a deprecated option's code says replaces it: the option its help names, and per spelling the value of
+    that option its handler sets the same field to (`--no-mmap` → `--load-mode none`), where the code shows it."""
+    named = IN_FAVOUR.search(body)
+    warned = WARNING.search(body)
+    out: dict[str, Any] = {"warning": warned.group(1)} if warned else {}
+    if named is None:
+        return out
+    target = named.group(1)
+    values: dict[tuple[str, str], str] = {}
+    for value, field, enum in VALUE_SETS.findall(bodies.get(target, "")):
+        values.setdefault((field, enum), value)
+    by: dict[str, str] = {}
+    ternary = TERNARY.search(body)
+    if ternary is not None:
+        field, yes, no = ternary.groups()
+        by |= {s: f"{target} {values[(field, yes)]}" for s in spellings if (field, yes) in values}
+        by |= {s: f"{target} {values[(field, no)]}" for s in negations if (field, no) in values}
+    else:
+        for field, enum in ASSIGN.findall(body):
+            if (field, enum) in values:
+                by |= {s: f"{target} {values[(field, enum)]}" for s in spellings}
+                break
+    out["replaced_by"] = {s: by.get(s, target) for s in (*spellings, *negations)}
+    return out
+
+
 def flags(tree: Tree) -> tuple[dict[str, Any], list[str]]:
     path = _root(tree) + "common/arg.cpp"
     text = tree.read(path)
     if text is None:
         raise LookupError(f"no {path}")
-    options: dict[str, Any] = {}
-    for group in ARG.findall(text):
-        strings = [s for s in QUOTED.findall(group) if s.startswith("-")]
-        if not strings:
+    # one chunk per option: its registration up to the next one (its help, handler and setters)
+    chunks = ["common_arg(" + c for c in text.split("common_arg(")[1:]]
+    parsed: list[tuple[list[str], list[str], str]] = []
+    bodies: dict[str, str] = {}
+    for chunk in chunks:
+        found = ARG.match(chunk)
+        strings = _dashed(found.group(1)) if found else []
+        if not found or not strings:
             continue
+        parsed.append((strings, _dashed(found.group(2)), chunk))
+        for s in strings:
+            bodies.setdefault(s, chunk)
+    options: dict[str, Any] = {}
+    for strings, negations, chunk in parsed:
         long = [s for s in strings if s.startswith("--")] or strings
-        entry = {"aliases": [s for s in strings if s != long[0]]} if len(strings) > 1 else {}
+        entry: dict[str, Any] = {"aliases": [s for s in strings if s != long[0]]} if len(strings) > 1 else {}
+        if negations:
+            entry["negations"] = negations
+        help_text = chunk.split("[](", 1)[0]
+        body = chunk.split("add_opt(", 1)[0]
+        if removed := REMOVED.search(body):
+            entry["removed"] = removed.group(1)
+        elif "DEPRECATED" in help_text or WARNING.search(body):
+            entry["deprecated"] = _replaced_by(body, strings, negations, bodies)
         options.setdefault(long[0], entry)
     if not options:
         raise LookupError(f"{path}: no common_arg option lists")

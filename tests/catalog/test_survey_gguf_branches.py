@@ -55,7 +55,7 @@ def test_a_q8_0_plan_on_b9333_on_an_rtx_5090_names_the_defect_and_its_workaround
     )
     assert plan["build"] == "llama.cpp-b9333" and SM120_KV in defect_ids(plan)
     (note,) = [n for n in plan["notes"] if SM120_KV in n]
-    assert "KV cache q8_0/q4_0" in note and "keep the f16 KV cache" in note and "fixed in llama.cpp-b9840" in note
+    assert "KV cache q8_0/q4_0" in note and "keep the f16 KV cache" in note and "fixed in llama.cpp-b9334" in note
 
 
 def test_the_b9333_defect_stays_out_of_f16_plans_and_off_other_gpus(cli):
@@ -82,7 +82,8 @@ def test_the_b9333_defect_stays_out_of_f16_plans_and_off_other_gpus(cli):
 def test_history_with_a_q4_0_cache_shows_the_defect_on_b9333_only(cli):
     builds = verdicts(history_of(cli, "llama.cpp", "rtx-5090", "qwen3-8b", 1, "--kv-cache-dtype", "q4_0"))
     assert SM120_KV in builds["llama.cpp-b9333"]["defects"]
-    for other in ("llama.cpp-b8036", "llama.cpp-b9840", "llama.cpp-0c1e570"):
+    # it leaves at b9334, the tag of PR #23690's commit, the day after
+    for other in ("llama.cpp-b8036", "llama.cpp-b9334", "llama.cpp-b9840", "llama.cpp-0c1e570"):
         assert SM120_KV not in builds[other]["defects"], other
     plain = verdicts(history_of(cli, "llama.cpp", "rtx-5090", "qwen3-8b", 1))
     assert SM120_KV not in plain["llama.cpp-b9333"]["defects"]
@@ -100,7 +101,7 @@ def test_lint_points_at_the_quantized_cache_flag_k_or_v_and_is_quiet_for_f16(cli
     assert not defect_findings(lint(cli, *ada))
 
 
-def test_a_plan_dated_before_b9840_answers_with_b9333_and_its_defect(cli):
+def test_a_plan_dated_before_b9334_answers_with_b9333_and_its_defect(cli):
     plan = top(
         cli,
         "--gpu",
@@ -110,7 +111,7 @@ def test_a_plan_dated_before_b9840_answers_with_b9333_and_its_defect(cli):
         "--engine",
         "llama.cpp",
         "--as-of",
-        "2026-06-01",
+        "2026-05-25",
         "--kv-cache-dtype",
         "q8_0",
     )
@@ -124,11 +125,11 @@ def test_a_plan_dated_before_b9840_answers_with_b9333_and_its_defect(cli):
         "--engine",
         "llama.cpp",
         "--as-of",
-        "2026-07-01",
+        "2026-06-01",
         "--kv-cache-dtype",
         "q8_0",
     )
-    assert later["build"] == "llama.cpp-b9840" and SM120_KV not in defect_ids(later)
+    assert later["build"] == "llama.cpp-b9334" and SM120_KV not in defect_ids(later)
 
 
 def test_b9333_still_carries_the_gpt_oss_expert_offload_defect_of_b7186(cli):

@@ -129,6 +129,24 @@ def test_llama_cpp_gguf_names_converter_classes_and_server_options(tmp_path):
     assert data["tables"]["tool_parsers"]["names"] == []  # llama-server reads the format from the chat template
 
 
+def test_llama_cpp_deprecated_options_name_the_replacement_value_their_handler_sets(tmp_path):
+    proc, data = _harvest(tmp_path, "llama.cpp==abc1234", DATA / "llama.cpp-tree")
+    assert proc.returncode == 0, proc.stderr
+    options = data["tables"]["flags"]["options"]
+    assert options["--mmap"]["negations"] == ["--no-mmap"]
+    # the bool handler sets the field --load-mode's value table sets: each spelling maps to its own value
+    assert options["--mmap"]["deprecated"]["replaced_by"] == {
+        "--mmap": "--load-mode mmap",
+        "--no-mmap": "--load-mode none",
+    }
+    assert options["--mlock"]["deprecated"] == {
+        "warning": "--mlock is deprecated. use --load-mode mlock instead",
+        "replaced_by": {"--mlock": "--load-mode mlock"},
+    }
+    assert "deprecated" not in options["--load-mode"]
+    assert options["--draft"] == {"aliases": ["--draft-max"], "removed": "use --spec-draft-n-max"}
+
+
 def test_vllm_kernel_facts_read_from_an_old_release_tree(tmp_path):
     proc, data = _harvest(tmp_path, "vllm==9.0.0", DATA / "vllm-old-tree")
     assert proc.returncode == 0, proc.stderr

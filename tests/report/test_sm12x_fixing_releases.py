@@ -1,9 +1,9 @@
 """The second SM12x pass, fixing releases (issue 28): llama.cpp b9333's garbled text with a quantized KV cache is the
 race of the new Walsh-Hadamard rotation kernel under programmatic dependent launch, which PR #23690 fixed "on
-Blackwell" the day after. Through the CLI: a quantized-cache plan on b9333 names the defect on every Blackwell class
-and carries GGML_CUDA_PDL=0 into the files it writes, Hopper and f16 plans do not; history shows the defect on b9333
-and not from b9840 on; lint is quiet once the command sets the variable; the coverage table counts the defect fixed.
-The defect has no log line (the server logs nothing while it garbles), so diagnose has nothing to match."""
+Blackwell" the day after, as b9334. Through the CLI: a quantized-cache plan on b9333 names the defect on every Blackwell
+class and carries GGML_CUDA_PDL=0 into the files it writes, Hopper and f16 plans do not; history shows the defect on
+b9333 and not from b9334 on; lint is quiet once the command sets the variable; the coverage table counts the defect
+fixed. The defect has no log line (the server logs nothing while it garbles), so diagnose has nothing to match."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def test_a_quantized_cache_plan_on_b9333_names_the_defect_and_turns_pdl_off_on_e
         (env,) = pdl_env(plan)
         assert env["value"] == "0" and GARBLED in env["reason"], gpu
         (note,) = [n for n in plan["notes"] if GARBLED in n]
-        assert "fixed in llama.cpp-b9840" in note and "GGML_CUDA_PDL=0" in note, gpu
+        assert "fixed in llama.cpp-b9334" in note and "GGML_CUDA_PDL=0" in note, gpu
 
 
 def test_hopper_and_f16_plans_on_b9333_carry_neither_the_defect_nor_the_variable(cli):
@@ -56,11 +56,12 @@ def test_the_files_generate_writes_set_the_variable_for_the_quantized_cache(cli,
     assert '"GGML_CUDA_PDL": "0"' in (out / "docker-compose.yml").read_text()
 
 
-def test_history_with_a_quantized_cache_shows_the_defect_arrive_at_b9333_and_leave_at_b9840(cli):
+def test_history_with_a_quantized_cache_shows_the_defect_arrive_at_b9333_and_leave_at_b9334(cli):
     for gpu in ("rtx-pro-6000", "b200", "gb10"):
         builds = verdicts(history_of(cli, "llama.cpp", gpu, "qwen3-8b", 1, *QUANTIZED))
         assert GARBLED in builds["llama.cpp-b9333"]["defects"], gpu
         assert GARBLED not in builds["llama.cpp-b8036"]["defects"], gpu
+        assert GARBLED not in builds["llama.cpp-b9334"]["defects"], gpu
         assert GARBLED not in builds["llama.cpp-b9840"]["defects"], gpu
     hopper = verdicts(history_of(cli, "llama.cpp", "h100", "qwen3-8b", 1, *QUANTIZED))
     assert GARBLED not in hopper["llama.cpp-b9333"]["defects"]

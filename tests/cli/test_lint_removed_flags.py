@@ -1,0 +1,66 @@
+"""lint on a flag an engine removed: the last release whose code had it and what its code says replaces it."""
+
+from __future__ import annotations
+
+from tests.support.cli import run_cli
+
+
+def _lint(*args: str) -> tuple[int, dict[str, dict]]:
+    result = run_cli("lint", "--format", "json", *args)
+    assert result.code in (0, 1), result.err
+    return result.code, {f["flag"]: f for f in result.json()["findings"] if f["flag"]}
+
+
+def test_llama_cpp_no_mmap_and_mlock_name_the_load_mode_value_that_replaces_each():
+    code, found = _lint("--", "llama-server", "-m", "/models/x.gguf", "--no-mmap", "--mlock", "-dio")
+    assert code == 1
+    for flag, fix in (("--no-mmap", "--load-mode none"), ("--mlock", "--load-mode mlock"), ("-dio", "--load-mode dio")):
+        finding = found[flag]
+        assert (finding["severity"], finding["code"], finding["fix"]) == ("error", "flag-removed", fix)
+        # the newest llama.cpp read that still had it, and the code that deprecated it there
+        assert "4df29be (2026-08-17) is the newest release read that still has it" in finding["why"]
+        assert finding["sources"][0] == "https://github.com/ggml-org/llama.cpp/blob/4df29be/common/arg.cpp"
+
+
+def test_a_llama_cpp_build_older_than_the_removal_keeps_the_flag_and_is_told_what_replaces_it():
+    code, found = _lint("--build", "llama.cpp-b9333", "--", "llama-server", "-m", "/models/x.gguf", "--no-mmap")
+    assert code == 0  # the build still accepts it: nothing fails
+    finding = found["--no-mmap"]
+    assert (finding["severity"], finding["code"]) == ("warn", "flag-removed-later")
+    assert finding["fix"] == "keep it on b9333; when you upgrade past 4df29be, use --load-mode none"
+    assert "newer than b9333, still had --no-mmap, 0c1e570 no longer" in finding["why"]
+
+
+def test_a_vllm_flag_removed_between_releases_names_the_last_release_that_had_it():
+    code, found = _lint("--", "vllm", "serve", "Qwen/Qwen3-32B", "--use-v2-block-manager")
+    assert code == 1
+    finding = found["--use-v2-block-manager"]
+    assert (finding["code"], finding["fix"]) == ("flag-removed", "drop --use-v2-block-manager")
+    assert "vLLM 0.9.2 (2025-07-08) is the newest release read that still has it (0.10.0 has not)" in finding["why"]
+    assert finding["sources"][0] == "https://pypi.org/project/vllm/0.9.2/"
+    # named release harvested and older than the shipped vocabulary: said of that release
+    code, found = _lint("--build", "vllm==0.10.0", "--", "vllm", "serve", "Qwen/Qwen3-32B", "--use-v2-block-manager")
+    assert found["--use-v2-block-manager"]["code"] == "flag-removed"
+    assert "not a vLLM 0.10.0 option" in found["--use-v2-block-manager"]["why"]
+
+
+def test_an_sglang_flag_removed_between_releases_names_when_it_left():
+    args = ("python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-32B", "--enable-flashinfer-mla")
+    code, found = _lint("--", *args)
+    assert code == 1
+    why = found["--enable-flashinfer-mla"]["why"]
+    assert "SGLang 0.4.7 (2025-06-10) is the newest release read that still has it (0.4.8 has not)" in why
+
+
+def test_a_flag_no_release_ever_had_stays_unknown_with_the_nearest_spelling():
+    code, found = _lint("--", "llama-server", "-m", "/models/x.gguf", "--load-modes", "none")
+    assert code == 1
+    assert found["--load-modes"]["code"] == "unknown-flag"
+
+
+def test_list_engines_shows_the_llama_cpp_commit_read_for_its_flags_as_no_build_to_name():
+    result = run_cli("list", "engines", "--format", "json")
+    assert result.code == 0, result.err
+    row = next(r for r in result.json() if r["engine"] == "llama.cpp" and r.get("release") == "4df29be")
+    assert (row["build"], row["use"], row["released"]) == (None, None, "2026-08-17")
+    assert row["harvested"]["artifact"] == "llama_cpp_python-0.3.35.tar.gz"
