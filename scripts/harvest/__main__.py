@@ -249,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--summaries",
         action="store_true",
-        help="recompute, from each release's committed ran file, the selector summaries its facts file keeps",
+        help="recompute, from each release's committed ran file, the selector summaries: the facts file's and the picks"
+        " per case in <version>.selected.json beside it",
     )
     args = parser.parse_args(argv)
     if args.run:
