@@ -259,6 +259,11 @@ DEVICES = {
         "s.variant_bytes = lambda m, v: s.checkpoint_bytes(m, v.size_bytes, v.quant, v.quant_groups, v.file)",
         ("explain", "matrix"),
     ),
+    "package data parsed once": (
+        "import recipegen.catalog.parse_cache as p, yaml;"
+        "p.package_data = lambda path: yaml.safe_load(path.read_text(encoding='utf-8'))",
+        ("explain mimo-v2-flash", "matrix"),
+    ),
     "forked matrix workers": (
         "import recipegen.report.matrix as m; b = m.build_matrix;"
         "m.build_matrix = lambda c, ms, ts, jobs=None, **kw: b(c, ms, ts, jobs=1, **kw)",
@@ -269,14 +274,21 @@ DEVICES = {
 BASELINES = {"parse cache (after a recipe edit)": DEVICES["validated-catalog cache"][0]}
 
 
+def _commands(tmp: str) -> dict[str, list[str]]:
+    """The commands the devices serve, by the name DEVICES gives them."""
+    return {
+        "explain": ["explain", "--gpu", "sm80", "--model", "glm-5.2"],
+        # a model whose V is narrower than its K: its kernel gates read data/diff_kv.yaml
+        "explain mimo-v2-flash": ["explain", "--gpu", "h100", "--model", "mimo-v2-flash"],
+        "generate": ["--gpu", "sm80", "--model", "glm-5.2", "--out", str(Path(tmp) / "o"), "--force"],
+        "matrix": ["matrix"],
+    }
+
+
 def devices() -> None:
     """Median wall and CPU time (the processes and their workers) with and without each device, interleaved."""
     with tempfile.TemporaryDirectory() as tmp:
-        args = {
-            "explain": ["explain", "--gpu", "sm80", "--model", "glm-5.2"],
-            "generate": ["--gpu", "sm80", "--model", "glm-5.2", "--out", str(Path(tmp) / "o"), "--force"],
-            "matrix": ["matrix"],
-        }
+        args = _commands(tmp)
         for device, (patch, served) in DEVICES.items():
             for command in served:
                 runs = {
@@ -297,11 +309,7 @@ def devices() -> None:
 def device_instructions(names: list[str] | None = None) -> None:
     """`devices` in instructions executed (one callgrind run each way): steady where the cores are shared."""
     with tempfile.TemporaryDirectory() as tmp:
-        args = {
-            "explain": ["explain", "--gpu", "sm80", "--model", "glm-5.2"],
-            "generate": ["--gpu", "sm80", "--model", "glm-5.2", "--out", str(Path(tmp) / "o"), "--force"],
-            "matrix": ["matrix"],
-        }
+        args = _commands(tmp)
         for device in names or list(DEVICES):
             patch, served = DEVICES[device]
             for command in served:

@@ -80,12 +80,11 @@ def _rule(engine: str, row: dict[str, Any]) -> Rule:
 
 @functools.cache
 def _rules() -> tuple[Rule, ...]:
-    from importlib import resources
+    from .index import package_folder
+    from .parse_cache import package_data
 
-    import yaml
-
-    text = resources.files("recipegen.data").joinpath("diff_kv.yaml").read_text(encoding="utf-8")
-    return tuple(_rule(engine, row) for engine, rows in yaml.safe_load(text).items() for row in rows)
+    data = package_data(package_folder("recipegen.data") / "diff_kv.yaml")
+    return tuple(_rule(engine, row) for engine, rows in data.items() for row in rows)
 
 
 def rule(engine: str, build: Build) -> Rule | None:

@@ -109,12 +109,11 @@ def _unique(parts: list[Hardware]) -> list[Hardware]:
 @functools.cache
 def _known() -> list[tuple[re.Pattern[str], str, float | None]]:
     """data/gpu_hints.yaml: compute capability (and memory) of GPUs the catalog has no recipe for."""
-    from importlib import resources
+    from .index import package_folder
+    from .parse_cache import package_data
 
-    import yaml
-
-    text = resources.files("recipegen.data").joinpath("gpu_hints.yaml").read_text(encoding="utf-8")
-    return [(re.compile(g["pattern"]), str(g["cc"]), g.get("memory_gib")) for g in yaml.safe_load(text)["gpus"]]
+    hints = package_data(package_folder("recipegen.data") / "gpu_hints.yaml")
+    return [(re.compile(g["pattern"]), str(g["cc"]), g.get("memory_gib")) for g in hints["gpus"]]
 
 
 _OTHER_VENDORS = re.compile(r"^(mi\d{2,3}\w*|instinct\w*|radeon\w*|rx\d{4}\w*|gaudi\w*|arc\w*|tpu\w*|trainium\w*)$")

@@ -25,7 +25,7 @@ from .schema.common import Source
 FOLDER = "harvest"
 TABLES = ("architectures", "tool_parsers", "reasoning_parsers", "flags")
 RAN_TABLES = ("attention_selector", "quantization")  # the release's own code run on a simulated GPU
-SIBLINGS = (".detail.json", ".ran.json")  # beside a release's facts file, read only when asked
+SIBLINGS = (".detail.json", ".ran.json", ".selected.json")  # beside a release's facts file, read only when asked
 ParserKind = Literal["tool", "reasoning"]
 PARSER_TABLES: dict[ParserKind, str] = {"tool": "tool_parsers", "reasoning": "reasoning_parsers"}
 
@@ -55,9 +55,8 @@ class Harvest:
     kernels: dict[str, Any] | None = None  # the `kernels` read table: what decides kernel verdicts in the release
     # --kv-cache-dtype values the release's selector, run, refused on every GPU and shape asked
     kv_no_backend: tuple[str, ...] = ()
-    # the backend the selector, run, returned per case (ran.py `selected`): shape key -> KV -> capability -> backend
-    # (or heads per GPU -> backend)
-    selected: dict[str, Any] | None = None
+    # the side file of the backend the selector, run, returned per case (`picks`), read only when a plan asks
+    selected_file: str | None = None
     uploaded: str | None = None  # the day its artifact was uploaded to PyPI (the JSON simple index), where stamped
 
     @property
@@ -207,7 +206,7 @@ def load(engine: str, release: str) -> Harvest | None:
             ran_failed={str(t): dict(v) for t, v in (data.get("ran_failed") or {}).items()},
             kernels=tables.get("kernels"),
             kv_no_backend=_strings(tables.get("attention_selector", {}).get("kv_cache_dtypes_no_backend_takes")) or (),
-            selected=tables.get("attention_selector", {}).get("selected"),
+            selected_file=tables.get("attention_selector", {}).get("selected_file"),
             partial={
                 t: {k: tables[t][k] for k in ("failed_capabilities", "case_errors") if k in tables[t]}
                 for t in RAN_TABLES
@@ -255,6 +254,27 @@ def ran(engine: str, release: str) -> dict[str, Any] | None:
             f"{name} is unreadable ({exc})", "reinstall recipegen or rerun scripts/harvest --run"
         ) from exc
     return data if isinstance(data, dict) else None
+
+
+@functools.cache
+def picks(engine: str, release: str) -> dict[str, Any] | None:
+    """The backend a release's selector, run, returned per case (ran.py `selected`, kept in `<release>.selected.json`
+    so that a request reads it only when a plan asks which of several kernels the release picks): shape key -> KV
+    -> capability -> backend (or heads per GPU -> backend); None when the selector was not run."""
+    facts = load(engine, release)
+    if facts is None or facts.selected_file is None:
+        return None
+    name = f"data/{FOLDER}/{engine}/{facts.selected_file}"
+    try:
+        data = json.loads(_root().joinpath(engine, facts.selected_file).read_text(encoding="utf-8"))
+        found = data["selected"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise RecipegenError(
+            f"{name} is unreadable ({exc})", "reinstall recipegen or rerun scripts/harvest --summaries"
+        ) from exc
+    if not isinstance(found, dict):
+        raise RecipegenError(f"{name}: `selected` is not a mapping", "rerun scripts/harvest --summaries")
+    return found
 
 
 def flags(engine: str, release: str) -> dict[str, dict[str, Any]] | None:

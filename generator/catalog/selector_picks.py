@@ -1,11 +1,11 @@
 """The attention backend a vLLM release's own selector picks, from its run on simulated GPUs (the `selected`
-summary scripts/harvest keeps of <v>.ran.json in the release's facts file, data/harvest/vllm/<v>.json).
+summary scripts/harvest keeps of <v>.ran.json in data/harvest/vllm/<v>.selected.json).
 
 The harvester ran each release's `get_attn_backend_cls` on simulated GPUs for every attention shape the
 catalog plans (GQA at its head sizes, sinks, dense MLA, sparse MLA with and without RoPE), each KV dtype
 and, for MLA, 16 and 128 heads per GPU. Where the catalog has several kernels that serve a need, the plan
 names the one the release picks; this module answers which, per GPU, KV dtype and heads per GPU (the
-priority order of some releases turns on it). The facts file is read only when a request touches the release.
+priority order of some releases turns on it). The summary is read only when a plan asks this of the release.
 """
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ def picked(
     it was not asked with, KV spellings that disagree)."""
     if op not in SHAPES or harvest.engine_of(build) != "vllm":
         return None
-    facts = harvest.of(build)
-    if facts is None or not facts.selected:
+    selected = harvest.picks("vllm", build.version)
+    if not selected:
         return None
     shape, which = SHAPES[op]
     asked = [s for dtype in kv for s in KV_ASKED.get(dtype, ())] if kv else ["auto"]
@@ -70,7 +70,7 @@ def picked(
         profiles = [*(p for p, nope in PROFILE_NOPE.items() if nope == qk_nope_head_dim), "none"]
     heads = head_size if shape == "gqa" else which
     for profile in profiles:  # the model's own profile where one was asked, else the profile-less stand-in
-        by_kv = facts.selected.get(f"{shape}/{which}/{heads}/{profile}")
+        by_kv = selected.get(f"{shape}/{which}/{heads}/{profile}")
         if not isinstance(by_kv, dict):
             continue
         answers: set[str] = set()

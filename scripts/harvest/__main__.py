@@ -9,7 +9,8 @@ unpacked tree or a local wheel/sdist instead of downloading (the tests use small
 `--run` (vLLM, SGLang) installs the release into a throwaway virtual environment and runs its own attention
 selection and quantization code on each simulated GPU (ran.py; vllm_probe.py asks vLLM's selector, sglang_probe.py
 resolves SGLang's server arguments): the `ran` tables, in <version>.ran.json beside the facts file, which then
-names them.
+names them; the backend vLLM's selector picked per case goes to <version>.selected.json (read only when a plan
+asks which kernel the release picks). `--summaries` rewrites both summaries from the committed ran file.
 """
 
 from __future__ import annotations
@@ -249,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--summaries",
         action="store_true",
-        help="recompute, from each release's committed ran file, the selector summaries its facts file keeps",
+        help="recompute, from each release's committed ran file, the selector summaries: the facts file's and the picks"
+        " per case in <version>.selected.json beside it",
     )
     args = parser.parse_args(argv)
     if args.run:

@@ -2,7 +2,8 @@
 quantization code asked on each simulated GPU (vllm_probe.py, one fresh interpreter per capability).
 
 The tables land in `<release>.ran.json` beside the release's facts file, which names them with method `ran`;
-nothing in the catalog reads that file unless a request asks for those tables.
+nothing in the catalog reads that file unless a request asks for those tables. The backend the selector picked per
+case goes to `<release>.selected.json`, read only when a plan asks which of several kernels the release picks.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 PROBES = {"vllm": HERE / "vllm_probe.py", "sglang": HERE / "sglang_probe.py"}
+SELECTED_SUFFIX = ".selected.json"  # the selector's picks per case, beside the facts file (catalog/harvest.py)
 CAPABILITIES = (70, 75, 80, 86, 89, 90, 100, 103, 110, 120, 121)
 # what else decides the answers: the kernels' own packages, recorded with the tables
 PACKAGES = {
@@ -436,23 +438,42 @@ def write(tables: dict[str, Any], facts_path: Path, artifact: str | None, sha256
         if errors:  # cases the selector could not answer (their reasons are in the ran file)
             entry["case_errors"] = errors
         if table == "attention_selector":
-            entry.update(summaries(ok[table]["cases"]))
+            entry.update(summaries(facts_path, ok[table]["cases"]))
         facts["tables"][table] = entry
+    if "attention_selector" not in ok:
+        _write_selected(facts_path, {})
     _set_failures(facts, failures)
     facts_path.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return target
 
 
-def summaries(cases: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the catalog reads of a selector run on every request that touches the release, kept in its facts file
-    (the ran file itself is read only on demand): the KV spellings no backend takes, and the backend selected per
-    case."""
+def summaries(facts_path: Path, cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the catalog reads of a selector run, kept apart from the ran file (read only on demand): in the facts file,
+    read on every request that touches the release, the KV spellings no backend takes; in `<release>.selected.json`
+    beside it, read only when a plan asks which of several kernels the release picks, the backend selected per case
+    (written here, or removed when the run selected none). Returns the facts file's part, naming the side file."""
     out: dict[str, Any] = {}
     if no_backend_takes(cases):
         out["kv_cache_dtypes_no_backend_takes"] = no_backend_takes(cases)
-    if selected(cases):
-        out["selected"] = selected(cases)
+    picks = selected(cases)
+    if _write_selected(facts_path, picks):
+        out["selected_file"] = selected_path(facts_path).name
     return out
+
+
+def selected_path(facts_path: Path) -> Path:
+    """The side file of a release's selector picks: `<release>.selected.json` beside its facts file."""
+    return facts_path.with_name(facts_path.name[: -len(".json")] + SELECTED_SUFFIX)
+
+
+def _write_selected(facts_path: Path, picks: dict[str, Any]) -> bool:
+    """Write the picks' side file (True), or remove a stale one when there are none (False)."""
+    target = selected_path(facts_path)
+    if not picks:
+        target.unlink(missing_ok=True)
+        return False
+    target.write_text(json.dumps({"selected": picks}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return True
 
 
 def selected(cases: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -482,9 +503,9 @@ def summarize(facts_path: Path) -> bool:
     if entry is None or "file" not in entry:
         return False
     tables = json.loads((facts_path.parent / entry["file"]).read_text(encoding="utf-8"))
-    for key in ("kv_cache_dtypes_no_backend_takes", "selected"):
-        entry.pop(key, None)
-    entry.update(summaries(tables["attention_selector"]["cases"]))
+    for key in ("kv_cache_dtypes_no_backend_takes", "selected", "selected_file"):
+        entry.pop(key, None)  # `selected` was kept in the facts file itself before it moved to its side file
+    entry.update(summaries(facts_path, tables["attention_selector"]["cases"]))
     facts_path.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return True
 

@@ -705,8 +705,8 @@ def test_both_kinds_of_vllm_selector_were_run():
 
 @pytest.mark.parametrize("release", CANDIDATE_RELEASES)
 def test_the_selected_summary_a_facts_file_keeps_is_its_ran_file_s(release):
-    """The planner names kernels from the summary in the facts file (scripts/harvest --summaries writes it from the
-    committed run); it must say what the run says, case by case."""
+    """The planner names kernels from the summary beside the facts file (<release>.selected.json; scripts/harvest
+    --summaries writes it from the committed run); it must say what the run says, case by case."""
     import sys
 
     sys.path.insert(0, str(DATA.parents[1] / "scripts" / "harvest"))
@@ -716,5 +716,19 @@ def test_the_selected_summary_a_facts_file_keeps_is_its_ran_file_s(release):
         sys.path.pop(0)
     tables = json.loads((DATA / "harvest" / "vllm" / f"{release}.ran.json").read_text())
     facts = harvest.load("vllm", release)
-    assert facts is not None and facts.selected == ran.selected(tables["attention_selector"]["cases"])
-    assert facts.selected
+    assert facts is not None and facts.selected_file == f"{release}.selected.json"
+    picks = harvest.picks("vllm", release)
+    assert picks and picks == ran.selected(tables["attention_selector"]["cases"])
+
+
+def test_no_facts_file_keeps_the_selected_summary_inline():
+    """The picks per case moved out of the facts file every request reads (they were ~40 % of its bytes); a facts file
+    merged from a run made before the move still carries them: `python scripts/harvest ENGINE==VERSION --summaries`
+    moves them to the side file."""
+    inline = [
+        p.name
+        for p in (DATA / "harvest").glob("*/*.json")
+        if not p.name.endswith(harvest.SIBLINGS)
+        and "selected" in json.loads(p.read_text()).get("tables", {}).get("attention_selector", {})
+    ]
+    assert not inline, f"rerun scripts/harvest --summaries for {inline}"

@@ -44,6 +44,39 @@ def test_a_cached_explain_imports_no_yaml_no_templates_and_no_validation(tmp_pat
     assert again.stdout == first.stdout
 
 
+def test_a_cached_explain_of_a_model_with_v_narrower_than_k_imports_no_yaml(tmp_path):
+    """MiMo-V2-Flash's V is narrower than its K, so its kernel gates read data/diff_kv.yaml: a warm run reads it
+    parsed from the cache folder (importing yaml and parsing it cost more than the rest of the explain's planning)."""
+    probe = PROBE.replace('("huggingface_hub", "docker", "jsonschema", "hypothesis")', '("yaml",)')
+    args = [sys.executable, "-c", probe, "explain", "--gpu", "h100", "--model", "mimo-v2-flash"]
+    env = {"XDG_CACHE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    first = subprocess.run(args, capture_output=True, text=True, env=env)  # parses and keeps diff_kv.yaml
+    assert first.returncode == 0, first.stderr
+    assert "HEAVY=yaml" in first.stderr  # the first run parsed it (else this test would prove nothing)
+    assert (tmp_path / "recipegen" / "data-diff_kv.json").is_file()
+    again = subprocess.run(args, capture_output=True, text=True, env=env)
+    assert again.returncode == 0, again.stderr
+    assert "HEAVY=\n" in again.stderr
+    assert again.stdout == first.stdout
+
+
+def test_package_data_is_parsed_again_when_the_file_changes(tmp_path, monkeypatch):
+    """The cached parse is keyed by the file's bytes: an edited data file (a checkout) is never answered from it."""
+    from recipegen.catalog.parse_cache import package_data
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("RECIPEGEN_NO_CACHE", raising=False)
+    data = tmp_path / "hints.yaml"
+    data.write_text("gpus:\n- pattern: a\n  cc: '8.0'\n", encoding="utf-8")
+    assert package_data(data) == {"gpus": [{"pattern": "a", "cc": "8.0"}]}
+    assert (tmp_path / "cache" / "recipegen" / "data-hints.json").is_file()
+    with monkeypatch.context() as no_yaml:
+        no_yaml.setitem(sys.modules, "yaml", None)  # `import yaml` fails: only the cache can answer
+        assert package_data(data) == {"gpus": [{"pattern": "a", "cc": "8.0"}]}
+    data.write_text("gpus:\n- pattern: b\n  cc: '9.0'\n", encoding="utf-8")
+    assert package_data(data) == {"gpus": [{"pattern": "b", "cc": "9.0"}]}
+
+
 def test_a_catalog_model_is_planned_without_the_checkpoint_readers(tmp_path):
     """A --model the catalog names is never looked up as a folder, a .gguf or a Hub repo: the readers of a
     checkpoint's own files load only for a name the catalog lacks (tests/checkpoint/test_local_folder.py runs

@@ -34,16 +34,28 @@ def _stand_in_run(out: Path, selector: str, caps: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def ran(tmp_path_factory):
+def ran_folder(tmp_path_factory):
+    """The folder `--run` wrote a stand-in release's files into (facts, ran tables, the selector's picks)."""
     out = tmp_path_factory.mktemp("ran")
     facts = {"engine": "vllm", "release": "9.9.9", "sha256": None, "tables": {"architectures": {"method": "read"}}}
     (out / "vllm").mkdir()
     (out / "vllm" / "9.9.9.json").write_text(json.dumps(facts))
     proc = _run(out, "vllm==9.9.9", "--run", "--python", sys.executable, "--caps", "75,90,100")
     assert proc.returncode == 0, proc.stderr
-    return json.loads((out / "vllm" / "9.9.9.json").read_text()), json.loads(
-        (out / "vllm" / "9.9.9.ran.json").read_text()
-    )
+    return out / "vllm"
+
+
+@pytest.fixture(scope="module")
+def ran(ran_folder):
+    return json.loads((ran_folder / "9.9.9.json").read_text()), json.loads((ran_folder / "9.9.9.ran.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def picks(ran, ran_folder):
+    """The run's side file of picks per case, named by the facts file."""
+    name = ran[0]["tables"]["attention_selector"]["selected_file"]
+    assert name == "9.9.9.selected.json"
+    return json.loads((ran_folder / name).read_text())
 
 
 def _case(tables, cap, **want):
@@ -436,10 +448,12 @@ def test_a_selector_that_walks_an_if_else_chain_records_its_choice_per_block_siz
     assert "CUTLASS_MLA" in selector["imports"]["100"]  # its module allocates on the GPU at import
 
 
-def test_the_facts_file_keeps_the_backend_selected_per_case(ran):
-    """What the catalog reads on every request that touches the release: the selected backend per case, compact."""
+def test_the_side_file_keeps_the_backend_selected_per_case(ran, picks):
+    """What the catalog reads when a plan asks which kernel the release picks: the selected backend per case,
+    compact, beside the facts file (which every request touching the release reads, so it does not carry them)."""
     facts, tables = ran
-    selected = facts["tables"]["attention_selector"]["selected"]
+    assert "selected" not in facts["tables"]["attention_selector"]
+    selected = picks["selected"]
     asked = [c for c in tables["attention_selector"]["cases"] if "valid" in c and c.get("selected")]
     assert asked
     for case in asked:
@@ -450,13 +464,18 @@ def test_the_facts_file_keeps_the_backend_selected_per_case(ran):
         assert (got if heads is None else got[str(heads)]) == case["selected"]
 
 
-def test_summaries_are_recomputed_from_the_committed_run_without_rerunning(ran, tmp_path):
+def test_summaries_are_recomputed_from_the_committed_run_without_rerunning(ran, picks, tmp_path):
+    """A facts file from before the picks moved (inline `selected`, no side file), as a merged run may bring:
+    --summaries moves them beside it."""
     facts, tables = ran
     (tmp_path / "vllm").mkdir()
-    stripped = json.loads(json.dumps(facts))
-    stripped["tables"]["attention_selector"].pop("selected")
-    (tmp_path / "vllm" / "9.9.9.json").write_text(json.dumps(stripped))
+    old = json.loads(json.dumps(facts))
+    entry = old["tables"]["attention_selector"]
+    entry.pop("selected_file")
+    entry["selected"] = picks["selected"]
+    (tmp_path / "vllm" / "9.9.9.json").write_text(json.dumps(old))
     (tmp_path / "vllm" / "9.9.9.ran.json").write_text(json.dumps(tables))
     proc = _run(tmp_path, "vllm==9.9.9", "--summaries")
     assert proc.returncode == 0 and "summaries rewritten" in proc.stderr, proc.stderr
     assert json.loads((tmp_path / "vllm" / "9.9.9.json").read_text()) == facts
+    assert json.loads((tmp_path / "vllm" / "9.9.9.selected.json").read_text()) == picks
