@@ -297,3 +297,27 @@ def test_fp8_runs_natively_on_ada_on_the_old_releases_and_through_marlin_from_0_
         "no fp8 kernel for sm80 in sglang-0.4.9: Marlin FP8 (8.0-8.8) only with SGLANG_FORCE_FP8_MARLIN=1" in text.out
     )
 
+
+def test_on_a_t4_sglang_0_4_10_plans_gptq_with_the_backend_its_sm75_run_picks_and_refuses_fp8(cli):
+    """0.4.10's sm_75 run (added with --merge): its model runner picks flashinfer for a Llama-shaped model on a T4 and
+    its fp8 method's minimum is 8.0. A GPTQ checkpoint plans there on flashinfer; the FP8 one is refused with the
+    release's rule, not planned through a Marlin fallback."""
+    from recipegen.catalog import harvest
+
+    tables = harvest.ran("sglang", "0.4.10")
+    assert 75 in tables["quantization"]["capabilities"]
+    assert tables["quantization"]["methods"]["fp8"]["min_capability"] == 80
+    (picked,) = [
+        c["resolved"]["attention_backend"]
+        for c in tables["attention_selector"]["cases"]
+        if (c["capability"], c["shape"], c["kv"], c["asked"]) == (75, "gqa", "auto", None)
+    ]
+    assert picked == "flashinfer"
+    gptq = explain(cli, "--gpu", "t4", "--model", "llama-3.1-8b", "--variant", "gptq", "--build", "sglang==0.4.10")
+    assert gptq["verdict"] == "runnable"
+    gates = {g["gate"]: g for g in gptq["plans"][0]["gates"]}
+    assert gates["kernel"]["reason"] == "sm75: flashinfer (attention.gqa)"
+    fp8 = explain(cli, "--gpu", "t4", "--model", "llama-3.1-8b", "--variant", "fp8", "--build", "sglang==0.4.10")
+    assert fp8["verdict"] == "blocked"
+    assert {row["gate"] for row in rejections(fp8)} == {"weight-format"}
+    assert all("its fp8 method refuses GPUs below 8.0" in row["reason"] for row in rejections(fp8))
