@@ -134,7 +134,8 @@ def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) ->
             return GateResult("weight-format", "pass", reason, srcs(fallback.sources, fmt.sources), details)
     native = str(fmt.native) if fmt.native else "none"
     fallbacks = "; ".join(f"{f.kernel} on {f.sm}" for f in fmt.fallbacks) or "none"
-    reason = f"no {variant.quant} kernel for {cc.sm} in {build.id} (native: {native}; fallbacks: {fallbacks})"
+    why = f": {fmt.refused}" if fmt.refused else ""
+    reason = f"no {variant.quant} kernel for {cc.sm} in {build.id}{why} (native: {native}; fallbacks: {fallbacks})"
     return result("fail", reason, srcs(fmt.sources))
 
 

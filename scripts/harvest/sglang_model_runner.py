@@ -59,8 +59,12 @@ def chooses_in_model_runner() -> bool:
     it in ServerArgs, and their model_specific_adjustment sets none."""
     try:
         from sglang.srt.model_executor.model_runner import ModelRunner
-    except ImportError:
-        return False
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").startswith("sglang.srt.model_executor"):  # a release without that module
+            return False
+        # a library the module imports is missing or too new for the release (an unpinned dependency): answering
+        # without the step would record no default backend, and transformers' model-type check would go unasked
+        raise StepUnavailable(f"the release's ModelRunner does not import here: {exc}") from exc
     method = getattr(ModelRunner, "model_specific_adjustment", None)
     return method is not None and _sets_default_backend(method)
 

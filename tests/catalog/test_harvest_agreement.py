@@ -697,6 +697,18 @@ def test_sglang_weight_formats_start_at_the_method_minimum_and_fall_back_to_marl
     assert checked >= (3 if "mxfp4" not in quant["methods"] else 4)  # fp8, fp8_block, nvfp4 (+ mxfp4 from 0.5.0rc2)
 
 
+def test_the_sglang_releases_that_choose_in_the_model_runner_were_run():
+    """The 0.4 line and 0.5.0rc2-0.5.3 pick their default attention backend in ModelRunner (the probe's second step):
+    each has a run, on Ampere and on Ada at least, so the tests above hold their kernels, default picks and FP8 rules
+    against their own code, not against a newer release they inherit from."""
+    for release in ("0.4.8", "0.4.9", "0.4.10", "0.5.0rc2", "0.5.2", "0.5.3"):
+        assert release in SGLANG_RAN_RELEASES, f"python scripts/harvest sglang=={release} --run"
+        tables = harvest.ran("sglang", release)
+        assert {80, 86, 89, 90} <= set(tables["attention_selector"]["capabilities"]), release
+        assert "model_specific_adjustment" in tables["attention_selector"]["from"], release
+        assert {80, 86} <= set(tables["quantization"]["capabilities"]), release
+
+
 def test_both_kinds_of_vllm_selector_were_run():
     assert {"0.33.0", "0.13.0", "0.11.1"} <= set(CANDIDATE_RELEASES)
     assert {"0.11.0", "0.10.2", "0.10.1", "0.10.0"} <= set(CHAIN_RELEASES)

@@ -152,3 +152,44 @@ def test_only_a_release_whose_model_runner_fills_an_unset_backend_is_asked_there
             linecache.cache, "<model_runner>", (len(source), None, source.splitlines(True), "<model_runner>")
         )
         assert _sets_default_backend(source) is (source is picks)
+
+
+def _release_tree(root: Path, model_runner: str | None) -> None:
+    """A stand-in `sglang` package whose model_runner module holds `model_runner` (None: no such module)."""
+    folder = root / "sglang" / "srt" / "model_executor"
+    folder.mkdir(parents=True)
+    for package in (root / "sglang", root / "sglang" / "srt", folder):
+        (package / "__init__.py").write_text("")
+    if model_runner is not None:
+        (folder / "model_runner.py").write_text(model_runner)
+
+
+@pytest.mark.parametrize(
+    ("model_runner", "expected"),
+    [
+        (None, False),  # a release without the module: nothing to ask there
+        ("import compressed_tensors_newer_than_the_release\n", "compressed_tensors_newer_than_the_release"),
+    ],
+)
+def test_a_model_runner_that_does_not_import_stops_the_probe_instead_of_skipping_the_step(
+    tmp_path, monkeypatch, model_runner, expected
+):
+    """sglang 0.4.8 beside an unpinned compressed-tensors too new for its transformers: model_runner.py failed to
+    import, the probe took that for a release that picks no default there and recorded every default case with no
+    backend and gpt-oss's config as accepted. A library that does not import is the environment's fault: say so."""
+    _release_tree(tmp_path, model_runner)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(ROOT / "scripts" / "harvest"))
+    for name in [m for m in sys.modules if m == "sglang" or m.startswith("sglang.")]:
+        monkeypatch.delitem(sys.modules, name)
+    import sglang_model_runner
+
+    try:
+        if expected is False:
+            assert sglang_model_runner.chooses_in_model_runner() is False
+        else:
+            with pytest.raises(sglang_model_runner.StepUnavailable, match=f"does not import here: .*{expected}"):
+                sglang_model_runner.chooses_in_model_runner()
+    finally:  # the stand-in's modules leave with it
+        for name in [m for m in sys.modules if m == "sglang" or m.startswith("sglang.")]:
+            del sys.modules[name]

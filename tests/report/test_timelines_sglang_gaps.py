@@ -241,3 +241,83 @@ def test_as_of_around_the_gap_releases(cli):
     assert glm5["verdict"] == "runnable"
     assert glm5["plans"][0]["build"] == "sglang-0.5.9"
     assert sglang_as_of(cli, "llama-3.3-70b", 1, "2026-08-01")["plans"][0]["build"] == "sglang-0.5.16"
+
+
+@pytest.mark.parametrize("release", ["0.4.8", "0.4.9", "0.4.10", "0.5.0rc2"])
+@pytest.mark.parametrize(("gpu", "sm"), [("a100", "sm80"), ("rtx-3090", "sm86")])
+@pytest.mark.parametrize(("model", "quant"), [("llama-3.1-8b", "fp8"), ("qwen3-8b", "fp8_block")])
+def test_fp8_on_ampere_is_refused_with_the_release_s_own_marlin_rule(cli, release, gpu, sm, model, quant):
+    """These releases pick no Marlin FP8 themselves (their Fp8LinearMethod: only SGLANG_FORCE_FP8_MARLIN=1 with vLLM's
+    Marlin ops, which they do not install, and never block FP8; their runs have no can_auto_enable_marlin_fp8), so an
+    FP8 checkpoint on Ampere is refused with that reason and the run's source, not planned through a Marlin fallback
+    inherited from a later release."""
+    document = explain(
+        cli, "--gpu", gpu, "--model", model, "--variant", "fp8", "--gpus", "1", "--build", f"sglang=={release}"
+    )
+    assert document["verdict"] == "blocked"
+    (row,) = rejections(document)
+    assert (row["build"], row["gate"]) == (f"sglang-{release}", "weight-format")
+    assert row["reason"].startswith(
+        f"no {quant} kernel for {sm} in sglang-{release}: Marlin FP8 (8.0-8.8) only with SGLANG_FORCE_FP8_MARLIN=1"
+    )
+    assert "fallbacks: none" in row["reason"]
+    assert any(
+        s["url"] == f"https://pypi.org/project/sglang/{release}/" and "can_auto_enable_marlin_fp8" in s["note"]
+        for s in row["sources"]
+    )
+
+
+def test_fp8_runs_natively_on_ada_on_the_old_releases_and_through_marlin_from_0_5_2(cli):
+    """What the refusal leaves: the same checkpoint plans natively on SM 8.9 with 0.4.9, and Ampere plans it through
+    Marlin W8A16 from the first release whose code enables that itself (0.5.2: can_auto_enable_marlin_fp8)."""
+    ada = explain(cli, "--gpu", "rtx-4090", "--model", "llama-3.1-8b", "--variant", "fp8", "--build", "sglang==0.4.9")
+    assert ada["verdict"] == "runnable"
+    assert ada["plans"][0]["build"] == "sglang-0.4.9"
+    sglang = history_of(cli, "sglang", "a100", "llama-3.1-8b", 1, "--variant", "fp8")
+    builds = verdicts(sglang)
+    for release in ("sglang-0.4.8", "sglang-0.4.9", "sglang-0.4.10", "sglang-0.5.0rc2"):
+        assert builds[release]["gate"] == "weight-format", release
+        assert "SGLANG_FORCE_FP8_MARLIN" in builds[release]["reason"]
+    assert builds["sglang-0.5.2"]["verdict"] == "runnable"
+    text = cli(
+        "explain",
+        "--gpu",
+        "a100",
+        "--model",
+        "llama-3.1-8b",
+        "--variant",
+        "fp8",
+        "--gpus",
+        "1",
+        "--build",
+        "sglang==0.4.9",
+    )
+    assert text.code == 0 and "VERDICT: blocked" in text.out
+    assert (
+        "no fp8 kernel for sm80 in sglang-0.4.9: Marlin FP8 (8.0-8.8) only with SGLANG_FORCE_FP8_MARLIN=1" in text.out
+    )
+
+
+def test_on_a_t4_sglang_0_4_10_plans_gptq_with_the_backend_its_sm75_run_picks_and_refuses_fp8(cli):
+    """0.4.10's sm_75 run (added with --merge): its model runner picks flashinfer for a Llama-shaped model on a T4 and
+    its fp8 method's minimum is 8.0. A GPTQ checkpoint plans there on flashinfer; the FP8 one is refused with the
+    release's rule, not planned through a Marlin fallback."""
+    from recipegen.catalog import harvest
+
+    tables = harvest.ran("sglang", "0.4.10")
+    assert 75 in tables["quantization"]["capabilities"]
+    assert tables["quantization"]["methods"]["fp8"]["min_capability"] == 80
+    (picked,) = [
+        c["resolved"]["attention_backend"]
+        for c in tables["attention_selector"]["cases"]
+        if (c["capability"], c["shape"], c["kv"], c["asked"]) == (75, "gqa", "auto", None)
+    ]
+    assert picked == "flashinfer"
+    gptq = explain(cli, "--gpu", "t4", "--model", "llama-3.1-8b", "--variant", "gptq", "--build", "sglang==0.4.10")
+    assert gptq["verdict"] == "runnable"
+    gates = {g["gate"]: g for g in gptq["plans"][0]["gates"]}
+    assert gates["kernel"]["reason"] == "sm75: flashinfer (attention.gqa)"
+    fp8 = explain(cli, "--gpu", "t4", "--model", "llama-3.1-8b", "--variant", "fp8", "--build", "sglang==0.4.10")
+    assert fp8["verdict"] == "blocked"
+    assert {row["gate"] for row in rejections(fp8)} == {"weight-format"}
+    assert all("its fp8 method refuses GPUs below 8.0" in row["reason"] for row in rejections(fp8))

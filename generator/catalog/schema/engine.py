@@ -185,6 +185,8 @@ class WeightFormat(Sourced):
     fallbacks: list[Fallback] = field(default_factory=list)
     requires_args: list[RequiredArg] = field(default_factory=list)  # emitted for checkpoints in this format
     note: Text | None = None
+    # the release's own reason it runs the format on no GPU outside `native` and `fallbacks`: a refusal says it first
+    refused: Text | None = None
 
     def _check(self) -> None:
         for named in self.native_kernels:
