@@ -132,10 +132,11 @@ def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how()
         if r["engine"] == "vllm" and r["build"] and (r["harvested"] or {}).get("not_harvested")
     ]
     assert all(h["not_harvested"] == ["attention_selector", "quantization"] for h in unrun)
-    for release in ("vllm-0.13.0", "vllm-0.12.0", "vllm-0.11.1"):  # 8.0-12.0 first, the other five merged
+    # 8.0-12.0 first, the other five merged
+    for release in ("vllm-0.29.0", "vllm-0.13.0", "vllm-0.12.0", "vllm-0.11.1"):
         whole = by_release[("vllm", release)]["harvested"]
         assert whole["tables"]["attention_selector"]["count"] == 11 * 147 and whole["why_not"] == {}, release
-    partial = by_release[("vllm", "vllm-0.29.0")]["harvested"]  # run on six capabilities only
+    partial = by_release[("vllm", "vllm-0.26.0")]["harvested"]  # run on fewer capabilities
     assert partial["tables"]["attention_selector"]["method"] == "ran" and partial["not_harvested"] == []
     # run on sm_80/86/89/90/100/120, 147 cases each
     for release in (
@@ -465,7 +466,9 @@ def _kernel_and_argv(*args):
         ("0.14.0", "b300", 103),
         ("0.19.0", "b200", 100),
         ("0.25.0", "gb200", 100),
+        ("0.29.0", "b300", 103),  # 10.3 added to its run with --merge: FLASH_ATTN was named there before
         ("0.30.0", "b300", 103),
+        ("0.32.0", "gb300", 103),  # 10.3 added to its run with --merge: FLASH_ATTN was named there before
         ("0.33.0", "b200", 100),
     ],
 )
