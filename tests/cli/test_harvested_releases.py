@@ -133,7 +133,7 @@ def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how()
     ]
     assert all(h["not_harvested"] == ["attention_selector", "quantization"] for h in unrun)
     # 8.0-12.0 first, the other five merged
-    for release in ("vllm-0.29.0", "vllm-0.28.0", "vllm-0.13.0", "vllm-0.12.0", "vllm-0.11.1"):
+    for release in ("vllm-0.29.0", "vllm-0.28.0", "vllm-0.27.1", "vllm-0.13.0", "vllm-0.12.0", "vllm-0.11.1"):
         whole = by_release[("vllm", release)]["harvested"]
         assert whole["tables"]["attention_selector"]["count"] == 11 * 147 and whole["why_not"] == {}, release
     partial = by_release[("vllm", "vllm-0.26.0")]["harvested"]  # run on fewer capabilities
@@ -493,7 +493,7 @@ def test_gpt_oss_sink_layers_on_b200_run_what_the_release_selects(release):
     assert "FLASHINFER (trtllm-gen) (attention.sinks)" in reason, reason
 
 
-@pytest.mark.parametrize("release", ["0.28.0", "0.29.0", "0.32.0"])
+@pytest.mark.parametrize("release", ["0.27.1", "0.28.0", "0.29.0", "0.32.0"])
 def test_gpt_oss_on_dgx_spark_runs_what_the_release_selects_on_sm121(release):
     """12.1 was added to these runs with --merge: the release's own selector on a simulated GB10 ranks FLASH_ATTN first
     for gpt-oss's full-attention layers and has only TRITON_ATTN for its sink layers (FLASH_ATTN, FLASHINFER and
