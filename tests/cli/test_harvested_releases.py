@@ -132,10 +132,11 @@ def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how()
         if r["engine"] == "vllm" and r["build"] and (r["harvested"] or {}).get("not_harvested")
     ]
     assert all(h["not_harvested"] == ["attention_selector", "quantization"] for h in unrun)
-    for release in ("vllm-0.13.0", "vllm-0.12.0", "vllm-0.11.1"):  # 8.0-12.0 first, the other five merged
+    # 8.0-12.0 first, the other five merged
+    for release in ("vllm-0.29.0", "vllm-0.28.0", "vllm-0.27.1", "vllm-0.13.0", "vllm-0.12.0", "vllm-0.11.1"):
         whole = by_release[("vllm", release)]["harvested"]
         assert whole["tables"]["attention_selector"]["count"] == 11 * 147 and whole["why_not"] == {}, release
-    partial = by_release[("vllm", "vllm-0.29.0")]["harvested"]  # run on six capabilities only
+    partial = by_release[("vllm", "vllm-0.26.0")]["harvested"]  # run on fewer capabilities
     assert partial["tables"]["attention_selector"]["method"] == "ran" and partial["not_harvested"] == []
     # run on sm_80/86/89/90/100/120, 147 cases each
     for release in (
@@ -255,9 +256,11 @@ def test_list_engines_json_shows_the_sglang_tables_its_release_ran():
         tables = by_build[f"sglang-{release}"]["tables"]
         assert tables["attention_selector"]["count"] == 6 * 6 * 3 * 9, release
         assert tables["quantization"]["method"] == "ran" and by_build[f"sglang-{release}"]["why_not"] == {}, release
-    # a release not run says how to run it (0.5.3 and older choose in ModelRunner, which the probe does not reach)
+    # 0.5.3 and older choose in ModelRunner: the probe runs that code of the release too, back to 0.4.8
+    for release in ("0.5.3", "0.4.10", "0.4.9", "0.4.8"):
+        assert by_build[f"sglang-{release}"]["tables"]["attention_selector"]["method"] == "ran", release
+    # a release not run says how to run it
     not_run = [b for b, h in by_build.items() if b and "attention_selector" not in h["tables"]]
-    assert "sglang-0.4.8" in not_run
     for build in not_run:
         why = by_build[build]["why_not"]["quantization"]["reason"]
         assert why == f"not run (python scripts/harvest sglang=={build.removeprefix('sglang-')} --run)", build
@@ -466,7 +469,9 @@ def _kernel_and_argv(*args):
         ("0.14.0", "b300", 103),
         ("0.19.0", "b200", 100),
         ("0.25.0", "gb200", 100),
+        ("0.29.0", "b300", 103),  # 10.3 added to its run with --merge: FLASH_ATTN was named there before
         ("0.30.0", "b300", 103),
+        ("0.32.0", "gb300", 103),  # 10.3 added to its run with --merge: FLASH_ATTN was named there before
         ("0.33.0", "b200", 100),
     ],
 )
@@ -489,6 +494,17 @@ def test_gpt_oss_sink_layers_on_b200_run_what_the_release_selects(release):
     reason, _, _, _ = _kernel_and_argv("--gpu", "b200", "--model", "gpt-oss-20b", "--build", f"vllm=={release}")
     assert _selected(release, 100, shape="gqa", variant="sinks", head_size=64, kv="auto") == "FLASHINFER"
     assert "FLASHINFER (trtllm-gen) (attention.sinks)" in reason, reason
+
+
+@pytest.mark.parametrize("release", ["0.27.1", "0.28.0", "0.29.0", "0.32.0"])
+def test_gpt_oss_on_dgx_spark_runs_what_the_release_selects_on_sm121(release):
+    """12.1 was added to these runs with --merge: the release's own selector on a simulated GB10 ranks FLASH_ATTN first
+    for gpt-oss's full-attention layers and has only TRITON_ATTN for its sink layers (FLASH_ATTN, FLASHINFER and
+    FLEX_ATTENTION: "attention sinks not supported"), which the plan names: the run confirms the catalog's answer."""
+    reason, _, _, _ = _kernel_and_argv("--gpu", "dgx-spark", "--model", "gpt-oss-20b", "--build", f"vllm=={release}")
+    assert _selected(release, 121, shape="gqa", variant="plain", head_size=64, kv="auto") == "FLASH_ATTN"
+    assert _selected(release, 121, shape="gqa", variant="sinks", head_size=64, kv="auto") == "TRITON_ATTN"
+    assert reason == "sm121: FLASH_ATTN (FA2) (attention.gqa), TRITON_ATTN (attention.sinks)", reason
 
 
 @pytest.mark.parametrize("release", ["0.25.0", "0.26.0"])
