@@ -110,6 +110,24 @@ def test_lint_names_the_release_that_added_a_flag_the_named_release_lacks():
     assert findings[0]["sources"][0] == "https://pypi.org/project/vllm/0.8.5/"
 
 
+def test_a_plan_on_a_capability_added_to_a_release_s_run_names_the_backend_that_release_picks():
+    """vLLM 0.26.0's selector, run on simulated SM 10.3 and 7.5 as well (`--merge`), picks FlashInfer for GQA on
+    B300 as on B200, where the plan named FLASH_ATTN (the catalog's first kernel that fits) before 10.3 was run; on
+    T4 it confirms Triton attention, the only kernel it takes there for these heads."""
+
+    def kernel(gpu):
+        result = run_cli(
+            "explain", "--gpu", gpu, "--model", "llama-3.1-8b", "--build", "vllm==0.26.0", "--format", "json"
+        )
+        assert result.code == 0, result.err
+        plan = result.json()["plans"][0]
+        return next(g["reason"] for g in plan["gates"] if g["gate"] == "kernel")
+
+    assert kernel("b300") == "sm103: FLASHINFER (attention.gqa)"
+    assert kernel("b200") == "sm100: FLASHINFER (attention.gqa)"
+    assert kernel("t4") == "sm75: TRITON_ATTN (attention.gqa)"
+
+
 def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how():
     rows = run_cli("list", "engines", "--format", "json").json()
     by_release = {(r["engine"], r.get("release") or r["build"]): r for r in rows}
