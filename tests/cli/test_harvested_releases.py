@@ -111,21 +111,26 @@ def test_lint_names_the_release_that_added_a_flag_the_named_release_lacks():
 
 
 def test_a_plan_on_a_capability_added_to_a_release_s_run_names_the_backend_that_release_picks():
-    """vLLM 0.26.0's selector, run on simulated SM 10.3 and 7.5 as well (`--merge`), picks FlashInfer for GQA on
-    B300 as on B200, where the plan named FLASH_ATTN (the catalog's first kernel that fits) before 10.3 was run; on
-    T4 it confirms Triton attention, the only kernel it takes there for these heads."""
+    """vLLM 0.26.0's and 0.24.0's selectors, run on simulated SM 10.3 and 7.5 as well (`--merge`), pick FlashInfer for
+    GQA on B300 as on B200, where a plan named FLASH_ATTN (the catalog's first kernel that fits) before 10.3 was run;
+    for gpt-oss's sinks 0.24.0 picks FlashInfer's TRT-LLM kernels there and 0.26.0 FlashAttention. On T4 the run
+    confirms Triton attention, the only kernel either takes there for these heads."""
 
-    def kernel(gpu):
-        result = run_cli(
-            "explain", "--gpu", gpu, "--model", "llama-3.1-8b", "--build", "vllm==0.26.0", "--format", "json"
-        )
+    def kernel(gpu, model, release):
+        result = run_cli("explain", "--gpu", gpu, "--model", model, "--build", f"vllm=={release}", "--format", "json")
         assert result.code == 0, result.err
         plan = result.json()["plans"][0]
         return next(g["reason"] for g in plan["gates"] if g["gate"] == "kernel")
 
-    assert kernel("b300") == "sm103: FLASHINFER (attention.gqa)"
-    assert kernel("b200") == "sm100: FLASHINFER (attention.gqa)"
-    assert kernel("t4") == "sm75: TRITON_ATTN (attention.gqa)"
+    assert kernel("b300", "llama-3.1-8b", "0.26.0") == "sm103: FLASHINFER (attention.gqa)"
+    assert kernel("b200", "llama-3.1-8b", "0.26.0") == "sm100: FLASHINFER (attention.gqa)"
+    assert kernel("t4", "llama-3.1-8b", "0.26.0") == "sm75: TRITON_ATTN (attention.gqa)"
+    sinks = kernel("b300", "gpt-oss-20b", "0.24.0")
+    assert sinks == "sm103: FLASHINFER (attention.gqa), FLASHINFER (trtllm-gen) (attention.sinks)"
+    assert (
+        kernel("b300", "gpt-oss-20b", "0.26.0")
+        == "sm103: FLASHINFER (attention.gqa), FLASH_ATTN (FA3/FA4) (attention.sinks)"
+    )
 
 
 def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how():
