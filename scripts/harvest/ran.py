@@ -562,8 +562,9 @@ def merge(before: dict[str, Any], tables: dict[str, Any], asked: tuple[int, ...]
             "by_capability": by_cap,
             **({"unanswered": unanswered} if unanswered else {}),
         }
-    if before.get("ran_on") != tables["ran_on"]:  # which capabilities the earlier day answered
-        out["earlier_run"] = {"ran_on": before.get("ran_on"), "capabilities": _kept(before, asked)}
+    earlier = _earlier_runs(before, asked, tables["ran_on"])
+    if earlier:  # which capabilities earlier days answered (each day once, oldest first)
+        out["earlier_run"] = earlier
     for name in RAN_TABLES:
         old, new = before.get(name), tables[name]
         if old is None or "failed" in old:
@@ -579,6 +580,17 @@ def merge(before: dict[str, Any], tables: dict[str, Any], asked: tuple[int, ...]
 def _kept(before: dict[str, Any], asked: tuple[int, ...]) -> list[int]:
     caps = {c for t in RAN_TABLES for c in (before.get(t) or {}).get("capabilities", ())}
     return sorted(c for c in caps if c not in asked)
+
+
+def _earlier_runs(before: dict[str, Any], asked: tuple[int, ...], today: str) -> list[dict[str, Any]]:
+    """The day each capability this merge keeps was run on: the day an earlier merge recorded for it, else the
+    committed run's own day, so a release merged more than once still says when each capability ran."""
+    prior = before.get("earlier_run") or []
+    day_of = {c: run["ran_on"] for run in ([prior] if isinstance(prior, dict) else prior) for c in run["capabilities"]}
+    by_day: dict[str, list[int]] = {}
+    for cap in _kept(before, asked):
+        by_day.setdefault(str(day_of.get(cap, before.get("ran_on"))), []).append(cap)
+    return [{"ran_on": day, "capabilities": caps} for day, caps in sorted(by_day.items()) if day != today]
 
 
 def _failed(table: dict[str, Any], asked: tuple[int, ...]) -> dict[str, str]:

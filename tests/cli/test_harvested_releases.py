@@ -110,6 +110,30 @@ def test_lint_names_the_release_that_added_a_flag_the_named_release_lacks():
     assert findings[0]["sources"][0] == "https://pypi.org/project/vllm/0.8.5/"
 
 
+def test_a_plan_on_a_capability_added_to_a_release_s_run_names_the_backend_that_release_picks():
+    """vLLM 0.26.0-0.23.0's selectors, run on simulated SM 10.3 and 7.5 as well (`--merge`), pick
+    FlashInfer for GQA on B300 as on B200, where a plan named FLASH_ATTN (the catalog's first kernel that fits) before
+    10.3 was run; for gpt-oss's sinks 0.25.0-0.23.0 pick FlashInfer's TRT-LLM kernels there, 0.26.0 FlashAttention.
+    On T4 the run confirms Triton attention, the only kernel these releases take there for these heads."""
+
+    def kernel(gpu, model, release):
+        result = run_cli("explain", "--gpu", gpu, "--model", model, "--build", f"vllm=={release}", "--format", "json")
+        assert result.code == 0, result.err
+        plan = result.json()["plans"][0]
+        return next(g["reason"] for g in plan["gates"] if g["gate"] == "kernel")
+
+    assert kernel("b300", "llama-3.1-8b", "0.26.0") == "sm103: FLASHINFER (attention.gqa)"
+    assert kernel("b200", "llama-3.1-8b", "0.26.0") == "sm100: FLASHINFER (attention.gqa)"
+    assert kernel("t4", "llama-3.1-8b", "0.26.0") == "sm75: TRITON_ATTN (attention.gqa)"
+    for release in ("0.25.0", "0.24.0", "0.23.0"):
+        sinks = kernel("b300", "gpt-oss-20b", release)
+        assert sinks == "sm103: FLASHINFER (attention.gqa), FLASHINFER (trtllm-gen) (attention.sinks)", release
+    assert (
+        kernel("b300", "gpt-oss-20b", "0.26.0")
+        == "sm103: FLASHINFER (attention.gqa), FLASH_ATTN (FA3/FA4) (attention.sinks)"
+    )
+
+
 def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how():
     rows = run_cli("list", "engines", "--format", "json").json()
     by_release = {(r["engine"], r.get("release") or r["build"]): r for r in rows}

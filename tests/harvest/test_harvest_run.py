@@ -396,9 +396,27 @@ def test_merge_of_a_capability_already_in_the_table_replaces_its_cases(ran, tmp_
     merged = json.loads((tmp_path / "vllm" / "9.9.9.ran.json").read_text())
     assert broken > 0 and _expanded(merged) == _expanded(whole)
     assert merged["quantization"] == whole["quantization"]
-    assert merged["earlier_run"] == {"ran_on": "2026-12-01", "capabilities": [75, 100]}
+    assert merged["earlier_run"] == [{"ran_on": "2026-12-01", "capabilities": [75, 100]}]
     written = json.loads((tmp_path / "vllm" / "9.9.9.json").read_text())
     assert "case_errors" not in written["tables"]["attention_selector"]
+
+
+def test_a_release_merged_on_several_days_keeps_the_day_each_capability_ran(ran, tmp_path):
+    """0.26.0: sm_80/100/120 ran one day, sm_90 the next, the rest a third: a merge keeps each kept capability's
+    own day instead of stamping all of them with the committed run's last one."""
+    facts_before, whole = ran
+    (tmp_path / "vllm").mkdir()
+    (tmp_path / "vllm" / "9.9.9.json").write_text(json.dumps(facts_before))
+    twice = {**whole, "ran_on": "2026-12-01", "earlier_run": {"ran_on": "2026-11-30", "capabilities": [75, 90]}}
+    (tmp_path / "vllm" / "9.9.9.ran.json").write_text(json.dumps(twice))
+    proc = _run(tmp_path, "vllm==9.9.9", "--run", "--python", sys.executable, "--caps", "90", "--merge")
+    assert proc.returncode == 0, proc.stderr
+    merged = json.loads((tmp_path / "vllm" / "9.9.9.ran.json").read_text())
+    assert merged["ran_on"] == "2026-12-02"
+    assert merged["earlier_run"] == [
+        {"ran_on": "2026-11-30", "capabilities": [75]},
+        {"ran_on": "2026-12-01", "capabilities": [100]},
+    ]
 
 
 def test_merge_refuses_a_run_from_other_packages_in_one_line(tmp_path):
