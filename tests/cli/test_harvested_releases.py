@@ -142,13 +142,12 @@ def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how()
         "vllm-0.22.0",
         "vllm-0.21.0",
         "vllm-0.20.1",
-        "vllm-0.18.0",
     ):
         ran = by_release[("vllm", release)]["harvested"]
         assert ran["tables"]["attention_selector"]["count"] == 6 * 147 and ran["why_not"] == {}, release
         assert ran["tables"]["quantization"]["file"] == f"data/harvest/vllm/{release[5:]}.ran.json"
     # 8.0-12.0 first, then 7.0/7.5/10.3/11.0/12.1 merged from the same torch-2.10.0 venv
-    for release in ("vllm-0.19.0",):
+    for release in ("vllm-0.19.0", "vllm-0.18.0"):
         whole = by_release[("vllm", release)]["harvested"]
         assert whole["tables"]["attention_selector"]["count"] == 11 * 147 and whole["why_not"] == {}, release
         assert whole["tables"]["quantization"]["file"] == f"data/harvest/vllm/{release[5:]}.ran.json"
@@ -468,7 +467,8 @@ def _kernel_and_argv(*args):
         ("0.11.1", "b200", 100),
         ("0.14.0", "b300", 103),
         ("0.19.0", "b200", 100),
-        ("0.19.0", "b300", 103),  # FA2, the catalog's first kernel, until 10.3 was run
+        ("0.18.0", "b300", 103),  # FA2, the catalog's first kernel, until 10.3 was run
+        ("0.19.0", "b300", 103),
         ("0.25.0", "gb200", 100),
         ("0.30.0", "b300", 103),
         ("0.33.0", "b200", 100),
