@@ -342,7 +342,7 @@ def _run_all(args: argparse.Namespace) -> int:
                 if sha256 and before.get("sha256") and before["sha256"] != sha256:
                     was, now = before["sha256"][:12], sha256[:12]
                     raise RuntimeError(f"--merge: {committed.name} ran the wheel with sha256 {was}…, this one {now}…")
-                tables = ran.merge(before, tables, caps)
+                tables = ran.merge(before, tables, caps, ran.pinned(python, engine))
                 artifact, sha256 = artifact or before.get("artifact"), sha256 or before.get("sha256")
             target = ran.write(tables, facts, artifact, sha256)
         except (RuntimeError, OSError, subprocess.SubprocessError, ValueError) as exc:

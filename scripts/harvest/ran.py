@@ -538,17 +538,57 @@ def _set_failures(facts: dict[str, Any], failures: dict[str, Any]) -> None:
         facts.pop("ran_failed", None)
 
 
-def merge(before: dict[str, Any], tables: dict[str, Any], asked: tuple[int, ...]) -> dict[str, Any]:
+_PINS = """import importlib.metadata as m, json, sys
+from packaging.requirements import Requirement
+pins = {}
+for line in m.requires(sys.argv[1]) or ():
+    req = Requirement(line)
+    spec = list(req.specifier)
+    if len(spec) == 1 and spec[0].operator == "==" and (req.marker is None or req.marker.evaluate({"extra": ""})):
+        pins[req.name.lower()] = spec[0].version
+print(json.dumps(pins))
+"""
+
+
+def pinned(python: Path, name: str) -> dict[str, str]:
+    """The installed release's own exact pins (`Requires-Dist: x==v` whose marker holds here, no extras)."""
+    proc = subprocess.run([str(python), "-c", _PINS, name], capture_output=True, text=True)
+    try:
+        pins = json.loads(proc.stdout or "{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in pins.items()} if isinstance(pins, dict) else {}
+
+
+def merge(
+    before: dict[str, Any], tables: dict[str, Any], asked: tuple[int, ...], pins: dict[str, str] | None = None
+) -> dict[str, Any]:
     """A run on more capabilities added to the committed run of the same release (`--merge`): the capabilities
     asked now replace theirs, the others are kept. Both runs must come from the same interpreter and packages
-    (the tables depend on them), else this refuses naming what differs."""
+    (the tables depend on them), else this refuses naming what differs. A package the committed run did not stamp
+    (PACKAGES named fewer then) is taken only where the release pins it exactly (`pins`) to the version found now:
+    pip installed that same version for the committed run; the merged file says which were not stamped before."""
+    unstamped = {
+        p: v
+        for p, v in (tables.get("packages") or {}).items()
+        if p not in (before.get("packages") or {}) and (pins or {}).get(p) == v
+    }
     for key in ("release", "python", "packages"):
-        if before.get(key) != tables.get(key):
+        was = {**before.get(key), **unstamped} if key == "packages" and before.get(key) else before.get(key)
+        if was != tables.get(key):
             raise RuntimeError(
                 f"--merge: the committed run has {key} {before.get(key)}, this one {tables.get(key)}: rerun every"
                 " capability in one environment instead"
             )
     out = {k: v for k, v in tables.items() if k not in ("engine", "artifact", "sha256", "method")}
+    if unstamped or before.get("packages_pinned_not_stamped"):
+        out["packages_pinned_not_stamped"] = {
+            "packages": dict(
+                sorted({**before.get("packages_pinned_not_stamped", {}).get("packages", {}), **unstamped}.items())
+            ),
+            "why": "the earlier run of this file did not stamp them; the release pins each to this version (==), so"
+            " pip installed the same one for it",
+        }
     devices = {c: d for c, d in before.get("simulated_devices", {}).items() if int(c) not in asked}
     out["simulated_devices"] = dict(sorted({**devices, **tables["simulated_devices"]}.items(), key=lambda i: int(i[0])))
     out["libcuda"] = tables.get("libcuda") or before.get("libcuda")

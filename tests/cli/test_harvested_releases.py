@@ -167,19 +167,18 @@ def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how()
         "vllm-0.22.0",
         "vllm-0.21.0",
         "vllm-0.20.1",
-        "vllm-0.19.0",
-        "vllm-0.18.0",
     ):
         ran = by_release[("vllm", release)]["harvested"]
         assert ran["tables"]["attention_selector"]["count"] == 6 * 147 and ran["why_not"] == {}, release
         assert ran["tables"]["quantization"]["file"] == f"data/harvest/vllm/{release[5:]}.ran.json"
-    # 0.11.0 and older: an if/else chain, run on the same six GPUs; the chosen backend only, said so
-    for release in ("vllm-0.11.0", "vllm-0.10.2"):
-        chain = by_release[("vllm", release)]["harvested"]
-        selector = chain["tables"]["attention_selector"]
-        assert (selector["method"], selector["count"], chain["why_not"]) == ("ran", 6 * 147, {}), release
-        assert "if/else chain: the chosen backend only" in selector["from"], release
-    for release in ("vllm-0.10.1", "vllm-0.10.0"):  # the same chain, run on all eleven capabilities
+    # 8.0-12.0 first, then 7.0/7.5/10.3/11.0/12.1 merged from the same torch-2.10.0 venv
+    for release in ("vllm-0.19.0", "vllm-0.18.0"):
+        whole = by_release[("vllm", release)]["harvested"]
+        assert whole["tables"]["attention_selector"]["count"] == 11 * 147 and whole["why_not"] == {}, release
+        assert whole["tables"]["quantization"]["file"] == f"data/harvest/vllm/{release[5:]}.ran.json"
+    # 0.11.0 and older: an if/else chain, run on all eleven capabilities (0.11.0 and 0.10.2: six, then five merged);
+    # the chosen backend only, said so
+    for release in ("vllm-0.11.0", "vllm-0.10.2", "vllm-0.10.1", "vllm-0.10.0"):
         chain = by_release[("vllm", release)]["harvested"]
         selector = chain["tables"]["attention_selector"]
         assert (selector["method"], selector["count"], chain["why_not"]) == ("ran", 11 * 147, {}), release
@@ -492,6 +491,8 @@ def _kernel_and_argv(*args):
         ("0.11.1", "b200", 100),
         ("0.14.0", "b300", 103),
         ("0.19.0", "b200", 100),
+        ("0.18.0", "b300", 103),  # FA2, the catalog's first kernel, until 10.3 was run
+        ("0.19.0", "b300", 103),
         ("0.25.0", "gb200", 100),
         ("0.29.0", "b300", 103),  # 10.3 added to its run with --merge: FLASH_ATTN was named there before
         ("0.30.0", "b300", 103),
@@ -529,6 +530,34 @@ def test_gpt_oss_on_dgx_spark_runs_what_the_release_selects_on_sm121(release):
     assert _selected(release, 121, shape="gqa", variant="plain", head_size=64, kv="auto") == "FLASH_ATTN"
     assert _selected(release, 121, shape="gqa", variant="sinks", head_size=64, kv="auto") == "TRITON_ATTN"
     assert reason == "sm121: FLASH_ATTN (FA2) (attention.gqa), TRITON_ATTN (attention.sinks)", reason
+
+
+def _chain_selected(release, capability, **shape):
+    """The backend a chain release (0.11.0 and older) returned for one case at the block size it sets itself."""
+    from recipegen.catalog import harvest
+
+    cases = harvest.ran("vllm", release)["attention_selector"]["cases"]
+    found = {
+        c["selected"] for c in cases if c["capability"] == capability and all(c.get(k) == v for k, v in shape.items())
+    }
+    assert len(found) == 1, found
+    return found.pop()
+
+
+@pytest.mark.parametrize("release", ["0.11.0", "0.10.2"])
+def test_on_b300_a_chain_release_plans_what_its_chain_returns_not_the_b200_defaults(release):
+    """0.11.0 and older take CUTLASS MLA and FlashInfer's sinks only where the GPU is exactly SM 10.0: their chain run
+    on 10.3 returned TRITON_MLA (no FP8 KV cache there) and TRITON_ATTN. A B300 plan names those and writes a 16-bit
+    KV cache for DeepSeek-V3, where it named CUTLASS MLA with FP8 before 10.3 was run."""
+    mla = {"shape": "mla", "head_size": 576, "profile": "deepseek_v3_dense", "kv": "auto", "heads_per_rank": 128}
+    assert (_chain_selected(release, 100, **mla), _chain_selected(release, 103, **mla)) == ("CUTLASS_MLA", "TRITON_MLA")
+    reason, written, _, _ = _kernel_and_argv("--gpu", "b300", "--model", "deepseek-v3", "--build", f"vllm=={release}")
+    assert reason == "sm103: TRITON_MLA (attention.mla)", reason
+    assert written["--kv-cache-dtype"] in ("auto", "bfloat16")
+    sinks = {"shape": "gqa", "variant": "sinks", "head_size": 64, "kv": "auto"}
+    assert _chain_selected(release, 103, **sinks) == "TRITON_ATTN"
+    reason, _, _, _ = _kernel_and_argv("--gpu", "b300", "--model", "gpt-oss-120b", "--build", f"vllm=={release}")
+    assert "TRITON_ATTN (attention.sinks)" in reason and "FLASHINFER" not in reason, reason
 
 
 @pytest.mark.parametrize("release", ["0.25.0", "0.26.0"])

@@ -433,6 +433,40 @@ def test_merge_refuses_a_run_from_other_packages_in_one_line(tmp_path):
     assert json.loads(committed.read_text())["quantization"]["capabilities"] == [75]
 
 
+def _ran_module():
+    sys.path.insert(0, str(ROOT / "scripts" / "harvest"))
+    try:
+        import ran as module
+    finally:
+        sys.path.pop(0)
+    return module
+
+
+def test_merge_takes_a_package_the_committed_run_did_not_stamp_only_at_the_version_the_release_pins(tmp_path):
+    """A run stamped before PACKAGES named xformers lacks it; the release pins xformers==V, so pip installed V for that
+    run too: a new run with V merges (and says so), one with another version or without the pin is refused."""
+    module = _ran_module()
+    before = {"release": "9.9.9", "python": "3.11.7", "packages": {"torch": "2.8.0"}, "ran_on": "2026-12-01"}
+    now = {**before, "packages": {"torch": "2.8.0", "xformers": "0.0.32.post1"}, "ran_on": "2026-12-07"}
+    now |= {"simulated_devices": {}, **{t: {"failed": "not asked here"} for t in module.RAN_TABLES}}
+    merged = module.merge(before, now, (70,), {"torch": "2.8.0", "xformers": "0.0.32.post1"})
+    assert merged["packages_pinned_not_stamped"]["packages"] == {"xformers": "0.0.32.post1"}
+    for pins in ({"xformers": "0.0.33"}, None):
+        with pytest.raises(RuntimeError, match="the committed run has packages"):
+            module.merge(before, now, (70,), pins)
+    # the release's own pins, read in its interpreter: exact `==` pins whose marker holds, no extras
+    site = tmp_path / "site" / "fake-1.0.dist-info"
+    site.mkdir(parents=True)
+    requires = ["xformers==0.0.32.post1", "torch>=2.8", 'flashinfer-python==0.3.1; extra == "flashinfer"']
+    requires += ['winonly==1.0; sys_platform == "win32"']
+    lines = ["Metadata-Version: 2.1", "Name: fake", "Version: 1.0", *(f"Requires-Dist: {r}" for r in requires)]
+    (site / "METADATA").write_text("\n".join(lines) + "\n")
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={site.parent} exec {sys.executable} "$@"\n')
+    wrapper.chmod(0o755)
+    assert module.pinned(wrapper, "fake") == {"xformers": "0.0.32.post1"}
+
+
 def test_a_selector_that_walks_an_if_else_chain_records_its_choice_per_block_size(tmp_path):
     """0.10.x/0.11.0 have no candidate list: get_attn_backend_cls walks an if/else chain and returns one class path.
     A case records the backend it chose at the block size the release sets for the model (check_and_update_config)
