@@ -58,6 +58,9 @@ class Harvest:
     # the backend the selector, run, returned per case (ran.py `selected`): shape key -> KV -> capability -> backend
     # (or heads per GPU -> backend)
     selected: dict[str, Any] | None = None
+    # SGLang: the backend its resolution, run, picked by default (ran.py `picked`): shape -> KV asked -> capability ->
+    # the backend (DSA: `prefill + decode`)
+    picked: dict[str, Any] | None = None
     uploaded: str | None = None  # the day its artifact was uploaded to PyPI (the JSON simple index), where stamped
 
     @property
@@ -208,6 +211,7 @@ def load(engine: str, release: str) -> Harvest | None:
             kernels=tables.get("kernels"),
             kv_no_backend=_strings(tables.get("attention_selector", {}).get("kv_cache_dtypes_no_backend_takes")) or (),
             selected=tables.get("attention_selector", {}).get("selected"),
+            picked=tables.get("attention_selector", {}).get("picked"),
             partial={
                 t: {k: tables[t][k] for k in ("failed_capabilities", "case_errors") if k in tables[t]}
                 for t in RAN_TABLES

@@ -410,6 +410,46 @@ def test_the_attention_backend_a_plan_names_is_the_one_the_release_picks():
         assert _selected(release, 90, **sinks) == "FLASH_ATTN" and "FLASH_ATTN (FA3/FA4) (attention.sinks)" in kernel
 
 
+def _sglang_default(release, capability, shape, kv):
+    """The DSA prefill + decode kernels an SGLang release resolves to by default for one case (its ran table)."""
+    from recipegen.catalog import harvest
+
+    cases = harvest.ran("sglang", release)["attention_selector"]["cases"]
+    found = [
+        c["resolved"]
+        for c in cases
+        if (c["asked"], c["capability"], c["shape"], c["kv"]) == (None, capability, shape, kv) and "resolved" in c
+    ]
+    assert len(found) == 1, found
+    prefix = found[0]["attention_backend"]  # `nsa` in 0.5.12 and older, `dsa` from 0.5.13
+    return found[0][f"{prefix}_prefill_backend"], found[0][f"{prefix}_decode_backend"]
+
+
+def test_an_sglang_plan_names_the_dsa_kernels_its_release_picks():
+    """DeepSeek-V3.2 on B200 with an FP8 KV cache: SGLang 0.5.9's own run resolves DSA to flashmla_auto prefill +
+    flashmla_kv decode (0.5.10 and later: trtllm for both), and the plan names that pair, citing the run, not the
+    trtllm kernel that comes first in the build's list; with a BF16 cache that run picks flashmla_sparse + trtllm."""
+    assert _sglang_default("0.5.9", 100, "sparse_mla", "fp8_e4m3") == ("flashmla_auto", "flashmla_kv")
+    assert _sglang_default("0.5.10", 100, "sparse_mla", "fp8_e4m3") == ("trtllm", "trtllm")
+    for release, kv, pair in (
+        ("0.5.9", "fp8", "flashmla_auto + flashmla_kv (DSA auto, FP8 KV)"),
+        ("0.5.10", "fp8", "trtllm (FlashInfer trtllm-gen sparse MLA)"),
+        ("0.5.9", "bf16", "flashmla_sparse + trtllm (DSA auto, BF16 KV)"),
+    ):
+        result = run_cli(
+            *("explain", "--gpu", "b200", "--model", "deepseek-v3.2", "--build", f"sglang=={release}"),
+            *("--kv-cache-dtype", kv, "--format", "json"),
+        )
+        assert result.code == 0, result.err
+        data = result.json()
+        plan = data["plans"][0]
+        kernel = {g["gate"]: g for g in plan["gates"]}["kernel"]
+        assert kernel["reason"].startswith(f"sm100: {pair} (attention.sparse_mla)"), (release, kernel["reason"])
+        assert plan["build"] == f"sglang-{release}"
+    cited = [s["note"] for s in data["sources"].values()]
+    assert any("attention_selector ran" in n and "0.5.9" in n for n in cited), cited
+
+
 def test_a_harvested_release_without_a_file_answers_as_itself():
     """vLLM 0.32.0 and SGLang 0.5.22 have no release file but were harvested: `--build` answers as that release (its
     version, image tag, wheel date and tables), with what code cannot say inherited from the file below, said so."""
