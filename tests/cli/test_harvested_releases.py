@@ -319,6 +319,29 @@ def test_sglang_mla_on_blackwell_spells_a_16_bit_kv_cache_as_trtllm_mla_accepts_
     assert asked.code == 0, asked.err and "--kv-cache-dtype" in asked.json()["plans"][0]["argv"]
 
 
+@pytest.mark.parametrize("release", ["0.5.23"])
+def test_lint_names_the_kv_spelling_the_newest_sglang_releases_refuse_in_their_own_run(release):
+    """SGLang 0.5.22 (no release file: kernels inherited from 0.5.21) and 0.5.23 were run on all 11 GPUs: on B200 the
+    MLA backend each picks by default for DeepSeek-V3 refuses `--kv-cache-dtype bfloat16` in the release's own words,
+    so lint of such a command names the release, its words and the spelling it takes (before the run: no finding)."""
+    from recipegen.catalog import harvest
+
+    assert 100 in harvest.ran("sglang", release)["attention_selector"]["capabilities"]
+    result = run_cli(
+        *("lint", "--gpu", "b200", "--build", f"sglang=={release}", "--format", "json", "--"),
+        *("python", "-m", "sglang.launch_server", "--model-path", "deepseek-ai/DeepSeek-V3", "--tp", "8"),
+        *("--kv-cache-dtype", "bfloat16"),
+    )
+    data = result.json()
+    assert data["build"] == f"sglang-{release}", data["build"]
+    refused = [f for f in data["findings"] if f["code"] == "kv-cache-dtype-refused"]
+    assert len(refused) == 1 and refused[0]["severity"] == "error", data["findings"]
+    assert f"SGLang {release} with the attention backend it picks by default" in refused[0]["why"]
+    assert "TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto" in refused[0]["why"]
+    assert refused[0]["fix"] == "--kv-cache-dtype bf16"
+    assert refused[0]["sources"] == [f"https://pypi.org/project/sglang/{release}/"]
+
+
 def test_vllm_0_9_2_on_blackwell_is_unknown_where_its_code_leans_on_a_package_it_does_not_ship():
     result = run_cli(
         "explain", "--gpu", "b200", "--model", "llama-3.1-8b", "--build", "vllm==0.9.2", "--format", "json"
