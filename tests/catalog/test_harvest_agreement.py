@@ -745,3 +745,15 @@ def test_the_sglang_default_picks_a_facts_file_keeps_are_its_ran_file_s(release)
     facts = harvest.load("sglang", release)
     assert facts is not None and facts.picked == ran.picked(tables["attention_selector"]["cases"])
     assert facts.picked["gqa"], release
+
+
+def test_the_newest_sglang_releases_ran_on_every_capability_and_are_compared():
+    """0.5.22 (no release file) and 0.5.23 were run on all 11 GPUs, so the tests above hold their builds — the inherited
+    one as `--build sglang==0.5.22` makes it — against every capability."""
+    every = [70, 75, 80, 86, 89, 90, 100, 103, 110, 120, 121]
+    for release in ("0.5.22", "0.5.23"):
+        assert release in SGLANG_RAN_RELEASES
+        tables = harvest.ran("sglang", release)
+        assert tables["attention_selector"]["capabilities"] == every == tables["quantization"]["capabilities"]
+        assert not tables["attention_selector"]["case_errors"]["count"]
+        assert _sglang_build(release).version == release

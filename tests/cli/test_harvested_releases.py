@@ -319,7 +319,7 @@ def test_sglang_mla_on_blackwell_spells_a_16_bit_kv_cache_as_trtllm_mla_accepts_
     assert asked.code == 0, asked.err and "--kv-cache-dtype" in asked.json()["plans"][0]["argv"]
 
 
-@pytest.mark.parametrize("release", ["0.5.23"])
+@pytest.mark.parametrize("release", ["0.5.22", "0.5.23"])
 def test_lint_names_the_kv_spelling_the_newest_sglang_releases_refuse_in_their_own_run(release):
     """SGLang 0.5.22 (no release file: kernels inherited from 0.5.21) and 0.5.23 were run on all 11 GPUs: on B200 the
     MLA backend each picks by default for DeepSeek-V3 refuses `--kv-cache-dtype bfloat16` in the release's own words,
