@@ -33,7 +33,7 @@ args_0=(
   '--host' '0.0.0.0'
   # the engine's default port, published by docker
   '--port' '30000'
-  # KV cache dtype accepted by the selected attention kernel (sm89: fa3 (attention.gqa))
+  # KV cache dtype accepted by the selected attention kernel (sm89: flashinfer (attention.gqa))
   '--kv-cache-dtype' 'bf16'
   # context length from the memory plan (see the budget)
   '--context-length' '40960'

@@ -10,8 +10,8 @@ and flags read from its own code by scripts/harvest, loaded per release on first
 (a build made on demand for a harvested release that has no hand-written file; harvested_kernels turns the
 kernel facts read from that release's wheel into its kernels and weight formats); diff_kv (data/diff_kv.yaml:
 how each release range runs attention whose V is narrower than its K, read from its own model file);
-selector_picks (the attention backend a vLLM release's own selector, run, picks per case) and kv_spelling (whether
-a release takes a --kv-cache-dtype spelling: the one rule the planner and lint share).
+selector_picks (the attention backend a vLLM release's selector or an SGLang release's resolution, run, picks per
+case) and kv_spelling (whether a release takes a --kv-cache-dtype spelling: the one rule the planner and lint share).
 
 May import: errors, frozen. Nothing here plans, renders or touches the network, Docker or the GPU.
 """

@@ -55,8 +55,11 @@ class Harvest:
     kernels: dict[str, Any] | None = None  # the `kernels` read table: what decides kernel verdicts in the release
     # --kv-cache-dtype values the release's selector, run, refused on every GPU and shape asked
     kv_no_backend: tuple[str, ...] = ()
-    # the side file of the backend the selector, run, returned per case (`picks`), read only when a plan asks
+    # vLLM: the side file of the backend the selector, run, returned per case (`picks`), read only when a plan asks
     selected_file: str | None = None
+    # SGLang: the backend its resolution, run, picked by default (ran.py `picked`): shape -> KV asked -> capability ->
+    # the backend (DSA: `prefill + decode`)
+    picked: dict[str, Any] | None = None
     uploaded: str | None = None  # the day its artifact was uploaded to PyPI (the JSON simple index), where stamped
 
     @property
@@ -207,6 +210,7 @@ def load(engine: str, release: str) -> Harvest | None:
             kernels=tables.get("kernels"),
             kv_no_backend=_strings(tables.get("attention_selector", {}).get("kv_cache_dtypes_no_backend_takes")) or (),
             selected_file=tables.get("attention_selector", {}).get("selected_file"),
+            picked=tables.get("attention_selector", {}).get("picked"),
             partial={
                 t: {k: tables[t][k] for k in ("failed_capabilities", "case_errors") if k in tables[t]}
                 for t in RAN_TABLES

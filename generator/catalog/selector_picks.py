@@ -1,11 +1,15 @@
-"""The attention backend a vLLM release's own selector picks, from its run on simulated GPUs (the `selected`
-summary scripts/harvest keeps of <v>.ran.json in data/harvest/vllm/<v>.selected.json).
+"""The attention backend a release's own code picks, from its run on simulated GPUs (the summary scripts/harvest
+keeps of <v>.ran.json in the release's facts file, data/harvest/<engine>/<v>.json).
 
-The harvester ran each release's `get_attn_backend_cls` on simulated GPUs for every attention shape the
-catalog plans (GQA at its head sizes, sinks, dense MLA, sparse MLA with and without RoPE), each KV dtype
-and, for MLA, 16 and 128 heads per GPU. Where the catalog has several kernels that serve a need, the plan
-names the one the release picks; this module answers which, per GPU, KV dtype and heads per GPU (the
-priority order of some releases turns on it). The summary is read only when a plan asks this of the release.
+vLLM: the harvester ran each release's `get_attn_backend_cls` for every attention shape the catalog plans (GQA at
+its head sizes, sinks, dense MLA, sparse MLA with and without RoPE), each KV dtype and, for MLA, 16 and 128 heads
+per GPU (`selected`, kept beside the facts file in <v>.selected.json). SGLang: it resolved each release's server
+arguments for a stand-in model per shape (Llama GQA, gpt-oss sinks, DeepSeek-V3 MLA, DeepSeek-V3.2 and GLM-5 DSA,
+Qwen3-Next hybrid) with each `--kv-cache-dtype` and no `--attention-backend` (`picked`: the backend, for DSA its
+prefill and decode kernels). Where the catalog has
+several kernels that serve a need, the plan names the one the release picks; this module answers which, per GPU,
+KV dtype and heads per GPU (the priority order of some vLLM releases turns on it). The facts file is read only
+when a request touches the release, vLLM's side file only when a plan asks which kernel it picks.
 """
 
 from __future__ import annotations
@@ -32,6 +36,45 @@ KV_ASKED: dict[str, tuple[str, ...]] = {
     "fp8_e4m3": ("fp8_e4m3",),
     "fp8_ds_mla": ("fp8_ds_mla",),
 }
+# SGLang: a catalog op -> the stand-in shape asked for it when the model's architecture is none of the stand-ins
+SGLANG_SHAPES: dict[str, str] = {
+    "attention.gqa": "gqa",
+    "attention.sinks": "sinks",
+    "attention.mla": "mla",
+    "attention.sparse_mla": "sparse_mla",
+}
+# the stand-in shape -> the architecture its config.json names (the run's `shapes` table, the same in every release)
+SGLANG_STAND_INS: dict[str, str] = {
+    "gqa": "LlamaForCausalLM",
+    "sinks": "GptOssForCausalLM",
+    "mla": "DeepseekV3ForCausalLM",
+    "sparse_mla": "DeepseekV32ForCausalLM",
+    "sparse_mla_glm": "GlmMoeDsaForCausalLM",
+    "hybrid_linear": "Qwen3NextForCausalLM",
+}
+
+
+def names(kernel_name: str) -> frozenset[str]:
+    """The backends a catalog kernel names: `fa3 (MLA)` -> {fa3}; `flashmla_auto + flashmla_kv (DSA auto)` -> both."""
+    return frozenset(kernel_name.split(" (")[0].split(" + "))
+
+
+def is_pick(kernel_name: str, pick: str) -> bool:
+    """Whether the catalog kernel is the backend (or DSA prefill + decode pair) the release picked."""
+    return kernel_name.split(" ", 1)[0] == pick or names(kernel_name) == frozenset(pick.split(" + "))
+
+
+def _sglang(
+    picks: dict[str, Any], op: KernelOp, capability: int, kv: tuple[KvDtype, ...], architecture: str | None
+) -> str | None:
+    """SGLang's default pick: the model's own stand-in where it is one (its architecture), else the op's."""
+    shape = next((s for s, arch in SGLANG_STAND_INS.items() if arch == architecture), None) or SGLANG_SHAPES.get(op)
+    by_kv = picks.get(shape or "")
+    if not isinstance(by_kv, dict):
+        return None
+    asked = [s for dtype in kv for s in KV_ASKED.get(dtype, ())] if kv else ["auto"]
+    answers = {str(a) for s in asked if isinstance(a := (by_kv.get(s) or {}).get(str(capability)), str)}
+    return answers.pop() if len(answers) == 1 else None
 
 
 def _answer(value: Any, heads_per_rank: int | None) -> str | bool | None:
@@ -54,12 +97,18 @@ def picked(
     qk_nope_head_dim: int | None,
     kv: tuple[KvDtype, ...],
     heads_per_rank: int | None,
+    architecture: str | None = None,
 ) -> str | None:
     """The backend the build's release selects for this need on this GPU (capability as 90, 100 …), or None when
     it was not run, not asked this, or its answer turns on something the request does not settle (heads per GPU
-    it was not asked with, KV spellings that disagree)."""
-    if op not in SHAPES or harvest.engine_of(build) != "vllm":
+    it was not asked with, KV spellings that disagree). SGLang answers per model shape (`architecture`: the model's,
+    where it is one of the run's stand-ins) and names a DSA pick `prefill + decode`."""
+    engine = harvest.engine_of(build)
+    if op not in SHAPES or engine not in ("vllm", "sglang"):
         return None
+    if engine == "sglang":
+        facts = harvest.of(build)
+        return _sglang(facts.picked, op, capability, kv, architecture) if facts and facts.picked else None
     selected = harvest.picks("vllm", build.version)
     if not selected:
         return None

@@ -12,7 +12,7 @@ from ..catalog.schema import Deployment, Engine, Hardware, Kernel, Model, Source
 from ..catalog.schema.common import KvDtype
 from ..catalog.schema.engine import Build
 from ..catalog.schema.model import Need
-from ..catalog.selector_picks import SHAPES, picked
+from ..catalog.selector_picks import SHAPES, is_pick, picked
 from ..frozen import evolve
 from .types import Details, GateResult, KernelMiss
 
@@ -174,6 +174,7 @@ def _release_pick(
     kv: tuple[KvDtype, ...],
     gqa_head: int | None,
     heads_per_rank: int | None,
+    architecture: str,
 ) -> tuple[list[Kernel], KvDtype | None]:
     """The kernels that fit, the one the release's own selector (run) picks for this need first, and the KV dtype it
     was asked with when the request fixes none: the catalog's preferred dtype (its first kernel's first), so the
@@ -188,12 +189,15 @@ def _release_pick(
         need.qk_nope_head_dim,
         asked,
         heads_per_rank,
+        architecture,
     )
     first = next(
         (
             k
             for k in valid
-            if backend_name(k.name) == pick and (lead is None or k.kv_dtypes is None or lead in k.kv_dtypes)
+            if pick is not None
+            and is_pick(k.name, pick)
+            and (lead is None or k.kv_dtypes is None or lead in k.kv_dtypes)
         ),
         None,
     )
@@ -310,7 +314,9 @@ def kernels(
         lead: KvDtype | None = None
         if len(valid) > 1 and forced is None and need.op in SHAPES:
             before = valid[0]
-            valid, lead = _release_pick(build, need, cc.major * 10 + cc.minor, valid, kv, gqa_head, heads_per_rank)
+            valid, lead = _release_pick(
+                build, need, cc.major * 10 + cc.minor, valid, kv, gqa_head, heads_per_rank, model.architecture
+            )
             if valid[0] is not before:  # named from the release's own run: cite it
                 sources.extend(selector_source(build))
         if valid:

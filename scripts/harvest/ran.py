@@ -449,15 +449,47 @@ def write(tables: dict[str, Any], facts_path: Path, artifact: str | None, sha256
 
 def summaries(facts_path: Path, cases: list[dict[str, Any]]) -> dict[str, Any]:
     """What the catalog reads of a selector run, kept apart from the ran file (read only on demand): in the facts file,
-    read on every request that touches the release, the KV spellings no backend takes; in `<release>.selected.json`
-    beside it, read only when a plan asks which of several kernels the release picks, the backend selected per case
-    (written here, or removed when the run selected none). Returns the facts file's part, naming the side file."""
+    read on every request that touches the release, the KV spellings no backend takes and the backend an SGLang
+    release picks by default (small); in `<release>.selected.json` beside it, read only when a plan asks which of
+    several kernels the release picks, the backend a vLLM selector returned per case (written here, or removed when
+    the run selected none). Returns the facts file's part, naming the side file."""
     out: dict[str, Any] = {}
     if no_backend_takes(cases):
         out["kv_cache_dtypes_no_backend_takes"] = no_backend_takes(cases)
     picks = selected(cases)
     if _write_selected(facts_path, picks):
         out["selected_file"] = selected_path(facts_path).name
+    if picked(cases):
+        out["picked"] = picked(cases)
+    return out
+
+
+def _dsa_pair(resolved: dict[str, Any]) -> str | None:
+    """A DSA resolution's `prefill + decode` kernels (one name when both are the same): `dsa_*_backend` from 0.5.13,
+    `nsa_*_backend` in 0.5.4-0.5.12, `nsa_prefill`/`nsa_decode` in 0.5.3."""
+    dsa = resolved.get("attention_backend")
+    pair = [resolved.get(f"{dsa}_{p}_backend") or resolved.get(f"{dsa}_{p}") for p in ("prefill", "decode")]
+    if not all(isinstance(name, str) for name in pair):
+        return None
+    return str(pair[0]) if pair[0] == pair[1] else f"{pair[0]} + {pair[1]}"
+
+
+def picked(cases: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, str]]]:
+    """The attention backend an SGLang release resolves to by default (no --attention-backend), compact: `shape` ->
+    `--kv-cache-dtype` asked -> capability -> the backend (DSA: `prefill + decode`). A case whose resolution settled on
+    another KV dtype than the one asked (`auto` on an FP8-default GPU) is left out, as are refusals."""
+    out: dict[str, dict[str, dict[str, str]]] = {}
+    for case in cases:
+        resolved = case.get("resolved")
+        if "asked" not in case or case["asked"] is not None or not isinstance(resolved, dict):
+            continue
+        settled = resolved.get("kv_cache_dtype")
+        if settled != case["kv"] and not (case["kv"] == "auto" and settled in ("auto", "bfloat16")):
+            continue
+        backend = resolved.get("attention_backend")
+        name = _dsa_pair(resolved) if backend in ("dsa", "nsa") else backend
+        if isinstance(name, str):
+            out.setdefault(str(case["shape"]), {}).setdefault(str(case["kv"]), {})[str(case["capability"])] = name
     return out
 
 
@@ -503,7 +535,7 @@ def summarize(facts_path: Path) -> bool:
     if entry is None or "file" not in entry:
         return False
     tables = json.loads((facts_path.parent / entry["file"]).read_text(encoding="utf-8"))
-    for key in ("kv_cache_dtypes_no_backend_takes", "selected", "selected_file"):
+    for key in ("kv_cache_dtypes_no_backend_takes", "selected", "selected_file", "picked"):
         entry.pop(key, None)  # `selected` was kept in the facts file itself before it moved to its side file
     entry.update(summaries(facts_path, tables["attention_selector"]["cases"]))
     facts_path.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n", encoding="utf-8")

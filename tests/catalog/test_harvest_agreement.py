@@ -517,14 +517,24 @@ SGLANG_SHAPES = {
 SGLANG_KV = {"bf16": "bfloat16", "fp8_e4m3": "fp8_e4m3"}
 
 
-def _sglang_ran(release):
-    from recipegen.catalog.capability import Capability
+def _sglang_build(release):
+    """The catalog's build of a run SGLang release: its hand-written file's, else the one made from its harvested code
+    (0.5.22, 0.5.23: no release file; kernels read from the wheel or inherited from the file below), as `--build
+    sglang==<release>` makes it — an inherited kernel fact is held against the release's own run as a written one is."""
+    from recipegen.catalog.harvested_builds import adopt
     from recipegen.catalog.load import load
 
-    build = next((b for b in load().engines["sglang"].builds if b.id == f"sglang-{release}"), None)
+    catalog = load()
+    build = next((b for b in catalog.engines["sglang"].builds if b.id == f"sglang-{release}"), None)
+    return build or adopt(catalog, "sglang", release)
+
+
+def _sglang_ran(release):
+    from recipegen.catalog.capability import Capability
+
+    build = _sglang_build(release)
     tables = harvest.ran("sglang", release)
-    if build is None or tables is None or "attention_selector" not in tables:
-        pytest.skip(f"sglang {release}: no catalog build or no attention table")
+    assert build is not None and tables is not None and "attention_selector" in tables, release
     return build, tables["attention_selector"], Capability
 
 
@@ -661,9 +671,8 @@ def test_sglang_weight_formats_start_at_the_method_minimum_and_fall_back_to_marl
     """The lowest GPU the catalog serves a format on is its method's get_min_capability(); FP8 runs as Marlin W8A16
     exactly where the release's can_auto_enable_marlin_fp8() says so."""
     from recipegen.catalog.capability import Capability
-    from recipegen.catalog.load import load
 
-    build = next(b for b in load().engines["sglang"].builds if b.id == f"sglang-{release}")
+    build = _sglang_build(release)
     quant = harvest.ran("sglang", release)["quantization"]
     checked, problems = 0, []
     for fmt in build.weight_formats:
@@ -744,3 +753,33 @@ def test_no_facts_file_keeps_the_selected_summary_inline():
         and "selected" in json.loads(p.read_text()).get("tables", {}).get("attention_selector", {})
     ]
     assert not inline, f"rerun scripts/harvest --summaries for {inline}"
+
+
+@pytest.mark.parametrize("release", SGLANG_RAN_RELEASES)
+def test_the_sglang_default_picks_a_facts_file_keeps_are_its_ran_file_s(release):
+    """A plan names the kernel an SGLang release picks by default from the `picked` summary in its facts file
+    (selector_picks.py); scripts/harvest --summaries writes it from the committed run and it must say what the run
+    says, shape by shape."""
+    import sys
+
+    sys.path.insert(0, str(DATA.parents[1] / "scripts" / "harvest"))
+    try:
+        import ran
+    finally:
+        sys.path.pop(0)
+    tables = json.loads((DATA / "harvest" / "sglang" / f"{release}.ran.json").read_text())
+    facts = harvest.load("sglang", release)
+    assert facts is not None and facts.picked == ran.picked(tables["attention_selector"]["cases"])
+    assert facts.picked["gqa"], release
+
+
+def test_the_newest_sglang_releases_ran_on_every_capability_and_are_compared():
+    """0.5.22 (no release file) and 0.5.23 were run on all 11 GPUs, so the tests above hold their builds — the inherited
+    one as `--build sglang==0.5.22` makes it — against every capability."""
+    every = [70, 75, 80, 86, 89, 90, 100, 103, 110, 120, 121]
+    for release in ("0.5.22", "0.5.23"):
+        assert release in SGLANG_RAN_RELEASES
+        tables = harvest.ran("sglang", release)
+        assert tables["attention_selector"]["capabilities"] == every == tables["quantization"]["capabilities"]
+        assert not tables["attention_selector"]["case_errors"]["count"]
+        assert _sglang_build(release).version == release

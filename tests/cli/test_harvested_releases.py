@@ -345,6 +345,29 @@ def test_sglang_mla_on_blackwell_spells_a_16_bit_kv_cache_as_trtllm_mla_accepts_
     assert asked.code == 0, asked.err and "--kv-cache-dtype" in asked.json()["plans"][0]["argv"]
 
 
+@pytest.mark.parametrize("release", ["0.5.22", "0.5.23"])
+def test_lint_names_the_kv_spelling_the_newest_sglang_releases_refuse_in_their_own_run(release):
+    """SGLang 0.5.22 (no release file: kernels inherited from 0.5.21) and 0.5.23 were run on all 11 GPUs: on B200 the
+    MLA backend each picks by default for DeepSeek-V3 refuses `--kv-cache-dtype bfloat16` in the release's own words,
+    so lint of such a command names the release, its words and the spelling it takes (before the run: no finding)."""
+    from recipegen.catalog import harvest
+
+    assert 100 in harvest.ran("sglang", release)["attention_selector"]["capabilities"]
+    result = run_cli(
+        *("lint", "--gpu", "b200", "--build", f"sglang=={release}", "--format", "json", "--"),
+        *("python", "-m", "sglang.launch_server", "--model-path", "deepseek-ai/DeepSeek-V3", "--tp", "8"),
+        *("--kv-cache-dtype", "bfloat16"),
+    )
+    data = result.json()
+    assert data["build"] == f"sglang-{release}", data["build"]
+    refused = [f for f in data["findings"] if f["code"] == "kv-cache-dtype-refused"]
+    assert len(refused) == 1 and refused[0]["severity"] == "error", data["findings"]
+    assert f"SGLang {release} with the attention backend it picks by default" in refused[0]["why"]
+    assert "TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto" in refused[0]["why"]
+    assert refused[0]["fix"] == "--kv-cache-dtype bf16"
+    assert refused[0]["sources"] == [f"https://pypi.org/project/sglang/{release}/"]
+
+
 def test_vllm_0_9_2_on_blackwell_is_unknown_where_its_code_leans_on_a_package_it_does_not_ship():
     result = run_cli(
         "explain", "--gpu", "b200", "--model", "llama-3.1-8b", "--build", "vllm==0.9.2", "--format", "json"
@@ -434,6 +457,46 @@ def test_the_attention_backend_a_plan_names_is_the_one_the_release_picks():
         ).json()
         kernel = {g["gate"]: g for g in data["plans"][0]["gates"]}["kernel"]["reason"]
         assert _selected(release, 90, **sinks) == "FLASH_ATTN" and "FLASH_ATTN (FA3/FA4) (attention.sinks)" in kernel
+
+
+def _sglang_default(release, capability, shape, kv):
+    """The DSA prefill + decode kernels an SGLang release resolves to by default for one case (its ran table)."""
+    from recipegen.catalog import harvest
+
+    cases = harvest.ran("sglang", release)["attention_selector"]["cases"]
+    found = [
+        c["resolved"]
+        for c in cases
+        if (c["asked"], c["capability"], c["shape"], c["kv"]) == (None, capability, shape, kv) and "resolved" in c
+    ]
+    assert len(found) == 1, found
+    prefix = found[0]["attention_backend"]  # `nsa` in 0.5.12 and older, `dsa` from 0.5.13
+    return found[0][f"{prefix}_prefill_backend"], found[0][f"{prefix}_decode_backend"]
+
+
+def test_an_sglang_plan_names_the_dsa_kernels_its_release_picks():
+    """DeepSeek-V3.2 on B200 with an FP8 KV cache: SGLang 0.5.9's own run resolves DSA to flashmla_auto prefill +
+    flashmla_kv decode (0.5.10 and later: trtllm for both), and the plan names that pair, citing the run, not the
+    trtllm kernel that comes first in the build's list; with a BF16 cache that run picks flashmla_sparse + trtllm."""
+    assert _sglang_default("0.5.9", 100, "sparse_mla", "fp8_e4m3") == ("flashmla_auto", "flashmla_kv")
+    assert _sglang_default("0.5.10", 100, "sparse_mla", "fp8_e4m3") == ("trtllm", "trtllm")
+    for release, kv, pair in (
+        ("0.5.9", "fp8", "flashmla_auto + flashmla_kv (DSA auto, FP8 KV)"),
+        ("0.5.10", "fp8", "trtllm (FlashInfer trtllm-gen sparse MLA)"),
+        ("0.5.9", "bf16", "flashmla_sparse + trtllm (DSA auto, BF16 KV)"),
+    ):
+        result = run_cli(
+            *("explain", "--gpu", "b200", "--model", "deepseek-v3.2", "--build", f"sglang=={release}"),
+            *("--kv-cache-dtype", kv, "--format", "json"),
+        )
+        assert result.code == 0, result.err
+        data = result.json()
+        plan = data["plans"][0]
+        kernel = {g["gate"]: g for g in plan["gates"]}["kernel"]
+        assert kernel["reason"].startswith(f"sm100: {pair} (attention.sparse_mla)"), (release, kernel["reason"])
+        assert plan["build"] == f"sglang-{release}"
+    cited = [s["note"] for s in data["sources"].values()]
+    assert any("attention_selector ran" in n and "0.5.9" in n for n in cited), cited
 
 
 def test_a_harvested_release_without_a_file_answers_as_itself():

@@ -80,6 +80,24 @@ def test_the_release_s_own_default_backend_per_simulated_gpu(ran):
     assert tables["simulated_devices"]["90"]["name"] == "NVIDIA simulated sm_90"
 
 
+def test_the_facts_file_keeps_the_default_pick_per_shape_kv_and_gpu(ran):
+    """What a plan reads on every request that touches the release (the ran file is read only on demand): the backend
+    resolved without --attention-backend. A DSA resolution that names no prefill and decode kernel (this stand-in
+    tree's) says nothing a plan can name; the pair is checked on the tree that names it (the nsa test below)."""
+    facts, tables = ran
+    picked = facts["tables"]["attention_selector"]["picked"]
+    assert picked["gqa"]["bfloat16"] == {"80": "flashinfer", "90": "fa3", "100": "trtllm_mha"}
+    assert picked["mla"]["fp8_e4m3"]["100"] == "trtllm_mla"
+    assert picked["sinks"]["auto"]["80"] == "triton"
+    assert _case(tables, 100, "sparse_mla")["resolved"] == {
+        "attention_backend": "dsa",
+        "kv_cache_dtype": "fp8_e4m3",
+        "page_size": 64,
+    }
+    assert set(picked) == {"gqa", "sinks", "mla", "hybrid_linear"}
+    assert "picked" not in facts["tables"]["quantization"]
+
+
 def test_a_backend_the_release_refuses_on_a_gpu_keeps_its_message(ran):
     _, tables = ran
     hopper = _case(tables, 90, "mla", asked="trtllm_mla")
@@ -193,6 +211,13 @@ def test_a_release_that_still_names_dsa_nsa_is_asked_and_read_in_its_own_names(t
     assert errors == {"count": 6 * 3 * 2, "reasons": {"ModuleNotFoundError: No module named 'sgl_kernel'": 36}}
     facts = json.loads((tmp_path / "sglang" / "9.9.9.json").read_text())
     assert facts["tables"]["attention_selector"]["case_errors"] == 36
+    # the default DSA pick as a plan names it: prefill + decode, one name where both are the same; `auto` that the
+    # release turned into an FP8 cache (DSA on SM 10.0) is left out: it says nothing of what `auto` means elsewhere
+    picked = facts["tables"]["attention_selector"]["picked"]
+    assert picked["sparse_mla"]["bfloat16"] == {"90": "flashmla_sparse + fa3", "100": "flashmla_sparse + trtllm"}
+    assert picked["sparse_mla_glm"]["fp8_e4m3"] == {"90": "flashmla_kv", "100": "trtllm"}
+    assert _case(tables, 100, "sparse_mla")["resolved"]["kv_cache_dtype"] == "fp8_e4m3"
+    assert "100" not in picked["sparse_mla"]["auto"]
 
 
 def test_a_release_that_sizes_its_defaults_from_nvidia_smi_is_answered_by_the_stand_in(tmp_path):
