@@ -227,14 +227,26 @@ def detail(engine: str, release: str) -> dict[str, Any]:
     facts = load(engine, release)
     if facts is None or facts.detail_file is None:
         return {}
-    name = f"data/{FOLDER}/{engine}/{facts.detail_file}"
-    try:
-        data = json.loads(_root().joinpath(engine, facts.detail_file).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise RecipegenError(f"{name} is unreadable ({exc})", "reinstall recipegen or rerun scripts/harvest") from exc
+    data = _sibling(engine, facts.detail_file, "scripts/harvest")
     if not isinstance(data, dict):
-        raise RecipegenError(f"{name} is not a mapping", "reinstall recipegen or rerun scripts/harvest")
+        raise RecipegenError(
+            f"{_name(engine, facts.detail_file)} is not a mapping", "reinstall recipegen or rerun scripts/harvest"
+        )
     return data
+
+
+def _name(engine: str, file: str) -> str:
+    return f"data/{FOLDER}/{engine}/{file}"
+
+
+def _sibling(engine: str, file: str, rerun: str) -> Any:
+    """A file the facts file names beside it (detail, ran, selected), parsed; unreadable → one error naming it."""
+    try:
+        return json.loads(_root().joinpath(engine, file).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RecipegenError(
+            f"{_name(engine, file)} is unreadable ({exc})", f"reinstall recipegen or rerun {rerun}"
+        ) from exc
 
 
 @functools.cache
@@ -245,17 +257,17 @@ def ran(engine: str, release: str) -> dict[str, Any] | None:
     facts = load(engine, release)
     if facts is None or facts.ran_file is None:
         return None
-    name = f"data/{FOLDER}/{engine}/{facts.ran_file}"
+    data = _sibling(engine, facts.ran_file, "scripts/harvest --run")
     try:
-        data = json.loads(_root().joinpath(engine, facts.ran_file).read_text(encoding="utf-8"))
         selector = data["attention_selector"]
         reasons = selector["reasons"]
         for case in selector["cases"]:
             if "rejected" in case:
                 case["rejected"] = {b: [reasons[i] for i in why] for b, why in case["rejected"].items()}
-    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+    except (KeyError, TypeError, IndexError) as exc:
         raise RecipegenError(
-            f"{name} is unreadable ({exc})", "reinstall recipegen or rerun scripts/harvest --run"
+            f"{_name(engine, facts.ran_file)} is unreadable ({exc})",
+            "reinstall recipegen or rerun scripts/harvest --run",
         ) from exc
     return data if isinstance(data, dict) else None
 
@@ -268,15 +280,10 @@ def picks(engine: str, release: str) -> dict[str, Any] | None:
     facts = load(engine, release)
     if facts is None or facts.selected_file is None:
         return None
-    name = f"data/{FOLDER}/{engine}/{facts.selected_file}"
-    try:
-        data = json.loads(_root().joinpath(engine, facts.selected_file).read_text(encoding="utf-8"))
-        found = data["selected"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise RecipegenError(
-            f"{name} is unreadable ({exc})", "reinstall recipegen or rerun scripts/harvest --summaries"
-        ) from exc
+    data = _sibling(engine, facts.selected_file, "scripts/harvest --summaries")
+    found = data.get("selected") if isinstance(data, dict) else None
     if not isinstance(found, dict):
+        name = _name(engine, facts.selected_file)
         raise RecipegenError(f"{name}: `selected` is not a mapping", "rerun scripts/harvest --summaries")
     return found
 
