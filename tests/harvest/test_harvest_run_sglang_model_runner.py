@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.harvest.test_harvest_run_sglang import _case
+
 ROOT = Path(__file__).resolve().parents[2]
 TREE = Path(__file__).parent / "data" / "sglang-run-tree-053"
 
@@ -33,18 +35,6 @@ def ran(tmp_path_factory):
     return json.loads((out / "sglang" / "9.9.9.json").read_text()), json.loads(
         (out / "sglang" / "9.9.9.ran.json").read_text()
     )
-
-
-def _case(tables, cap, shape, kv="auto", asked=None):
-    selector = tables["attention_selector"]
-    found = [
-        c for c in selector["cases"] if (c["capability"], c["shape"], c["kv"], c["asked"]) == (cap, shape, kv, asked)
-    ]
-    assert len(found) == 1, (cap, shape, kv, asked, len(found))
-    case = dict(found[0])
-    if "refused" in case:
-        case["refused"] = selector["reasons"][case["refused"]]
-    return case
 
 
 def test_the_table_names_the_model_runner_as_where_the_release_chose(ran):
