@@ -264,7 +264,13 @@ def may_be_clean(p: Preview) -> bool:
     return not _caveats(False, p, p.estimated)
 
 
+# a checkpoint of the 8-bit class stored in fewer bits than this (Q6_K, ~6.6) is named by its own bits in a reason
+NARROW_8_BIT = 7.5
+
+
 def _bits(c: Candidate) -> str:
+    if c.weight_bits == 8 and c.bpw is not None and c.bpw < NARROW_8_BIT:
+        return f"a {_quant(c)} (~{c.bpw:.1f}-bit)"
     return f"{'an' if c.weight_bits == 8 else 'a'} {c.weight_bits}-bit"
 
 
@@ -289,6 +295,8 @@ def _faster(first: Candidate, second: Candidate) -> str:
 def _class_why(c: Candidate) -> str:
     if c.serves_many and c.weight_bits == 16:
         return "full precision where a data-center card has the memory for it"
+    if c.weight_bits == 8 and c.bpw is not None and c.bpw < NARROW_8_BIT:
+        return f"near-lossless at ~{c.bpw / 16:.0%} of the bytes of BF16"
     return CLASS_WHY[c.weight_bits]
 
 

@@ -231,3 +231,41 @@ def test_a_3_bit_file_that_plans_a_longer_context_does_not_outrank_a_4_bit_one_o
     assert file_type(first) in ("Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0") and first["offload"] is None, first["variant"]
     iq3 = next(i for i, p in enumerate(plans) if file_type(p) == "IQ3_M" and p["offload"] is None)
     assert iq3 > 0 and all(p["offload"] is None for p in plans[:iq3])
+
+
+@pytest.mark.parametrize(
+    ("gpu", "model", "file"),
+    [
+        ("rtx-4080", "qwen3-32b", "IQ3_XXS"),
+        ("rtx-5060-ti-16gb", "qwen3-32b", "IQ3_XXS"),
+        ("rtx-4080", "qwen3.5-27b", "IQ3_XXS"),
+    ],
+)
+def test_a_dense_27_to_32b_model_on_one_16gb_card_runs_a_3_bit_file_on_the_gpu_before_offloading_a_4_bit_one(
+    gpu: str, model: str, file: str
+):
+    """No 4-bit file of a 27-32B dense model fits a 16 GB card; whole layers on the CPU decode a few tokens per second.
+    The experienced pick is a 3-bit file fully on the GPU with a context of 16k or more (Qwen3-32B: bartowski's IQ3_XXS,
+    12.82 GB, not his IQ3_M, 14.93 GB, which leaves too little room for the cache), and the reason names the trade."""
+    plans = plans_for(gpu, 1, model)
+    first = plans[0]
+    assert first["offload"] is None and file_type(first) == file, (first["variant"], first["offload"])
+    assert first["settings"]["context"] >= 16384
+    offloaded = [
+        p for p in plans if p["offload"] is not None and not (file_type(p) or "").startswith(("IQ2", "IQ3", "Q3"))
+    ]
+    assert offloaded and all(tps(first) > 3 * tps(p) for p in offloaded)
+    why = first["why_first"]
+    assert why.startswith(f"fully on the GPU (~{tps(first):.0f} tok/s) before "), why
+    assert "with whole layers on the CPU" in why and f"{file} ~3." in why
+
+
+def test_a_q6_k_file_is_called_what_it_is_when_the_8_bit_class_decides():
+    # one RTX 5090, Qwen3-32B: bartowski's Q6_K (~6.7 bits per weight) ranks in the 8-bit class before AWQ; the reason
+    # names the file's own bits, not "an 8-bit checkpoint ... at half the bytes of BF16"
+    first = plans_for("rtx-5090", 1, "qwen3-32b")[0]
+    assert file_type(first) == "Q6_K", first["variant"]
+    why = first["why_first"]
+    assert why.startswith(
+        "a Q6_K (~6.7-bit) checkpoint before a 4-bit one (near-lossless at ~42% of the bytes of BF16)"
+    )
