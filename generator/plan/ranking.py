@@ -123,10 +123,13 @@ def precision_rank(bits: int, serves_many: bool) -> int:
 
 def ranked_tps(c: Candidate) -> float:
     """The speed a plan ranks by: one request's decode, or on a GPU that serves many users (serves_many) all its
-    planned concurrent requests' decode together — there a batching server beats a single-slot one."""
+    planned concurrent requests' decode together — there a batching server beats a single-slot one. Two single-slot
+    plans (the single_slot place ranks them together) compare by one request's decode at a typical context: the total
+    of one request is its decode with the whole planned context filled, which would rank the plan that plans the longer
+    context as the slower one."""
     if c.speed is None:
         return 0.0
-    tps = c.speed.aggregate_tps if c.serves_many else c.speed.decode_tps
+    tps = c.speed.aggregate_tps if c.serves_many and not single_slot(c) else c.speed.decode_tps
     # compared as shown (~37 tok/s): a difference the output cannot show is no reason to rank one plan first
     return float(round(tps)) if tps >= 10 else round(tps, 1)
 
@@ -281,7 +284,7 @@ def _tps(c: Candidate) -> str:
 
 
 def _faster(first: Candidate, second: Candidate) -> str:
-    if first.serves_many and first.speed and second.speed:
+    if first.serves_many and not single_slot(first) and first.speed and second.speed:
         return (
             f"higher estimated total decode ({first.speed.aggregate_tps:,.0f} vs"
             f" {second.speed.aggregate_tps:,.0f} tok/s over {first.speed.concurrency} vs"

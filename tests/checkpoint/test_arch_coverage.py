@@ -110,3 +110,39 @@ def test_a_quantized_vision_model_is_estimated_with_its_tower_at_16_bits(tmp_pat
     assert explained.code == 0, explained.err
     assert f"vision tower {tower / 1e9:.2f}B × 16 bits" in explained.out
     assert "in an amount the catalog does not give" not in explained.out
+
+
+# tests/data/registry: real config.json files of decoder classes vLLM 0.33.0's registry lists that tests/data had no
+# config for (PROVENANCE.md). No index of any of them was found, so their size is planned from the shapes; each plans
+# on the coverage script's H200s, or is refused for memory alone, with the figures. The KV cache per token per GPU is
+# vLLM's: GQA layers typed full_attention keep 2 × max(1, KV heads // TP) × head_dim × 2 bytes (the sliding layers a
+# window per request: vllm/v1/kv_cache_interface.py SlidingWindowSpec; laguna.py, muse_glimmer.py read layer_types);
+# DeepSeek-V3.2 keeps one MLA latent of kv_lora_rank + qk_rope_head_dim per layer (deepseek_v2.py, MLAAttentionSpec)
+# and the DSA indexer's FP8 keys, index_head_dim bytes plus a 4-byte scale per 128 (deepseek_v2.py's indexer cache)
+REGISTRY = DATA / "registry"
+
+
+def _expected_kv(config: dict[str, Any], tp: int) -> int:
+    c = config.get("text_config") or config
+    if c.get("kv_lora_rank"):
+        layers = c["num_hidden_layers"]
+        return layers * (c["kv_lora_rank"] + c["qk_rope_head_dim"]) * 2 + layers * (c["index_head_dim"] + 4)
+    full = sum(1 for t in c["layer_types"][: c["num_hidden_layers"]] if t == "full_attention")
+    return full * 2 * max(1, c["num_key_value_heads"] // tp) * c["head_dim"] * 2
+
+
+def test_every_registry_class_added_for_coverage_plans_or_is_refused_for_memory_alone_with_vllms_kv_formula():
+    measured = _measure()
+    rows = {r["class"]: r for r in measured["classes"] if r["config"].startswith("tests/data/registry/")}  # type: ignore[union-attr, index]
+    assert sorted(rows) == sorted(p.name for p in REGISTRY.iterdir() if p.is_dir())
+    assert len(rows) >= 4
+    for arch, row in rows.items():
+        config = json.loads((REGISTRY / arch / "config.json").read_text())
+        assert config["architectures"][0] == arch
+        if not row["planned"]:  # memory alone, with the figures: what the weights need and what the GPUs hold
+            assert str(row["reason"]).startswith(f"on {row['gpus']} GPU(s): weights need "), row
+            assert "GiB per GPU" in row["reason"] and "short by" in row["reason"], row
+            continue
+        assert row["kv_bytes_per_token"] == _expected_kv(config, row["gpus"]), arch
+    # the coverage script says how many decoder classes of the registry it cannot speak for
+    assert isinstance(measured["without_config"], list) and "LagunaForCausalLM" not in measured["without_config"]

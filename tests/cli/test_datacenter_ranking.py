@@ -98,3 +98,14 @@ def test_the_serving_reason_is_given_only_where_serving_decided() -> None:
     assert first["status"] != "derived"
     assert first["why_first"].startswith("a curated recipe"), first["why_first"]
     assert "data-center card" not in first["why_first"]
+
+
+@pytest.mark.parametrize(("gpu", "model"), [("a100-40gb", "qwen3-coder-30b-a3b"), ("l40s", "phi-4")])
+def test_two_single_slot_plans_on_a_datacenter_card_rank_by_one_requests_decode(gpu: str, model: str) -> None:
+    # no batching plan leads here: two single-slot llama-server plans. The "total" of one request is its decode with
+    # the whole planned context filled, which ranked the file planned with the longer context as the slower one and
+    # read "higher estimated total decode (101 vs 68 tok/s over 1 vs 1 concurrent requests"
+    first, second = first_two("--gpu", gpu, "--gpus", "1", "--model", model)
+    assert first["settings"]["concurrency"] == 1 and second["settings"]["concurrency"] == 1, (first, second)
+    assert "total decode" not in first["why_first"] and "1 vs 1 concurrent" not in first["why_first"]
+    assert first["speed"]["decode_tokens_per_s"] >= second["speed"]["decode_tokens_per_s"]
