@@ -10,6 +10,7 @@ cross PCIe per chunk.
 
 from __future__ import annotations
 
+import math
 from dataclasses import field, replace
 
 from ..frozen import frozen
@@ -81,6 +82,9 @@ class Estimate:
     load_reported: tuple[float, float] | None = None  # minutes to ready, as a curated recipe's source measured them
     single_context: int = TYPICAL_CONTEXT
     loaded_tps: float = 0.0  # each request's rate while `concurrency` run at the planned context
+    # tokens of context each of the `concurrency` requests holds when the KV pool cannot hold them all at the planned
+    # context (a paging engine admits them beside one full-length request, and they share the pool); 0: they fit
+    pool_share: int = 0
 
     def load_text(self) -> str:
         """The one load-time figure every output prints: the recipe's measurement when it has one."""
@@ -116,6 +120,11 @@ class Estimate:
     def loaded(self) -> str:
         """What the planned load does to it: the total at the planned concurrency, or one request's rate with
         its context filled; "" when the plan is one request of a typical context."""
+        if self.concurrency > 1 and self.pool_share:
+            return (
+                f"~{rate(self.aggregate_tps)} tok/s total at {self.concurrency} requests sharing the KV pool "
+                f"(~{self.pool_share:,} tokens each; ~{rate(self.loaded_tps)} tok/s each)"
+            )
         if self.concurrency > 1:
             return (
                 f"~{rate(self.aggregate_tps)} tok/s total at {self.concurrency} requests of {self.context:,} tokens "
@@ -226,7 +235,10 @@ def estimate(s: Scenario) -> Estimate:
             "every offloaded byte crosses PCIe each step (whole layers streamed); with vLLM's UVA zero-copy "
             "backend a MoE model reads only the experts it routes to, so it can run faster than this",
         )
+    held = s.kv_pool_gpu / s.kv_per_token_gpu if s.kv_per_token_gpu and math.isfinite(s.kv_pool_gpu) else math.inf
+    pool_share = int(held // batch) if batch > 1 and batch * s.context > held else 0
     return Estimate(
+        pool_share=min(pool_share, s.context),
         decode_tps=1 / single,
         aggregate_tps=batch / per_token,
         concurrency=batch,

@@ -72,6 +72,20 @@ def test_glm52_int4_int8mix_on_8_h200_has_a_memory_plan_and_a_speed(catalog):
     assert "weights  " in first and "(estimated size" in next(line for line in first.splitlines() if "weights " in line)
 
 
+def test_the_planned_load_says_the_concurrent_requests_share_the_kv_pool_when_it_cannot_hold_them_all_at_full_length():
+    # GLM-5.2 Int4-Int8Mix on 8 x H200: 32 requests admitted (vLLM's --max-num-seqs) beside one of 1,048,576 tokens, but
+    # the pool holds ~1.5M tokens per GPU: the speed line said "32 requests of 1,048,576 tokens", 33M tokens in all
+    doc = run_cli(*H200, "--variant", "int4-int8mix", "--format", "json", env=OFFLINE).json()
+    memory = doc["plans"][0]["memory"]
+    assert memory["concurrency"] > memory["full_length_requests"] >= 1
+    pool_tokens = memory["kv_pool_gib"] * 2**30 / memory["kv_bytes_per_token"]
+    shown = run_cli(*H200, "--variant", "int4-int8mix", env=OFFLINE).out
+    line = " ".join(shown.split())
+    assert f"requests of {memory['context']:,} tokens" not in line
+    share = int(line.split("requests sharing the KV pool (~")[1].split(" tokens each")[0].replace(",", ""))
+    assert share * memory["concurrency"] <= pool_tokens * 1.001 and share < memory["context"]
+
+
 def test_an_estimated_size_ranks_by_what_runs_best_and_unsized_says_why(catalog):
     """No plan says a size is not in the catalog where parameters × bits give one; where they cannot (a
     vision tower kept 16-bit in unknown amount), the reason says why no estimate is made."""
