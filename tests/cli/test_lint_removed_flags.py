@@ -64,3 +64,20 @@ def test_list_engines_shows_the_llama_cpp_commit_read_for_its_flags_as_no_build_
     row = next(r for r in result.json() if r["engine"] == "llama.cpp" and r.get("release") == "4df29be")
     assert (row["build"], row["use"], row["released"]) == (None, None, "2026-08-17")
     assert row["harvested"]["artifact"] == "llama_cpp_python-0.3.35.tar.gz"
+
+
+def test_a_flag_the_named_llama_cpp_build_keeps_only_to_refuse_is_an_error_with_its_own_message():
+    code, found = _lint("--", "llama-server", "-m", "/models/x.gguf", "--draft", "8")
+    assert code == 1
+    finding = found["--draft"]
+    assert (finding["severity"], finding["code"]) == ("error", "flag-removed")
+    assert finding["fix"] == "use --spec-draft-n-max or --spec-ngram-mod-n-max"
+    assert finding["sources"][0] == "https://github.com/ggml-org/llama.cpp/blob/0c1e570/common/arg.cpp"
+
+
+def test_a_flag_the_named_build_deprecates_is_a_warning_quoting_its_code():
+    code, found = _lint("--", "llama-server", "-m", "/models/x.gguf", "--defrag-thold", "0.1")
+    assert code == 0  # the build still starts
+    finding = found["--defrag-thold"]
+    assert (finding["severity"], finding["code"]) == ("warn", "flag-deprecated")
+    assert "--defrag-thold is deprecated and no longer necessary to specify" in finding["why"]
