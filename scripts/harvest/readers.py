@@ -257,12 +257,21 @@ def warned_in_code(tree: Tree, prefixes: tuple[str, ...], options: dict[str, dic
 
 
 def _names(options: dict[str, dict[str, Any]], replacement: str) -> bool:
-    flag = replacement.split("=", 1)[0].split()[0].split(".", 1)[0]  # `--logging-config.file`: a JSON field of one
+    """The replacement is an option of the release, and its value one of that option's literal choices (a release's
+    own text can misspell the value: SGLang 0.3.6 names `--sampling-backend pytroch`)."""
+    flag, _, value = replacement.replace("=", " ", 1).partition(" ")
     if "{" in flag:  # `--cuda-graph-backend-{decode,prefill}=disabled`: each expansion must be an option
         head, _, rest = flag.partition("{")
         inner, _, tail = rest.partition("}")
-        return all(_names(options, head + part + tail) for part in inner.split(","))
-    return flag in options or any(flag in (spec.get("aliases") or ()) for spec in options.values())
+        return all(_names(options, f"{head}{part}{tail} {value}".strip()) for part in inner.split(","))
+    flag = flag.split(".", 1)[0]  # `--logging-config.file`: a JSON field of one
+    spec = options.get(flag)
+    if spec is None:
+        spec = next((s for s in options.values() if flag in (s.get("aliases") or ())), None)
+    if spec is None:
+        return False
+    choices = spec.get("choices")
+    return not value or value.startswith("<") or not isinstance(choices, list) or value in map(str, choices)
 
 
 def dataclass_options(text: str, name: str, class_names: tuple[str, ...]) -> dict[str, dict[str, Any]]:

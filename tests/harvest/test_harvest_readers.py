@@ -251,6 +251,8 @@ def test_python_engines_retired_options_read_from_their_actions_help_and_warning
     assert grpc["said_in"] == "sglang/srt/arg_groups/serving_hook.py"
     # a replacement the release has no option for is not kept; a value's deprecation is not the option's
     assert "replaced_by" not in options["--hybrid-kvcache-ratio"]["deprecated"]
+    # nor one whose value is not among the option's choices (the release's own text misspells it)
+    assert "replaced_by" not in options["--disable-flashinfer-sampling"]["deprecated"]
     assert "deprecated" not in options["--attention-backend"]
     # help that mentions deprecated things does not retire its own option
     assert options["--allow-deprecated-formats"] == {"takes_value": False}

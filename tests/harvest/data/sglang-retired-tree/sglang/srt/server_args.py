@@ -16,7 +16,8 @@ class ServerArgs:
     @staticmethod
     def add_cli_args(parser: argparse.ArgumentParser):
         parser.add_argument("--model-path", type=str, required=True)
-        parser.add_argument("--attention-backend", type=str, choices=["flashinfer", "triton"])
+        parser.add_argument("--attention-backend", type=str, choices=["flashinfer", "flashmla", "triton"])
+        parser.add_argument("--sampling-backend", type=str, choices=["flashinfer", "pytorch"])
         parser.add_argument("--swa-full-tokens-ratio", type=float, default=0.8)
         parser.add_argument("--cuda-graph-backend", type=str, choices=["full", "disabled"])
         parser.add_argument("--smg-grpc-mode", action="store_true")
@@ -45,6 +46,11 @@ class ServerArgs:
             "--hybrid-kvcache-ratio",
             type=float,
             help="Note: --hybrid-kvcache-ratio is deprecated now. Please use --no-such-ratio instead.",
+        )
+        parser.add_argument(
+            "--disable-flashinfer-sampling",
+            action=DeprecatedAction,
+            help="This argument will be deprecated soon! Please use '--sampling-backend pytroch' instead.",
         )
         parser.add_argument("--grpc-mode", action="store_true")
         parser.add_argument("--allow-deprecated-formats", action="store_true", help="Load deprecated formats too.")
