@@ -202,7 +202,7 @@ def retired(
         flag,
         None,
         f"{engine.name} {build.version} accepts {flag} but its own code deprecates it",
-        (f"it warns: {warning}" if warning else f"{build.id}'s code marks {flag} deprecated") + then,
+        (f"it warns: {str(warning).rstrip('.')}" if warning else f"{build.id}'s code marks {flag} deprecated") + then,
         f"use {instead}" if instead else f"drop {flag} before upgrading" if gone else f"plan to drop {flag}",
         _code(engine_id, build.version, spec, f"{flag} is deprecated here"),
     )
@@ -269,7 +269,9 @@ def adjust(engine: Engine, build: Build, parsed: ParsedArgs, vocab: Vocabulary, 
         return found
     options = harvest.flags(engine_id, build.version)
     if options is not None:
-        said = [retired(engine, build, engine_id, options, s) for s in dict.fromkeys(parsed.spellings.values())]
+        # what the user wrote: the flags the vocabulary parsed, and those it did not know
+        written = [*parsed.spellings.values(), *(f.flag for f in found if f.code == "unknown-flag" and f.flag)]
+        said = [retired(engine, build, engine_id, options, s.split("=", 1)[0]) for s in dict.fromkeys(written)]
         retiring = {f.flag: f for f in said if f is not None}
         # the release's own retirement of a flag says more than "unknown" or nothing at all
         found = [f for f in found if f.flag not in retiring] + list(retiring.values())
