@@ -24,8 +24,12 @@ from ..catalog.vocabulary import ParsedArgs, Vocabulary
 from ..frozen import frozen
 from .findings import Finding
 
-# where each engine's code (the file a harvest read an option from) can be opened at a release
-CODE_URL = {"llama.cpp": "https://github.com/ggml-org/llama.cpp/blob/{release}/{path}"}
+# where each engine's code (the file a harvest read an option from, as the package holds it) opens at a release
+CODE_URL = {
+    "llama.cpp": "https://github.com/ggml-org/llama.cpp/blob/{release}/{path}",
+    "vllm": "https://github.com/vllm-project/vllm/blob/v{release}/{path}",
+    "sglang": "https://github.com/sgl-project/sglang/blob/v{release}/python/{path}",
+}
 
 
 @frozen
@@ -131,14 +135,9 @@ def removal(engine_id: str, build: Build, flag: str) -> Removal | None:
     replacement = by.get(entry[0]) if entry else None
     warning = deprecated.get("warning")
     sources = harvest.flags_source(engine_id, last)
-    facts = harvest.load(engine_id, last)
-    url = CODE_URL.get(engine_id)
-    if deprecated and url and facts is not None:
-        path = facts.read_from.get("flags", "").split(", ")[0].removeprefix("vendor/llama.cpp/")
-        day = dt.date.fromisoformat(facts.released_on) if facts.released_on else None
+    if deprecated and entry is not None:
         said = f"; it warns: {warning}" if warning else ""
-        code = Source(url=url.format(release=last, path=path), date=day, note=f"{flag} is deprecated here{said}")
-        sources = (code, *sources)
+        sources = (*_code(engine_id, last, entry[1], f"{flag} is deprecated here{said}"), *sources)
     return Removal(
         last=last,
         last_day=_day(engine_id, last) or None,
@@ -147,6 +146,65 @@ def removal(engine_id: str, build: Build, flag: str) -> Removal | None:
         replacement=str(replacement) if replacement else None,
         warning=str(warning) if warning else None,
         sources=sources,
+    )
+
+
+def _code(engine_id: str, release: str, spec: dict[str, Any], note: str) -> tuple[Source, ...]:
+    """The file of the release's code that retires an option (the one that said so, else its CLI builder)."""
+    url = CODE_URL.get(engine_id)
+    facts = harvest.load(engine_id, release)
+    if url is None or facts is None:
+        return ()
+    path = str(spec.get("said_in") or facts.read_from.get("flags", "").split(", ")[0])
+    day = dt.date.fromisoformat(facts.released_on) if facts.released_on else None
+    return (Source(url=url.format(release=release, path=path.removeprefix("vendor/llama.cpp/")), date=day, note=note),)
+
+
+def _gone_after(engine_id: str, release: str, flag: str) -> str | None:
+    """The first harvested release after `release` whose code no longer accepts the flag."""
+    releases = _ordered(engine_id)
+    after = releases[releases.index(release) + 1 :] if release in releases else []
+    return next((r for r in after if not _live(harvest.flags(engine_id, r) or {}, flag)), None)
+
+
+def retired(
+    engine: Engine, build: Build, engine_id: str, options: dict[str, dict[str, Any]], flag: str
+) -> Finding | None:
+    """A flag the named release still parses but whose own code retires it: kept only to stop the launch with a
+    message (an error), or deprecated (a warning naming its replacement and the first release without it)."""
+    entry = _entry(options, flag)
+    if entry is None:
+        return None
+    spelling, spec = entry
+    if "removed" in spec:
+        said = str(spec["removed"])
+        instead = (spec.get("replaced_by") or {}).get(spelling)
+        return Finding(
+            "error",
+            "flag-removed",
+            flag,
+            None,
+            f"{engine.name} {build.version} stops at start: {flag} is kept only to say it was removed",
+            f"{build.id}'s own code answers {flag} with: {said}",
+            str(instead) if instead else said if said.lower().startswith("use ") else f"drop {flag}",
+            _code(engine_id, build.version, spec, f"{flag} stops the launch here"),
+        )
+    deprecated = spec.get("deprecated")
+    if deprecated is None:
+        return None
+    instead = (deprecated.get("replaced_by") or {}).get(spelling)
+    warning = deprecated.get("warning")
+    gone = _gone_after(engine_id, build.version, flag) if build.version in harvest.releases(engine_id) else None
+    then = f"; {engine.name} {gone} no longer accepts it" if gone else ""
+    return Finding(
+        "warn",
+        "flag-deprecated",
+        flag,
+        None,
+        f"{engine.name} {build.version} accepts {flag} but its own code deprecates it",
+        (f"it warns: {str(warning).rstrip('.')}" if warning else f"{build.id}'s code marks {flag} deprecated") + then,
+        f"use {instead}" if instead else f"drop {flag} before upgrading" if gone else f"plan to drop {flag}",
+        _code(engine_id, build.version, spec, f"{flag} is deprecated here"),
     )
 
 
@@ -204,12 +262,19 @@ def _in_release(engine: Engine, build: Build, finding: Finding, source: tuple[So
 
 
 def adjust(engine: Engine, build: Build, parsed: ParsedArgs, vocab: Vocabulary, found: list[Finding]) -> list[Finding]:
-    """`found` checked against the named release's own flags where it was harvested, each flag it lacks that an
-    earlier release had said as removed."""
+    """`found` checked against the named release's own flags where it was harvested: each flag it lacks that an
+    earlier release had said as removed, each it still parses but retires said as its code says."""
     engine_id = harvest.engine_of(build)
     if engine_id is None:
         return found
     options = harvest.flags(engine_id, build.version)
+    if options is not None:
+        # what the user wrote: the flags the vocabulary parsed, and those it did not know
+        written = [*parsed.spellings.values(), *(f.flag for f in found if f.code == "unknown-flag" and f.flag)]
+        said = [retired(engine, build, engine_id, options, s.split("=", 1)[0]) for s in dict.fromkeys(written)]
+        retiring = {f.flag: f for f in said if f is not None}
+        # the release's own retirement of a flag says more than "unknown" or nothing at all
+        found = [f for f in found if f.flag not in retiring] + list(retiring.values())
     if options is None or vocab.version == build.version:
         # a vocabulary dumped by running this very release knows better than reading it
         return [_explained(engine, build, engine_id, f) for f in found]
@@ -224,7 +289,7 @@ def adjust(engine: Engine, build: Build, parsed: ParsedArgs, vocab: Vocabulary, 
         if f.code != "unknown-flag" or f.flag is None or not _has(known, f.flag)
     ]
     for spelling in dict.fromkeys(parsed.spellings.values()):
-        if not spelling.startswith("--") or _has(known, spelling):
+        if not spelling.startswith("--") or _has(known, spelling) or any(f.flag == spelling for f in kept):
             continue
         added = first_release_with(engine_id, spelling)
         if added is None:  # no release's code shows it as read: the vocabulary's own check speaks for it

@@ -191,6 +191,8 @@ def write(result: dict[str, Any], folder: Path) -> Path:
         before = json.loads(target.read_text(encoding="utf-8"))
         if before.get("sha256") == facts["sha256"]:
             facts["tables"].update({k: v for k, v in before["tables"].items() if v.get("method") == "ran"})
+            if "uploaded" in before:  # read again offline: the artifact's upload day does not change
+                facts.setdefault("uploaded", before["uploaded"])
     target.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     (folder / facts["detail"]).write_text(
         json.dumps(detail, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8"

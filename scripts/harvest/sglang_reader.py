@@ -6,7 +6,7 @@ import ast
 from typing import Any
 
 from pyread import classes, dotted, parse
-from readers import argparse_options, dataclass_options, table_keys
+from readers import argparse_options, dataclass_options, real_replacements, table_keys, warned_in_code
 from tree import Tree
 
 MODELS = "sglang/srt/models/"
@@ -73,7 +73,10 @@ def flags(tree: Tree) -> tuple[dict[str, Any], list[str]]:
     text = tree.read(path)
     if text is None:
         raise LookupError(f"no {path}")
-    options = argparse_options(text, path)
+    actions_path = "sglang/srt/arg_groups/argparse_actions.py"  # newer releases keep their argparse actions here
+    actions_text = tree.read(actions_path)
+    actions = classes(parse(actions_text, actions_path)) if actions_text is not None else None
+    options = argparse_options(text, path, actions=actions)
     read = [path]
     if "add_cli_args_from_dataclass" in text:  # newer releases build most options from ServerArgs' fields
         sources = [(path, text, ("ServerArgs",))]
@@ -85,4 +88,5 @@ def flags(tree: Tree) -> tuple[dict[str, Any], list[str]]:
             for flag, entry in dataclass_options(source_text, source_path, class_names).items():
                 options.setdefault(flag, entry)
     options.setdefault("--help", {"takes_value": False})  # argparse's own
-    return dict(sorted(options.items())), read
+    read += [p for p in warned_in_code(tree, (path, "sglang/srt/arg_groups/"), options) if p not in read]
+    return dict(sorted(real_replacements(options).items())), read

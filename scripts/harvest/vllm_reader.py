@@ -6,7 +6,14 @@ import ast
 from typing import Any
 
 from pyread import classes, dotted, imports, module_tables, parse
-from readers import argparse_options, dataclass_options, registered_names, table_keys
+from readers import (
+    argparse_options,
+    dataclass_options,
+    real_replacements,
+    registered_names,
+    table_keys,
+    warned_in_code,
+)
 from tree import Tree
 
 MODELS = "vllm/model_executor/models/"
@@ -166,4 +173,5 @@ def flags(tree: Tree) -> tuple[dict[str, Any], list[str]]:
     if not options:
         raise LookupError("no CLI option builder (vllm/engine/arg_utils.py)")
     options.setdefault("--help", {"takes_value": False})  # argparse's own
-    return dict(sorted(options.items())), read
+    read += [p for p in warned_in_code(tree, CLI_FILES, options) if p not in read]
+    return dict(sorted(real_replacements(options).items())), read

@@ -224,3 +224,35 @@ def test_the_upload_day_is_read_from_the_json_simple_index_for_the_artifact_read
     assert upload_time(index, "vllm-0.32.0-cp38-abi3-manylinux_2_28_x86_64.whl") == "2026-10-18"
     assert upload_time(index, "vllm-0.32.0-cp39-abi3-manylinux_2_28_x86_64.whl") is None
     assert upload_time({"files": [{"filename": "x.whl"}]}, "x.whl") is None
+
+
+def test_python_engines_retired_options_read_from_their_actions_help_and_warnings(tmp_path):
+    proc, data = _harvest(tmp_path, "sglang==9.9.8", DATA / "sglang-retired-tree")
+    assert proc.returncode == 0, proc.stderr
+    options = data["tables"]["flags"]["options"]
+    # an action that raises: kept only to stop the launch, with the option its text names
+    assert options["--enable-flashinfer-mla"]["replaced_by"] == {
+        "--enable-flashinfer-mla": "--attention-backend flashinfer"
+    }
+    assert "removed" in options["--enable-flashinfer-mla"]
+    # an action that stops only when given an error message; the value after the option ends the sentence
+    assert options["--enable-flashmla"]["removed"] == "--enable-flashmla was removed; use --attention-backend flashmla."
+    assert options["--enable-flashmla"]["replaced_by"] == {"--enable-flashmla": "--attention-backend flashmla"}
+    # the same action without one warns: deprecated, still accepted
+    assert options["--prefill-round-robin-balance"]["deprecated"] == {
+        "warning": "Note: --prefill-round-robin-balance is deprecated now."
+    }
+    assert options["--disable-cuda-graph"]["deprecated"]["replaced_by"] == {
+        "--disable-cuda-graph": "--cuda-graph-backend=disabled"
+    }
+    # said only in the code that handles it, in another file
+    grpc = options["--grpc-mode"]
+    assert grpc["deprecated"]["replaced_by"] == {"--grpc-mode": "--smg-grpc-mode"}
+    assert grpc["said_in"] == "sglang/srt/arg_groups/serving_hook.py"
+    # a replacement the release has no option for is not kept; a value's deprecation is not the option's
+    assert "replaced_by" not in options["--hybrid-kvcache-ratio"]["deprecated"]
+    # nor one whose value is not among the option's choices (the release's own text misspells it)
+    assert "replaced_by" not in options["--disable-flashinfer-sampling"]["deprecated"]
+    assert "deprecated" not in options["--attention-backend"]
+    # help that mentions deprecated things does not retire its own option
+    assert options["--allow-deprecated-formats"] == {"takes_value": False}

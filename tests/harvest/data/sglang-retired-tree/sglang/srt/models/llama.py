@@ -1,0 +1,5 @@
+class LlamaForCausalLM:
+    pass
+
+
+EntryClass = LlamaForCausalLM
