@@ -274,10 +274,11 @@ def test_list_engines_json_shows_the_sglang_tables_its_release_ran():
     tables = by_build["sglang-0.5.10"]["tables"]
     assert tables["attention_selector"]["count"] == 6 * 6 * 3 * 9 and tables["quantization"]["method"] == "ran"
     # 0.5.9 and older size their defaults from nvidia-smi: the harvester's stand-in answered it, on the same six GPUs
-    # (0.5.5 and 0.5.4.post3 with their torch 2.8.0 pins)
+    # (0.5.5 and 0.5.4.post3 with their torch 2.8.0 pins), then on 7.0/7.5/10.3/11.0/12.1 too (--merge)
+    all_gpus = {"0.5.9": 11, "0.5.8": 11, "0.5.6.post2": 11, "0.5.5": 11, "0.5.4.post3": 11}
     for release in ("0.5.9", "0.5.8", "0.5.6.post2", "0.5.5", "0.5.4.post3"):
         tables = by_build[f"sglang-{release}"]["tables"]
-        assert tables["attention_selector"]["count"] == 6 * 6 * 3 * 9, release
+        assert tables["attention_selector"]["count"] == all_gpus.get(release, 6) * 6 * 3 * 9, release
         assert tables["quantization"]["method"] == "ran" and by_build[f"sglang-{release}"]["why_not"] == {}, release
     # 0.5.3 and older choose in ModelRunner: the probe runs that code of the release too, back to 0.4.8
     for release in ("0.5.3", "0.4.10", "0.4.9", "0.4.8"):
