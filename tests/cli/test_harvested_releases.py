@@ -257,19 +257,26 @@ def test_list_engines_json_shows_the_sglang_tables_its_release_ran():
     assert by_build["sglang-0.5.20"]["tables"]["attention_selector"]["count"] == selector["count"]
     # 0.5.19 ran on four GPUs only (--caps 80,90,100,120)
     assert by_build["sglang-0.5.19"]["tables"]["attention_selector"]["count"] == 4 * 6 * 3 * 11
-    # 0.5.17 resolves while ServerArgs is constructed (no resolve_once): the table says so; six GPUs asked
+    # 0.5.17 resolves while ServerArgs is constructed (no resolve_once): the table says so; all 11 GPUs asked (six,
+    # then 7.0/7.5/10.3/11.0/12.1 merged)
     older = by_build["sglang-0.5.17"]["tables"]["attention_selector"]
-    assert older["count"] == 6 * 6 * 3 * 11 and older["from"].startswith(
+    assert older["count"] == 11 * 6 * 3 * 11 and older["from"].startswith(
         "sglang/srt/server_args.py: ServerArgs.__post_init__"
     )
     newer = by_build["sglang-0.5.18"]["tables"]["attention_selector"]
-    assert (newer["count"], newer["from"]) == (older["count"], older["from"])
-    assert by_build["sglang-0.5.15"]["tables"]["attention_selector"]["count"] == 4 * 6 * 3 * 11  # --caps 80,90,100,120
-    assert by_build["sglang-0.5.14"]["tables"]["attention_selector"]["count"] == older["count"]
-    assert by_build["sglang-0.5.13"]["tables"]["attention_selector"]["count"] == older["count"]
-    # 0.5.12 has no cutedsl_mla and calls DSA nsa: 9 backends asked besides its own pick
-    assert by_build["sglang-0.5.12"]["tables"]["attention_selector"]["count"] == 6 * 6 * 3 * 10
-    assert by_build["sglang-0.5.11"]["tables"]["attention_selector"]["count"] == 6 * 6 * 3 * 9  # no tokenspeed_mla
+    assert (newer["count"], newer["from"]) == (6 * 6 * 3 * 11, older["from"])
+    # GPUs x shapes x KV dtypes x (backends asked + the default): 0.5.15 first ran with --caps 80,90,100,120, 0.5.16 and
+    # older on six GPUs, and a release's 7.0/7.5/10.3/11.0/12.1 (with 8.6/8.9 for 0.5.15) were merged later; 0.5.12 has
+    # no cutedsl_mla and calls DSA nsa (9 backends asked besides its own pick), 0.5.11 has no tokenspeed_mla either
+    for release, gpus, asked in (
+        ("0.5.16", 11, 11),
+        ("0.5.15", 11, 11),
+        ("0.5.14", 11, 11),
+        ("0.5.13", 6, 11),
+        ("0.5.12", 6, 10),
+        ("0.5.11", 6, 9),
+    ):
+        assert by_build[f"sglang-{release}"]["tables"]["attention_selector"]["count"] == gpus * 6 * 3 * asked, release
     # 0.5.10 (torch 2.9.1): the same eight backends and nsa asked on the same six GPUs
     tables = by_build["sglang-0.5.10"]["tables"]
     assert tables["attention_selector"]["count"] == 6 * 6 * 3 * 9 and tables["quantization"]["method"] == "ran"
@@ -344,6 +351,33 @@ def test_sglang_mla_on_blackwell_spells_a_16_bit_kv_cache_as_trtllm_mla_accepts_
         "json",
     )
     assert asked.code == 0, asked.err and "--kv-cache-dtype" in asked.json()["plans"][0]["argv"]
+
+
+# SGLang releases whose runs gained 7.0/7.5/10.3/11.0/12.1 with --merge (their first runs: 8.0-12.0 only)
+SGLANG_MERGED = ["0.5.17", "0.5.16", "0.5.15", "0.5.14"]
+
+
+@pytest.mark.parametrize("release", SGLANG_MERGED)
+def test_an_sglang_plan_on_b300_and_dgx_spark_names_the_backend_the_release_picks_there(release):
+    """On a simulated B300 (10.3) these releases pick trtllm_mha for Llama's GQA and for gpt-oss's sink layers, as on
+    B200; before 10.3 was run a B300 plan named flashinfer and triton, the catalog's first kernels that fit. On DGX
+    Spark (12.1) they run gpt-oss on triton throughout (their pick for the gpt-oss stand-in), where a plan named
+    flashinfer for its full-attention layers."""
+    from recipegen.catalog import harvest
+
+    assert {103, 121} <= set(harvest.ran("sglang", release)["attention_selector"]["capabilities"])
+    picked = harvest.load("sglang", release).picked
+    assert (picked["gqa"]["auto"]["103"], picked["sinks"]["auto"]["121"]) == ("trtllm_mha", "triton")
+
+    def kernel(gpu, model):
+        reason, _, _, _ = _kernel_and_argv("--gpu", gpu, "--model", model, "--build", f"sglang=={release}")
+        return reason
+
+    assert kernel("b300", "llama-3.1-8b") == "sm103: trtllm_mha (attention.gqa)"
+    sinks = kernel("b300", "gpt-oss-20b")
+    assert sinks == "sm103: trtllm_mha (attention.gqa), trtllm_mha (sinks) (attention.sinks)", sinks
+    spark = kernel("gb10", "gpt-oss-20b")
+    assert spark == "sm121: triton (attention.gqa), triton (attention.sinks)", spark
 
 
 @pytest.mark.parametrize("release", ["0.5.22", "0.5.23"])
