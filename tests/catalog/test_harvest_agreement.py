@@ -774,10 +774,11 @@ def test_the_sglang_default_picks_a_facts_file_keeps_are_its_ran_file_s(release)
 
 
 def test_the_newest_sglang_releases_ran_on_every_capability_and_are_compared():
-    """0.5.22 (no release file) and 0.5.23 were run on all 11 GPUs, so the tests above hold their builds — the inherited
-    one as `--build sglang==0.5.22` makes it — against every capability."""
+    """0.5.23–0.5.18 (0.5.22 has no release file) were run on all 11 GPUs, 0.5.19's and 0.5.18's first runs on four
+    and six with the rest merged into them, so the tests above hold their builds — the inherited one as `--build
+    sglang==0.5.22` makes it — against every capability."""
     every = [70, 75, 80, 86, 89, 90, 100, 103, 110, 120, 121]
-    for release in ("0.5.22", "0.5.23"):
+    for release in ("0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23"):
         assert release in SGLANG_RAN_RELEASES
         tables = harvest.ran("sglang", release)
         assert tables["attention_selector"]["capabilities"] == every == tables["quantization"]["capabilities"]

@@ -134,6 +134,43 @@ def test_a_plan_on_a_capability_added_to_a_release_s_run_names_the_backend_that_
     )
 
 
+def _sglang_pick(release, capability, shape, kv="auto"):
+    """The attention backend an SGLang release resolves to by default for one stand-in shape (its ran table)."""
+    from recipegen.catalog import harvest
+
+    cases = harvest.ran("sglang", release)["attention_selector"]["cases"]
+    found = {
+        c["resolved"]["attention_backend"]
+        for c in cases
+        if c["asked"] is None and "resolved" in c and (c["capability"], c["shape"], c["kv"]) == (capability, shape, kv)
+    }
+    assert len(found) == 1, found
+    return found.pop()
+
+
+@pytest.mark.parametrize("release", ["0.5.19", "0.5.18"])
+def test_an_sglang_plan_on_a_gpu_added_to_its_run_names_the_backend_that_release_picks(release):
+    """SGLang 0.5.19 first ran on 8.0/9.0/10.0/12.0, 0.5.18 on those and 8.6/8.9; the other GPUs were added with
+    --merge. Resolved on a simulated B300 both pick trtllm_mha for Llama and for gpt-oss's sinks, as on B200, where a
+    plan named flashinfer and triton (the catalog's first kernels that fit) before; on GB10 (12.1) triton for gpt-oss,
+    as on 12.0, where a plan named flashinfer for its full-attention layers; on Ada and Ampere consumer cards flashinfer
+    for Llama and triton for gpt-oss, where a 0.5.19 plan named fa3."""
+
+    def kernel(gpu, model):
+        result = run_cli("explain", "--gpu", gpu, "--model", model, "--build", f"sglang=={release}", "--format", "json")
+        assert result.code == 0, result.err
+        return next(g["reason"] for g in result.json()["plans"][0]["gates"] if g["gate"] == "kernel")
+
+    assert (_sglang_pick(release, 103, "gqa"), _sglang_pick(release, 103, "sinks")) == ("trtllm_mha", "trtllm_mha")
+    assert kernel("b300", "llama-3.1-8b") == "sm103: trtllm_mha (attention.gqa)"
+    assert kernel("b300", "gpt-oss-20b") == "sm103: trtllm_mha (attention.gqa), trtllm_mha (sinks) (attention.sinks)"
+    assert (_sglang_pick(release, 89, "gqa"), _sglang_pick(release, 86, "sinks")) == ("flashinfer", "triton")
+    assert kernel("rtx-4090", "llama-3.1-8b") == "sm89: flashinfer (attention.gqa)"
+    assert kernel("rtx-3090", "gpt-oss-20b") == "sm86: triton (attention.gqa), triton (attention.sinks)"
+    assert _sglang_pick(release, 121, "sinks") == "triton"
+    assert kernel("dgx-spark", "gpt-oss-20b") == "sm121: triton (attention.gqa), triton (attention.sinks)"
+
+
 def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how():
     rows = run_cli("list", "engines", "--format", "json").json()
     by_release = {(r["engine"], r.get("release") or r["build"]): r for r in rows}
@@ -255,16 +292,16 @@ def test_list_engines_json_shows_the_sglang_tables_its_release_ran():
     assert selector["count"] == 11 * 6 * 3 * 11  # GPUs x shapes x KV dtypes x (10 backends asked + the default)
     assert ran["tables"]["quantization"]["method"] == "ran" and ran["why_not"] == {}
     assert by_build["sglang-0.5.20"]["tables"]["attention_selector"]["count"] == selector["count"]
-    # 0.5.19 ran on four GPUs only (--caps 80,90,100,120)
-    assert by_build["sglang-0.5.19"]["tables"]["attention_selector"]["count"] == 4 * 6 * 3 * 11
+    # 0.5.19 first ran on four GPUs (--caps 80,90,100,120), the other seven merged into that run later
+    assert by_build["sglang-0.5.19"]["tables"]["attention_selector"]["count"] == selector["count"]
     # 0.5.17 resolves while ServerArgs is constructed (no resolve_once): the table says so; all 11 GPUs asked (six,
     # then 7.0/7.5/10.3/11.0/12.1 merged)
     older = by_build["sglang-0.5.17"]["tables"]["attention_selector"]
     assert older["count"] == 11 * 6 * 3 * 11 and older["from"].startswith(
         "sglang/srt/server_args.py: ServerArgs.__post_init__"
     )
-    newer = by_build["sglang-0.5.18"]["tables"]["attention_selector"]
-    assert (newer["count"], newer["from"]) == (6 * 6 * 3 * 11, older["from"])
+    newer = by_build["sglang-0.5.18"]["tables"]["attention_selector"]  # first six GPUs, the other five merged later
+    assert (newer["count"], newer["from"]) == (selector["count"], older["from"])
     # GPUs x shapes x KV dtypes x (backends asked + the default): 0.5.15 first ran with --caps 80,90,100,120, 0.5.16 and
     # older on six GPUs, and a release's 7.0/7.5/10.3/11.0/12.1 (with 8.6/8.9 for 0.5.15) were merged later; 0.5.12 has
     # no cutedsl_mla and calls DSA nsa (9 backends asked besides its own pick), 0.5.11 has no tokenspeed_mla either
