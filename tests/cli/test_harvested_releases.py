@@ -111,9 +111,9 @@ def test_lint_names_the_release_that_added_a_flag_the_named_release_lacks():
 
 
 def test_a_plan_on_a_capability_added_to_a_release_s_run_names_the_backend_that_release_picks():
-    """vLLM 0.26.0-0.23.0's selectors, run on simulated SM 10.3 and 7.5 as well (`--merge`), pick
+    """vLLM 0.26.0-0.20.1's selectors, run on simulated SM 10.3 and 7.5 as well (`--merge`), pick
     FlashInfer for GQA on B300 as on B200, where a plan named FLASH_ATTN (the catalog's first kernel that fits) before
-    10.3 was run; for gpt-oss's sinks 0.25.0-0.23.0 pick FlashInfer's TRT-LLM kernels there, 0.26.0 FlashAttention.
+    10.3 was run; for gpt-oss's sinks 0.25.0-0.20.1 pick FlashInfer's TRT-LLM kernels there, 0.26.0 FlashAttention.
     On T4 the run confirms Triton attention, the only kernel these releases take there for these heads."""
 
     def kernel(gpu, model, release):
@@ -125,7 +125,9 @@ def test_a_plan_on_a_capability_added_to_a_release_s_run_names_the_backend_that_
     assert kernel("b300", "llama-3.1-8b", "0.26.0") == "sm103: FLASHINFER (attention.gqa)"
     assert kernel("b200", "llama-3.1-8b", "0.26.0") == "sm100: FLASHINFER (attention.gqa)"
     assert kernel("t4", "llama-3.1-8b", "0.26.0") == "sm75: TRITON_ATTN (attention.gqa)"
-    for release in ("0.25.0", "0.24.0", "0.23.0"):
+    for release in ("0.22.0", "0.21.0", "0.20.1"):
+        assert kernel("b300", "qwen3-32b", release) == "sm103: FLASHINFER (attention.gqa)", release
+    for release in ("0.25.0", "0.24.0", "0.23.0", "0.22.0", "0.21.0", "0.20.1"):
         sinks = kernel("b300", "gpt-oss-20b", release)
         assert sinks == "sm103: FLASHINFER (attention.gqa), FLASHINFER (trtllm-gen) (attention.sinks)", release
     assert (
@@ -171,6 +173,28 @@ def test_an_sglang_plan_on_a_gpu_added_to_its_run_names_the_backend_that_release
     assert kernel("dgx-spark", "gpt-oss-20b") == "sm121: triton (attention.gqa), triton (attention.sinks)"
 
 
+def test_a_t4_plan_on_vllm_0_22_0_steers_off_the_flashinfer_backend_its_selector_picks_there():
+    """vLLM 0.22.0's selector, run on simulated SM 7.5, picks FLASHINFER first for GQA at head size 128, and on a T4 the
+    FlashInfer it pins dies at the first request (vllm#44379): the plan passes --attention-backend TRITON_ATTN and
+    says why, which no plan of 0.21.0 (FlashInfer 0.6.8, which serves there) or 0.26.0 (whose selector takes Triton
+    there itself) passes."""
+    result = run_cli("explain", "--gpu", "t4", "--model", "llama-3.1-8b", "--build", "vllm==0.22.0", "--format", "json")
+    assert result.code == 0, result.err
+    plans = result.json()["plans"]
+    assert plans and all(p["build"] == "vllm-0.22.0" for p in plans)
+    for plan in plans:
+        argv = plan["argv"]
+        assert argv[argv.index("--attention-backend") + 1] == "TRITON_ATTN", plan["variant"]
+        assert next(g["reason"] for g in plan["gates"] if g["gate"] == "kernel") == "sm75: TRITON_ATTN (attention.gqa)"
+        assert "vllm-0.22-t4-flashinfer-paged-prefill-invalid-argument" in {d["id"] for d in plan["build_defects"]}
+    for release in ("0.21.0", "0.26.0"):
+        other = run_cli(
+            "explain", "--gpu", "t4", "--model", "llama-3.1-8b", "--build", f"vllm=={release}", "--format", "json"
+        )
+        assert other.code == 0 and other.json()["plans"], release
+        assert all("--attention-backend" not in p["argv"] for p in other.json()["plans"]), release
+
+
 def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how():
     rows = run_cli("list", "engines", "--format", "json").json()
     by_release = {(r["engine"], r.get("release") or r["build"]): r for r in rows}
@@ -199,15 +223,11 @@ def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how()
         assert whole["tables"]["attention_selector"]["count"] == 11 * 147 and whole["why_not"] == {}, release
     partial = by_release[("vllm", "vllm-0.26.0")]["harvested"]  # run on fewer capabilities
     assert partial["tables"]["attention_selector"]["method"] == "ran" and partial["not_harvested"] == []
-    # run on sm_80/86/89/90/100/120, 147 cases each
-    for release in (
-        "vllm-0.22.0",
-        "vllm-0.21.0",
-        "vllm-0.20.1",
-    ):
-        ran = by_release[("vllm", release)]["harvested"]
-        assert ran["tables"]["attention_selector"]["count"] == 6 * 147 and ran["why_not"] == {}, release
-        assert ran["tables"]["quantization"]["file"] == f"data/harvest/vllm/{release[5:]}.ran.json"
+    # run on sm_80/86/89/90/100/120, then 7.0/7.5/10.3/11.0/12.1 merged from the torch-2.11.0 venv made again
+    for release in ("vllm-0.22.0", "vllm-0.21.0", "vllm-0.20.1"):
+        whole = by_release[("vllm", release)]["harvested"]
+        assert whole["tables"]["attention_selector"]["count"] == 11 * 147 and whole["why_not"] == {}, release
+        assert whole["tables"]["quantization"]["file"] == f"data/harvest/vllm/{release[5:]}.ran.json"
     # 8.0-12.0 first, then 7.0/7.5/10.3/11.0/12.1 merged from the same torch-2.10.0 venv
     for release in ("vllm-0.19.0", "vllm-0.18.0"):
         whole = by_release[("vllm", release)]["harvested"]
