@@ -30,9 +30,12 @@ SHAPES: dict[str, tuple[str, str | int]] = {
 }
 # the stand-in model profiles the MLA cases were asked with -> their qk_nope_head_dim
 PROFILE_NOPE = {"deepseek_v3_dense": 128, "deepseek_v32_sparse": 128, "glm5_sparse_nope192": 192, "nope512_sparse": 256}
-# the catalog's KV dtype -> the --kv-cache-dtype spellings asked (a 16-bit cache: the model's own, auto, or bfloat16)
+# the catalog's KV dtype -> the --kv-cache-dtype spellings asked (a 16-bit cache: the model's own, auto, or bfloat16).
+# The runs asked with bf16 weights; an fp16 cache is `auto` too: no selector of a run release turns on which 16-bit
+# dtype it is (every backend's supported_dtypes lists both), and below 8.0 vLLM casts bf16 weights to fp16
 KV_ASKED: dict[str, tuple[str, ...]] = {
     "bf16": ("auto", "bfloat16"),
+    "fp16": ("auto", "float16"),
     "fp8_e4m3": ("fp8_e4m3",),
     "fp8_ds_mla": ("fp8_ds_mla",),
 }
