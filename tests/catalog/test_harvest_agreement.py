@@ -605,6 +605,9 @@ def test_the_backend_sglang_picks_by_default_is_a_kernel_of_the_catalog(release)
     build, selector, capability = _sglang_ran(release)
     checked, problems = 0, []
     for case in selector["cases"]:
+        # 7.0 / 7.5 not yet compared: SGLang's resolution there settles on backends whose kernels are not built for
+        # those GPUs (flashinfer on 7.0, fa3 + flashmla for DSA), with bf16 and FP8 caches the GPUs cannot hold, and
+        # on triton for gpt-oss's sinks on 7.5, which the catalog lacks; each wants its reason read in the release
         if case["asked"] is not None or case["capability"] < 80 or "resolved" not in case:
             continue
         op = next((o for o, shapes in SGLANG_SHAPES.items() if case["shape"] in shapes), None)
