@@ -11,7 +11,8 @@ and flags read from its own code by scripts/harvest, loaded per release on first
 kernel facts read from that release's wheel into its kernels and weight formats); diff_kv (data/diff_kv.yaml:
 how each release range runs attention whose V is narrower than its K, read from its own model file);
 selector_picks (the attention backend a vLLM release's selector or an SGLang release's resolution, run, picks per
-case) and kv_spelling (whether a release takes a --kv-cache-dtype spelling: the one rule the planner and lint share).
+case; data/selector_heads.yaml: where a release's order turns on the heads per GPU, read from its code) and
+kv_spelling (whether a release takes a --kv-cache-dtype spelling: the one rule the planner and lint share).
 
 May import: errors, frozen. Nothing here plans, renders or touches the network, Docker or the GPU.
 """

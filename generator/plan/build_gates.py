@@ -12,7 +12,7 @@ from ..catalog.schema import Deployment, Engine, Hardware, Kernel, Model, Source
 from ..catalog.schema.common import KvDtype
 from ..catalog.schema.engine import Build
 from ..catalog.schema.model import Need
-from ..catalog.selector_picks import SHAPES, is_pick, picked
+from ..catalog.selector_picks import SHAPES, Pick, heads_sources, is_pick, pick
 from ..frozen import evolve
 from .types import Details, GateResult, KernelMiss
 
@@ -175,13 +175,13 @@ def _release_pick(
     gqa_head: int | None,
     heads_per_rank: int | None,
     architecture: str,
-) -> tuple[list[Kernel], KvDtype | None]:
+) -> tuple[list[Kernel], KvDtype | None, Pick]:
     """The kernels that fit, the one the release's own selector (run) picks for this need first, and the KV dtype it
     was asked with when the request fixes none: the catalog's preferred dtype (its first kernel's first), so the
-    plan names what the release runs with the --kv-cache-dtype the plan writes."""
+    plan names what the release runs with the --kv-cache-dtype the plan writes; and how the pick was found."""
     lead = valid[0].kv_dtypes[0] if not kv and valid[0].kv_dtypes else None
     asked = kv or ((lead,) if lead is not None else ())
-    pick = picked(
+    found = pick(
         build,
         need.op,
         capability,
@@ -195,15 +195,15 @@ def _release_pick(
         (
             k
             for k in valid
-            if pick is not None
-            and is_pick(k.name, pick)
+            if found.backend is not None
+            and is_pick(k.name, found.backend)
             and (lead is None or k.kv_dtypes is None or lead in k.kv_dtypes)
         ),
         None,
     )
     if first is None or first is valid[0]:
-        return valid, lead
-    return [first, *(k for k in valid if k is not first)], lead
+        return valid, lead, found
+    return [first, *(k for k in valid if k is not first)], lead, found
 
 
 def backend_name(kernel_name: str) -> str:
@@ -235,6 +235,7 @@ def kernels(
     failures: list[str] = []
     open_needs: list[str] = []
     vouches: list[str] = []
+    orders: list[str] = []  # needs whose kernel is the catalog's order where the release's pick was not read
     misses: list[KernelMiss] = []
     sources: list[Source] = []
     kv_options: list[KvDtype] | None = None
@@ -314,11 +315,18 @@ def kernels(
         lead: KvDtype | None = None
         if len(valid) > 1 and forced is None and need.op in SHAPES:
             before = valid[0]
-            valid, lead = _release_pick(
+            valid, lead, found = _release_pick(
                 build, need, cc.major * 10 + cc.minor, valid, kv, gqa_head, heads_per_rank, model.architecture
             )
             if valid[0] is not before:  # named from the release's own run: cite it
                 sources.extend(selector_source(build))
+            if found.rule is not None and found.backend is not None:  # at a head count the run did not ask
+                sources.extend(heads_sources(found.rule))
+            elif found.unread:
+                orders.append(
+                    f"{need.op}: the {build.id} run picks by heads per GPU and did not ask {heads_per_rank}, "
+                    "so this is the catalog's order"
+                )
         if valid:
             chosen.append((need.op, valid[0].name))
             sources.extend(valid[0].sources)
@@ -353,7 +361,7 @@ def kernels(
     if not model.needs:
         return GateResult("kernel", "unknown", f"the catalog lists no kernel needs for {model.name}", (), details)
     names = ", ".join(f"{name} ({op})" for op, name in chosen)
-    vouched_for = f" ({'; '.join(vouches)})" if vouches else ""
+    vouched_for = f" ({'; '.join([*vouches, *orders])})" if vouches or orders else ""
     return GateResult("kernel", "pass", f"{cc.sm}: {names}{vouched_for}", srcs(sources), details)
 
 
