@@ -15,6 +15,7 @@ from readers import (
     warned_in_code,
 )
 from tree import Tree
+from vllm_kernels import kv_cache_dtypes
 
 MODELS = "vllm/model_executor/models/"
 # interface classes (vllm/model_executor/models/interfaces.py) -> what the registry says of a model
@@ -173,5 +174,11 @@ def flags(tree: Tree) -> tuple[dict[str, Any], list[str]]:
     if not options:
         raise LookupError("no CLI option builder (vllm/engine/arg_utils.py)")
     options.setdefault("--help", {"takes_value": False})  # argparse's own
+    kv = options.get("--kv-cache-dtype")
+    if kv is not None and "choices" not in kv:  # built from the CacheDType Literal, which get_kwargs makes choices of
+        found, _ = kv_cache_dtypes(tree)
+        if found is not None:
+            kv["choices"] = found["choices"]
+            read.append(found["from"].split(":", 1)[0])
     read += [p for p in warned_in_code(tree, CLI_FILES, options) if p not in read]
     return dict(sorted(real_replacements(options).items())), read

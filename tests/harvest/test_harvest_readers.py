@@ -187,6 +187,9 @@ def test_vllm_kernel_facts_read_from_an_old_release_tree(tmp_path):
     assert (mla["FLASHMLA"]["majors"], mla["FLASHMLA"]["fp8_kv"]) == ([9], False)
     assert mla["TRITON_MLA"]["fp8_kv"] and mla["TRITON_MLA"]["min"] is None
     assert table["kv_cache_dtypes"]["choices"] == ["auto", "fp8", "fp8_e5m2"]
+    # the option built from that Literal (get_kwargs makes its values the choices) lists them in the flags table
+    assert data["tables"]["flags"]["options"]["--kv-cache-dtype"]["choices"] == ["auto", "fp8", "fp8_e5m2"]
+    assert "vllm/config.py" in data["tables"]["flags"]["from"]
 
 
 def test_sglang_kernel_facts_read_from_an_old_release_tree(tmp_path):

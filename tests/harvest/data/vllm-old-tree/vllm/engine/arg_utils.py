@@ -11,6 +11,7 @@ class EngineArgs:
         model_group = parser.add_argument_group(title="ModelConfig")
         model_group.add_argument("--max-model-len", **model_kwargs["max_model_len"])
         model_group.add_argument("--quantization", "-q", **model_kwargs["quantization"])
-        parser.add_argument("--kv-cache-dtype", choices=KV_CACHE_DTYPES, default="auto")
+        cache_kwargs = get_kwargs(CacheConfig)
+        parser.add_argument("--kv-cache-dtype", **cache_kwargs["cache_dtype"])
         parser.add_argument("--enforce-eager", action="store_true")
         return parser
