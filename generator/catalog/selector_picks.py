@@ -54,6 +54,17 @@ SGLANG_STAND_INS: dict[str, str] = {
 }
 
 
+def reads_architecture(architecture: str) -> bool:
+    """Whether SGLang's pick may turn on the model's architecture: only a stand-in's own architecture does."""
+    return architecture in SGLANG_STAND_INS.values()
+
+
+def reads_heads(op: str) -> bool:
+    """Whether the release's pick for this op may turn on the heads per GPU: only the MLA shapes were asked with
+    several head counts, and `picked` reads the count for those alone."""
+    return op in SHAPES and SHAPES[op][0] != "gqa"
+
+
 def names(kernel_name: str) -> frozenset[str]:
     """The backends a catalog kernel names: `fa3 (MLA)` -> {fa3}; `flashmla_auto + flashmla_kv (DSA auto)` -> both."""
     return frozenset(kernel_name.split(" (")[0].split(" + "))
@@ -118,13 +129,14 @@ def picked(
     if shape != "gqa":
         profiles = [*(p for p, nope in PROFILE_NOPE.items() if nope == qk_nope_head_dim), "none"]
     heads = head_size if shape == "gqa" else which
+    per_gpu = heads_per_rank if reads_heads(op) else None
     for profile in profiles:  # the model's own profile where one was asked, else the profile-less stand-in
         by_kv = selected.get(f"{shape}/{which}/{heads}/{profile}")
         if not isinstance(by_kv, dict):
             continue
         answers: set[str] = set()
         for spelled in asked:
-            answer = _answer((by_kv.get(spelled) or {}).get(str(capability)), heads_per_rank)
+            answer = _answer((by_kv.get(spelled) or {}).get(str(capability)), per_gpu)
             if answer is None:
                 return None  # the pick turns on the heads per GPU, and this count was not asked
             if answer is not False:
