@@ -165,17 +165,20 @@ def memory(
     return GateResult("memory", "pass", reason, srcs, details(solved.budget, solved))
 
 
-def weights_overflow(request: Request, engine: Engine, variant: Variant, layout: Layout, settings: Settings) -> bool:
+def weights_overflow(
+    request: Request, engine: Engine, variant: Variant, layout: Layout, fraction: float | None
+) -> bool:
     """Whether the checkpoint's weights alone leave no room on the layout's GPUs, whatever the KV cache: such a
-    path fails its memory gate (or the gate cannot plan it) unless host offload is planned. False where the memory
-    gate does not plan from the size (an engine that always offloads, a checkpoint of unknown size)."""
+    path fails its memory gate (or the gate cannot plan it) unless host offload is planned. `fraction`: the path's
+    settings' memory fraction (a recipe's own; None: the engine's). False where the memory gate does not plan from
+    the size (an engine that always offloads, a checkpoint of unknown size)."""
     sized = variant_bytes(request.model, variant)
     if sized is None or engine.memory.host_offload:
         return False
     shards = layout.gpus if engine.parallelism == "tensor" else layout.gpus_per_node
     weights = (sized[0] / shards + _projector(engine, variant)[0]) / GIB
-    fraction, _ = choose_fraction(request.hardware, engine, settings.fraction)
-    return kv_pool_gib(request.hardware, engine, fraction, weights) <= 0
+    chosen, _ = choose_fraction(request.hardware, engine, fraction)
+    return kv_pool_gib(request.hardware, engine, chosen, weights) <= 0
 
 
 def _projector(engine: Engine, variant: Variant) -> tuple[float, str | None]:

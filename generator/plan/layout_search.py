@@ -183,8 +183,9 @@ class _Layouts:
             key = (id(engine), id(variant), id(dep))
             verdict = fits.get(key)
             if verdict is None:
-                settings = request_settings(engine, layout, dep, self.request, self.memo)
-                verdict = fits[key] = not weights_overflow(self.request, engine, variant, layout, settings)
+                # a derived plan sets no memory fraction of its own (base_settings); a recipe may
+                fraction = request_settings(engine, layout, dep, self.request, self.memo).fraction if dep else None
+                verdict = fits[key] = not weights_overflow(self.request, engine, variant, layout, fraction)
             if verdict:
                 out.append((index, path))
         return out
