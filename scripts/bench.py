@@ -247,7 +247,7 @@ DEVICES = {
     "kernel verdicts shared per model shape": (
         "import recipegen.plan.gates as g;"
         "g.SharedVerdicts.kernel = lambda self, s, done: g.REGISTRY['kernel'].check(s, done)",
-        ("matrix",),
+        ("matrix", "coverage"),
     ),
     "paths whose weights overflow left out of a cell's GPU-only pass": (
         "import recipegen.plan.layout_search as l; l._Layouts._fitting = lambda self, paths, layout: paths",
@@ -291,6 +291,7 @@ def _commands(tmp: str) -> dict[str, list[str]]:
         "explain mimo-v2-flash": ["explain", "--gpu", "h100", "--model", "mimo-v2-flash"],
         "generate": ["--gpu", "sm80", "--model", "glm-5.2", "--out", str(Path(tmp) / "o"), "--force"],
         "matrix": ["matrix"],
+        "coverage": ["coverage"],
     }
 
 
