@@ -230,18 +230,27 @@ DEVICES = {
         "import recipegen.plan.layout_search as l;"
         "l._Layouts._best_first = lambda self, request, layout, done, paths: done.update("
         "{i: l.evaluate(request, *p[:3], layout, p[3], memo=self.memo) for i, p in paths"
-        " if l.may_run(self.request, p, layout, self.memo, self.platforms)})",
+        " if l.may_run(self.request, p, layout, self.memo, self.shared)})",
         ("matrix",),
     ),
     "matrix cheap gates only when a path's floor comes up": (
         "import recipegen.plan.layout_search as l; b = l._Layouts._best_first;"
         "l._Layouts._best_first = lambda self, request, layout, done, paths: b(self, request, layout, done,"
-        " [(i, p) for i, p in paths if l.may_run(self.request, p, layout, self.memo, self.platforms)])",
+        " [(i, p) for i, p in paths if l.may_run(self.request, p, layout, self.memo, self.shared)])",
         ("matrix",),
     ),
     "each build's platform asked once per cell": (
         "import recipegen.plan.layout_search as l;"
         "l._Layouts._on_platform = lambda self, layout: list(enumerate(self._paths(layout)))",
+        ("matrix",),
+    ),
+    "kernel verdicts shared per model shape": (
+        "import recipegen.plan.gates as g;"
+        "g.SharedVerdicts.kernel = lambda self, s, done: g.REGISTRY['kernel'].check(s, done)",
+        ("matrix", "coverage"),
+    ),
+    "paths whose weights overflow left out of a cell's GPU-only pass": (
+        "import recipegen.plan.layout_search as l; l._Layouts._fitting = lambda self, paths, layout: paths",
         ("matrix",),
     ),
     "host offload planned only once no size runs from GPU memory": (
@@ -282,6 +291,7 @@ def _commands(tmp: str) -> dict[str, list[str]]:
         "explain mimo-v2-flash": ["explain", "--gpu", "h100", "--model", "mimo-v2-flash"],
         "generate": ["--gpu", "sm80", "--model", "glm-5.2", "--out", str(Path(tmp) / "o"), "--force"],
         "matrix": ["matrix"],
+        "coverage": ["coverage"],
     }
 
 

@@ -59,6 +59,17 @@ SGLANG_STAND_INS: dict[str, str] = {
 }
 
 
+def reads_architecture(architecture: str) -> bool:
+    """Whether SGLang's pick may turn on the model's architecture: only a stand-in's own architecture does."""
+    return architecture in SGLANG_STAND_INS.values()
+
+
+def reads_heads(op: str) -> bool:
+    """Whether the release's pick for this op may turn on the heads per GPU: only the MLA shapes were asked with
+    several head counts, and `picked` reads the count for those alone."""
+    return op in SHAPES and SHAPES[op][0] != "gqa"
+
+
 def names(kernel_name: str) -> frozenset[str]:
     """The backends a catalog kernel names: `fa3 (MLA)` -> {fa3}; `flashmla_auto + flashmla_kv (DSA auto)` -> both."""
     return frozenset(kernel_name.split(" (")[0].split(" + "))
@@ -180,7 +191,8 @@ def pick(
     if shape != "gqa":
         profiles = [*(p for p, nope in PROFILE_NOPE.items() if nope == qk_nope_head_dim), "none"]
     heads = head_size if shape == "gqa" else which
-    rule = heads_rule("vllm", build.version, shape) if heads_per_rank is not None else None
+    per_gpu = heads_per_rank if reads_heads(op) else None  # only the MLA shapes were asked with several counts
+    rule = heads_rule("vllm", build.version, shape) if per_gpu is not None else None
     at_most = int(rule["at_most"]) if rule is not None else None
     for profile in profiles:  # the model's own profile where one was asked, else the profile-less stand-in
         by_kv = selected.get(f"{shape}/{which}/{heads}/{profile}")
@@ -190,10 +202,10 @@ def pick(
         ruled = False
         for spelled in asked:
             value = (by_kv.get(spelled) or {}).get(str(capability))
-            turns = isinstance(value, dict) and len(set(value.values())) > 1 and str(heads_per_rank) not in value
-            answer = _answer(value, heads_per_rank, at_most)
+            turns = isinstance(value, dict) and len(set(value.values())) > 1 and str(per_gpu) not in value
+            answer = _answer(value, per_gpu, at_most)
             if answer is None:  # the pick turns on the heads per GPU, this count was not asked, no rule was read
-                return Pick(None, unread=turns and heads_per_rank is not None)
+                return Pick(None, unread=turns and per_gpu is not None)
             ruled = ruled or turns
             if answer is not False:
                 answers.add(str(answer))

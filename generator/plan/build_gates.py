@@ -12,7 +12,7 @@ from ..catalog.schema import Deployment, Engine, Hardware, Kernel, Model, Source
 from ..catalog.schema.common import KvDtype
 from ..catalog.schema.engine import Build
 from ..catalog.schema.model import Need
-from ..catalog.selector_picks import SHAPES, Pick, heads_sources, is_pick, pick
+from ..catalog.selector_picks import SHAPES, Pick, heads_sources, is_pick, pick, reads_architecture, reads_heads
 from ..frozen import evolve
 from .types import Details, GateResult, KernelMiss
 
@@ -363,6 +363,20 @@ def kernels(
     names = ", ".join(f"{name} ({op})" for op, name in chosen)
     vouched_for = f" ({'; '.join([*vouches, *orders])})" if vouches or orders else ""
     return GateResult("kernel", "pass", f"{cc.sm}: {names}{vouched_for}", srcs(sources), details)
+
+
+def kernel_facts(model: Model, build: Build, hw: Hardware, heads_per_rank: int | None) -> tuple[object, ...]:
+    """What `kernels` reads of the model and the GPU where every need is met (a pass): the needs' shapes, not the
+    text that says why; the architecture only where a kernel of the build is limited to it or SGLang's pick turns on
+    it (every other architecture fares alike); the heads per GPU only where a release's pick may turn on them; the
+    GPU's capability and shared memory, not its name. Models and GPUs with equal facts get equal passing verdicts; a
+    verdict that is not a pass names the model's needs and the GPU, so it is the model's and the GPU's own."""
+    needs = tuple((n.op, n.head_size, n.head_size_v, n.qk_nope_head_dim, n.index_topk) for n in model.needs)
+    arch = model.architecture
+    limited = reads_architecture(arch) or any(k.architectures and arch in k.architectures for k in build.kernels)
+    heads = heads_per_rank if any(reads_heads(n.op) for n in model.needs) else None
+    cc = hw.compute_capability
+    return needs, arch if limited else None, heads, cc.major, cc.minor, hw.smem_per_block_optin
 
 
 def platform(build: Build, hw: Hardware) -> GateResult:

@@ -409,13 +409,13 @@ def may_run(
     path: Path,
     layout: Layout,
     memo: Memo,
-    platforms: gates.PlatformVerdicts | None = None,
+    shared: gates.SharedVerdicts | None = None,
     defects: bool = True,
 ) -> bool:
     """Whether the path passes every gate that does not read the layout (the cheap ones, memoised per path).
 
     A path that fails one can never be runnable, so the layout search plans memory only for the others.
-    `platforms`: verdicts shared with other resolves (the matrix's cells). `defects`: False to ask whether it would
+    `shared`: verdicts shared with other resolves (the matrix's cells). `defects`: False to ask whether it would
     run but for the build's blocking defects (coverage counts those)."""
     engine, build, variant, dep = path
     # a recipe belongs to one layout, and without one the cheap gates read no layout-dependent setting
@@ -426,7 +426,7 @@ def may_run(
     # most paths a layout search rules out, it rules out by their build's image or CUDA alone (6,696 of the
     # 10,260 paths the default matrix asks about): that verdict is the build's, so it is read before the
     # path's own subject is made
-    if gates.platform_memoised(engine, build, request.hardware, memo, platforms).outcome != "pass":
+    if gates.platform_memoised(engine, build, request.hardware, memo, shared).outcome != "pass":
         memo[key] = False
         return False
     base = request_settings(engine, layout, dep, request, memo)

@@ -11,7 +11,7 @@ from ..catalog.schema import Deployment, Engine, Hardware, Variant
 from ..catalog.schema.common import KvDtype
 from ..catalog.schema.engine import Build
 from ..frozen import evolve, frozen
-from .build_gates import architecture, kernels, platform, weight_format
+from .build_gates import architecture, kernel_facts, kernels, platform, weight_format
 from .flags import parser_gaps
 from .layout_gates import memory, topology
 from .types import GATES, GateId, GateResult, Layout, Request, Settings
@@ -190,14 +190,19 @@ def _platform_key(engine: Engine, build: Build) -> tuple[object, ...]:
     return ("platform", engine.id, build.id)
 
 
-class PlatformVerdicts:
-    """Platform verdicts shared by the resolves of one matrix: the gate reads only the build and the GPU.
+class SharedVerdicts:
+    """Gate verdicts shared by the resolves of one matrix: the platform gate per build and GPU, and the kernel gate's
+    passing verdicts per build and what the gate reads of the model and the GPU (kernel_facts: 85 models ask ~20
+    shapes of each build).
 
-    Keyed by the objects' identity, not their ids: a `--gpu-memory` copy of a GPU is another object under the
-    same id. Each entry holds its build and GPU, so their ids cannot be reused while it lives."""
+    Platform verdicts are keyed by the objects' identity, not their ids: a `--gpu-memory` copy of a GPU is another
+    object under the same id. Each entry holds the objects its key names by identity, so their ids cannot be reused
+    while it lives. Kernel verdicts that are not a pass name the model's needs and the GPU, so each cell computes
+    its own (the per-request memo keeps them)."""
 
     def __init__(self) -> None:
         self._known: dict[tuple[int, int], tuple[Build, Hardware, GateResult]] = {}
+        self._kernels: dict[tuple[object, ...], tuple[Build, Deployment | None, GateResult]] = {}
 
     def of(self, build: Build, hw: Hardware) -> GateResult:
         key = (id(build), id(hw))
@@ -206,13 +211,30 @@ class PlatformVerdicts:
             known = self._known[key] = (build, hw, platform(build, hw))
         return known[2]
 
+    def kernel(self, s: Subject, done: Mapping[GateId, GateResult]) -> GateResult:
+        model, hw = s.request.model, s.request.hardware
+        heads = heads_per_rank(s)
+        facts = kernel_facts(model, s.build, hw, heads)
+        key = (id(s.build), id(s.deployment), s.engine.id, s.settings.kv_fixed, s.settings.attention_backend, facts)
+        known = self._kernels.get(key)
+        if known is not None and known[2].outcome == "pass":
+            return known[2]
+        result = REGISTRY["kernel"].check(s, done)
+        if known is None:
+            self._kernels[key] = (s.build, s.deployment, result)
+        return result
+
+
+# where a resolve's memo holds the SharedVerdicts of the matrix it is a cell of (absent: a resolve of its own)
+SHARED: tuple[object, ...] = ("shared-verdicts",)
+
 
 def platform_memoised(
     engine: Engine,
     build: Build,
     hw: Hardware,
     memo: dict[tuple[object, ...], object],
-    shared: PlatformVerdicts | None = None,
+    shared: SharedVerdicts | None = None,
 ) -> GateResult:
     """The platform gate of a build on this GPU, shared with `run` through the memo (it reads nothing else)."""
     key = _platform_key(engine, build)
@@ -236,10 +258,12 @@ def run(
     only: tuple[GateId, ...] | None = None,
     until_not_pass: bool = False,
 ) -> tuple[GateResult, ...]:
-    """Every gate on one path, in triage order (GATES). `memo`: results shared across the paths of one resolve.
-    `only`: just these gates, in this order (none may read a gate left out: memory reads kernel, architecture
-    and weight-format); `until_not_pass`: stop after the first gate that does not pass."""
+    """Every gate on one path, in triage order (GATES). `memo`: results shared across the paths of one resolve
+    (and, under SHARED, the verdicts shared with other resolves). `only`: just these gates, in this order (none may
+    read a gate left out: memory reads kernel, architecture and weight-format); `until_not_pass`: stop after the
+    first gate that does not pass."""
     done: dict[GateId, GateResult] = {}
+    shared = memo.get(SHARED) if memo is not None else None
     for gate_id in GATES if only is None else only:
         key = _memo_key(gate_id, subject, done) if memo is not None else None
         if memo is not None and key is not None and key in memo:
@@ -247,7 +271,10 @@ def run(
             assert isinstance(cached, GateResult)
             done[gate_id] = cached
         else:
-            done[gate_id] = REGISTRY[gate_id].check(subject, done)
+            if gate_id == "kernel" and isinstance(shared, SharedVerdicts):
+                done[gate_id] = shared.kernel(subject, done)
+            else:
+                done[gate_id] = REGISTRY[gate_id].check(subject, done)
             if memo is not None and key is not None:
                 memo[key] = done[gate_id]
         if until_not_pass and done[gate_id].outcome != "pass":

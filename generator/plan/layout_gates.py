@@ -10,7 +10,7 @@ from ..catalog.schema.engine import Build
 from ..frozen import evolve
 from .checkpoint_size import variant_bytes, why_not_estimated
 from .footprint import Unplannable, footprint
-from .memory import Budget, MemoryInputs, plan
+from .memory import GIB, Budget, MemoryInputs, choose_fraction, kv_pool_gib, plan
 from .offload import OFFLOAD_CONTEXT, SOURCES, OffloadPlan, Refusal, mechanism_of, solve
 from .types import Details, GateResult, Layout, Request, Settings
 
@@ -163,6 +163,22 @@ def memory(
     prefix = "" if budget is None else "the GPUs alone are too small; "
     reason = f"on {where}: {prefix}fits with {solved.summary()} — {solved.budget.reason}"
     return GateResult("memory", "pass", reason, srcs, details(solved.budget, solved))
+
+
+def weights_overflow(
+    request: Request, engine: Engine, variant: Variant, layout: Layout, fraction: float | None
+) -> bool:
+    """Whether the checkpoint's weights alone leave no room on the layout's GPUs, whatever the KV cache: such a
+    path fails its memory gate (or the gate cannot plan it) unless host offload is planned. `fraction`: the path's
+    settings' memory fraction (a recipe's own; None: the engine's). False where the memory gate does not plan from
+    the size (an engine that always offloads, a checkpoint of unknown size)."""
+    sized = variant_bytes(request.model, variant)
+    if sized is None or engine.memory.host_offload:
+        return False
+    shards = layout.gpus if engine.parallelism == "tensor" else layout.gpus_per_node
+    weights = (sized[0] / shards + _projector(engine, variant)[0]) / GIB
+    chosen, _ = choose_fraction(request.hardware, engine, fraction)
+    return kv_pool_gib(request.hardware, engine, chosen, weights) <= 0
 
 
 def _projector(engine: Engine, variant: Variant) -> tuple[float, str | None]:

@@ -28,6 +28,7 @@ from .candidates import (
 )
 from .checkpoint_size import checkpoint_bytes, variant_bytes
 from .defects import applies, defects_hitting, with_defects
+from .layout_gates import weights_overflow
 from .memory import GIB
 from .ranking import Preview, RankKey, caveats, may_be_clean, rank_floor, rank_key
 from .types import GATES, Candidate, GateResult, Layout, Request, undecided
@@ -60,7 +61,7 @@ class _Layouts:
     catalog: Catalog
     request: Request
     memo: Memo = field(default_factory=dict)
-    platforms: gates.PlatformVerdicts | None = None
+    shared: gates.SharedVerdicts | None = None
     paths: dict[Layout, list[Path]] = field(default_factory=dict)
     gated: dict[Layout, dict[int, Candidate]] = field(default_factory=dict)
     builds: dict[str, list[Build]] | None = None
@@ -104,7 +105,7 @@ class _Layouts:
 
     def _platform(self, path: Path) -> str:
         """The outcome of the path's platform gate (its build's on the request's GPU, memoised)."""
-        return gates.platform_memoised(path[0], path[1], self.request.hardware, self.memo, self.platforms).outcome
+        return gates.platform_memoised(path[0], path[1], self.request.hardware, self.memo, self.shared).outcome
 
     def runnable(self, layout: Layout, may_offload: bool = True, deciding: bool = False) -> list[Candidate]:
         """The runnable paths at this layout, ranked; only paths that pass the cheap gates are planned.
@@ -117,10 +118,13 @@ class _Layouts:
         request = self.request if may_offload else evolve(self.request, offload=False)
         if not deciding:
             for index, path in self._on_platform(layout):
-                if index not in done and may_run(self.request, path, layout, self.memo, self.platforms):
+                if index not in done and may_run(self.request, path, layout, self.memo, self.shared):
                     done[index] = evaluate(request, *path[:3], layout, path[3], memo=self.memo)
         else:
-            self._best_first(request, layout, done, [(i, p) for i, p in self._on_platform(layout) if i not in done])
+            open_paths = [(i, p) for i, p in self._on_platform(layout) if i not in done]
+            if not may_offload:  # from GPU memory alone, a path whose weights do not fit cannot run
+                open_paths = self._fitting(open_paths, layout)
+            self._best_first(request, layout, done, open_paths)
         return sorted((c for _, c in sorted(done.items()) if c.runnable), key=rank_key)
 
     def _best_first(
@@ -158,7 +162,7 @@ class _Layouts:
                 if not may_be_clean(preview):  # nor, with the caveats known here, before the best clean one
                     continue
             if not gated:
-                if may_run(self.request, path, layout, self.memo, self.platforms):
+                if may_run(self.request, path, layout, self.memo, self.shared):
                     preview = self._preview(path, layout)
                     heapq.heappush(queue, (rank_floor(preview), index, True, preview, path))
                 continue
@@ -168,6 +172,23 @@ class _Layouts:
                 best = key if best is None or key < best else best
                 if not caveats(c):
                     clean = key if clean is None or key < clean else clean
+
+    def _fitting(self, paths: list[tuple[int, Path]], layout: Layout) -> list[tuple[int, Path]]:
+        """The paths whose weights alone leave room on the layout's GPUs (weights_overflow: a path whose do not
+        fails its memory gate unless host offload is planned), asked once per engine, checkpoint and recipe."""
+        fits: dict[tuple[int, int, int], bool] = {}
+        out: list[tuple[int, Path]] = []
+        for index, path in paths:
+            engine, _, variant, dep = path
+            key = (id(engine), id(variant), id(dep))
+            verdict = fits.get(key)
+            if verdict is None:
+                # a derived plan sets no memory fraction of its own (base_settings); a recipe may
+                fraction = request_settings(engine, layout, dep, self.request, self.memo).fraction if dep else None
+                verdict = fits[key] = not weights_overflow(self.request, engine, variant, layout, fraction)
+            if verdict:
+                out.append((index, path))
+        return out
 
     def _preview(self, path: Path, layout: Layout, gated: bool = True) -> Preview:
         """What the path's rank floor and caveats read before its memory is planned. `gated`: with its loading
@@ -311,20 +332,23 @@ def rank(
     catalog: Catalog,
     request: Request,
     rejections: Rejections = "all",
-    platforms: gates.PlatformVerdicts | None = None,
+    shared: gates.SharedVerdicts | None = None,
     deciding: bool = False,
     memo: Memo | None = None,
 ) -> Ranking:
     """The layout search: the first layout tried that runs without host offload, else the first that runs
     with it, else the whole fleet (shrink) or the largest size tried. `rejections`: whether every path of
     that layout is gated too ("all"), only when nothing runs and only the paths that fail the fewest gates
-    ("closest-when-blocked": the matrix names the closest rejection), or never ("none"). `platforms`: platform
-    verdicts shared with other resolves. `deciding`: the ranking holds only the runnable paths that decide its
-    first plan and its first plan without a caveat (a matrix cell), and host offload is planned only once no
-    size runs from GPU memory (an offloaded plan ranks after every other, so it decides nothing before). `memo`:
-    gate verdicts and gated paths to share with later questions about the same request."""
+    ("closest-when-blocked": the matrix names the closest rejection), or never ("none"). `shared`: gate
+    verdicts shared with other resolves (the matrix's cells). `deciding`: the ranking holds only the runnable
+    paths that decide its first plan and its first plan without a caveat (a matrix cell), and host offload is
+    planned only once no size runs from GPU memory (an offloaded plan ranks after every other, so it decides
+    nothing before). `memo`: gate verdicts and gated paths to share with later questions about the same request."""
     layouts = layouts_to_try(request)
-    gated = _Layouts(catalog, request, {} if memo is None else memo, platforms)
+    memo = {} if memo is None else memo
+    if shared is not None:
+        memo[gates.SHARED] = shared  # the gates read the verdicts of other cells from there
+    gated = _Layouts(catalog, request, memo, shared)
     tried: list[int] = []
     searched = len(layouts) > 1
     lossy: tuple[Layout, list[Candidate], tuple[int, ...]] | None = None

@@ -119,6 +119,19 @@ def _whose(engine: Engine, requested: float | None) -> str:
     return f" ({flag} {'as the recipe or user set it' if requested is not None else 'as recipegen plans it'})"
 
 
+def kv_pool_gib(hw: Hardware, engine: Engine, fraction: float | None, weights_gib: float) -> float:
+    """What one GPU has left for KV cache and state beside these weights (choose_fraction's `fraction`): at most
+    zero when the weights alone do not fit, whatever the cache."""
+    behaviour = engine.memory
+    if behaviour.fraction_scope == "instance":
+        assert fraction is not None
+        return hw.memory_gib * fraction - weights_gib - behaviour.runtime_reserve_gib
+    if behaviour.fraction_scope == "static_pool":
+        assert fraction is not None
+        return hw.memory_gib * fraction - weights_gib
+    return hw.memory_gib * (hw.max_memory_fraction or 1.0) - weights_gib - behaviour.runtime_reserve_gib
+
+
 def plan(inputs: MemoryInputs) -> Budget:
     hw, engine, fp = inputs.hardware, inputs.engine, inputs.footprint
     behaviour = engine.memory
@@ -127,14 +140,13 @@ def plan(inputs: MemoryInputs) -> Budget:
         notes.append(inputs.size_note)
     weights = inputs.weights_bytes_per_gpu / GIB
     reserve = behaviour.runtime_reserve_gib
+    pool = kv_pool_gib(hw, engine, fraction, weights)
     if behaviour.fraction_scope == "instance":
         assert fraction is not None
-        pool = hw.memory_gib * fraction - weights - reserve
         whose = _whose(engine, inputs.fraction)
         usable = f"{hw.memory_gib:g} GiB × {fraction:g}{whose} = {hw.memory_gib * fraction:.1f} GiB"
     elif behaviour.fraction_scope == "static_pool":
         assert fraction is not None
-        pool = hw.memory_gib * fraction - weights
         usable = (
             f"{hw.memory_gib:g} GiB × {fraction:g}{_whose(engine, inputs.fraction)} = "
             f"{hw.memory_gib * fraction:.1f} GiB (weights + KV pool)"
@@ -145,9 +157,7 @@ def plan(inputs: MemoryInputs) -> Budget:
                 f"only {outside:.1f} GiB left outside the static pool for activations (~{reserve:g} GiB needed)"
             )
     else:
-        cap = hw.max_memory_fraction or 1.0
-        pool = hw.memory_gib * cap - weights - reserve
-        usable = f"{hw.memory_gib * cap:.1f} GiB"
+        usable = f"{hw.memory_gib * (hw.max_memory_fraction or 1.0):.1f} GiB"
     if behaviour.estimate:
         notes.append(
             f"runtime reserve of {reserve:g} GiB per GPU is an estimate (activations, CUDA graphs, comm buffers)"

@@ -21,7 +21,7 @@ from ..catalog.schema.survey import GPU_CLASSES
 from ..frozen import frozen
 from ..plan.candidates import may_run, paths_for
 from ..plan.defects import defects_hitting
-from ..plan.gates import PlatformVerdicts
+from ..plan.gates import SHARED, SharedVerdicts
 from ..plan.types import Layout, Request
 
 # each class's usual part with the most memory of its class (memory is not what a cell asks)
@@ -66,20 +66,20 @@ def last_surveyed(surveys: list[Survey], family: str, gpu_class: str) -> dt.date
     )
 
 
-def _cell(catalog: Catalog, model: Model, gpu_class: str, hw_id: str, platforms: PlatformVerdicts) -> Cell:
+def _cell(catalog: Catalog, model: Model, gpu_class: str, hw_id: str, shared: SharedVerdicts) -> Cell:
     hw = catalog.hardware[hw_id]
     request = Request(model=model, hardware=hw, gpus_per_node=LAYOUT.gpus_per_node)
-    memo: dict[tuple[object, ...], object] = {}
+    memo: dict[tuple[object, ...], object] = {SHARED: shared}
     running: dict[str, Build] = {}
     hits: dict[str, set[str]] = {}
     owner: dict[str, str] = {}
     for path in paths_for(catalog, request, LAYOUT, every_release=True):
         engine, build, variant, _ = path
         owner[build.id] = engine.id
-        if may_run(request, path, LAYOUT, memo, platforms):
+        if may_run(request, path, LAYOUT, memo, shared):
             running[build.id] = build
         # a defect that blocks a build still counts: the path would run but for it
-        if build.defects and (build.id in running or may_run(request, path, LAYOUT, memo, platforms, defects=False)):
+        if build.defects and (build.id in running or may_run(request, path, LAYOUT, memo, shared, defects=False)):
             found = defects_hitting(model, variant, build, hw, every_config=True)
             hits.setdefault(build.id, set()).update(d.id for d in found)
     official = sorted((b for b in running.values() if b.provenance == "official"), key=lambda b: (b.released, b.id))
@@ -112,9 +112,9 @@ def _cell(catalog: Catalog, model: Model, gpu_class: str, hw_id: str, platforms:
 
 
 def coverage(catalog: Catalog) -> list[Cell]:
-    platforms = PlatformVerdicts()
+    shared = SharedVerdicts()  # platform and passing kernel verdicts, the same for every model (of a shape)
     return [
-        _cell(catalog, model, gpu_class, hw_id, platforms)
+        _cell(catalog, model, gpu_class, hw_id, shared)
         for model in sorted(catalog.models.values(), key=lambda m: m.id)
         for gpu_class, hw_id in CLASSES
     ]

@@ -10,7 +10,7 @@ from ..catalog.schema import Model
 from ..catalog.targets import Target
 from ..frozen import evolve, frozen
 from ..plan.checkpoint_size import ESTIMATED
-from ..plan.gates import PlatformVerdicts
+from ..plan.gates import SharedVerdicts
 from ..plan.layout_search import Ranking, rank
 from ..plan.offload import SOURCES as OFFLOAD_SOURCES
 from ..plan.offload import HostFacts
@@ -206,12 +206,13 @@ def request_of(model: Model, target: Target, host: HostFacts | None = None) -> R
 
 def _cells(catalog: Catalog, pairs: list[tuple[Model, Target]], indexes: range, host: HostFacts) -> list[Cell]:
     out: list[Cell] = []
-    platforms = PlatformVerdicts()  # a build's platform verdict on a GPU holds for every model
+    # a build's platform verdict on a GPU holds for every model, its passing kernel verdict for every model shape
+    shared = SharedVerdicts()
     for index in indexes:
         model, target = pairs[index]
         request = request_of(model, target, host)
         # a cell names the best plan, or the closest rejection when nothing runs: only then are paths gated in full
-        out.append(classify(rank(catalog, request, "closest-when-blocked", platforms, deciding=True), target.label))
+        out.append(classify(rank(catalog, request, "closest-when-blocked", shared, deciding=True), target.label))
     return out
 
 

@@ -50,3 +50,31 @@ def test_rank_floor_is_never_after_a_plan_of_its_path(catalog, offload):  # type
                         c.variant.id,
                     )
     assert planned > 300
+
+
+def test_a_path_whose_weights_overflow_never_runs_from_gpu_memory(catalog):  # type: ignore[no-untyped-def]
+    """A matrix cell's GPU-only pass never gates nor floors a path whose weights alone leave no room on the GPUs
+    (`_fitting` leaves it out): every such path must fail its memory gate (or the gate cannot plan it), with any KV
+    cache the plan could move to; and the screen must rule out most of the paths that fail on memory, or it buys
+    nothing."""
+    from recipegen.frozen import evolve
+    from recipegen.plan.candidates import evaluate, may_run
+    from recipegen.plan.layout_search import _Layouts, layouts_to_try
+
+    screened = memory_failures = 0
+    for request in _cells(catalog):
+        request = evolve(request, offload=False)
+        layouts = _Layouts(catalog, request)
+        for layout in layouts_to_try(request):
+            paths = list(enumerate(layouts._paths(layout)))
+            fitting = {index for index, _ in layouts._fitting(paths, layout)}
+            for index, path in paths:
+                if not may_run(request, path, layout, layouts.memo):
+                    continue
+                c = evaluate(request, *path[:3], layout, path[3], memo=layouts.memo)
+                if index not in fitting:
+                    screened += 1
+                    assert not c.runnable and c.gate("memory").outcome != "pass", (request.model.id, layout, path)
+                if c.gate("memory").outcome == "fail":
+                    memory_failures += 1
+    assert screened > 100 and screened * 2 > memory_failures, (screened, memory_failures)

@@ -89,7 +89,7 @@ def test_shared_platform_verdicts_change_no_cell(catalog):
 
     from recipegen.catalog.targets import fleet_column, gpu_column, parse_target
     from recipegen.plan.build_gates import platform
-    from recipegen.plan.gates import PlatformVerdicts
+    from recipegen.plan.gates import SharedVerdicts
     from recipegen.plan.layout_search import rank
     from recipegen.report.matrix import build_matrix, classify, request_of
 
@@ -112,7 +112,7 @@ def test_shared_platform_verdicts_change_no_cell(catalog):
     assert build_matrix(catalog, models, targets) == alone
     assert alone[0] != alone[1]  # the disguised GPU does answer differently
 
-    shared = PlatformVerdicts()
+    shared = SharedVerdicts()
     builds = [b for e in catalog.engines.values() for b in e.builds]
     for hw in (a100.hardware, disguised.hardware):
         assert [shared.of(b, hw) for b in builds] == [platform(b, hw) for b in builds]
@@ -156,3 +156,28 @@ def test_best_first_cells_equal_the_ones_from_every_plan(catalog):
             kinds.add((every.symbol, (every.caveat or "").split(" +")[0]))
     assert {("✓", ""), ("✗", ""), ("?", ""), ("◐", "offload"), ("◐", "estimated size")} <= kinds
     assert {("◐", "fallback kernel"), ("◐", "community weights"), ("◐", "fork build")} <= kinds
+
+
+def test_shared_kernel_verdicts_hold_for_every_model_of_a_shape(catalog):
+    """The matrix shares a kernel verdict that passes between the models and GPUs whose kernel facts are equal
+    (build_gates.kernel_facts); a verdict that does not pass names the model's needs, so each cell makes its own.
+    Equal facts must give equal outcomes, and equal passing verdicts to the letter."""
+    from recipegen.plan.build_gates import kernel_facts, kernels
+    from recipegen.plan.types import GateResult
+
+    gpus = [catalog.hardware[g] for g in ("h100-sxm", "h200", "rtx-4090", "a100-80gb")]
+    builds = [(e.id, b) for e in catalog.engines.values() for b in e.builds if e.id in ("vllm", "sglang")]
+    seen: dict[tuple[object, ...], GateResult] = {}
+    shared = 0
+    for model in catalog.models.values():
+        for heads in {model.attention.num_heads, model.attention.num_heads // 8}:
+            for engine, build in builds[::3]:
+                for hw in gpus:
+                    result = kernels(model, build, hw, (), None, None, engine, heads)
+                    key = (engine, build.id, kernel_facts(model, build, hw, heads))
+                    known = seen.setdefault(key, result)
+                    assert known.outcome == result.outcome, (model.id, build.id, hw.id)
+                    if result.outcome == "pass" and known is not result:
+                        shared += 1
+                        assert known == result, (model.id, build.id, hw.id)
+    assert shared > 1000
