@@ -195,6 +195,47 @@ def test_a_t4_plan_on_vllm_0_22_0_steers_off_the_flashinfer_backend_its_selector
         assert all("--attention-backend" not in p["argv"] for p in other.json()["plans"]), release
 
 
+def test_sglang_plans_on_b300_and_t4_say_what_the_release_does_there():
+    """SGLang 0.5.9, run on simulated SM 10.3 and 7.5 as well (`--merge`), picks trtllm_mha for GQA and gpt-oss's sinks
+    on B300 as on B200, where a plan named flashinfer and triton (the catalog's first kernels that fit) before 10.3 was
+    run. On a T4 its resolution picks flashinfer and its ModelRunner switches a bf16 model to float16, but the
+    sgl-kernel it pins carries no sm75 code (cubins for sm80 and up, read from the wheel): the plan stops at the
+    platform with that source, while 0.4.9, whose sgl-kernel has sm75 cubins, runs a bf16 model through that
+    float16 switch (no --dtype flag: SGLang makes it itself)."""
+
+    from recipegen.catalog import harvest
+
+    def explain(gpu, model, release):
+        result = run_cli("explain", "--gpu", gpu, "--model", model, "--build", f"sglang=={release}", "--format", "json")
+        assert result.code == 0, result.err
+        return result
+
+    def kernel(gpu, model, release):
+        plan = explain(gpu, model, release).json()["plans"][0]
+        return next(g["reason"] for g in plan["gates"] if g["gate"] == "kernel")
+
+    assert 103 in harvest.ran("sglang", "0.5.9")["attention_selector"]["capabilities"]
+    assert kernel("b300", "llama-3.1-8b", "0.5.9") == "sm103: trtllm_mha (attention.gqa)"
+    assert (
+        kernel("b300", "gpt-oss-20b", "0.5.9")
+        == "sm103: trtllm_mha (attention.gqa), trtllm_mha (sinks) (attention.sinks)"
+    )
+
+    t4 = explain("t4", "qwen3-4b-instruct-2507", "0.5.9")
+    assert t4.json()["verdict"] == "blocked"
+    refused = _gates(t4, "bf16")["platform"]
+    assert refused["reason"] == "sglang-0.5.9 (CUDA 12.9) is not compiled for sm75 (targets: >=8.0)"
+    cited = [s for r in rejections(t4.json()) if r["gate"] == "platform" for s in r["sources"]]
+    assert any(s["url"] == "https://pypi.org/project/sgl-kernel/0.3.21/" and "sm_75" in s["note"] for s in cited)
+
+    older = explain("t4", "qwen3-4b-instruct-2507", "0.4.9")
+    gates = _gates(older, "bf16")
+    assert gates["weight-format"]["reason"].startswith("bf16 has no native kernel on sm75; runs through FP16 cast")
+    assert gates["kernel"]["reason"] == "sm75: flashinfer (attention.gqa)"
+    argv = older.json()["plans"][0]["argv"]
+    assert "--dtype" not in argv and "--kv-cache-dtype" not in argv
+
+
 def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how():
     rows = run_cli("list", "engines", "--format", "json").json()
     by_release = {(r["engine"], r.get("release") or r["build"]): r for r in rows}
