@@ -1,7 +1,8 @@
 """The second field pass over the newest families (field6, 2026-12-07; issue 28): the Kimi-K3 NVFP4 report on B300
-(vllm#51798) as a defect of the 0.27 line, with RedHatAI's checkpoint size from its vLLM recipe; each through the CLI
-(the plan on the affected build names it, history shows it on 0.27.1 only, lint flags the command), and the survey
-record that says which leads were pinned and which were left out."""
+(vllm#51798) as a defect of the 0.27 line, with RedHatAI's checkpoint size from its vLLM recipe; NVIDIA's NVFP4 Gemma 4
+on a DGX Spark, which 0.24 does not start and the vLLM recipe's dated community image serves; MiniMax-M2 GGUFs on
+llama.cpp from b9333. Each through the CLI (the plan on the affected build names the defect, history shows where it
+starts and ends, lint flags the command, a dated question answers as of its date), and the survey record."""
 
 from __future__ import annotations
 
@@ -139,3 +140,29 @@ def test_the_field6_survey_names_what_it_added_and_why_it_left_the_rest(cli):
         assert entry["sources"] and all(s.startswith("https://") for s in entry["sources"])
     result = cli("validate")
     assert result.code == 0, result.err
+
+
+# --- MiniMax-M2 GGUFs on upstream llama.cpp: loaded by b9333, before DeepSeek-V4 landed -------------------------------
+
+
+def test_history_of_a_minimax_gguf_on_llama_cpp_flips_at_b9333_not_b9840(cli):
+    args = ("--variant", "gguf-apex-i-compact")
+    builds = verdicts(history_of(cli, "llama.cpp", "rtx-pro-6000", "minimax-m2.7", 2, *args))
+    assert builds["llama.cpp-b8036"]["gate"] == "architecture" and builds["llama.cpp-b8036"]["verdict"] == "blocked"
+    for loads in ("llama.cpp-b9333", "llama.cpp-b9334", "llama.cpp-b9840"):
+        assert builds[loads]["gate"] != "architecture", loads
+    plan = explain(
+        cli,
+        "--gpu",
+        "rtx-pro-6000",
+        "--gpus",
+        "2",
+        "--model",
+        "minimax-m2.7",
+        "--engine",
+        "llama.cpp",
+        *args,
+        "--as-of",
+        "2026-06-01",
+    )["plans"][0]
+    assert plan["build"] == "llama.cpp-b9334"
