@@ -137,19 +137,19 @@ def test_b9333_still_carries_the_gpt_oss_expert_offload_defect_of_b7186(cli):
     assert GPTOSS_OFFLOAD in builds["llama.cpp-b9333"]["defects"]
 
 
-# --- DeepSeek-V4 with a quantized K cache, b9840 until 0c1e570 -------------------------------------------------------
+# --- DeepSeek-V4 with a quantized K cache, b9840 until b9905 (#25202's commit) -------------------------------------
 
 
 def test_dsv4_on_b9840_with_a_q8_0_cache_names_the_rotation_defect_and_its_fix(cli):
     plan = top(cli, "--gpu", "rtx-5090", "--gpus", "2", *DSV4, "--build", "llama.cpp-b9840", "--kv-cache-dtype", "q8_0")
     assert plan["build"] == "llama.cpp-b9840" and DSV4_K in defect_ids(plan)
     (note,) = [n for n in plan["notes"] if DSV4_K in n]
-    assert "fixed in llama.cpp-0c1e570" in note and "--cache-type-k f16" in note
+    assert "fixed in llama.cpp-b9905" in note and "--cache-type-k f16" in note
     default = top(cli, "--gpu", "rtx-5090", "--gpus", "2", *DSV4, "--build", "llama.cpp-b9840")
     assert DSV4_K not in defect_ids(default)
 
 
-def test_history_of_dsv4_with_q8_0_flips_at_0c1e570(cli):
+def test_history_of_dsv4_with_q8_0_flips_at_b9905(cli):
     builds = verdicts(
         history_of(
             cli,
@@ -164,17 +164,28 @@ def test_history_of_dsv4_with_q8_0_flips_at_0c1e570(cli):
         )
     )
     assert builds["llama.cpp-b9840"]["verdict"] == "runnable" and DSV4_K in builds["llama.cpp-b9840"]["defects"]
-    assert builds["llama.cpp-0c1e570"]["verdict"] == "runnable" and DSV4_K not in builds["llama.cpp-0c1e570"]["defects"]
+    for later in ("llama.cpp-b9905", "llama.cpp-0c1e570"):
+        assert builds[later]["verdict"] == "runnable" and DSV4_K not in builds[later]["defects"], later
+    assert builds["llama.cpp-b9905"]["released"] == "2026-07-07"
     assert builds["llama.cpp-b9333"]["verdict"] == "blocked"  # deepseek4 landed in b9840
 
 
-def test_lint_flags_a_quantized_k_for_dsv4_on_b9840_but_not_a_quantized_v_alone_or_0c1e570(cli):
+def test_lint_flags_a_quantized_k_for_dsv4_on_b9840_but_not_a_quantized_v_alone_or_b9905(cli):
     base = ("--gpu", "rtx-5090", "--build", "llama.cpp-b9840", "--", *DSV4_GGUF)
     (hit,) = defect_findings(lint(cli, *base, "-ctk", "q8_0", "-ctv", "q8_0"))
     assert hit["flag"] == "--cache-type-k" and "--cache-type-k f16" in hit["fix"]
     assert not defect_findings(lint(cli, *base, "-ctk", "f16", "-ctv", "q8_0"))  # the report: V may stay q8_0
-    newer = ("--gpu", "rtx-5090", "--build", "llama.cpp-0c1e570", "--", *DSV4_GGUF, "-ctk", "q8_0")
-    assert not defect_findings(lint(cli, *newer))
+    for fixed in ("llama.cpp-b9905", "llama.cpp==b9905", "llama.cpp-0c1e570"):
+        newer = ("--gpu", "rtx-5090", "--build", fixed, "--", *DSV4_GGUF, "-ctk", "q8_0")
+        assert not defect_findings(lint(cli, *newer)), fixed
+
+
+def test_a_dsv4_q8_0_question_dated_before_b9905_answers_with_the_defect_and_one_after_without(cli):
+    args = ("--gpu", "rtx-5090", "--gpus", "2", *DSV4, "--kv-cache-dtype", "q8_0")
+    during = top(cli, *args, "--as-of", "2026-07-05")
+    assert during["build"] == "llama.cpp-b9840" and DSV4_K in defect_ids(during)
+    after = top(cli, *args, "--as-of", "2026-07-08")
+    assert after["build"] == "llama.cpp-b9905" and DSV4_K not in defect_ids(after)
 
 
 def test_coverage_counts_upstream_llama_cpp_for_dsv4_from_b9840_with_the_defect_fixed(cli):
