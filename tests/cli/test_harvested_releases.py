@@ -173,20 +173,27 @@ def test_an_sglang_plan_on_a_gpu_added_to_its_run_names_the_backend_that_release
     assert kernel("dgx-spark", "gpt-oss-20b") == "sm121: triton (attention.gqa), triton (attention.sinks)"
 
 
-def test_a_t4_plan_on_vllm_0_22_0_steers_off_the_flashinfer_backend_its_selector_picks_there():
-    """vLLM 0.22.0's selector, run on simulated SM 7.5, picks FLASHINFER first for GQA at head size 128, and on a T4 the
-    FlashInfer it pins dies at the first request (vllm#44379): the plan passes --attention-backend TRITON_ATTN and
-    says why, which no plan of 0.21.0 (FlashInfer 0.6.8, which serves there) or 0.26.0 (whose selector takes Triton
-    there itself) passes."""
-    result = run_cli("explain", "--gpu", "t4", "--model", "llama-3.1-8b", "--build", "vllm==0.22.0", "--format", "json")
-    assert result.code == 0, result.err
-    plans = result.json()["plans"]
-    assert plans and all(p["build"] == "vllm-0.22.0" for p in plans)
-    for plan in plans:
-        argv = plan["argv"]
-        assert argv[argv.index("--attention-backend") + 1] == "TRITON_ATTN", plan["variant"]
-        assert next(g["reason"] for g in plan["gates"] if g["gate"] == "kernel") == "sm75: TRITON_ATTN (attention.gqa)"
-        assert "vllm-0.22-t4-flashinfer-paged-prefill-invalid-argument" in {d["id"] for d in plan["build_defects"]}
+def test_a_t4_plan_on_vllm_0_22_0_and_0_23_0_steers_off_the_flashinfer_backend_its_selector_picks_there():
+    """vLLM 0.22.0's and 0.23.0's selectors, run on simulated SM 7.5, pick FLASHINFER first for GQA at head size 128,
+    and on a T4 the FlashInfer they pin dies at the first request (vllm#44379, flashinfer#3620): the plan passes
+    --attention-backend TRITON_ATTN and says why, which no plan of 0.21.0 (FlashInfer 0.6.8, which serves there) or
+    0.26.0 (whose selector takes Triton there itself) passes."""
+    for release in ("0.22.0", "0.23.0"):
+        result = run_cli(
+            "explain", "--gpu", "t4", "--model", "llama-3.1-8b", "--build", f"vllm=={release}", "--format", "json"
+        )
+        assert result.code == 0, result.err
+        plans = result.json()["plans"]
+        assert plans and all(p["build"] == f"vllm-{release}" for p in plans)
+        for plan in plans:
+            argv = plan["argv"]
+            assert argv[argv.index("--attention-backend") + 1] == "TRITON_ATTN", (release, plan["variant"])
+            kernel = next(g["reason"] for g in plan["gates"] if g["gate"] == "kernel")
+            assert kernel == "sm75: TRITON_ATTN (attention.gqa)", release
+            defect = {"0.22.0": "vllm-0.22-t4-flashinfer-paged-prefill-invalid-argument"}.get(
+                release, "vllm-0.23-sm75-flashinfer-prefill"
+            )
+            assert defect in {d["id"] for d in plan["build_defects"]}, release
     for release in ("0.21.0", "0.26.0"):
         other = run_cli(
             "explain", "--gpu", "t4", "--model", "llama-3.1-8b", "--build", f"vllm=={release}", "--format", "json"
