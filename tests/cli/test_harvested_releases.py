@@ -377,8 +377,8 @@ def test_list_engines_json_shows_the_sglang_tables_its_release_ran():
         ("0.5.16", 11, 11),
         ("0.5.15", 11, 11),
         ("0.5.14", 11, 11),
-        ("0.5.13", 6, 11),
-        ("0.5.12", 6, 10),
+        ("0.5.13", 11, 11),
+        ("0.5.12", 11, 10),
         ("0.5.11", 6, 9),
     ):
         assert by_build[f"sglang-{release}"]["tables"]["attention_selector"]["count"] == gpus * 6 * 3 * asked, release
@@ -459,7 +459,7 @@ def test_sglang_mla_on_blackwell_spells_a_16_bit_kv_cache_as_trtllm_mla_accepts_
 
 
 # SGLang releases whose runs gained 7.0/7.5/10.3/11.0/12.1 with --merge (their first runs: 8.0-12.0 only)
-SGLANG_MERGED = ["0.5.17", "0.5.16", "0.5.15", "0.5.14"]
+SGLANG_MERGED = ["0.5.17", "0.5.16", "0.5.15", "0.5.14", "0.5.13", "0.5.12"]
 
 
 @pytest.mark.parametrize("release", SGLANG_MERGED)
