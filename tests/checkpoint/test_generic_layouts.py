@@ -159,6 +159,8 @@ def _kv_heads(c: dict[str, Any]) -> int:
 # window: none, the model-level sliding_window windows every layer; block_configs: the NAS blocks whose attention
 # is not no_op (nemotron_nas.py); pattern: the * layers of hybrid_override_pattern (nemotron_h.py);
 # full_attn_idxs: the attention layers of a short-conv hybrid (lfm2.py); mla: one latent per layer (deepseek_v2.py);
+# every_nth: a config with no layer_types but sliding_window_pattern N, whose every N-th layer is global and the
+# others windowed (Gemma3TextConfig builds layer_types so, and gemma3.py reads them);
 # global: the layers typed full_attention, each num_global_key_value_heads × global_head_dim (gemma4.py's
 # per_layer_config), the window layers keeping the base shape per request.
 KV_RULE = {
@@ -168,7 +170,8 @@ KV_RULE = {
     "DeepseekOCR2ForCausalLM": "full", "DeepseekOCRForCausalLM": "full", "DeepseekV2ForCausalLM": "mla",
     "Ernie4_5_ForCausalLM": "full", "FalconForCausalLM": "full", "FuyuForCausalLM": "full", "GPT2LMHeadModel": "full",
     "GPTBigCodeForCausalLM": "full", "GPTJForCausalLM": "full", "GPTNeoXForCausalLM": "full",
-    "Gemma2ForCausalLM": "gemma2", "Gemma4ForConditionalGeneration": "global", "GemmaForCausalLM": "full",
+    "Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "every_nth", "Gemma4ForConditionalGeneration": "global",
+    "GemmaForCausalLM": "full",
     "GraniteMoeForCausalLM": "full", "HunYuanMoEV1ForCausalLM": "full", "Idefics3ForConditionalGeneration": "full",
     "InternLM2ForCausalLM": "full", "InternLMForCausalLM": "full", "InternVLChatModel": "full",
     "Lfm2ForCausalLM": "full_attn_idxs", "LightOnOCRForConditionalGeneration": "layer_types", "MPTForCausalLM": "full",
@@ -177,7 +180,8 @@ KV_RULE = {
     "PaliGemmaForConditionalGeneration": "full", "PanguEmbeddedForCausalLM": "full", "PhiForCausalLM": "full",
     "PhiMoEForCausalLM": "window", "QWenLMHeadModel": "full", "Qwen2MoeForCausalLM": "full",
     "Qwen2VLForConditionalGeneration": "full", "Qwen2_5_VLForConditionalGeneration": "full",
-    "Qwen3_5ForCausalLM": "layer_types", "Qwen3_5MoeForConditionalGeneration": "layer_types",
+    "Qwen3_5ForCausalLM": "layer_types", "Qwen3_5ForConditionalGeneration": "layer_types",
+    "Qwen3_5MoeForConditionalGeneration": "layer_types",
     "SmolLM3ForCausalLM": "layer_types", "StableLMEpochForCausalLM": "full", "StableLmForCausalLM": "full",
     "Starcoder2ForCausalLM": "window",
 }  # fmt: skip
@@ -196,6 +200,8 @@ def _kv_layers(c: dict[str, Any], rule: str) -> int:
         return len(c["full_attn_idxs"])
     if rule == "gemma2":
         return layers // 2
+    if rule == "every_nth":  # every sliding_window_pattern-th layer global, the others windowed
+        return layers // int(c["sliding_window_pattern"])
     if rule == "window":
         assert c["sliding_window"] < c["max_position_embeddings"], "a window as long as the context windows nothing"
         return 0
