@@ -625,3 +625,32 @@ def test_deepseek_v4_counts_its_grouped_low_rank_output(tmp_path, repo, total_b,
     derived = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE).json()["derived"]
     assert derived["params_total_b"] == pytest.approx(total_b, rel=0.02)
     assert derived["params_active_b"] == pytest.approx(active_b, rel=0.03)
+
+
+QUANTIZED = CONFIGS.parent / "quantized"
+
+
+@pytest.mark.parametrize("tp", [1, 8])
+def test_an_int4_checkpoint_of_a_class_without_a_recipe_plans_its_file_bytes_and_vllms_cache(tmp_path, tp):
+    # EXAONE-4.0-1.2B as llm-compressor's GPTQ W4A16 left it (tests/data/quantized: compressed-tensors
+    # pack-quantized, group 128, embeddings and head kept 16-bit): the generic rule lays the class out, the weights
+    # on the GPUs are the file's bytes (not its 1.28B parameters × 2), and the cache is vLLM's exaone4.py formula
+    # (every layer_types entry full_attention, no window): layers × 2 × max(1, KV heads // tp) × head_dim × 2 B
+    source = QUANTIZED / "Exaone4ForCausalLM"
+    folder = tmp_path / "exaone4-w4a16"
+    folder.mkdir()
+    shutil.copy(source / "config.json", folder / "config.json")
+    size = sum(json.loads((source / "weight-files.json").read_text())["files"].values())
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": size}}))
+    c = json.loads((folder / "config.json").read_text())
+    report = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE)
+    assert report.code == 0, report.err
+    assert (report.json()["status"], report.json()["rule_from"]) == ("derived", "generic")
+    plan = _explain_on_vllm(folder, tp).json()["plans"][0]
+    memory = plan["memory"]
+    assert memory["weights_gib"] * 2**30 * tp == pytest.approx(size, rel=0.03, abs=0.005 * 2**30 * tp)
+    per_element = 1 if "fp8" in plan.get("kv_dtype", "") else 2
+    full = c["layer_types"].count("full_attention")
+    assert full == c["num_hidden_layers"] and c["sliding_window"] is None
+    per_gpu = max(1, c["num_key_value_heads"] // tp)
+    assert memory["kv_bytes_per_token"] == full * 2 * per_gpu * c["head_dim"] * per_element
