@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 # the folders whose classes have no recipe and are laid out by the generic rules (PROVENANCE.md)
-GENERIC = ("configs", "transcribed", "hybrids", "windowed")
+GENERIC = ("configs", "transcribed", "hybrids", "windowed", "quantized")
 
 
 def _measure() -> dict[str, object]:

@@ -159,6 +159,8 @@ def _kv_heads(c: dict[str, Any]) -> int:
 # window: none, the model-level sliding_window windows every layer; block_configs: the NAS blocks whose attention
 # is not no_op (nemotron_nas.py); pattern: the * layers of hybrid_override_pattern (nemotron_h.py);
 # full_attn_idxs: the attention layers of a short-conv hybrid (lfm2.py); mla: one latent per layer (deepseek_v2.py);
+# every_nth: a config with no layer_types but sliding_window_pattern N, whose every N-th layer is global and the
+# others windowed (Gemma3TextConfig builds layer_types so, and gemma3.py reads them);
 # global: the layers typed full_attention, each num_global_key_value_heads × global_head_dim (gemma4.py's
 # per_layer_config), the window layers keeping the base shape per request.
 KV_RULE = {
@@ -168,7 +170,8 @@ KV_RULE = {
     "DeepseekOCR2ForCausalLM": "full", "DeepseekOCRForCausalLM": "full", "DeepseekV2ForCausalLM": "mla",
     "Ernie4_5_ForCausalLM": "full", "FalconForCausalLM": "full", "FuyuForCausalLM": "full", "GPT2LMHeadModel": "full",
     "GPTBigCodeForCausalLM": "full", "GPTJForCausalLM": "full", "GPTNeoXForCausalLM": "full",
-    "Gemma2ForCausalLM": "gemma2", "Gemma4ForConditionalGeneration": "global", "GemmaForCausalLM": "full",
+    "Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "every_nth", "Gemma4ForConditionalGeneration": "global",
+    "GemmaForCausalLM": "full",
     "GraniteMoeForCausalLM": "full", "HunYuanMoEV1ForCausalLM": "full", "Idefics3ForConditionalGeneration": "full",
     "InternLM2ForCausalLM": "full", "InternLMForCausalLM": "full", "InternVLChatModel": "full",
     "Lfm2ForCausalLM": "full_attn_idxs", "LightOnOCRForConditionalGeneration": "layer_types", "MPTForCausalLM": "full",
@@ -177,7 +180,8 @@ KV_RULE = {
     "PaliGemmaForConditionalGeneration": "full", "PanguEmbeddedForCausalLM": "full", "PhiForCausalLM": "full",
     "PhiMoEForCausalLM": "window", "QWenLMHeadModel": "full", "Qwen2MoeForCausalLM": "full",
     "Qwen2VLForConditionalGeneration": "full", "Qwen2_5_VLForConditionalGeneration": "full",
-    "Qwen3_5ForCausalLM": "layer_types", "Qwen3_5MoeForConditionalGeneration": "layer_types",
+    "Qwen3_5ForCausalLM": "layer_types", "Qwen3_5ForConditionalGeneration": "layer_types",
+    "Qwen3_5MoeForConditionalGeneration": "layer_types",
     "SmolLM3ForCausalLM": "layer_types", "StableLMEpochForCausalLM": "full", "StableLmForCausalLM": "full",
     "Starcoder2ForCausalLM": "window",
 }  # fmt: skip
@@ -196,6 +200,8 @@ def _kv_layers(c: dict[str, Any], rule: str) -> int:
         return len(c["full_attn_idxs"])
     if rule == "gemma2":
         return layers // 2
+    if rule == "every_nth":  # every sliding_window_pattern-th layer global, the others windowed
+        return layers // int(c["sliding_window_pattern"])
     if rule == "window":
         assert c["sliding_window"] < c["max_position_embeddings"], "a window as long as the context windows nothing"
         return 0
@@ -619,3 +625,32 @@ def test_deepseek_v4_counts_its_grouped_low_rank_output(tmp_path, repo, total_b,
     derived = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE).json()["derived"]
     assert derived["params_total_b"] == pytest.approx(total_b, rel=0.02)
     assert derived["params_active_b"] == pytest.approx(active_b, rel=0.03)
+
+
+QUANTIZED = CONFIGS.parent / "quantized"
+
+
+@pytest.mark.parametrize("tp", [1, 8])
+def test_an_int4_checkpoint_of_a_class_without_a_recipe_plans_its_file_bytes_and_vllms_cache(tmp_path, tp):
+    # EXAONE-4.0-1.2B as llm-compressor's GPTQ W4A16 left it (tests/data/quantized: compressed-tensors
+    # pack-quantized, group 128, embeddings and head kept 16-bit): the generic rule lays the class out, the weights
+    # on the GPUs are the file's bytes (not its 1.28B parameters × 2), and the cache is vLLM's exaone4.py formula
+    # (every layer_types entry full_attention, no window): layers × 2 × max(1, KV heads // tp) × head_dim × 2 B
+    source = QUANTIZED / "Exaone4ForCausalLM"
+    folder = tmp_path / "exaone4-w4a16"
+    folder.mkdir()
+    shutil.copy(source / "config.json", folder / "config.json")
+    size = sum(json.loads((source / "weight-files.json").read_text())["files"].values())
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": size}}))
+    c = json.loads((folder / "config.json").read_text())
+    report = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE)
+    assert report.code == 0, report.err
+    assert (report.json()["status"], report.json()["rule_from"]) == ("derived", "generic")
+    plan = _explain_on_vllm(folder, tp).json()["plans"][0]
+    memory = plan["memory"]
+    assert memory["weights_gib"] * 2**30 * tp == pytest.approx(size, rel=0.03, abs=0.005 * 2**30 * tp)
+    per_element = 1 if "fp8" in plan.get("kv_dtype", "") else 2
+    full = c["layer_types"].count("full_attention")
+    assert full == c["num_hidden_layers"] and c["sliding_window"] is None
+    per_gpu = max(1, c["num_key_value_heads"] // tp)
+    assert memory["kv_bytes_per_token"] == full * 2 * per_gpu * c["head_dim"] * per_element
