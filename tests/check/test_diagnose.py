@@ -159,11 +159,13 @@ def test_build_defects_that_name_their_log_line_are_recognised(catalog):
     for engine, _, defect in defects:
         log = f"INFO {engine.id} starting\n(Worker pid=7) ERROR 08-27 10:00:00 [core.py:1] {defect.log_line}\n"
         top = diagnose_log(catalog, log).matches[0]
-        # a release that inherits the defect matches too; the first build carrying it ranks first
-        (first, *_) = [b.id for _, b in catalog.builds() if defect.id in {d.id for d in b.defects}]
-        assert top.fingerprint.id == f"{first}+{defect.id}" and top.line_number == 2
-        assert defect.title in top.fingerprint.explanation
-        assert top.fingerprint.gate == defect.gate and (defect.workaround or "") in top.fingerprint.fix
+        # a release that inherits the defect matches too, and so does another release's defect that quotes the same
+        # line (one crash in two releases): with no version in the log, the first build carrying either ranks first
+        same = {d.id for _, _, d in defects if d.log_line == defect.log_line}
+        (first, *_) = [(b.id, d) for _, b in catalog.builds() for d in b.defects if d.id in same]
+        assert top.fingerprint.id == f"{first[0]}+{first[1].id}" and top.line_number == 2
+        assert first[1].title in top.fingerprint.explanation
+        assert top.fingerprint.gate == first[1].gate and (first[1].workaround or "") in top.fingerprint.fix
 
 
 def test_a_defect_releases_inherit_is_reported_once_naming_every_release_that_carries_it(catalog):
@@ -177,3 +179,13 @@ def test_a_defect_releases_inherit_is_reported_once_naming_every_release_that_ca
     mine = [m for m in matches if m.fingerprint.id.endswith(f"+{defect_id}")]
     assert len(mine) == 1
     assert all(build in mine[0].fingerprint.title and build in mine[0].fingerprint.explanation for build in builds)
+
+
+def test_a_crash_two_releases_log_alike_is_told_apart_by_the_logs_version_line(catalog):
+    line = "(Worker pid=7) ERROR [core.py:1] BatchPrefillWithPagedKVCache failed with error invalid argument"
+    for version, defect in (
+        ("0.23.0", "vllm-0.23-sm75-flashinfer-prefill"),
+        ("0.22.0", "vllm-0.22-t4-flashinfer-paged-prefill-invalid-argument"),
+    ):
+        top = diagnose_log(catalog, f"INFO 06-03 vLLM API server version {version}\n{line}\n").matches[0]
+        assert top.fingerprint.id == f"vllm-{version}+{defect}"

@@ -133,8 +133,10 @@ def _expected_kv(config: dict[str, Any], tp: int) -> int:
 
 def test_every_registry_class_added_for_coverage_plans_or_is_refused_for_memory_alone_with_vllms_kv_formula():
     measured = _measure()
-    rows = {r["class"]: r for r in measured["classes"] if r["config"].startswith("tests/data/registry/")}  # type: ignore[union-attr, index]
-    assert sorted(rows) == sorted(p.name for p in REGISTRY.iterdir() if p.is_dir())
+    added = {p.name for p in REGISTRY.iterdir() if p.is_dir()}
+    # a class may be measured from another copy of the same config elsewhere in tests/data; each must be measured
+    rows = {r["class"]: r for r in measured["classes"] if r["class"] in added}  # type: ignore[index]
+    assert sorted(rows) == sorted(added)
     assert len(rows) >= 4
     for arch, row in rows.items():
         config = json.loads((REGISTRY / arch / "config.json").read_text())
