@@ -66,7 +66,7 @@ def reads_architecture(architecture: str) -> bool:
 
 def reads_heads(op: str) -> bool:
     """Whether the release's pick for this op may turn on the heads per GPU: only the MLA shapes were asked with
-    several head counts, and `picked` reads the count for those alone."""
+    several head counts, and `pick` reads the count for those alone."""
     return op in SHAPES and SHAPES[op][0] != "gqa"
 
 
@@ -148,23 +148,6 @@ class Pick:
     unread: bool = False
 
 
-def picked(
-    build: Build,
-    op: KernelOp,
-    capability: int,
-    head_size: int | None,
-    qk_nope_head_dim: int | None,
-    kv: tuple[KvDtype, ...],
-    heads_per_rank: int | None,
-    architecture: str | None = None,
-) -> str | None:
-    """The backend the build's release selects for this need on this GPU (capability as 90, 100 …), or None when
-    it was not run, not asked this, or its answer turns on something the request does not settle (heads per GPU
-    neither asked nor settled by the release's rule, KV spellings that disagree). SGLang answers per model shape
-    (`architecture`: the model's, where it is one of the run's stand-ins) and names a DSA pick `prefill + decode`."""
-    return pick(build, op, capability, head_size, qk_nope_head_dim, kv, heads_per_rank, architecture).backend
-
-
 def pick(
     build: Build,
     op: KernelOp,
@@ -175,7 +158,11 @@ def pick(
     heads_per_rank: int | None,
     architecture: str | None = None,
 ) -> Pick:
-    """`picked`, with how a head count the run did not ask was settled."""
+    """The backend the build's release selects for this need on this GPU (capability as 90, 100 …), with how a head
+    count the run did not ask was settled; no backend when it was not run, not asked this, or its answer turns on
+    something the request does not settle (heads per GPU neither asked nor settled by the release's rule, KV spellings
+    that disagree). SGLang answers per model shape (`architecture`: the model's, where it is one of the run's
+    stand-ins) and names a DSA pick `prefill + decode`."""
     engine = harvest.engine_of(build)
     if op not in SHAPES or engine not in ("vllm", "sglang"):
         return Pick(None)

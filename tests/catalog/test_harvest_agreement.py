@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -749,17 +750,23 @@ def test_both_kinds_of_vllm_selector_were_run():
     assert set(QUANT_RELEASES) == set(COMPARED_RELEASES)
 
 
-@pytest.mark.parametrize("release", CANDIDATE_RELEASES)
-def test_the_selected_summary_a_facts_file_keeps_is_its_ran_file_s(release):
-    """The planner names kernels from the summary beside the facts file (<release>.selected.json; scripts/harvest
-    --summaries writes it from the committed run); it must say what the run says, case by case."""
+def _ran_module() -> Any:
+    """scripts/harvest/ran.py, which writes the summaries the planner reads from each committed run."""
+    import importlib
     import sys
 
     sys.path.insert(0, str(DATA.parents[1] / "scripts" / "harvest"))
     try:
-        import ran
+        return importlib.import_module("ran")
     finally:
         sys.path.pop(0)
+
+
+@pytest.mark.parametrize("release", CANDIDATE_RELEASES)
+def test_the_selected_summary_a_facts_file_keeps_is_its_ran_file_s(release):
+    """The planner names kernels from the summary beside the facts file (<release>.selected.json; scripts/harvest
+    --summaries writes it from the committed run); it must say what the run says, case by case."""
+    ran = _ran_module()
     tables = json.loads((DATA / "harvest" / "vllm" / f"{release}.ran.json").read_text())
     facts = harvest.load("vllm", release)
     assert facts is not None and facts.selected_file == f"{release}.selected.json"
@@ -785,13 +792,7 @@ def test_the_sglang_default_picks_a_facts_file_keeps_are_its_ran_file_s(release)
     """A plan names the kernel an SGLang release picks by default from the `picked` summary in its facts file
     (selector_picks.py); scripts/harvest --summaries writes it from the committed run and it must say what the run
     says, shape by shape."""
-    import sys
-
-    sys.path.insert(0, str(DATA.parents[1] / "scripts" / "harvest"))
-    try:
-        import ran
-    finally:
-        sys.path.pop(0)
+    ran = _ran_module()
     tables = json.loads((DATA / "harvest" / "sglang" / f"{release}.ran.json").read_text())
     facts = harvest.load("sglang", release)
     assert facts is not None and facts.picked == ran.picked(tables["attention_selector"]["cases"])

@@ -568,7 +568,8 @@ def test_a_release_whose_backends_take_no_bfloat16_kv_cache_is_launched_with_aut
 
 
 def _selected(release, capability, **shape):
-    """The backend a release's own selector, run (its ran table), picks for one case."""
+    """The backend a release's own selector, run (its ran table), picks for one case (a chain release, 0.11.0 and
+    older: what it returned at the block size it sets itself)."""
     from recipegen.catalog import harvest
 
     cases = harvest.ran("vllm", release)["attention_selector"]["cases"]
@@ -735,30 +736,18 @@ def test_gpt_oss_on_dgx_spark_runs_what_the_release_selects_on_sm121(release):
     assert reason == "sm121: FLASH_ATTN (FA2) (attention.gqa), TRITON_ATTN (attention.sinks)", reason
 
 
-def _chain_selected(release, capability, **shape):
-    """The backend a chain release (0.11.0 and older) returned for one case at the block size it sets itself."""
-    from recipegen.catalog import harvest
-
-    cases = harvest.ran("vllm", release)["attention_selector"]["cases"]
-    found = {
-        c["selected"] for c in cases if c["capability"] == capability and all(c.get(k) == v for k, v in shape.items())
-    }
-    assert len(found) == 1, found
-    return found.pop()
-
-
 @pytest.mark.parametrize("release", ["0.11.0", "0.10.2"])
 def test_on_b300_a_chain_release_plans_what_its_chain_returns_not_the_b200_defaults(release):
     """0.11.0 and older take CUTLASS MLA and FlashInfer's sinks only where the GPU is exactly SM 10.0: their chain run
     on 10.3 returned TRITON_MLA (no FP8 KV cache there) and TRITON_ATTN. A B300 plan names those and writes a 16-bit
     KV cache for DeepSeek-V3, where it named CUTLASS MLA with FP8 before 10.3 was run."""
     mla = {"shape": "mla", "head_size": 576, "profile": "deepseek_v3_dense", "kv": "auto", "heads_per_rank": 128}
-    assert (_chain_selected(release, 100, **mla), _chain_selected(release, 103, **mla)) == ("CUTLASS_MLA", "TRITON_MLA")
+    assert (_selected(release, 100, **mla), _selected(release, 103, **mla)) == ("CUTLASS_MLA", "TRITON_MLA")
     reason, written, _, _ = _kernel_and_argv("--gpu", "b300", "--model", "deepseek-v3", "--build", f"vllm=={release}")
     assert reason == "sm103: TRITON_MLA (attention.mla)", reason
     assert written["--kv-cache-dtype"] in ("auto", "bfloat16")
     sinks = {"shape": "gqa", "variant": "sinks", "head_size": 64, "kv": "auto"}
-    assert _chain_selected(release, 103, **sinks) == "TRITON_ATTN"
+    assert _selected(release, 103, **sinks) == "TRITON_ATTN"
     reason, _, _, _ = _kernel_and_argv("--gpu", "b300", "--model", "gpt-oss-120b", "--build", f"vllm=={release}")
     assert "TRITON_ATTN (attention.sinks)" in reason and "FLASHINFER" not in reason, reason
 
