@@ -127,8 +127,7 @@ def removal(engine_id: str, build: Build, flag: str) -> Removal | None:
     if not had:
         return None
     last = had[-1]
-    after = releases[releases.index(last) + 1 :]
-    gone = next((r for r in after if not _live(harvest.flags(engine_id, r) or {}, flag)), None)
+    gone = _gone_after(engine_id, last, flag)
     entry = _entry(harvest.flags(engine_id, last) or {}, flag)
     deprecated: dict[str, Any] = (entry[1].get("deprecated") or {}) if entry else {}
     by = deprecated.get("replaced_by") or {}
