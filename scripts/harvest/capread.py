@@ -33,6 +33,10 @@ def _is_capability(node: ast.AST) -> bool:
 
 
 def _int(node: ast.AST) -> int | None:
+    """An int literal, negative ones included (`return -1`: a method that runs on no CUDA GPU, e.g. ipex)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _int(node.operand)
+        return None if value is None else -value
     return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
 
 

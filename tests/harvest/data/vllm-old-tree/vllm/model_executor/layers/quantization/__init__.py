@@ -1,1 +1,1 @@
-QuantizationMethods = Literal["awq", "fp8", "gptq", "gptq_marlin"]
+QuantizationMethods = Literal["awq", "fp8", "gptq", "gptq_marlin", "ipex"]

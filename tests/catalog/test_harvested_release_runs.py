@@ -1,0 +1,99 @@
+"""A release the catalog knows only from its harvested code (older than every release file) answers `--build` from
+what its wheel was read to say (the `kernels` table). Where that release was also run, the run must agree with the
+reading: the quantization minimums, and the attention backend its selector returns for each shape and GPU."""
+
+from __future__ import annotations
+
+import pytest
+
+from recipegen.catalog import harvest
+from recipegen.catalog.load import load
+
+# releases whose run answered through the V1 engine's chain: below 8.0 the release's V1 oracle falls back to V0
+# (vllm/engine/arg_utils.py `_is_v1_supported_oracle`: "Compute Capability < 8.0"), whose backends the read table
+# holds instead, so the chain's answers there are not what runs
+V1_FROM = 80
+
+
+def _harvested_only_runs() -> list[str]:
+    written = {b.version for b in load().engines["vllm"].builds if b.provenance == "official"}
+    return [
+        r
+        for r in harvest.releases("vllm")
+        if r not in written
+        and (facts := harvest.load("vllm", r)) is not None
+        and facts.kernels
+        and harvest.ran("vllm", r)
+    ]
+
+
+RELEASES = _harvested_only_runs()
+
+
+def test_an_older_release_was_run():
+    assert "0.9.2" in RELEASES
+
+
+def _read(release: str) -> dict:
+    facts = harvest.load("vllm", release)
+    assert facts is not None and facts.kernels is not None
+    return facts.kernels
+
+
+def _takes(entry: dict, capability: int, head_size: int | None) -> bool:
+    """Whether a read backend's conditions (minimum, majors, exact capabilities, head sizes) admit the case; what
+    it is compiled for is a separate fact, which the selector does not consult."""
+    if entry.get("min") is not None and capability < entry["min"]:
+        return False
+    if entry.get("majors") and capability // 10 not in entry["majors"]:
+        return False
+    if entry.get("exactly") and capability not in entry["exactly"]:
+        return False
+    return not (head_size is not None and entry.get("head_sizes") and head_size not in entry["head_sizes"])
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_the_backend_the_run_picks_is_the_first_read_backend_that_takes_the_case(release):
+    """For the engine users get (V1 from 8.0, its default block size and an auto KV cache), the read backends in the
+    order the chain tries them; a backend behind an optional package the wheel does not ship (FlashInfer) is passed
+    over, as the run, which did not install it, passes it over."""
+    read = _read(release)["attention"]
+    selector = harvest.ran("vllm", release)["attention_selector"]
+    order = {"gqa": ("FLASHINFER", "FLASH_ATTN"), "mla": ("FLASHMLA", "TRITON_MLA")}
+    checked, problems = 0, []
+    for case in selector["cases"]:
+        shape, cap = case["shape"], case["capability"]
+        if shape not in order or cap < V1_FROM or case["kv"] != "auto" or not case.get("selected"):
+            continue
+        entries = {e["backend"]: e for e in read.get(shape, [])}
+        head = case["head_size"] if shape == "gqa" else None
+        expected = next(
+            (
+                b
+                for b in order[shape]
+                if b in entries and not entries[b].get("optional_package") and _takes(entries[b], cap, head)
+            ),
+            "FLEX_ATTENTION" if shape == "gqa" else None,  # V1's fallback for a head size FlashAttention lacks
+        )
+        checked += 1
+        if case["selected"] != expected:
+            problems.append(
+                f"{shape} {case.get('variant')} head {head} sm_{cap}: ran {case['selected']}, read {expected}"
+            )
+    assert not problems, f"vllm {release}:\n" + "\n".join(problems)
+    assert checked >= 100
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_each_read_quantization_minimum_is_the_one_the_release_returns(release):
+    read = _read(release)["quantization"]["methods"]
+    ran = harvest.ran("vllm", release)["quantization"]["methods"]
+    # a method of another platform (neuron, TPU) raises when asked on CUDA: no minimum to compare
+    both = sorted(m for m in set(read) & set(ran) if "min_capability" in ran[m])
+    assert len(both) >= 20
+    wrong = [
+        f"{m}: read {read[m]['min']}, ran {ran[m]['min_capability']}"
+        for m in both
+        if read[m]["min"] != ran[m]["min_capability"]
+    ]
+    assert not wrong, f"vllm {release}:\n" + "\n".join(wrong)
