@@ -30,8 +30,8 @@ def _harvested_only_runs() -> list[str]:
 RELEASES = _harvested_only_runs()
 
 
-def test_an_older_release_was_run():
-    assert "0.9.2" in RELEASES
+def test_older_releases_were_run():
+    assert {"0.8.5", "0.9.2"} <= set(RELEASES)
 
 
 def _read(release: str) -> dict:
@@ -69,16 +69,18 @@ def test_the_backend_the_run_picks_is_the_first_read_backend_that_takes_the_case
         head = case["head_size"] if shape == "gqa" else None
         expected = next(
             (
-                b
+                {b}
                 for b in order[shape]
                 if b in entries and not entries[b].get("optional_package") and _takes(entries[b], cap, head)
             ),
-            "FLEX_ATTENTION" if shape == "gqa" else None,  # V1's fallback for a head size FlashAttention lacks
+            # a head size FlashAttention lacks: 0.9.x's chain turns to FLEX_ATTENTION, 0.8.x's returns FLASH_ATTN
+            # anyway, which refuses that size when it starts, as its read head sizes say
+            {"FLEX_ATTENTION", "FLASH_ATTN"} if shape == "gqa" else set(),
         )
         checked += 1
-        if case["selected"] != expected:
+        if case["selected"] not in expected:
             problems.append(
-                f"{shape} {case.get('variant')} head {head} sm_{cap}: ran {case['selected']}, read {expected}"
+                f"{shape} {case.get('variant')} head {head} sm_{cap}: ran {case['selected']}, read {sorted(expected)}"
             )
     assert not problems, f"vllm {release}:\n" + "\n".join(problems)
     assert checked >= 100
