@@ -8,6 +8,7 @@ import pytest
 
 from tests.cli.test_harvested_releases import _kernel_and_argv, _selected
 from tests.support.cli import run_cli
+from tests.support.contract import rejections
 
 
 def _t4(release, *more):
@@ -129,3 +130,50 @@ def test_dsa_where_the_release_s_head_rule_was_not_read_says_the_kernel_is_the_c
         *("--kv-cache-dtype", "bfloat16"),
     )
     assert "the vllm-0.33.0 run picks by heads per GPU and did not ask 32, so this is the catalog's order" in reason
+
+
+def test_a_v100_runs_vllm_0_10_x_in_float16_and_is_refused_by_the_cuda_13_releases():
+    """vLLM 0.10.2's x86_64 wheel carries sm_70 cubins (the harvest's compiled_for) and its selector returns
+    FLEX_ATTENTION there: a bf16 model runs cast to float16 (--dtype half), a GPTQ checkpoint through the gptq method
+    (its minimum is 6.0), an AWQ one is refused (awq needs 7.5). 0.21.0 is a CUDA 13.0 build, which cannot target
+    sm_70: the plan stops at the platform."""
+    assert _selected("0.10.2", 70, shape="gqa", variant="plain", head_size=128, kv="auto") == "FLEX_ATTENTION"
+    doc = run_cli(
+        "explain",
+        "--gpu",
+        "v100",
+        "--gpus",
+        "1",
+        "--model",
+        "llama-3.1-8b",
+        "--build",
+        "vllm==0.10.2",
+        "--format",
+        "json",
+    ).json()
+    plans = {p["variant"]: p for p in doc["plans"]}
+    assert {"bf16", "gptq"} <= set(plans)
+    bf16 = plans["bf16"]["argv"]
+    assert bf16[bf16.index("--dtype") + 1] == "half"
+    for plan in plans.values():
+        assert (
+            next(g["reason"] for g in plan["gates"] if g["gate"] == "kernel") == "sm70: FLEX_ATTENTION (attention.gqa)"
+        )
+    refused = {r["variant"]: r for r in rejections(doc)}
+    assert refused["awq"]["gate"] == "weight-format"
+    later = run_cli(
+        "explain",
+        "--gpu",
+        "v100",
+        "--gpus",
+        "1",
+        "--model",
+        "llama-3.1-8b",
+        "--build",
+        "vllm==0.21.0",
+        "--format",
+        "json",
+    ).json()
+    assert not later["plans"]
+    platform = [r for r in rejections(later) if r["gate"] == "platform"]
+    assert platform and all("(CUDA 13.0) is not compiled for sm70" in r["reason"] for r in platform)
