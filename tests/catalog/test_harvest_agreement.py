@@ -4,6 +4,7 @@ its release's own registry, and no hand-written fact contradicts one without a s
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -561,6 +562,32 @@ def _sglang_ran(release):
     return build, tables["attention_selector"], Capability
 
 
+def _build_says(build, *words):
+    """A source of the build itself (its compiled targets, a check at start-up) naming the harvest and the words."""
+    return any("harvest" in (s.note or "") and all(w in (s.note or "") for w in words) for s in build.sources)
+
+
+def _targets_say(build, capability):
+    """Why the build does not start on this GPU: a source of the build naming the harvest and the GPU, or of the
+    release file it inherits its `cuda_archs` from unchanged (a build made from harvested code names the file it was
+    carried from in its notes)."""
+    from recipegen.catalog.load import load
+
+    builds = {b.id: b for b in load().engines[build.id.split("-")[0]].builds}
+    carried = re.search(
+        r"(?:inherited|carried) from (\S+?)[ ,)]", " ".join([*build.notes, *(s.note or "" for s in build.sources)])
+    )
+    seen, parent_id = build, build.extends or (carried.group(1) if carried and build.id not in builds else None)
+    while seen is not None:
+        if _build_says(seen, f"sm_{capability}"):
+            return True
+        parent = builds.get(parent_id or "")
+        if parent is None or parent.cuda_archs != seen.cuda_archs:
+            return False
+        seen, parent_id = parent, parent.extends
+    return False
+
+
 def _backends(kernel):
     """The backends a kernel fact names: `fa3 (MLA)` -> {fa3}; `flashmla_sparse + fa3 (DSA auto)` -> both."""
     return set(kernel.name.split(" (")[0].split(" + "))
@@ -580,7 +607,7 @@ def test_every_hand_written_sglang_attention_kernel_is_one_its_release_accepts(r
             continue
         for case in selector["cases"]:
             cap, kv = case["capability"], case["kv"]
-            if case["asked"] != backend or case["shape"] not in SGLANG_SHAPES[kernel.provides] or cap < 80:
+            if case["asked"] != backend or case["shape"] not in SGLANG_SHAPES[kernel.provides]:
                 continue
             if "error" in case:  # the environment could not ask it (a library that does not load): no answer
                 continue
@@ -600,17 +627,18 @@ def test_every_hand_written_sglang_attention_kernel_is_one_its_release_accepts(r
 @pytest.mark.parametrize("release", SGLANG_RAN_RELEASES)
 def test_the_backend_sglang_picks_by_default_is_a_kernel_of_the_catalog(release):
     """Where no backend is asked, the release's own pick (for DSA its prefill and decode kernels, and the KV dtype it
-    settles on) on each GPU from 8.0 on is a hand-written kernel of that op there: a plan then launches what SGLang
+    settles on) on each GPU it was run on is a hand-written kernel of that op there: a plan then launches what SGLang
     runs, and says so. Where the catalog keeps a pick out (it fails on that GPU), that kernel's source names the
-    harvest and the GPU."""
+    harvest and the GPU. On a GPU the build does not start on at all (outside its `cuda_archs`: sgl-kernel without
+    code for it from 0.5.3, ModelRunner's "SGLang only supports sm75 and above" on 7.0, neither of which the
+    resolution reaches) a pick the catalog lacks is never run, where a source of the build (or of the release file
+    its targets are inherited from) names the harvest and that GPU."""
     build, selector, capability = _sglang_ran(release)
-    checked, problems = 0, []
+    checked, stopped, problems = 0, 0, []
     for case in selector["cases"]:
-        # 7.0 / 7.5 not yet compared: SGLang's resolution there settles on backends whose kernels are not built for
-        # those GPUs (flashinfer on 7.0, fa3 + flashmla for DSA), with bf16 and FP8 caches the GPUs cannot hold, and
-        # on triton for gpt-oss's sinks on 7.5, which the catalog lacks; each wants its reason read in the release
-        if case["asked"] is not None or case["capability"] < 80 or "resolved" not in case:
+        if case["asked"] is not None or "resolved" not in case:
             continue
+        gpu = capability(case["capability"] // 10, case["capability"] % 10)
         op = next((o for o, shapes in SGLANG_SHAPES.items() if case["shape"] in shapes), None)
         if op is None:
             continue
@@ -624,20 +652,29 @@ def test_the_backend_sglang_picks_by_default_is_a_kernel_of_the_catalog(release)
         )
         arch = selector["shapes"][case["shape"]]
         checked += 1
-        gpu = capability(cap // 10, cap % 10)
         mine = [k for k in build.kernels if k.provides == op and _backends(k) == picked]
+        # a kernel stating no KV dtypes takes any, as the planner reads it (SGLang's 7.5 flashinfer: the cache follows
+        # the model's dtype, and FlashInfer converts an FP8 cache in software below 9.0)
         if not any(
-            gpu in k.sm and kv in (k.kv_dtypes or ["bf16"]) and (not k.architectures or arch in k.architectures)
+            gpu in k.sm
+            and (k.kv_dtypes is None or kv in k.kv_dtypes)
+            and (not k.architectures or arch in k.architectures)
             for k in mine
         ) and not any(_sourced(k, f"sm_{cap}") for k in mine):  # kept out: the kernel says why on this GPU
+            if gpu not in build.cuda_archs and _targets_say(build, cap):
+                stopped += 1  # the server stops before attention runs: the plan is refused at the platform gate
+                continue
             problems.append(f"{op} ({arch}) sm_{cap} kv {kv}: SGLang picks {' + '.join(sorted(picked))}")
     assert not problems, f"sglang {release}:\n" + "\n".join(sorted(set(problems)))
     # each op's first stand-in resolves by default with each KV dtype on each GPU where the release registers its
     # architecture (DeepSeek-V3.2's DSA arrived in 0.5.3, an older release refuses its model type; a run may ask
-    # fewer GPUs); one default a GPU may be a refusal instead (0.5.9's pinned Transformers refuses GLM-5's config)
+    # fewer GPUs); one default a GPU may be a refusal instead (0.5.9's pinned Transformers refuses GLM-5's config);
+    # on the GPUs the build starts on, that many agree with the catalog rather than being stopped
     registered = set(harvest.load("sglang", release).architectures)
     loaded = [shapes[0] for shapes in SGLANG_SHAPES.values() if selector["shapes"][shapes[0]] in registered]
-    assert checked >= (3 * len(loaded) - 1) * len([c for c in selector["capabilities"] if c >= 80])
+    runs = [c for c in selector["capabilities"] if capability(c // 10, c % 10) in build.cuda_archs]
+    assert checked >= (3 * len(loaded) - 1) * len(selector["capabilities"])
+    assert checked - stopped >= (3 * len(loaded) - 1) * len(runs)
 
 
 # an attention op -> the harvested flags whose choices name its kernels: --attention-backend, and for DSA the prefill

@@ -8,16 +8,18 @@ import pytest
 
 from tests.cli.test_harvested_releases import _kernel_and_argv, _selected
 from tests.support.cli import run_cli
+from tests.support.contract import rejections
 
 
 def _t4(release, *more):
     return _kernel_and_argv("--gpu", "t4", "--model", "llama-3.1-8b", "--build", f"vllm=={release}", *more)
 
 
-@pytest.mark.parametrize("release", ["0.11.1", "0.15.1", "0.19.0"])
+@pytest.mark.parametrize("release", ["0.11.1", "0.15.1", "0.19.0", "0.20.1", "0.21.0"])
 def test_on_a_t4_the_plan_names_flashinfer_as_the_release_picks(release):
-    """0.11.1-0.19.0 rank FLASHINFER before TRITON_ATTN with a 7.5 floor and ship flashinfer-python as a dependency:
-    on a T4 the server runs FlashInfer, so the plan names it (and pins nothing)."""
+    """0.11.1-0.21.0 rank FLASHINFER before TRITON_ATTN with a 7.5 floor and ship flashinfer-python as a dependency
+    (0.20.1 and 0.21.0: 0.6.8.post1, which serves there, vllm#44379): on a T4 the server runs FlashInfer, so the plan
+    names it (and pins nothing)."""
     assert _selected(release, 75, shape="gqa", variant="plain", head_size=128, kv="auto") == "FLASHINFER"
     reason, written, env, data = _t4(release)
     assert reason == "sm75: FLASHINFER (SM75) (attention.gqa)", reason
@@ -51,6 +53,26 @@ def test_on_a_t4_vllm_0_23_0_keeps_triton_and_pins_it_against_its_flashinfer():
     assert _selected("0.24.0", 75, shape="gqa", variant="plain", head_size=128, kv="auto") == "TRITON_ATTN"
     reason, written, _, _ = _t4("0.24.0")
     assert reason == "sm75: TRITON_ATTN (attention.gqa)" and "--attention-backend" not in written
+
+
+@pytest.mark.parametrize("model", ["gemma-2-9b", "gemma-3-12b"])
+def test_a_head_256_model_on_a_t4_runs_flashinfer_where_its_flashinfer_fits_and_pins_triton_where_it_does_not(model):
+    """Gemma 2/3 have head size 256, whose FlashInfer prefill fills the 64 KiB a Turing block may use: the NVFP4
+    scale-factor placeholders of later FlashInfer push it past that (flashinfer#3528). 0.21.0's FlashInfer 0.6.8.post1
+    has none, so the plan names the FLASHINFER its selector picks; 0.22.0's 0.6.11.post2 has them, so the plan pins
+    TRITON_ATTN under the release's T4 defect, which cites the issue."""
+    assert _selected("0.21.0", 75, shape="gqa", variant="plain", head_size=256, kv="auto") == "FLASHINFER"
+    args = ("--gpu", "t4", "--model", model)
+    reason, written, _, data = _kernel_and_argv(*args, "--build", "vllm==0.21.0")
+    assert reason == "sm75: FLASHINFER (SM75) (attention.gqa)" and "--attention-backend" not in written, reason
+    assert not [d for d in data["plans"][0]["build_defects"] if "t4" in d["id"] or "sm75" in d["id"]]
+    reason, written, _, data = _kernel_and_argv(*args, "--build", "vllm==0.22.0")
+    assert reason == "sm75: TRITON_ATTN (attention.gqa)" and written["--attention-backend"] == "TRITON_ATTN", reason
+    defects = {d["id"]: d for d in data["plans"][0]["build_defects"]}
+    cited = [
+        data["sources"][s]["url"] for s in defects["vllm-0.22-t4-flashinfer-paged-prefill-invalid-argument"]["sources"]
+    ]
+    assert "https://github.com/flashinfer-ai/flashinfer/issues/3528" in cited
 
 
 @pytest.mark.parametrize(("release", "backend"), [("0.10.2", "FLEX_ATTENTION"), ("0.11.0", "FLEX_ATTENTION")])
@@ -108,3 +130,50 @@ def test_dsa_where_the_release_s_head_rule_was_not_read_says_the_kernel_is_the_c
         *("--kv-cache-dtype", "bfloat16"),
     )
     assert "the vllm-0.33.0 run picks by heads per GPU and did not ask 32, so this is the catalog's order" in reason
+
+
+def test_a_v100_runs_vllm_0_10_x_in_float16_and_is_refused_by_the_cuda_13_releases():
+    """vLLM 0.10.2's x86_64 wheel carries sm_70 cubins (the harvest's compiled_for) and its selector returns
+    FLEX_ATTENTION there: a bf16 model runs cast to float16 (--dtype half), a GPTQ checkpoint through the gptq method
+    (its minimum is 6.0), an AWQ one is refused (awq needs 7.5). 0.21.0 is a CUDA 13.0 build, which cannot target
+    sm_70: the plan stops at the platform."""
+    assert _selected("0.10.2", 70, shape="gqa", variant="plain", head_size=128, kv="auto") == "FLEX_ATTENTION"
+    doc = run_cli(
+        "explain",
+        "--gpu",
+        "v100",
+        "--gpus",
+        "1",
+        "--model",
+        "llama-3.1-8b",
+        "--build",
+        "vllm==0.10.2",
+        "--format",
+        "json",
+    ).json()
+    plans = {p["variant"]: p for p in doc["plans"]}
+    assert {"bf16", "gptq"} <= set(plans)
+    bf16 = plans["bf16"]["argv"]
+    assert bf16[bf16.index("--dtype") + 1] == "half"
+    for plan in plans.values():
+        assert (
+            next(g["reason"] for g in plan["gates"] if g["gate"] == "kernel") == "sm70: FLEX_ATTENTION (attention.gqa)"
+        )
+    refused = {r["variant"]: r for r in rejections(doc)}
+    assert refused["awq"]["gate"] == "weight-format"
+    later = run_cli(
+        "explain",
+        "--gpu",
+        "v100",
+        "--gpus",
+        "1",
+        "--model",
+        "llama-3.1-8b",
+        "--build",
+        "vllm==0.21.0",
+        "--format",
+        "json",
+    ).json()
+    assert not later["plans"]
+    platform = [r for r in rejections(later) if r["gate"] == "platform"]
+    assert platform and all("(CUDA 13.0) is not compiled for sm70" in r["reason"] for r in platform)
