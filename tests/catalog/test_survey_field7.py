@@ -6,6 +6,10 @@ the survey record."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import yaml
+
 from tests.support.contract import rejections
 from tests.support.release_history import explain, history_of, lint, verdicts
 
@@ -14,6 +18,9 @@ QWEN35_TAG = "llama.cpp-b7990"
 SUPER_TAG = "llama.cpp-b8295"
 SUPER_GGUF = "llama.cpp-nemotron3-super-gguf-unsupported"
 CPY_ABORT = "llama.cpp-cuda-cpy-over-2gib-long-context-abort"
+SPARK_MTP = "vllm-spark-arena-eugr-nightly-2026072302"
+SPARK_IMAGE = "ghcr.io/spark-arena/dgx-vllm-eugr-nightly:2026072302"
+SURVEY = Path(__file__).resolve().parents[2] / "recipes" / "surveys" / "field7.yaml"
 SUPER_SERVE = (
     "--",
     "llama-server",
@@ -81,3 +88,49 @@ def test_the_long_context_copy_abort_ends_at_b7990(cli):
     builds = verdicts(history_of(cli, "llama.cpp", "h200", "qwen3-next-80b-a3b-instruct", 1))
     assert CPY_ABORT in builds[NANO_TAG]["defects"]
     assert CPY_ABORT not in builds[QWEN35_TAG]["defects"] and CPY_ABORT not in builds["llama.cpp-b8036"]["defects"]
+
+
+# --- Nemotron 3 Super NVFP4 with MTP on one DGX Spark: spark-arena's dated image (recipe-registry#19) ----------------
+
+
+def test_the_dated_spark_image_serves_nemotron_3_super_nvfp4_with_mtp_on_one_gb10(cli):
+    args = ("--gpu", "gb10", "--gpus", "1", "--model", "nemotron-3-super-120b-a12b", "--speculative", "mtp")
+    doc = explain(cli, *args, "--speculative-tokens", "3", "--build", SPARK_IMAGE)
+    assert doc["verdict"] == "runnable"
+    (plan, *_) = doc["plans"]
+    assert plan["build"] == SPARK_MTP and plan["variant"] == "nvfp4"
+    assert '"num_speculative_tokens":3' in " ".join(plan["argv"]).replace(" ", "")
+    assert plan["image"] == SPARK_IMAGE
+    result = cli("history", *args, "--engine", "vllm")
+    assert result.code == 0, result.err
+    assert f"community path: {SPARK_MTP} (2026-07-23): runnable" in result.out
+    # a question dated before the tag does not see it
+    before = explain(cli, *args, "--engine", "vllm", "--as-of", "2026-07-22")
+    assert SPARK_MTP not in {p["build"] for p in before["plans"]}
+
+
+def test_coverage_counts_the_spark_image_for_the_super_only(cli):
+    cells = cli("coverage", "--format", "json").json()["cells"]
+
+    def cell(family: str) -> dict:
+        return next(c for c in cells if c["family"] == family and c["gpu_class"] == "sm121")
+
+    assert {"build": SPARK_MTP, "released": "2026-07-23"} in cell("nemotron-3-super-120b-a12b")["community"]
+    assert SPARK_MTP not in [side["build"] for side in cell("nemotron-3-nano-30b-a3b")["community"]]
+
+
+# --- the survey record ----------------------------------------------------------------------------------------------
+
+
+def test_the_field7_survey_names_what_it_added_and_why_it_left_the_rest(cli):
+    doc = yaml.safe_load(SURVEY.read_text())
+    assert doc["surveyed"] == "2026-12-07"
+    added = {i for e in doc["entries"] for i in e["catalog"]}
+    assert {NANO_TAG, QWEN35_TAG, SUPER_TAG, SUPER_GGUF, SPARK_MTP} <= added
+    families = {f for e in doc["entries"] for f in e["families"]}
+    for family in ("qwen3.6-35b-a3b", "mimo-v2-flash", "nemotron-3-super-120b-a12b", "deepseek-v4-pro", "kimi-k3"):
+        assert family in families, family
+    for entry in doc["entries"]:
+        assert entry["sources"] and all(s.startswith("https://") for s in entry["sources"])
+    result = cli("validate")
+    assert result.code == 0, result.err
