@@ -61,6 +61,43 @@ def duplicate_keys(
             yield from duplicate_keys(item, path, (*trail, str(index)), seen_nodes)
 
 
+def comment_cuts(
+    node: yaml.Node, lines: list[str], path: str, trail: tuple[str, ...] = (), seen_nodes: set[int] | None = None
+) -> Iterator[CatalogProblem]:
+    """Plain (unquoted) values followed by ` #` on their line: YAML reads the rest of the line as a comment and drops
+    it from the value (`note: merged as PR #19460 on ...` keeps only `merged as PR`). A comment after a value takes
+    two spaces before the `#`, as yamllint's default asks, so one space is taken for a cut value."""
+    import yaml
+
+    seen_nodes = set() if seen_nodes is None else seen_nodes
+    if id(node) in seen_nodes:
+        return
+    seen_nodes.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            yield from comment_cuts(value, lines, path, (*trail, str(key.value)), seen_nodes)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            yield from comment_cuts(item, lines, path, (*trail, str(index)), seen_nodes)
+    elif isinstance(node, yaml.ScalarNode) and not node.style and node.end_mark is not None:  # plain: None or ""
+        line, column = node.end_mark.line, node.end_mark.column
+        if (
+            line < len(lines)
+            and lines[line][column : column + 2] == " #"
+            and lines[line][column + 2 : column + 3] != " "
+        ):
+            message = (
+                f"the text after ' #' is read as a YAML comment, so the value stops at {str(node.value)[-30:]!r}: "
+                "quote the value ('...'), or put two spaces before a comment"
+            )
+            yield CatalogProblem(path, line + 1, ".".join(trail), message)
+
+
+def structure_problems(node: yaml.Node, text: str, path: str) -> list[CatalogProblem]:
+    """What the schema cannot see in parsed data: duplicate keys, and values a stray ` #` cut short."""
+    return [*duplicate_keys(node, path), *comment_cuts(node, text.splitlines(), path)]
+
+
 def format_loc(loc: tuple[int | str, ...]) -> str:
     text = ""
     for part in loc:
@@ -110,7 +147,7 @@ def parse_file(
             line = mark.line + 1 if mark is not None else None
             problem = getattr(exc, "problem", None) or str(exc)
             return None, [CatalogProblem(display, line, "(yaml)", f"malformed YAML: {problem}")]
-        problems = list(duplicate_keys(node, display)) if node is not None else []
+        problems = structure_problems(node, text, display) if node is not None else []
         if cache is not None and not problems:
             cache.put(key, data)
     if not isinstance(data, dict):

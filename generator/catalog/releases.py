@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from ..errors import CatalogProblem
 from .index import Catalog, Origin
-from .parse import duplicate_keys, format_loc, locate, problem_message
+from .parse import format_loc, locate, problem_message, structure_problems
 from .recipe_files import RecipeFileError, check_numbers, compose, construct, decode, is_dir, read_bytes
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def _parse(
             node = compose(text)
             data = construct(node) if node is not None else None
             check_numbers(data)
-            problems = list(duplicate_keys(node, display)) if node is not None else []
+            problems = structure_problems(node, text, display) if node is not None else []
             if cache is not None and not problems:
                 cache.put(digest(content), data)
     except RecipeFileError as exc:

@@ -7,6 +7,10 @@ and CUDA): whether a model fits a card is a question of the fleet, not of the ca
 no path at all says "none found": the catalog knows of no way through. Each cell also says when a survey
 (recipes/surveys/) last searched it, or "not surveyed": "none found" after a search is an answer, before
 one it is a to-do.
+
+A class is judged on one part (sm100 on B200), but a defect may be scoped to a part that part does not stand for:
+B300 and GB300 are 10.3, GB200 and GH200 have an aarch64 host. The cell marks those (`⚠ B300/GB300 only: …`), and
+the table's footnote names them, so a defect reported on B300 alone is not lost behind B200's column.
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ import datetime as dt
 from typing import Any
 
 from ..catalog.index import Catalog
-from ..catalog.schema import Model, Survey
-from ..catalog.schema.engine import Build
+from ..catalog.schema import Hardware, Model, Survey
+from ..catalog.schema.engine import Build, Defect
 from ..catalog.schema.survey import GPU_CLASSES
 from ..frozen import frozen
 from ..plan.candidates import may_run, paths_for
@@ -35,6 +39,16 @@ CLASSES: tuple[tuple[str, str], ...] = (
     ("sm121", "gb10"),
 )
 assert tuple(c for c, _ in CLASSES) == GPU_CLASSES  # a survey can name exactly the classes the table has
+# the compute capabilities a class stands for (surveys write sm100 for B200/GB200 and B300/GB300 alike)
+CAPABILITIES: dict[str, tuple[str, ...]] = {
+    "sm80": ("8.0",),
+    "sm86": ("8.6",),
+    "sm89": ("8.9",),
+    "sm90": ("9.0",),
+    "sm100": ("10.0", "10.3"),
+    "sm120": ("12.0",),
+    "sm121": ("12.1",),
+}
 LAYOUT = Layout(gpus_per_node=8, nodes=1)
 
 
@@ -53,6 +67,9 @@ class Cell:
     defects_fixed: tuple[str, ...] = ()
     # side builds whose gates pass but whose reports ran other models: what a plan may use, not a path anyone found
     unreported: tuple[str, ...] = ()
+    # defects that hit another part of the class (another capability or host CPU) and not the judged one:
+    # (defect id, the parts it hits, "open" | "fixed" | "older"), by id
+    elsewhere: tuple[tuple[str, tuple[str, ...], str], ...] = ()
 
     @property
     def found(self) -> bool:
@@ -64,6 +81,49 @@ def last_surveyed(surveys: list[Survey], family: str, gpu_class: str) -> dt.date
         (s.surveyed for s in surveys if any(e.covers(family, gpu_class) for e in s.entries)),
         default=None,
     )
+
+
+def other_parts(catalog: Catalog, gpu_class: str, hw_id: str) -> tuple[Hardware, ...]:
+    """One part for each (capability, host CPU) of the class that its judged part does not stand for, since a
+    defect tells GPUs apart by nothing else: the default part of its capability first, then a datacenter one."""
+    judged = catalog.hardware[hw_id]
+    seen = {(judged.compute_capability, judged.host_arch[0])}
+    parts: list[Hardware] = []
+    ranked = sorted(
+        catalog.hardware.values(), key=lambda h: (not h.default_for_capability, h.role != "datacenter", h.id)
+    )
+    for hw in ranked:
+        key = (hw.compute_capability, hw.host_arch[0])
+        if str(hw.compute_capability) in CAPABILITIES[gpu_class] and key not in seen:
+            seen.add(key)
+            parts.append(hw)
+    return tuple(sorted(parts, key=lambda h: h.id))
+
+
+def _hits_on(d: Defect, hw: Hardware) -> bool:
+    return (d.sm is None or hw.compute_capability in d.sm) and (d.host_arch is None or hw.host_arch[0] in d.host_arch)
+
+
+def _elsewhere(
+    catalog: Catalog, model: Model, judged: Hardware, parts: tuple[Hardware, ...], shared: SharedVerdicts
+) -> dict[str, tuple[set[str], set[str]]]:
+    """Defect id -> the parts it hits and the builds it hits them on, of the defects that hit one of `parts` and
+    not `judged`: only builds that carry such a defect are gated, so the extra parts cost little."""
+    found: dict[str, tuple[set[str], set[str]]] = {}
+    for hw in parts:
+        request = Request(model=model, hardware=hw, gpus_per_node=LAYOUT.gpus_per_node)
+        memo: dict[tuple[object, ...], object] = {SHARED: shared}
+        for path in paths_for(catalog, request, LAYOUT, every_release=True):
+            _, build, variant, _ = path
+            own = {d.id for d in build.defects if _hits_on(d, hw) and not _hits_on(d, judged)}
+            if not own or not may_run(request, path, LAYOUT, memo, shared, defects=False):
+                continue
+            for d in defects_hitting(model, variant, build, hw, every_config=True):
+                if d.id in own:
+                    on, builds = found.setdefault(d.id, (set(), set()))
+                    on.add(hw.id)
+                    builds.add(build.id)
+    return found
 
 
 def _cell(catalog: Catalog, model: Model, gpu_class: str, hw_id: str, shared: SharedVerdicts) -> Cell:
@@ -97,6 +157,13 @@ def _cell(catalog: Catalog, model: Model, gpu_class: str, hw_id: str, shared: Sh
     others = sorted((b for b in running.values() if b.provenance != "official"), key=lambda b: (b.released, b.id))
     side = [b for b in others if b.reported(model.id)]
     named_fix = {d.id for _, b in catalog.builds() for d in b.defects if d.fixed_in is not None}
+    newest_ids = {b.id for b in newest.values() if b is not None}
+    elsewhere = [
+        (d_id, tuple(sorted(on)), _state(builds, newest_ids, d_id in named_fix))
+        for d_id, (on, builds) in sorted(
+            _elsewhere(catalog, model, hw, other_parts(catalog, gpu_class, hw_id), shared).items()
+        )
+    ]
     return Cell(
         family=model.id,
         gpu_class=gpu_class,
@@ -108,7 +175,16 @@ def _cell(catalog: Catalog, model: Model, gpu_class: str, hw_id: str, shared: Sh
         surveyed=last_surveyed(list(catalog.surveys.values()), model.id, gpu_class),
         defects_fixed=tuple(sorted(closed & named_fix)),
         unreported=tuple(b.id for b in reversed(others) if not b.reported(model.id)),
+        elsewhere=tuple(elsewhere),
     )
+
+
+def _state(builds: set[str], newest: set[str], fix_named: bool) -> str:
+    """As the cell counts its own defects: open when it hits a newest official release, else fixed where a build
+    is named to fix it, else reported on older releases (or side builds) only."""
+    if builds & newest:
+        return "open"
+    return "fixed" if fix_named else "older"
 
 
 def coverage(catalog: Catalog) -> list[Cell]:
@@ -135,8 +211,37 @@ def cell_text(cell: Cell) -> str:
         older = len(cell.defects_closed) - len(cell.defects_fixed)
         tail = f", {older} older" if older else ""
         parts.append(f"⚠ {len(cell.defects_open)} open, {len(cell.defects_fixed)} fixed{tail}")
+    if cell.elsewhere:
+        on = "/".join(sorted({p.upper() for _, hws, _ in cell.elsewhere for p in hws}))
+        counts = {s: sum(1 for *_, state in cell.elsewhere if state == s) for s in ("open", "fixed", "older")}
+        tail = f", {counts['older']} older" if counts["older"] else ""
+        parts.append(f"⚠ {on} only: {counts['open']} open, {counts['fixed']} fixed{tail} ¹")
     parts.append(f"surveyed {cell.surveyed:%Y-%m}" if cell.surveyed else "not surveyed")
     return " · ".join(parts)
+
+
+def footnote(cells: list[Cell]) -> str:
+    """¹ under the table: which part each class is judged on, and the defects marked on other parts only."""
+    marked: dict[str, dict[str, set[str]]] = {}  # class -> defect id -> families
+    parts: dict[str, set[str]] = {}  # defect id -> parts
+    for cell in cells:
+        for d_id, hws, _ in cell.elsewhere:
+            marked.setdefault(cell.gpu_class, {}).setdefault(d_id, set()).add(cell.family)
+            parts.setdefault(d_id, set()).update(hws)
+    if not marked:
+        return ""
+    judged = dict(CLASSES)
+    lines = []
+    for gpu_class in (c for c, _ in CLASSES if c in marked):
+        listed = "; ".join(
+            f"{d_id} ({'/'.join(sorted(p.upper() for p in parts[d_id]))}: {', '.join(sorted(families))})"
+            for d_id, families in sorted(marked[gpu_class].items())
+        )
+        lines.append(
+            f"¹ {gpu_class} is judged on {judged[gpu_class].upper()}; these defects hit only another part of the "
+            f"class (another compute capability or host CPU): {listed}."
+        )
+    return "\n" + "\n\n".join(lines) + "\n"
 
 
 def to_markdown(cells: list[Cell]) -> str:
@@ -147,7 +252,7 @@ def to_markdown(cells: list[Cell]) -> str:
         by_family.setdefault(cell.family, {})[cell.gpu_class] = cell
     for family, row in by_family.items():
         rows.append(f"| {family} | " + " | ".join(cell_text(row[c]) for c in classes) + " |")
-    return "\n".join(rows) + "\n"
+    return "\n".join(rows) + "\n" + footnote(cells)
 
 
 def to_json(cells: list[Cell]) -> dict[str, Any]:
@@ -167,6 +272,9 @@ def to_json(cells: list[Cell]) -> dict[str, Any]:
                 "defects_open": list(c.defects_open),
                 "defects_closed": list(c.defects_closed),
                 "defects_fixed": list(c.defects_fixed),
+                "defects_elsewhere": [
+                    {"defect": d, "hardware": list(hws), "state": state} for d, hws, state in c.elsewhere
+                ],
                 "surveyed": str(c.surveyed) if c.surveyed else None,
             }
             for c in cells

@@ -211,7 +211,8 @@ def test_the_nvfp4_qwen3_6_plan_on_0_27_1_takes_triton_attention_for_its_fp8_kv_
 def test_llama_cpp_b9333_loads_qwen3_6_and_warns_of_its_sm120_quantized_kv_defect(cli):
     engine = history_of(cli, "llama.cpp", "rtx-3090", "qwen3.6-27b", 1)
     builds = verdicts(engine)
-    assert builds["llama.cpp-b8036"]["verdict"] == "blocked" and builds["llama.cpp-b9333"]["verdict"] == "runnable"
+    # qwen35 arrived with #19468 in b7990 (field7), so b7418 is the last build that does not load it
+    assert builds["llama.cpp-b7418"]["verdict"] == "blocked" and builds["llama.cpp-b9333"]["verdict"] == "runnable"
     args = ("--gpu", "rtx-5090", "--model", "qwen3.6-27b", "--gpus", "1", "--engine", "llama.cpp")
     plan = explain(cli, *args, "--build", "llama.cpp-b9333", "--kv-cache-dtype", "q8_0")["plans"][0]
     assert SM120_KV in defect_ids(plan)
