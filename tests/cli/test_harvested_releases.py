@@ -379,7 +379,7 @@ def test_list_engines_json_shows_the_sglang_tables_its_release_ran():
         ("0.5.14", 11, 11),
         ("0.5.13", 11, 11),
         ("0.5.12", 11, 10),
-        ("0.5.11", 6, 9),
+        ("0.5.11", 11, 9),
     ):
         assert by_build[f"sglang-{release}"]["tables"]["attention_selector"]["count"] == gpus * 6 * 3 * asked, release
     # 0.5.10 (torch 2.9.1): the same eight backends and nsa asked on the same six GPUs
@@ -459,15 +459,15 @@ def test_sglang_mla_on_blackwell_spells_a_16_bit_kv_cache_as_trtllm_mla_accepts_
 
 
 # SGLang releases whose runs gained 7.0/7.5/10.3/11.0/12.1 with --merge (their first runs: 8.0-12.0 only)
-SGLANG_MERGED = ["0.5.17", "0.5.16", "0.5.15", "0.5.14", "0.5.13", "0.5.12"]
+SGLANG_MERGED = ["0.5.17", "0.5.16", "0.5.15", "0.5.14", "0.5.13", "0.5.12", "0.5.11"]
 
 
 @pytest.mark.parametrize("release", SGLANG_MERGED)
 def test_an_sglang_plan_on_b300_and_dgx_spark_names_the_backend_the_release_picks_there(release):
-    """On a simulated B300 (10.3) these releases pick trtllm_mha for Llama's GQA and for gpt-oss's sink layers, as on
-    B200; before 10.3 was run a B300 plan named flashinfer and triton, the catalog's first kernels that fit. On DGX
-    Spark (12.1) they run gpt-oss on triton throughout (their pick for the gpt-oss stand-in), where a plan named
-    flashinfer for its full-attention layers."""
+    """On a simulated B300 (10.3) these releases pick trtllm_mha for Llama's GQA and for gpt-oss's sink layers, and
+    trtllm_mla for DeepSeek-V3's MLA, as on B200; before 10.3 was run a B300 plan named flashinfer and triton (and
+    FlashInfer MLA), the catalog's first kernels that fit. On DGX Spark (12.1) they run gpt-oss on triton throughout
+    (their pick for the gpt-oss stand-in), where a plan named flashinfer for its full-attention layers."""
     from recipegen.catalog import harvest
 
     assert {103, 121} <= set(harvest.ran("sglang", release)["attention_selector"]["capabilities"])
@@ -481,6 +481,11 @@ def test_an_sglang_plan_on_b300_and_dgx_spark_names_the_backend_the_release_pick
     assert kernel("b300", "llama-3.1-8b") == "sm103: trtllm_mha (attention.gqa)"
     sinks = kernel("b300", "gpt-oss-20b")
     assert sinks == "sm103: trtllm_mha (attention.gqa), trtllm_mha (sinks) (attention.sinks)", sinks
+    assert picked["mla"]["auto"]["103"] == "trtllm_mla"
+    mla, _, _, _ = _kernel_and_argv(
+        "--gpu", "b300", "--gpus", "8", "--model", "deepseek-v3", "--build", f"sglang=={release}"
+    )
+    assert mla == "sm103: trtllm_mla (MLA) (attention.mla)", mla
     spark = kernel("gb10", "gpt-oss-20b")
     assert spark == "sm121: triton (attention.gqa), triton (attention.sinks)", spark
 
