@@ -243,6 +243,39 @@ def test_sglang_plans_on_b300_and_t4_say_what_the_release_does_there():
     assert "--dtype" not in argv and "--kv-cache-dtype" not in argv
 
 
+def test_sglang_0_5_2_resolves_on_a_t4_and_a_v100_but_its_sgl_kernel_has_no_code_there():
+    """SGLang 0.5.2, run on simulated sm_70 as well (`--merge`), resolves flashinfer for a Llama-shaped model on a V100
+    as on a T4: its arguments do not stop either GPU. The sgl-kernel 0.3.9.post2 it pins does (cubins for sm80 and up,
+    no PTX, read from the wheel): both plans stop at the platform with that source. Before, 0.5.2 listed 7.5 and planned
+    flashinfer on a T4, a kernel library it does not ship."""
+    from recipegen.catalog import harvest
+
+    tables = harvest.ran("sglang", "0.5.2")
+    picks = {
+        c["capability"]: c["resolved"]["attention_backend"]
+        for c in tables["attention_selector"]["cases"]
+        if (c["shape"], c["kv"], c["asked"]) == ("gqa", "auto", None) and c["capability"] < 80
+    }
+    assert picks == {70: "flashinfer", 75: "flashinfer"}
+    for gpu, sm in (("t4", "sm75"), ("v100", "sm70")):
+        result = run_cli(
+            "explain", "--gpu", gpu, "--model", "llama-3.1-8b", "--build", "sglang==0.5.2", "--format", "json"
+        )
+        assert result.code == 0, result.err
+        data = result.json()
+        assert data["verdict"] == "blocked" and not data["plans"], gpu
+        platform = [r for r in rejections(data) if r["gate"] == "platform"]
+        assert {r["variant"] for r in platform} >= {"bf16", "gptq"}, gpu
+        assert {r["reason"] for r in platform} == {
+            f"sglang-0.5.2 (CUDA 12.6) is not compiled for {sm} (targets: 8.0, 8.6, 8.9, 9.0)"
+        }
+        cited = [s for r in platform for s in r["sources"]]
+        assert any(
+            s["url"] == "https://pypi.org/project/sgl-kernel/0.3.9.post2/" and "nothing for sm_75 or sm_70" in s["note"]
+            for s in cited
+        ), gpu
+
+
 def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how():
     rows = run_cli("list", "engines", "--format", "json").json()
     by_release = {(r["engine"], r.get("release") or r["build"]): r for r in rows}
