@@ -197,9 +197,9 @@ def for_version(
             older=(engine.id, version),
         )
     chosen = below[-1]
-    if version_order(chosen.version) == parsed.order and parsed.final:
-        same = parse_version(chosen.version)
-        exact = same is not None and same.text == parsed.text
+    same = parse_version(chosen.version)
+    exact = same is not None and same.text == parsed.text
+    if version_order(chosen.version) == parsed.order and (parsed.final or exact):  # a catalog pre-release is itself
         how = f"{engine.name} {chosen.version} = build {chosen.id} ({chosen.released})"
         return BuildResolution(given, chosen.id, "version", "exact" if exact else "nearest", how)
     if not parsed.final:

@@ -122,6 +122,7 @@ def test_ngc_containers_map_by_their_release_notes(cli):
         ("0.5.3", "sglang-0.5.3", "version"),  # what `python -m sglang.launch_server --version` prints
         ("SGLang version: 0.5.3", "sglang-0.5.3", "version"),
         ("sglang==0.5.3rc0", "sglang-0.5.2", "version-string"),  # a pre-release: the release before it
+        ("sglang==0.5.0rc2", "sglang-0.5.0rc2", "version"),  # a pre-release the catalog has: itself
         ("vllm 0.11.1rc2.dev123+g0123abc", "vllm-0.11.0", "version-string"),
         (
             "Name: vllm\nVersion: 0.22.1rc1.dev124+gace95c9cf.d20260603\nSummary: A high-throughput …",
@@ -135,6 +136,8 @@ def test_version_strings_as_users_paste_them(cli, given, build, rule):
     assert (found["build"], found["rule"]) == (build, rule)
     if rule == "version-string":
         assert found["confidence"] == "approximate" and "the release before it" in found["how"]
+    else:
+        assert found["confidence"] == "exact" and "the release before it" not in found["how"]
 
 
 def test_a_digest_names_the_build_that_lists_it(cli, tmp_path):

@@ -243,6 +243,83 @@ def test_sglang_plans_on_b300_and_t4_say_what_the_release_does_there():
     assert "--dtype" not in argv and "--kv-cache-dtype" not in argv
 
 
+def test_sglang_0_5_2_resolves_on_a_t4_and_a_v100_but_its_sgl_kernel_has_no_code_there():
+    """SGLang 0.5.2, run on simulated sm_70 as well (`--merge`), resolves flashinfer for a Llama-shaped model on a V100
+    as on a T4: its arguments do not stop either GPU. The sgl-kernel 0.3.9.post2 it pins does (cubins for sm80 and up,
+    no PTX, read from the wheel): both plans stop at the platform with that source. Before, 0.5.2 listed 7.5 and planned
+    flashinfer on a T4, a kernel library it does not ship."""
+    from recipegen.catalog import harvest
+
+    tables = harvest.ran("sglang", "0.5.2")
+    picks = {
+        c["capability"]: c["resolved"]["attention_backend"]
+        for c in tables["attention_selector"]["cases"]
+        if (c["shape"], c["kv"], c["asked"]) == ("gqa", "auto", None) and c["capability"] < 80
+    }
+    assert picks == {70: "flashinfer", 75: "flashinfer"}
+    for gpu, sm in (("t4", "sm75"), ("v100", "sm70")):
+        result = run_cli(
+            "explain", "--gpu", gpu, "--model", "llama-3.1-8b", "--build", "sglang==0.5.2", "--format", "json"
+        )
+        assert result.code == 0, result.err
+        data = result.json()
+        assert data["verdict"] == "blocked" and not data["plans"], gpu
+        platform = [r for r in rejections(data) if r["gate"] == "platform"]
+        assert {r["variant"] for r in platform} >= {"bf16", "gptq"}, gpu
+        assert {r["reason"] for r in platform} == {
+            f"sglang-0.5.2 (CUDA 12.6) is not compiled for {sm} (targets: 8.0, 8.6, 8.9, 9.0)"
+        }
+        cited = [s for r in platform for s in r["sources"]]
+        assert any(
+            s["url"] == "https://pypi.org/project/sgl-kernel/0.3.9.post2/" and "nothing for sm_75 or sm_70" in s["note"]
+            for s in cited
+        ), gpu
+
+
+def test_sglang_0_5_0rc2_runs_on_a_t4_and_the_history_stops_there_at_0_5_2():
+    """0.5.0rc2's sgl-kernel 0.3.5 still carries sm_75 cubins (no sm_70): a T4 plans a bf16 model through the release's
+    own float16 switch on the flashinfer its sm_75 run picks, a V100 stops at the platform with that wheel as source
+    (its sm_70 run, added with `--merge`, resolves flashinfer there too: the arguments are not what stops it), and a
+    T4's history turns blocked at 0.5.2, whose sgl-kernel 0.3.9.post2 dropped sm_75, not at 0.5.3 as it did."""
+    from recipegen.catalog import harvest
+
+    selector = harvest.ran("sglang", "0.5.0rc2")["attention_selector"]
+    assert {70, 103, 110, 121} <= set(selector["capabilities"])
+    (picked,) = [
+        c["resolved"]["attention_backend"]
+        for c in selector["cases"]
+        if (c["capability"], c["shape"], c["kv"], c["asked"]) == (70, "gqa", "auto", None)
+    ]
+    assert picked == "flashinfer"
+
+    def explain(gpu):
+        return run_cli(
+            "explain", "--gpu", gpu, "--model", "llama-3.1-8b", "--build", "sglang==0.5.0rc2", "--format", "json"
+        )
+
+    t4 = explain("t4")
+    assert t4.code == 0 and t4.json()["verdict"] == "runnable", t4.err
+    gates = _gates(t4, "bf16")
+    assert gates["weight-format"]["reason"].startswith("bf16 has no native kernel on sm75; runs through FP16 cast")
+    assert gates["kernel"]["reason"] == "sm75: flashinfer (attention.gqa)"
+    assert gates["platform"]["outcome"] == "pass"
+
+    v100 = explain("v100")
+    assert v100.code == 0 and v100.json()["verdict"] == "blocked", v100.err
+    platform = [r for r in rejections(v100.json()) if r["gate"] == "platform"]
+    assert {r["reason"] for r in platform} == {
+        "sglang-0.5.0rc2 (CUDA 12.6) is not compiled for sm70 (targets: 7.5, 8.0, 8.6, 8.9, 9.0)"
+    }
+    cited = [s for r in platform for s in r["sources"]]
+    assert any(s["url"] == "https://pypi.org/project/sgl-kernel/0.3.5/" and "sm_75" in s["note"] for s in cited)
+
+    history = run_cli("history", "--gpu", "t4", "--model", "llama-3.1-8b", "--engine", "sglang", "--format", "json")
+    assert history.code == 0, history.err
+    (sglang,) = history.json()["engines"]
+    (flip,) = [f for f in sglang["flips"] if f["change"].startswith("platform fails")]
+    assert (flip["from"], flip["to"]) == ("sglang-0.5.0rc2", "sglang-0.5.2")
+
+
 def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how():
     rows = run_cli("list", "engines", "--format", "json").json()
     by_release = {(r["engine"], r.get("release") or r["build"]): r for r in rows}
