@@ -61,18 +61,19 @@ def test_from_0_5_3_a_t4_and_a_v100_are_refused_for_want_of_sgl_kernel_code(rele
 
 
 def test_a_t4_plan_with_an_fp8_cache_names_the_flashinfer_sglang_runs_and_keeps_triton_s_fp8_out():
-    """On 7.5 SGLang 0.5.2 settles Llama on flashinfer with an fp8_e4m3 cache (FlashInfer converts FP8 in software
+    """On 7.5 SGLang 0.5.0rc2 (the last release whose sgl-kernel has sm75 code) settles Llama on flashinfer with an
+    fp8_e4m3 cache (FlashInfer converts FP8 in software
     below 9.0), so that plan stands; DeepSeek-V3's MLA settles on triton, whose fp8e4nv needs SM89: its kernel gate
     refuses an FP8 cache there and passes a 16-bit one (the model fails on 8 T4s for memory and weights anyway)."""
-    assert _pick("0.5.2", 75, "gqa", "fp8_e4m3") == "flashinfer"
-    doc = _explain("t4", "llama-3.1-8b", "0.5.2", "--kv-cache-dtype", "fp8_e4m3")
+    assert _pick("0.5.0rc2", 75, "gqa", "fp8_e4m3") == "flashinfer"
+    doc = _explain("t4", "llama-3.1-8b", "0.5.0rc2", "--kv-cache-dtype", "fp8_e4m3")
     assert doc["plans"] and _kernel(doc["plans"][0]) == "sm75: flashinfer (attention.gqa)"
     assert "fp8_e4m3" in doc["plans"][0]["argv"]
-    assert _pick("0.5.2", 75, "mla", "fp8_e4m3") == "triton"
+    assert _pick("0.5.0rc2", 75, "mla", "fp8_e4m3") == "triton"
 
     def mla_kernel_refusals(kv):
         result = run_cli(
-            *("explain", "--gpu", "t4", "--gpus", "8", "--model", "deepseek-v3", "--build", "sglang==0.5.2"),
+            *("explain", "--gpu", "t4", "--gpus", "8", "--model", "deepseek-v3", "--build", "sglang==0.5.0rc2"),
             *("--kv-cache-dtype", kv, "--format", "json"),
         )
         return [r["reason"] for r in rejections(result.json()) if r["gate"] == "kernel"]
@@ -83,10 +84,11 @@ def test_a_t4_plan_with_an_fp8_cache_names_the_flashinfer_sglang_runs_and_keeps_
 
 
 def test_gpt_oss_on_a_t4_reaches_triton_s_sinks_kernel_but_not_past_its_mxfp4_checkpoint():
-    """0.5.2 settles gpt-oss on triton on 7.5 (no fa3 / trtllm_mha below 9.0): the kernel gate passes, and the MXFP4
+    """0.5.0rc2 (the last release whose sgl-kernel has sm75 code) settles gpt-oss on triton on 7.5 (no fa3 /
+    trtllm_mha below 9.0): the kernel gate passes, and the MXFP4
     checkpoint stops the plan at the weight format, as the release's loader does (mxfp4 needs capability 80)."""
-    assert _pick("0.5.2", 75, "sinks", "auto") == "triton"
-    doc = _explain("t4", "gpt-oss-20b", "0.5.2")
+    assert _pick("0.5.0rc2", 75, "sinks", "auto") == "triton"
+    doc = _explain("t4", "gpt-oss-20b", "0.5.0rc2")
     assert doc["verdict"] == "blocked"
     mxfp4 = [r for r in rejections(doc) if r["variant"].startswith("mxfp4") or "mxfp4" in r["reason"]]
     assert mxfp4 and {r["gate"] for r in mxfp4} == {"weight-format"}
