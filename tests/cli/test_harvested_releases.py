@@ -320,6 +320,44 @@ def test_sglang_0_5_0rc2_runs_on_a_t4_and_the_history_stops_there_at_0_5_2():
     assert (flip["from"], flip["to"]) == ("sglang-0.5.0rc2", "sglang-0.5.2")
 
 
+def test_sglang_0_5_10_run_on_every_gpu_names_its_b300_picks_and_keeps_its_t4_stop():
+    """SGLang 0.5.10's first run (8.0-12.0) stamped no nvidia-cutlass-dsl, so the other GPUs could not be merged into
+    it: all 11 were run again in one venv. On a simulated B300 (10.3) it resolves as on B200, so its plans name
+    trtllm_mha for Llama's GQA and gpt-oss's sinks and trtllm_mla for DeepSeek-V3's MLA, where they named flashinfer,
+    triton and flashinfer MLA (the catalog's first kernels that fit) before 10.3 was run. On a T4 its resolution
+    picks flashinfer as on 8.0, but sglang-kernel 0.4.1 has no sm75 code: the plan still stops at the platform."""
+    from recipegen.catalog import harvest
+
+    tables = harvest.ran("sglang", "0.5.10")
+    assert {75, 103}.issubset(tables["attention_selector"]["capabilities"]) and "earlier_run" not in tables
+
+    def explain(gpu, model, *more):
+        result = run_cli(
+            "explain", "--gpu", gpu, "--model", model, "--build", "sglang==0.5.10", *more, "--format", "json"
+        )
+        assert result.code == 0, result.err
+        return result
+
+    def kernel(gpu, model, *more):
+        plan = explain(gpu, model, *more).json()["plans"][0]
+        assert "--attention-backend" not in plan["argv"]  # the release picks it itself: nothing pinned
+        return next(g["reason"] for g in plan["gates"] if g["gate"] == "kernel")
+
+    assert kernel("b300", "llama-3.1-8b") == "sm103: trtllm_mha (attention.gqa)"
+    sinks = kernel("b300", "gpt-oss-20b")
+    assert sinks == "sm103: trtllm_mha (attention.gqa), trtllm_mha (sinks) (attention.sinks)", sinks
+    assert kernel("b300", "deepseek-v3", "--gpus", "8") == "sm103: trtllm_mla (MLA) (attention.mla)"
+
+    assert harvest.load("sglang", "0.5.10").picked["gqa"]["auto"]["75"] == "flashinfer"
+    t4 = explain("t4", "qwen3-4b-instruct-2507")
+    assert t4.json()["verdict"] == "blocked"
+    assert _gates(t4, "bf16")["platform"]["reason"] == (
+        "sglang-0.5.10 (CUDA 12.9) is not compiled for sm75 (targets: >=8.0)"
+    )
+    cited = [s for r in rejections(t4.json()) if r["gate"] == "platform" for s in r["sources"]]
+    assert any(s["url"] == "https://pypi.org/project/sglang-kernel/0.4.1/" and "sm_75" in s["note"] for s in cited)
+
+
 def test_list_engines_json_says_per_release_which_tables_are_harvested_and_how():
     rows = run_cli("list", "engines", "--format", "json").json()
     by_release = {(r["engine"], r.get("release") or r["build"]): r for r in rows}
@@ -459,9 +497,9 @@ def test_list_engines_json_shows_the_sglang_tables_its_release_ran():
         ("0.5.11", 11, 9),
     ):
         assert by_build[f"sglang-{release}"]["tables"]["attention_selector"]["count"] == gpus * 6 * 3 * asked, release
-    # 0.5.10 (torch 2.9.1): the same eight backends and nsa asked on the same six GPUs
+    # 0.5.10 (torch 2.9.1): the same eight backends and nsa asked, on all 11 GPUs (run afresh in one venv)
     tables = by_build["sglang-0.5.10"]["tables"]
-    assert tables["attention_selector"]["count"] == 6 * 6 * 3 * 9 and tables["quantization"]["method"] == "ran"
+    assert tables["attention_selector"]["count"] == 11 * 6 * 3 * 9 and tables["quantization"]["method"] == "ran"
     # 0.5.9 and older size their defaults from nvidia-smi: the harvester's stand-in answered it, on the same six GPUs
     # (0.5.5 and 0.5.4.post3 with their torch 2.8.0 pins), then on 7.0/7.5/10.3/11.0/12.1 too (--merge)
     all_gpus = {"0.5.9": 11, "0.5.8": 11, "0.5.6.post2": 11, "0.5.5": 11, "0.5.4.post3": 11}
