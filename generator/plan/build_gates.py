@@ -117,9 +117,16 @@ def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) ->
                     "the MoE experts have no kernel"
                 )
                 return result("fail", reason, srcs(fallback.sources, fmt.sources))
-            reason = (
-                f"{variant.quant} has no native kernel on {cc.sm}; runs through {fallback.kernel} ({fallback.cost})"
-            )
+            if fallback.ahead_of:
+                reason = (
+                    f"{variant.quant} on {cc.sm}: {build.id} runs it through {fallback.kernel} ({fallback.cost}),"
+                    f" which its kernel order lists ahead of {fallback.ahead_of}, a native kernel that also supports"
+                    f" {cc.sm}"
+                )
+            else:
+                reason = (
+                    f"{variant.quant} has no native kernel on {cc.sm}; runs through {fallback.kernel} ({fallback.cost})"
+                )
             chosen = (("weights." + variant.quant, fallback.kernel),)
             details = evolve(
                 base,

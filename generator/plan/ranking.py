@@ -47,12 +47,13 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from ..catalog.ggml import file_type_bits
+from ..catalog.ggml import FILE_BPW, file_type_bits
 from ..catalog.schema import Deployment, Engine, Variant
 from ..catalog.schema.engine import Build
 from ..frozen import frozen
 from .checkpoint_size import ESTIMATED
 from .defects import defects
+from .memory import GIB
 from .types import GATES, Candidate
 
 STATUS_ORDER = {"verified": 0, "community": 1, "reported": 2, "derived": 3}
@@ -351,7 +352,7 @@ def why_first_of(runnable: list[Candidate] | tuple[Candidate, ...]) -> str:
     server on a data-center card; a sub-4-bit checkpoint against offloading one of 4 bits), then why it beats the
     second."""
     first, second = runnable[0], (runnable[1] if len(runnable) > 1 else None)
-    lead = _serving(first, runnable) or _low_bit_trade(first, runnable)
+    lead = _serving(first, runnable) or _low_bit_trade(first, runnable) or _no_low_bit_file(first, runnable)
     return (lead + "; then " if lead else "") + why_first(first, second)
 
 
@@ -401,6 +402,35 @@ def _low_bit_trade(first: Candidate, runnable: list[Candidate] | tuple[Candidate
     return (
         f"fully on the GPU ({_tps(first)} tok/s) before {_quant(best)} with {OFFLOAD_LABEL[offload_cost(best)]}"
         f" ({_tps(best)} tok/s), at {loss} quality loss: {_bits_of(first)} bits per weight against {_bits_of(best)}"
+    )
+
+
+# the smallest 3-bit GGUF file type an experienced user runs a dense model in before offloading whole layers of a
+# 4-bit one, and the context it must leave room for to count as usable
+SMALL_3_BIT = "IQ3_XXS"
+SMALL_3_BIT_CONTEXT = 8192
+
+
+def _no_low_bit_file(first: Candidate, runnable: list[Candidate] | tuple[Candidate, ...]) -> str:
+    """A first plan that runs whole layers on the CPU where a 3-bit file of the model would fit the GPU with a usable
+    context, but the catalog holds no file below LOW_BITS with a known size: says so, with the size such a file would
+    have (llama-quantize's bits per weight for SMALL_3_BIT over the model's parameters), rather than offloading
+    silently."""
+    off, budget = first.offload, first.budget
+    if off is None or off.mechanism != "cpu-layers" or budget is None or first.bpw is None:
+        return ""
+    if any(c.low_bit for c in runnable):
+        return ""  # a file below 4 bits is in the catalog: the ranking weighed it
+    bits = FILE_BPW[SMALL_3_BIT]
+    gib = checkpoint_gib(first) * bits / first.bpw
+    per_token = budget.per_token_bytes + (off.host_kv_bytes / budget.context if budget.context else 0.0)
+    need = gib + SMALL_3_BIT_CONTEXT * per_token / GIB + budget.reserve_gib
+    if need > budget.gpu_gib * (budget.fraction or 1.0):
+        return ""
+    return (
+        f"{OFFLOAD_LABEL[offload_cost(first)]} ({_tps(first)} tok/s) only because the catalog has no file of this model"
+        f" below 4 bits with a published size: an {SMALL_3_BIT} (~{bits:.2f} bits per weight, about {gib:.1f} GiB)"
+        f" would run fully on this GPU with {SMALL_3_BIT_CONTEXT:,} tokens of context"
     )
 
 

@@ -239,6 +239,8 @@ def test_a_3_bit_file_that_plans_a_longer_context_does_not_outrank_a_4_bit_one_o
         ("rtx-4080", "qwen3-32b", "IQ3_XXS"),
         ("rtx-5060-ti-16gb", "qwen3-32b", "IQ3_XXS"),
         ("rtx-4080", "qwen3.5-27b", "IQ3_XXS"),
+        ("rtx-4080", "qwen2.5-coder-32b", "IQ3_XXS"),
+        ("rtx-5060-ti-16gb", "qwen2.5-coder-32b", "IQ3_XXS"),
     ],
 )
 def test_a_dense_27_to_32b_model_on_one_16gb_card_runs_a_3_bit_file_on_the_gpu_before_offloading_a_4_bit_one(
@@ -269,3 +271,57 @@ def test_a_q6_k_file_is_called_what_it_is_when_the_8_bit_class_decides():
     assert why.startswith(
         "a Q6_K (~6.7-bit) checkpoint before a 4-bit one (near-lossless at ~42% of the bytes of BF16)"
     )
+
+
+@pytest.mark.parametrize("model", ["qwen2.5-32b", "deepseek-r1-distill-qwen-32b"])
+def test_a_32b_model_whose_smallest_published_3_bit_file_is_iq3_xs_runs_it_on_one_16gb_card(model: str):
+    """bartowski's Qwen2.5-32B-Instruct and DeepSeek-R1-Distill-Qwen-32B repos have no IQ3_XXS; their IQ3_XS (13.71 GB
+    on the cards' tables) is the one 3-bit file that leaves a 16 GB card room for a usable context: it runs fully on
+    the GPU, not Q4_K_M with whole layers on the CPU, and on a 24 GB card the 4-bit file still comes first."""
+    first = plans_for("rtx-4080", 1, model)[0]
+    assert first["offload"] is None and file_type(first) == "IQ3_XS", (first["variant"], first["offload"])
+    assert first["settings"]["context"] >= 8192
+    assert first["why_first"].startswith(f"fully on the GPU (~{tps(first):.0f} tok/s) before Q4_K_M with whole layers")
+    bigger = plans_for("rtx-4090", 1, model)[0]
+    assert bigger["offload"] is None and file_type(bigger) == "Q4_K_M", bigger["variant"]
+
+
+@pytest.mark.parametrize(
+    ("model", "gib"),
+    [("qwq-32b", 11.6), ("gemma-2-27b", 9.7), ("qwen3-vl-32b", 11.9)],
+)
+def test_a_dense_model_offloaded_for_want_of_a_3_bit_file_says_so(model: str, gib: float):
+    """Where the catalog holds no file of a dense 27-32B model below 4 bits with a published size, the first plan on
+    one 16 GB card still offloads whole layers of a 4-bit file, and its reason says that this is why, with the size an
+    IQ3_XXS would have (llama-quantize's 3.06 bits per weight over the model's parameters), rather than offloading
+    silently; on a 24 GB card that 4-bit file fits and no such reason appears."""
+    first = plans_for("rtx-4080", 1, model)[0]
+    assert first["offload"] is not None and first["offload"]["mechanism"] == "cpu-layers", first["offload"]
+    why = first["why_first"]
+    shown = f"{tps(first):.1f}" if tps(first) < 10 else f"{tps(first):.0f}"
+    assert why.startswith(f"whole layers on the CPU (~{shown} tok/s) only because"), why
+    assert "no file of this model below 4 bits with a published size" in why
+    assert f"an IQ3_XXS (~3.06 bits per weight, about {gib} GiB) would run fully on this GPU" in why
+    roomy = plans_for("rtx-4090", 1, model)[0]
+    assert "below 4 bits with a published size" not in roomy["why_first"]
+
+
+@pytest.mark.parametrize("gpu", ["rtx-4080", "rtx-5060-ti-16gb"])
+def test_mistral_small_24b_on_one_16gb_card_runs_iq4_xs_with_a_q8_0_cache_not_q4_k_m_with_12k(gpu: str):
+    """Mistral-Small-24B on one 16 GB card: Q4_K_M (14.33 GB) leaves 12k tokens even with a q8_0 KV cache; IQ4_XS
+    (12.76 GB, still 4-bit) with the same q8_0 cache plans 16k or more, and a Q3_K_M (11.47 GB) with a still longer
+    context does not outrank it: the ranking's roomy-context place buys the context with the smaller 4-bit file, and
+    its below-4-bit place keeps the 3-bit one behind. On a 24 GB card the larger files come back first."""
+    plans = plans_for(gpu, 1, "mistral-small-24b")
+    first = plans[0]
+    assert first["offload"] is None and file_type(first) == "IQ4_XS", (first["variant"], first["offload"])
+    assert first["settings"]["context"] >= 16384
+    argv = first["argv"]
+    assert argv[argv.index("--cache-type-k") + 1] == "q8_0" and argv[argv.index("--cache-type-v") + 1] == "q8_0"
+    q4 = next(p for p in plans if file_type(p) == "Q4_K_M" and p["offload"] is None)
+    assert q4["settings"]["context"] < 16384 <= first["settings"]["context"]
+    q3 = next(i for i, p in enumerate(plans) if file_type(p) == "Q3_K_M")
+    assert plans[q3]["settings"]["context"] >= first["settings"]["context"] and q3 > 0
+    assert first["why_first"].startswith(f"larger planned context ({first['settings']['context']} vs ")
+    roomy = plans_for("rtx-4090", 1, "mistral-small-24b")[0]
+    assert file_type(roomy) not in ("IQ4_XS", "Q3_K_M"), roomy["variant"]

@@ -165,6 +165,10 @@ class Fallback(Sourced):
     # server batching many requests pays (ranking.fallback_rank)
     weight_only: bool = False
     args: list[ArgWord] = field(default_factory=list)  # engine arguments that select this fallback
+    # a native kernel of the release that also supports these GPUs but that its kernel order reaches after this one
+    # (vLLM 0.29.0+ on SM89: Marlin W8A16 listed ahead of the Triton block-scaled FP8 GEMM): the GPU is not without a
+    # native kernel, the release just picks the fallback first
+    ahead_of: Text | None = None
 
 
 @frozen(kw_only=True)
