@@ -177,3 +177,25 @@ def test_a_v100_runs_vllm_0_10_x_in_float16_and_is_refused_by_the_cuda_13_releas
     assert not later["plans"]
     platform = [r for r in rejections(later) if r["gate"] == "platform"]
     assert platform and all("(CUDA 13.0) is not compiled for sm70" in r["reason"] for r in platform)
+
+
+@pytest.mark.parametrize(
+    ("release", "backend"), [("0.11.0", "FLEX_ATTENTION"), ("0.15.1", "TRITON_ATTN"), ("0.19.0", "TRITON_ATTN")]
+)
+def test_a_v100_runs_the_cuda_12_releases_after_0_10_in_float16(release, backend):
+    """The x86_64 wheels of 0.11.0 to 0.19.0 carry sm_70 cubins (read from each wheel), so a V100 plan passes the
+    platform: a bf16 model is cast to float16, a GPTQ checkpoint runs through the gptq method, an AWQ one stops at its
+    7.5 minimum, and the attention kernel is the one the release's selector returns on a simulated sm_70."""
+    assert _selected(release, 70, shape="gqa", variant="plain", head_size=128, kv="auto") == backend
+    doc = run_cli(
+        *("explain", "--gpu", "v100", "--gpus", "1", "--model", "llama-3.1-8b", "--build", f"vllm=={release}"),
+        *("--format", "json"),
+    ).json()
+    plans = {p["variant"]: p for p in doc["plans"]}
+    assert {"bf16", "gptq"} <= set(plans), release
+    bf16 = plans["bf16"]["argv"]
+    assert bf16[bf16.index("--dtype") + 1] == "half"
+    for plan in plans.values():
+        kernel = next(g["reason"] for g in plan["gates"] if g["gate"] == "kernel")
+        assert kernel == f"sm70: {backend} (attention.gqa)", release
+    assert {r["variant"]: r["gate"] for r in rejections(doc)}.get("awq") == "weight-format"
