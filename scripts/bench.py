@@ -263,6 +263,21 @@ DEVICES = {
         "c.evaluate = lambda r, e, b, v, l, d, settings=None, memo=None: c._evaluate(r, e, b, v, l, d, settings, memo)",
         ("explain",),
     ),
+    "rejected paths gated on demand": (
+        "import recipegen.plan.rejections as r, recipegen.plan.resolve as s, recipegen.plan.candidates as c;"
+        "r.LazyPaths.closest = lambda self, limit, official_only: (r.closest_rejected(self.every(), official_only)"
+        "[:limit], sum(1 for x in self.every() if not x.runnable));"
+        "r.LazyPaths.lineage = lambda self: [x for x in self._layouts.every(self._layout)"
+        " if x.build.provenance in r.LINEAGE];"
+        "s.loading = lambda q, p, l, m: c.evaluate(q, *p[:3], l, p[3], memo=m)",
+        ("explain",),
+    ),
+    "history line labels from layout-free verdicts": (
+        "import recipegen.report.history as h;"
+        "h.line_verdicts = lambda c, q, l, line, m: list(h.engine_history(c.engines[q.engine],"
+        " [(l, h.verdict_paths(c, q, l, True, m, {q.engine: line}))], q).line)",
+        ("explain",),
+    ),
     "checkpoint size per variant": (
         "import recipegen.plan.checkpoint_size as s;"
         "s.variant_bytes = lambda m, v: s.checkpoint_bytes(m, v.size_bytes, v.quant, v.quant_groups, v.file)",

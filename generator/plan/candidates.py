@@ -14,12 +14,12 @@ from ..catalog.schema.engine import Build, Defect
 from ..frozen import evolve
 from . import gates
 from .checkpoint_size import variant_bytes
-from .defects import applies, defects_hitting, with_defects
+from .defects import applies, defects_hitting, in_scope, with_defects
 from .estimate import speed_of
 from .flags import kv_choices, settings_from_deployment, speculative_method
 from .footprint import BLOCK_SCALED_8BIT_KV, KV_BYTES
 from .ranking import USABLE_CONTEXT
-from .types import Candidate, Layout, Request, Settings
+from .types import GATES, Candidate, Layout, Loading, Request, Settings
 
 # Gate results that do not depend on the layout, computed once per resolve() and reused across
 # layouts (keys are catalog ids).
@@ -153,12 +153,45 @@ def evaluate(
     gated once per memo (its request's model, GPU and run configuration; whether host offload may be planned)."""
     if settings is not None or memo is None:
         return _evaluate(request, engine, build, variant, layout, deployment, settings, memo)
-    key = ("path", engine.id, build.id, variant.id, deployment.id if deployment else None, layout, request.offload)
+    key = _path_key(request, (engine, build, variant, deployment), layout)
     known = memo.get(key)
     if isinstance(known, Candidate):
         return known
     memo[key] = cand = _evaluate(request, engine, build, variant, layout, deployment, None, memo)
     return cand
+
+
+def _path_key(request: Request, path: Path, layout: Layout) -> tuple[object, ...]:
+    engine, build, variant, dep = path
+    return ("path", engine.id, build.id, variant.id, dep.id if dep else None, layout, request.offload)
+
+
+# the gates that read no layout, in the order a Candidate holds them
+_LOADING = GATES[: len(gates.LAYOUT_FREE)]
+
+
+def loading(request: Request, path: Path, layout: Layout, memo: Memo) -> Candidate | Loading:
+    """What find_changes reads of a path: its Candidate, or, where that cannot run and its layout-free verdicts
+    are the Candidate's own, those verdicts alone (no memory plan). They are its own unless a defect of the build
+    that the path's settings may run into once planned either fails a layout-free gate or names a KV dtype (the
+    plan then moves its KV cache, which the kernel gate reads); and a path one of them fails is never runnable,
+    so its settings are never moved to a block-scaled KV cache either."""
+    engine, build, variant, dep = path
+    known = memo.get(_path_key(request, path, layout))
+    if isinstance(known, Candidate):
+        return known
+    base = request_settings(engine, layout, dep, request, memo)
+    model = request.model
+    found = defects_hitting(model, variant, build, request.hardware, every_config=True)
+    if not any(
+        ((d.blocks and d.gate in gates.LAYOUT_FREE) or d.kv_dtypes)
+        and in_scope(d, base, None, layout, model.max_context, planned=False)
+        for d in found
+    ):
+        results = gates.run(gates.Subject(request, engine, build, variant, layout, dep, base), memo, _LOADING)
+        if any(g.outcome != "pass" for g in results):
+            return Loading(engine, build, variant, results)
+    return evaluate(request, engine, build, variant, layout, dep, memo=memo)
 
 
 def _evaluate(

@@ -51,10 +51,13 @@ def in_scope(
     kv: KvDtype | None,
     layout: Layout | None = None,
     max_context: int | None = None,
+    planned: bool = True,
 ) -> bool:
     """Whether a configuration is one the defect hits (a defect with no configuration scope hits every one);
     a knob the configuration does not state (KV dtype, concurrency) does not match, except the context: an
-    engine left to choose serves the model's whole `max_context`."""
+    engine left to choose serves the model's whole `max_context`. `planned`: False for a path's settings before
+    its memory is planned, whose KV dtype, context, concurrency and host offload the plan decides: the defect
+    may hit unless a knob the plan keeps rules it out."""
     if not defect.scoped:
         return True
     if settings is None:
@@ -68,23 +71,25 @@ def in_scope(
         return False
     if defect.expert_parallel is not None and settings.ep != defect.expert_parallel:
         return False
-    if defect.context_above is not None and (settings.context or max_context or 0) <= defect.context_above:
-        return False
     if defect.tensor_parallel is not None and settings.tp not in defect.tensor_parallel:
-        return False
-    if defect.host_offload is not None and settings.host_offload != defect.host_offload:
         return False
     if defect.speculative_tokens is not None and (
         settings.speculative is None or settings.speculative_tokens not in defect.speculative_tokens
     ):
-        return False
-    if defect.kv_dtypes is not None and kv not in defect.kv_dtypes and not v_cache_hits(defect, settings):
         return False
     if defect.dcp is not None and (settings.dcp > 1) != defect.dcp:
         return False
     if defect.speculative is not None and settings.speculative not in scope_methods(defect):
         return False
     if defect.cuda_graphs is not None and settings.cuda_graphs != defect.cuda_graphs:
+        return False
+    if not planned:
+        return True
+    if defect.context_above is not None and (settings.context or max_context or 0) <= defect.context_above:
+        return False
+    if defect.host_offload is not None and settings.host_offload != defect.host_offload:
+        return False
+    if defect.kv_dtypes is not None and kv not in defect.kv_dtypes and not v_cache_hits(defect, settings):
         return False
     return defect.batch is None or settings.concurrency in defect.batch
 

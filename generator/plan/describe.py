@@ -116,17 +116,14 @@ def clip(text: str, limit: int) -> str:
 def closest_lines(r: Resolution, limit: int, more: str, indent: str = "  ") -> list[str]:
     """The rejected paths that came closest (ranking.closest_rejected), each with its first failing reason: the
     same paths in the same order, with the same marks, wherever they are printed."""
-    from .ranking import closest_rejected
-
-    every = [c for c in r.candidates if not c.runnable]
-    rejected = closest_rejected(r.candidates, official_only=bool(r.plans))
+    rejected, every = r.paths.closest(limit, official_only=bool(r.plans))
     if not rejected:
-        others = f" ({len(every)} in all: {more})" if every else ""
+        others = f" ({every} in all: {more})" if every else ""
         scope = "among the official builds" if r.plans else "that loads the model"
         return [f"{indent}closest rejected paths: none {scope}{others}"]
     scope = "official builds, " if r.plans else ""
-    out = [f"{indent}closest rejected paths ({scope}{min(limit, len(rejected))} of {len(every)}; {more}):"]
-    for cand in rejected[:limit]:
+    out = [f"{indent}closest rejected paths ({scope}{len(rejected)} of {every}; {more}):"]
+    for cand in rejected:
         failing = cand.failing()
         gates = ", ".join(g.gate for g in failing)
         line = f"{cand.engine.name} {cand.build.id} · {cand.variant.id} [{gates}]: {failing[0].reason}"

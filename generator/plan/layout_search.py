@@ -31,6 +31,7 @@ from .defects import applies, defects_hitting, with_defects
 from .layout_gates import weights_overflow
 from .memory import GIB
 from .ranking import Preview, RankKey, caveats, may_be_clean, rank_floor, rank_key
+from .rejections import LazyPaths
 from .types import GATES, Candidate, GateResult, Layout, Request, undecided
 
 NODE_SIZES = (1, 2, 4, 8)
@@ -252,6 +253,14 @@ class _Layouts:
             done[index] = evaluate(self.request, *path[:3], layout, path[3], memo=self.memo)
         return done[index]
 
+    def paths_at(self, layout: Layout) -> list[Path]:
+        """Every path at this layout, in report order."""
+        return self._paths(layout)
+
+    def gate_at(self, layout: Layout, index: int) -> Candidate:
+        """The path of this index at this layout, gated (once)."""
+        return self._gate(layout, index, self._paths(layout)[index])
+
     def every(self, layout: Layout) -> list[Candidate]:
         """Every path at this layout, in report order (the ones the search planned are reused)."""
         return [self._gate(layout, index, path) for index, path in enumerate(self._paths(layout))]
@@ -319,13 +328,13 @@ class Ranking:
     request: Request
     layout: Layout
     runnable: tuple[Candidate, ...]
-    # every path at the layout in report order ("all"), or those failing the fewest gates ("closest-when-blocked");
-    # None: not gated
+    # the paths at the layout failing the fewest gates ("closest-when-blocked"); None: not gated
     candidates: tuple[Candidate, ...] | None
     tried: tuple[int, ...]
     searched: bool
     offload_first_at: tuple[int, ...] | None = None
     low_bit_at: int | None = None  # a smaller size tried that runs only a checkpoint below LOW_BITS bits per weight
+    paths: LazyPaths | None = None  # every path at the layout, gated when asked for ("all")
 
 
 def rank(
@@ -338,8 +347,9 @@ def rank(
 ) -> Ranking:
     """The layout search: the first layout tried that runs without host offload, else the first that runs
     with it, else the whole fleet (shrink) or the largest size tried. `rejections`: whether every path of
-    that layout is gated too ("all"), only when nothing runs and only the paths that fail the fewest gates
-    ("closest-when-blocked": the matrix names the closest rejection), or never ("none"). `shared`: gate
+    that layout is reported too ("all": each gated when the report first asks for it, LazyPaths), only when
+    nothing runs and only the paths that fail the fewest gates ("closest-when-blocked": the matrix names the
+    closest rejection), or never ("none"). `shared`: gate
     verdicts shared with other resolves (the matrix's cells). `deciding`: the ranking holds only the runnable
     paths that decide its first plan and its first plan without a caveat (a matrix cell), and host offload is
     planned only once no size runs from GPU memory (an offloaded plan ranks after every other, so it decides
@@ -355,12 +365,13 @@ def rank(
 
     def ranking(layout: Layout, runnable: list[Candidate], offload_first_at: tuple[int, ...] | None) -> Ranking:
         candidates: tuple[Candidate, ...] | None = None
-        if rejections == "all":
-            candidates = tuple(gated.every(layout))
-        elif rejections == "closest-when-blocked" and not runnable:
+        if rejections == "closest-when-blocked" and not runnable:
             candidates = tuple(gated.closest(layout))
         low_at = lossy[0].gpus if lossy is not None and lossy[0] != layout else None
-        return Ranking(request, layout, tuple(runnable), candidates, tuple(tried), searched, offload_first_at, low_at)
+        paths = LazyPaths(gated, layout) if rejections == "all" else None
+        return Ranking(
+            request, layout, tuple(runnable), candidates, tuple(tried), searched, offload_first_at, low_at, paths
+        )
 
     for layout in layouts:
         tried.append(layout.gpus)

@@ -7,12 +7,12 @@ Pure: reads the catalog and the request, returns a Resolution; no I/O, no mutati
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..catalog.index import Catalog
 from ..catalog.schema import Source
 from ..frozen import evolve
-from .candidates import LOW_BITS, Memo, builds_to_try, candidates_for
+from .candidates import LOW_BITS, Memo, builds_to_try, loading, paths_for
 from .defects import applies, defects, with_workarounds
 from .flags import (
     argv_of,
@@ -26,11 +26,9 @@ from .flags import (
 )
 from .hostflags import offload_flags
 from .layout_search import Ranking, rank
-from .ranking import rank_key, why_first_of
-from .types import Candidate, Change, Flag, GateId, GateResult, Plan, Request, Resolution, undecided
-
-# the builds a history of changes follows: an engine's releases and the model images cut from them
-LINEAGE = ("official", "model-image")
+from .ranking import why_first_of
+from .rejections import LINEAGE
+from .types import Candidate, Change, Flag, GateId, GateResult, Loading, Plan, Request, Resolution, undecided
 
 
 def _dedupe(sources: Iterable[Source]) -> tuple[Source, ...]:
@@ -163,19 +161,20 @@ def with_offload(flags: list[Flag], offloaded: list[Flag]) -> list[Flag]:
     return out + list(mine.values())
 
 
-def find_changes(candidates: list[Candidate]) -> list[Change]:
+def find_changes(candidates: Sequence[Candidate | Loading]) -> list[Change]:
     """Where an official release passes a gate (kernel or architecture) that the latest earlier official
     release or model image of the same engine failed, with no passing release in between. Community
-    images and forks are side branches, not history."""
+    images and forks are side branches, not history. It reads the layout-free gates alone, so a path that
+    cannot run may come as its Loading verdicts (candidates.loading)."""
     changes: dict[tuple[str, str, str, str], Change] = {}
 
-    def loads(c: Candidate) -> bool:
+    def loads(c: Candidate | Loading) -> bool:
         return c.gate("architecture").outcome == "pass"
 
-    def gate_of(c: Candidate, gate: GateId) -> GateResult:
+    def gate_of(c: Candidate | Loading, gate: GateId) -> GateResult:
         return c.gate(gate)
 
-    lines: dict[tuple[str, str], list[Candidate]] = {}  # each engine's and checkpoint's lineage paths, in order
+    lines: dict[tuple[str, str], list[Candidate | Loading]] = {}  # each engine's and checkpoint's lineage paths
     for c in candidates:
         if c.build.provenance in LINEAGE:
             lines.setdefault((c.engine.id, c.variant.id), []).append(c)
@@ -233,20 +232,22 @@ def first_passes(catalog: Catalog, r: Resolution, memo: Memo | None = None) -> l
     told as history tells them: from every release, so "passes since" names the first build in date order
     that passes, not the newest one."""
     shown = {(ch.engine, ch.gate) for ch in r.changes}
-    every: list[Candidate] = []
+    memo = {} if memo is None else memo
+    every: list[Candidate | Loading] = []
     for engine in sorted({ch.engine for ch in r.changes}):
         request = evolve(r.request, engine=engine)
         # find_changes reads the lineage alone: community images and forks are side branches, not history
         lineage = [b for b in builds_to_try(catalog.engines[engine], request, True) if b.provenance in LINEAGE]
-        every.extend(candidates_for(catalog, request, r.layout, True, memo, {engine: lineage}))
+        paths = paths_for(catalog, request, r.layout, True, {engine: lineage})
+        every.extend(loading(request, path, r.layout, memo) for path in paths)
     return [ch for ch in find_changes(every) if (ch.engine, ch.gate) in shown]
 
 
 def resolution_of(ranking: Ranking) -> Resolution:
     """The plans of a ranking that gated every path of its layout."""
     request, layout, runnable, tried = ranking.request, ranking.layout, ranking.runnable, ranking.tried
-    assert ranking.candidates is not None, "a resolution reports every path: rank() with rejections='all'"
-    cands = list(ranking.candidates)
+    paths = ranking.paths
+    assert paths is not None, "a resolution reports every path: rank() with rejections='all'"
     why = why_first_of(runnable) if runnable else ""
     plans = tuple(make_plan(i + 1, c, request, why) for i, c in enumerate(runnable))
     shape = (
@@ -276,7 +277,7 @@ def resolution_of(ranking: Ranking) -> Resolution:
                 f"; {ranking.low_bit_at} GPU(s) run only a checkpoint below {LOW_BITS:g} bits per weight "
                 f"(--gpus {ranking.low_bit_at} plans it)"
             )
-    elif searched and any(map(undecided, cands)):
+    elif searched and any(map(undecided, paths.every())):
         note = (
             f"--gpus not given: tried {', '.join(map(str, tried))} GPUs; none is known to run — shown for {shape}, "
             "the smallest where a path fails no gate"
@@ -285,5 +286,4 @@ def resolution_of(ranking: Ranking) -> Resolution:
         note = f"--gpus not given: tried {', '.join(map(str, tried))} GPUs; none runs — rejections shown for {shape}"
     else:
         note = f"{shape}, as requested"
-    ordered = sorted(cands, key=rank_key)
-    return Resolution(request, layout, note, plans, tuple(ordered), tuple(find_changes(cands)), tried)
+    return Resolution(request, layout, note, plans, paths, tuple(find_changes(paths.lineage())), tried)

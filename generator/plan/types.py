@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import field
-from typing import Literal
+from typing import Literal, Protocol
 
 from ..catalog.buildversions import BuildResolution
 from ..catalog.schema import Deployment, Engine, Hardware, Model, Source, Variant
@@ -183,6 +183,21 @@ class Candidate:
         return [g for g in self.gates if g.outcome != "pass"]
 
 
+@frozen
+class Loading:
+    """A path's layout-free verdicts (architecture, weight format, kernel, platform) where they are its
+    Candidate's own and one of them does not pass: what the changes between builds read of a path that cannot
+    run, without planning its memory (candidates.loading)."""
+
+    engine: Engine
+    build: Build
+    variant: Variant
+    gates: tuple[GateResult, ...]
+
+    def gate(self, gate_id: GateId) -> GateResult:
+        return next(g for g in self.gates if g.gate == gate_id)
+
+
 def undecided(c: Candidate) -> bool:
     """A path that fails no gate but that some gate cannot decide (a missing fact such as the checkpoint's
     size, an unverified fact): with no plan, the honest answer is unknown."""
@@ -244,15 +259,32 @@ class Change:
     after_reason: str
 
 
+class PathReport(Protocol):
+    """Every path at a resolution's layout, gated when first asked for (rejections.py)."""
+
+    def every(self) -> tuple[Candidate, ...]:
+        """Every path, gated, in rank order (rank_key)."""
+        ...
+
+    def closest(self, limit: int, official_only: bool) -> tuple[list[Candidate], int]:
+        """The first `limit` of ranking.closest_rejected(every(), official_only), and how many paths are rejected."""
+        ...
+
+
 @frozen
 class Resolution:
     request: Request
     layout: Layout
     layout_note: str
     plans: tuple[Plan, ...]
-    candidates: tuple[Candidate, ...]
+    paths: PathReport
     changes: tuple[Change, ...] = ()
     tried: tuple[int, ...] = field(default_factory=tuple)
+
+    @property
+    def candidates(self) -> tuple[Candidate, ...]:
+        """Every path at the layout, gated, in rank order: what the JSON, --verbose and REJECTED.md list."""
+        return self.paths.every()
 
     @property
     def verdict(self) -> Literal["runnable", "blocked"]:

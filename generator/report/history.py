@@ -17,12 +17,12 @@ from ..catalog import harvest
 from ..catalog.index import Catalog
 from ..catalog.schema import Build, Engine
 from ..frozen import frozen
-from ..plan.candidates import Memo, builds_to_try, verdict_paths
+from ..plan.candidates import Memo, builds_to_try, evaluate, loading, may_run, paths_for, verdict_paths
 from ..plan.describe import clip
 from ..plan.flags import parser_facts
 from ..plan.layout_search import layouts_to_try
 from ..plan.ranking import rank_key
-from ..plan.types import Candidate, GateResult, Layout, Request, Resolution
+from ..plan.types import Candidate, GateResult, Layout, Loading, Request, Resolution
 
 LINE = ("official",)
 
@@ -241,10 +241,9 @@ def explain_lines(catalog: Catalog, resolution: Resolution, memo: Memo | None = 
         scoped = replace(request, build=None, engine=engine.id)
         # the line is the release line's: side paths (model images, community images, forks) are not gated
         line = [b for b in builds_to_try(engine, scoped, every_release=True) if b.provenance in LINE]
-        paths = verdict_paths(catalog, scoped, layout, every_release=True, memo=memo, builds={engine.id: line})
-        found = engine_history(engine, [(layout, paths)], request)
-        if found.line:
-            out.append(f"  {found.summary()}")
+        verdicts = line_verdicts(catalog, scoped, layout, line, {} if memo is None else memo)
+        if verdicts:  # the summary reads the release line's labels alone: no side paths, no flips
+            out.append(f"  {EngineHistory(engine, tuple(verdicts), (), ()).summary()}")
     if not out:
         return []
     shape = f"{layout.gpus} GPU(s)" if layout.nodes == 1 else f"{layout.nodes} × {layout.gpus_per_node} GPU(s)"
@@ -315,3 +314,51 @@ def history_text(histories: list[EngineHistory]) -> str:
             out.append(f"  {v.build.provenance} path: {v.build.id} ({v.build.released}): {v.detail}")
         out.append("")
     return "\n".join(out)
+
+
+def line_verdicts(
+    catalog: Catalog, request: Request, layout: Layout, line: list[Build], memo: Memo
+) -> list[BuildVerdict]:
+    """The verdicts of these builds in date order, as engine_history gives them, for a summary: a blocked build's
+    label is its closest path's first failing gate, and where every path that may be closest fails first at the same
+    layout-free gate for the same reason (candidates.loading), that is the label whichever path is closest, so none
+    of them has its memory planned. Such a verdict holds no gates of the path (`passing` is empty): a summary
+    reads the labels alone."""
+    out: list[BuildVerdict] = []
+    paths = paths_for(catalog, request, layout, every_release=True, builds={request.engine or "": line})
+    for _, group in itertools.groupby(paths, key=lambda path: path[1].id):  # a build's paths are adjacent
+        mine = list(group)
+        build = mine[0][1]
+        planned = [
+            evaluate(request, *p[:3], layout, p[3], memo=memo) for p in mine if may_run(request, p, layout, memo)
+        ]
+        if any(c.runnable for c in planned):
+            out.append(_verdict(build, [(layout, planned)], request))
+            continue
+        rows = [loading(request, p, layout, memo) for p in mine]
+        matching = [r for r in rows if (r.engine.loads == "gguf") == (r.variant.quant == "gguf")] or rows
+        known = [_closeness(r) for r in matching if isinstance(r, Candidate)]
+        bound = min(known, default=None)
+        # the closest path is among those whose floor (a Loading fails at least its layout-free gates) is no
+        # further than the closest fully gated one
+        near = [r for r in matching if bound is None or _closeness(r) <= bound]
+        firsts = [_first_failing(r) for r in near]
+        if all(first == firsts[0] for first in firsts):
+            out.append(BuildVerdict(build, False, layout, firsts[0], ()))
+            continue
+        every = [
+            r if isinstance(r, Candidate) else evaluate(request, *p[:3], layout, p[3], memo=memo)
+            for r, p in zip(rows, mine, strict=True)
+        ]
+        out.append(_verdict(build, [(layout, every)], request))
+    return sorted(out, key=lambda v: (v.build.released, v.build.id))
+
+
+def _closeness(row: Candidate | Loading) -> tuple[bool, int]:
+    """The first two parts of _verdict's closeness: exact for a Candidate, a floor for a Loading."""
+    return row.gates[0].outcome == "fail", sum(1 for g in row.gates if g.outcome != "pass")
+
+
+def _first_failing(row: Candidate | Loading) -> GateResult:
+    """A path's first gate that does not pass (a Loading's is among its layout-free gates, which come first)."""
+    return next(g for g in row.gates if g.outcome != "pass")
