@@ -1,8 +1,8 @@
 """A pre-quantized bitsandbytes checkpoint (Unsloth's *-bnb-4bit) plans on the releases whose own quantization
 table loads bitsandbytes (vLLM up to 0.27.1, SGLang 0.5.8 on: the harvest's ran tables), with the bytes its files
 hold or, without them, NF4's 4 bits plus an 8-bit absmax per 64 weights; vLLM 0.28.0 on refuses it with the
-release's reason (bitsandbytes moved to the vllm-bnb-plugin package), and vLLM's loader refuses tensor parallelism
-for pre-quantized bitsandbytes weights."""
+release's reason (bitsandbytes moved to the vllm-bnb-plugin package), and both engines' loaders refuse tensor
+parallelism for pre-quantized bitsandbytes weights."""
 
 from __future__ import annotations
 
@@ -111,9 +111,21 @@ def test_vllm_refuses_tensor_parallelism_for_a_pre_quantized_bitsandbytes_checkp
 def test_sglang_loads_it_where_its_quantization_table_has_bitsandbytes(tmp_path, build, runs):
     result = _explain(_folder(tmp_path), build)
     assert result.code == 0, result.err
-    assert bool(result.json()["plans"]) == runs, _reasons(result)
+    plans = result.json()["plans"]
+    assert bool(plans) == runs, _reasons(result)
     if not runs:
         assert any("no bitsandbytes method" in r for r in _reasons(result)), _reasons(result)
+        return
+    # SGLang reads the stored quant states only with its bitsandbytes load format, which auto never picks
+    argv = plans[0]["argv"]
+    assert argv[argv.index("--load-format") + 1] == "bitsandbytes", argv
+
+
+def test_sglang_refuses_tensor_parallelism_for_it_too(tmp_path):
+    result = _explain(_folder(tmp_path), "sglang-0.5.23", gpus=2)
+    assert result.json()["plans"] == []
+    reasons = _reasons(result)
+    assert any("Prequant BitsAndBytes models with TP is not supported" in r for r in reasons), reasons
 
 
 def test_a_bnb_name_is_read_as_its_format_without_the_files():
