@@ -27,6 +27,7 @@ QUANT_WORDS: dict[str, QuantMethod | None] = {
     "gguf": "gguf",
     "w4a16": "int4",
     "bf16": "bf16",
+    "bnb": "bnb4",  # Unsloth's *-bnb-4bit; a trailing 8bit makes it bnb8 (_quant_of)
     "fp16": "fp16",
     "int4": None,
     "int8": None,
@@ -34,6 +35,7 @@ QUANT_WORDS: dict[str, QuantMethod | None] = {
     "static": None,
     "block": None,
     "quantized": None,
+    "unsloth": None,  # Unsloth's "dynamic" *-unsloth-bnb-4bit: some layers left 16-bit, the files say which
 }
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
 # words that name a format no engine build in the catalog declares: said plainly, never mapped
@@ -41,7 +43,6 @@ UNSUPPORTED_WORDS = {
     "mlx": "an MLX checkpoint (Apple silicon, mlx-lm); no engine in the catalog loads MLX weights on NVIDIA GPUs",
     "w8a16": "INT8 weight-only (W8A16); no engine build in the catalog declares an INT8 weight format",
     "w8a8": "INT8 weights and activations (W8A8); no engine build in the catalog declares an INT8 weight format",
-    "bnb": "bitsandbytes; no engine build in the catalog declares a bitsandbytes weight format",
     "exl2": "ExLlamaV2 (EXL2); no engine in the catalog loads EXL2",
     "exl3": "ExLlamaV3 (EXL3); no engine in the catalog loads EXL3",
 }
@@ -91,6 +92,8 @@ def _quant_of(words: list[str]) -> QuantMethod | None:
         return None
     # the outermost format word; "FP8" alone does not say block scales, so it reads as plain FP8 until
     # the files (online) say otherwise
+    if quants[-1] == "bnb4" and "8bit" in words:  # bnb-8bit: LLM.int8
+        return "bnb8"
     return quants[-1]
 
 

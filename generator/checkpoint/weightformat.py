@@ -104,6 +104,34 @@ def _modelopt(algo: str) -> WeightFormat:
     return WeightFormat(quant, label, None if quant else f"{label} is not a format the catalog declares")
 
 
+# bitsandbytes stores a Linear4bit weight in blocks of 64 (Params4bit's blocksize) with one absmax per block: FP32,
+# or with bnb_4bit_use_double_quant an 8-bit code (plus one FP32 per 256 absmax, under 0.01 bit a weight); an
+# Int8Params weight (LLM.int8) as int8 rows with one FP32 scale (SCB) per row. Only nn.Linear layers are replaced:
+# the token embedding and, in transformers' quantizer, the lm_head stay 16-bit.
+# https://github.com/bitsandbytes-foundation/bitsandbytes/blob/main/bitsandbytes/nn/modules.py
+BNB_BLOCK = 64
+
+
+def _flag(qc: dict[str, Any], name: str) -> bool:
+    """transformers writes both load_in_4bit and its private _load_in_4bit; either set to true counts."""
+    return qc.get(name) is True or qc.get(f"_{name}") is True
+
+
+def _bitsandbytes(qc: dict[str, Any]) -> WeightFormat:
+    if _flag(qc, "load_in_4bit"):
+        kind = word(qc.get("bnb_4bit_quant_type")) or "fp4"  # transformers' BitsAndBytesConfig default
+        double = qc.get("bnb_4bit_use_double_quant") is True
+        group = QuantGroup(modules="linear", type="float", bits=4, group_size=BNB_BLOCK, scale_bits=8 if double else 32)
+        label = f"bitsandbytes 4-bit {kind}" + (", double-quantized scales" if double else "")
+        return WeightFormat("bnb4", label, groups=(group,))
+    if _flag(qc, "load_in_8bit"):
+        group = QuantGroup(modules="linear", type="int", bits=8, group_size=None, scale_bits=32)
+        return WeightFormat("bnb8", "bitsandbytes 8-bit (LLM.int8)", groups=(group,))
+    return WeightFormat(
+        None, "bitsandbytes", "quantization_config names bitsandbytes but sets neither load_in_4bit nor load_in_8bit"
+    )
+
+
 def weight_format(ck: Checkpoint) -> WeightFormat:
     if ck.gguf_files and not any(f.path.endswith(".safetensors") for f in ck.files):
         # .gguf files and no safetensors: the GGUF is the checkpoint, whatever a config.json beside it says
@@ -143,6 +171,8 @@ def weight_format(ck: Checkpoint) -> WeightFormat:
             return _compressed_tensors(qc)
         if method == "modelopt":
             return _modelopt(str(qc.get("quant_algo", "")))
+        if method == "bitsandbytes":
+            return _bitsandbytes(qc)
         named = word(method) or "unknown"
         return WeightFormat(None, named, f"quant_method {named!r} is not a format the catalog declares")
     dtype = word(text_config(config).get("torch_dtype") or text_config(config).get("dtype")) or ""

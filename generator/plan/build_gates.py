@@ -93,7 +93,8 @@ def weight_format(model: Model, variant: Variant, build: Build, hw: Hardware) ->
         return result("fail", reason, srcs(variant.sources))
     fmt = next((w for w in build.weight_formats if w.quant == variant.quant), None)
     if fmt is None:
-        known = ", ".join(w.quant for w in build.weight_formats)
+        # a format the release names only to say why it refuses it (native none, no fallback) is not one it loads
+        known = ", ".join(w.quant for w in build.weight_formats if w.native is not None or w.fallbacks)
         return result("fail", f"{build.id} has no {variant.quant} loader (it loads {known})", srcs(build.sources))
     if fmt.unverified:
         reason = (

@@ -116,7 +116,7 @@ def low_bit(variant: Variant, model: Model) -> bool:
 
 
 # the precision class a format stores its linear weights in; a GGUF file's class follows from its bits per weight
-WEIGHT_BITS = {"bf16": 16, "fp16": 16, "fp8": 8, "fp8_block": 8}
+WEIGHT_BITS = {"bf16": 16, "fp16": 16, "fp8": 8, "fp8_block": 8, "bnb8": 8}
 
 
 def weight_bits(variant: Variant, model: Model, bpw: float | Literal["unknown"] | None = "unknown") -> int:

@@ -43,6 +43,10 @@ MIX_SOURCE = "https://huggingface.co/QuantTrio/GLM-5.2-Int4-Int8Mix/blob/main/co
 # as MXFP4 + F8_E4M3_B128).
 FP4_FP8_SOURCE = "https://github.com/ai-dynamo/aiconfigurator/tree/main/aic-core/src/aiconfigurator_core/model_configs"
 
+# bitsandbytes: NF4 in blocks of 64 with a double-quantized 8-bit absmax each (Unsloth's *-bnb-4bit uploads set
+# bnb_4bit_use_double_quant), LLM.int8 rows with one FP32 scale per row; embeddings and lm_head 16-bit
+BNB_SOURCE = "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/main/bitsandbytes/nn/modules.py"
+
 # the storage a format usually has, assumed where the variant records no quantization_config
 USUAL: dict[str, tuple[tuple[QuantGroup, ...], str]] = {
     **{quant: ((INT4,), INT4_SOURCE) for quant in INT4_QUANTS},
@@ -59,6 +63,8 @@ USUAL: dict[str, tuple[tuple[QuantGroup, ...], str]] = {
         ),
         MIX_SOURCE,
     ),
+    "bnb4": ((QuantGroup(modules="linear", type="float", bits=4, group_size=64, scale_bits=8),), BNB_SOURCE),
+    "bnb8": ((QuantGroup(modules="linear", type="int", bits=8, group_size=None, scale_bits=32),), BNB_SOURCE),
     "mixed_fp4_fp8": (
         (
             QuantGroup(modules="routed_experts", type="float", bits=4, group_size=32, scale_bits=8),

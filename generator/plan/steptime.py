@@ -43,7 +43,8 @@ PART_READ: dict[str, tuple[float, str]] = {
         "of 4,800, 2025-09-17)",
     ),
 }
-WEIGHT_ONLY = frozenset({"gguf", "awq", "gptq", "int4", "mxfp4"})  # dequantised inside the GEMV kernel
+# dequantised inside the GEMV kernel (bitsandbytes: its gemv_4bit / int8 matmul dequantise the stored blocks)
+WEIGHT_ONLY = frozenset({"gguf", "awq", "gptq", "int4", "mxfp4", "bnb4", "bnb8"})
 # speculative decoding with the model's MTP head: DeepSeek-V3's report measured 85–90 % acceptance of the second
 # token (1.8× tokens/s); one draft token per step assumed
 MTP_ACCEPTANCE = 0.85

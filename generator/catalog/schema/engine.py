@@ -43,6 +43,8 @@ QuantMethod = Literal[
     "awq",
     "gptq",
     "gguf",
+    "bnb4",  # bitsandbytes 4-bit (NF4 / FP4, load_in_4bit): blocks of 64 weights, one absmax each
+    "bnb8",  # bitsandbytes 8-bit (LLM.int8, load_in_8bit): int8 rows, one FP32 scale per row
 ]
 
 Provenance = Literal["official", "model-image", "community", "fork"]
