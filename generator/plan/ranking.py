@@ -434,6 +434,12 @@ def _no_low_bit_file(first: Candidate, runnable: list[Candidate] | tuple[Candida
     )
 
 
+def _distinct(a: float, b: float) -> str:
+    """'a vs b' with as few decimals (1 to 3) as tell them apart: a size won by 30 MB does not read as a tie."""
+    digits = next((d for d in (1, 2) if f"{a:.{d}f}" != f"{b:.{d}f}"), 3)
+    return f"{a:.{digits}f} vs {b:.{digits}f}"
+
+
 def why_first(first: Candidate, second: Candidate | None) -> str:
     if second is None:
         return "the only path that passes every gate"
@@ -459,7 +465,7 @@ def why_first(first: Candidate, second: Candidate | None) -> str:
         f"{_bits(first)} checkpoint before {_bits(second)} one ({_class_why(first)})",
         _faster(first, second),
         "a checkpoint whose size is known before one whose size is estimated (at the same speed)",
-        f"a smaller checkpoint ({checkpoint_gib(first):.1f} vs {checkpoint_gib(second):.1f} GiB per GPU)",
+        f"a smaller checkpoint ({_distinct(checkpoint_gib(first), checkpoint_gib(second))} GiB per GPU)",
     ]
     for index, label in enumerate(labels):
         if a[index] != b[index]:

@@ -199,3 +199,16 @@ def test_a_v100_runs_the_cuda_12_releases_after_0_10_in_float16(release, backend
         kernel = next(g["reason"] for g in plan["gates"] if g["gate"] == "kernel")
         assert kernel == f"sm70: {backend} (attention.gqa)", release
     assert {r["variant"]: r["gate"] for r in rejections(doc)}.get("awq") == "weight-format"
+
+
+def test_a_plan_first_by_a_few_megabytes_says_by_how_much():
+    """On a V100 with vLLM 0.15.1, the bitsandbytes and GPTQ 4-bit checkpoints of Llama-3.1-8B tie on speed and
+    differ by ~30 MB: the why-first line shows sizes that differ, not '5.3 vs 5.3 GiB'."""
+    doc = run_cli(
+        *("explain", "--gpu", "v100", "--gpus", "1", "--model", "llama-3.1-8b", "--build", "vllm==0.15.1"),
+        *("--format", "json"),
+    ).json()
+    why = doc["plans"][0]["why_first"]
+    assert why.startswith("a smaller checkpoint (")
+    first, second = why.removeprefix("a smaller checkpoint (").split(" GiB")[0].split(" vs ")
+    assert first != second and float(first) < float(second)
