@@ -11,6 +11,14 @@ from tests.support.cli import run_cli
 from tests.support.contract import rejections
 
 
+def _v100(release):
+    """`explain` of Llama-3.1-8B on one V100 with that vLLM release, as JSON."""
+    return run_cli(
+        *("explain", "--gpu", "v100", "--gpus", "1", "--model", "llama-3.1-8b", "--build", f"vllm=={release}"),
+        *("--format", "json"),
+    ).json()
+
+
 def _t4(release, *more):
     return _kernel_and_argv("--gpu", "t4", "--model", "llama-3.1-8b", "--build", f"vllm=={release}", *more)
 
@@ -138,19 +146,7 @@ def test_a_v100_runs_vllm_0_10_x_in_float16_and_is_refused_by_the_cuda_13_releas
     (its minimum is 6.0), an AWQ one is refused (awq needs 7.5). 0.21.0 is a CUDA 13.0 build, which cannot target
     sm_70: the plan stops at the platform."""
     assert _selected("0.10.2", 70, shape="gqa", variant="plain", head_size=128, kv="auto") == "FLEX_ATTENTION"
-    doc = run_cli(
-        "explain",
-        "--gpu",
-        "v100",
-        "--gpus",
-        "1",
-        "--model",
-        "llama-3.1-8b",
-        "--build",
-        "vllm==0.10.2",
-        "--format",
-        "json",
-    ).json()
+    doc = _v100("0.10.2")
     plans = {p["variant"]: p for p in doc["plans"]}
     assert {"bf16", "gptq"} <= set(plans)
     bf16 = plans["bf16"]["argv"]
@@ -161,19 +157,7 @@ def test_a_v100_runs_vllm_0_10_x_in_float16_and_is_refused_by_the_cuda_13_releas
         )
     refused = {r["variant"]: r for r in rejections(doc)}
     assert refused["awq"]["gate"] == "weight-format"
-    later = run_cli(
-        "explain",
-        "--gpu",
-        "v100",
-        "--gpus",
-        "1",
-        "--model",
-        "llama-3.1-8b",
-        "--build",
-        "vllm==0.21.0",
-        "--format",
-        "json",
-    ).json()
+    later = _v100("0.21.0")
     assert not later["plans"]
     platform = [r for r in rejections(later) if r["gate"] == "platform"]
     assert platform and all("(CUDA 13.0) is not compiled for sm70" in r["reason"] for r in platform)
@@ -187,10 +171,7 @@ def test_a_v100_runs_the_cuda_12_releases_after_0_10_in_float16(release, backend
     platform: a bf16 model is cast to float16, a GPTQ checkpoint runs through the gptq method, an AWQ one stops at its
     7.5 minimum, and the attention kernel is the one the release's selector returns on a simulated sm_70."""
     assert _selected(release, 70, shape="gqa", variant="plain", head_size=128, kv="auto") == backend
-    doc = run_cli(
-        *("explain", "--gpu", "v100", "--gpus", "1", "--model", "llama-3.1-8b", "--build", f"vllm=={release}"),
-        *("--format", "json"),
-    ).json()
+    doc = _v100(release)
     plans = {p["variant"]: p for p in doc["plans"]}
     assert {"bf16", "gptq"} <= set(plans), release
     bf16 = plans["bf16"]["argv"]
@@ -204,10 +185,7 @@ def test_a_v100_runs_the_cuda_12_releases_after_0_10_in_float16(release, backend
 def test_a_plan_first_by_a_few_megabytes_says_by_how_much():
     """On a V100 with vLLM 0.15.1, the bitsandbytes and GPTQ 4-bit checkpoints of Llama-3.1-8B tie on speed and
     differ by ~30 MB: the why-first line shows sizes that differ, not '5.3 vs 5.3 GiB'."""
-    doc = run_cli(
-        *("explain", "--gpu", "v100", "--gpus", "1", "--model", "llama-3.1-8b", "--build", "vllm==0.15.1"),
-        *("--format", "json"),
-    ).json()
+    doc = _v100("0.15.1")
     why = doc["plans"][0]["why_first"]
     assert why.startswith("a smaller checkpoint (")
     first, second = why.removeprefix("a smaller checkpoint (").split(" GiB")[0].split(" vs ")

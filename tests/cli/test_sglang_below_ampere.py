@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.cli.test_harvested_releases import _sglang_pick as _pick
 from tests.support.cli import run_cli
 from tests.support.contract import rejections
 
@@ -18,19 +19,6 @@ def _explain(gpu, model, release, *more):
     )
     assert result.code == 0, result.err
     return result.json()
-
-
-def _pick(release, capability, shape, kv):
-    from recipegen.catalog import harvest
-
-    cases = harvest.ran("sglang", release)["attention_selector"]["cases"]
-    found = {
-        c["resolved"]["attention_backend"]
-        for c in cases
-        if c["asked"] is None and "resolved" in c and (c["capability"], c["shape"], c["kv"]) == (capability, shape, kv)
-    }
-    assert len(found) == 1, found
-    return found.pop()
 
 
 def _kernel(plan):
