@@ -140,7 +140,13 @@ def official_line(engine: Engine, until: dt.date | None = None, build_numbers: b
         and (build_numbers is None or parsed.build_number == build_numbers)
         and (until is None or b.released <= until)
     ]
-    return sorted(line, key=lambda b: version_order(b.version))
+    # a post release after its own (0.5.3, then 0.5.3.post1), both named by "0.5.3" unless spelled out
+    return sorted(line, key=lambda b: (version_order(b.version), _post(b.version)))
+
+
+def _post(version: str) -> int:
+    match = re.search(r"\.post(\d+)", version)
+    return int(match.group(1)) if match else -1
 
 
 def version_order(version: str) -> tuple[Any, ...]:
@@ -196,7 +202,8 @@ def for_version(
             line[:2],
             older=(engine.id, version),
         )
-    chosen = below[-1]
+    # the release spelled exactly as given (0.5.3 is not its 0.5.3.post1), else the newest at or below it
+    chosen = next((b for b in reversed(below) if b.version.lstrip("vV") == parsed.text), below[-1])
     same = parse_version(chosen.version)
     exact = same is not None and same.text == parsed.text
     if version_order(chosen.version) == parsed.order and (parsed.final or exact):  # a catalog pre-release is itself

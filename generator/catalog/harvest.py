@@ -61,6 +61,8 @@ class Harvest:
     # the backend (DSA: `prefill + decode`)
     picked: dict[str, Any] | None = None
     uploaded: str | None = None  # the day its artifact was uploaded to PyPI (the JSON simple index), where stamped
+    # vLLM: the RoPE scalings get_rope builds, the config keys read with no fallback, the patch's renames
+    rope: dict[str, Any] | None = None
 
     @property
     def released_on(self) -> str | None:
@@ -81,13 +83,17 @@ class Harvest:
         return Source(url=url, date=dt.date.fromisoformat(self.harvested_on), note=note)
 
 
-_VERSION = re.compile(r"^[vb]?(\d+(?:\.\d+)*)(?![0-9A-Za-z])")
+_VERSION = re.compile(r"^[vb]?(\d+(?:\.\d+)*)(?:\.post(\d+))?(?![0-9A-Za-z])")
 
 
 def release_key(version: str) -> tuple[int, ...] | None:
-    """0.8.5 → (0, 8, 5); b6200 → (6200,); else None (the same reading as catalog.names.version_key)."""
+    """0.8.5 → (0, 8, 5); 0.5.3.post1 → (0, 5, 3, 0, 1), after 0.5.3 and before 0.5.4 (a post release is a
+    release of its own: 0.5.3.post1 builds Llama 3.1's RoPE, 0.5.3 does not); b6200 → (6200,); else None."""
     match = _VERSION.match(version.strip())
-    return tuple(int(p) for p in match.group(1).split(".")) if match else None
+    if not match:
+        return None
+    post = (0, int(match.group(2))) if match.group(2) else ()
+    return (*(int(p) for p in match.group(1).split(".")), *post)
 
 
 @functools.lru_cache(maxsize=1)
@@ -123,7 +129,7 @@ def _count(table: Any) -> int:
         return 0
     if isinstance(table.get("count"), int):
         return int(table["count"])
-    return len(table.get("names") or ())
+    return len(table.get("names") or table.get("types") or ())
 
 
 def summary(engine: str, release: str) -> dict[str, Any] | None:
@@ -208,6 +214,7 @@ def load(engine: str, release: str) -> Harvest | None:
             failed=dict(data.get("failed", {})),
             ran_failed={str(t): dict(v) for t, v in (data.get("ran_failed") or {}).items()},
             kernels=tables.get("kernels"),
+            rope=tables.get("rope"),
             kv_no_backend=_strings(tables.get("attention_selector", {}).get("kv_cache_dtypes_no_backend_takes")) or (),
             selected_file=tables.get("attention_selector", {}).get("selected_file"),
             picked=tables.get("attention_selector", {}).get("picked"),
@@ -356,6 +363,32 @@ def removed_in(build: Build, architecture: str) -> str | None:
     """The last release that loaded `architecture`, when the build's registry lists it as dropped."""
     harvest = of(build)
     return harvest.removed.get(architecture) if harvest is not None else None
+
+
+def rope_refusal(build: Build, rope_type: str, keys: tuple[str, ...]) -> str | None:
+    """Why the build's release cannot build a checkpoint's RoPE scaling (its `rope` table, read from its
+    get_rope and config code), or None: it can, or the release's table was not read."""
+    harvest = of(build)
+    table = harvest.rope if harvest is not None else None
+    if not isinstance(table, dict) or not isinstance(table.get("types"), list):
+        return None
+    missing = [k for k in table.get("requires") or () if k not in keys]
+    if missing:
+        return (
+            f"its RoPE code reads rope_scaling[{missing[0]!r}] with no fallback and the config spells the type only as"
+            f" {' and '.join(keys)} (KeyError: {missing[0]!r} at start-up)"
+        )
+    renamed = table.get("renamed") or {}
+    seen = renamed.get(rope_type, rope_type) if isinstance(renamed, dict) else rope_type
+    if seen not in table["types"]:
+        known = ", ".join(str(t) for t in table["types"])
+        return f"its get_rope has no {rope_type!r} RoPE scaling (it builds {known}: 'Unknown RoPE scaling type')"
+    return None
+
+
+def rope_source(build: Build) -> tuple[Source, ...]:
+    engine = engine_of(build)
+    return _table_source(engine, build.version, "rope") if engine is not None else ()
 
 
 def parsers(build: Build, kind: ParserKind) -> tuple[str, ...] | None:

@@ -189,13 +189,11 @@ def resolve_variant(model: Model, value: str) -> str:
     raise UnknownNameError("variants", value, _suggest(value, [v.id for v in model.variants]), "--variant")
 
 
-_VERSION = re.compile(r"^[vb]?(\d+(?:\.\d+)*)(?![0-9A-Za-z])")
-
-
 def version_key(version: str) -> tuple[int, ...] | None:
     """0.33.0 → (0, 33, 0); v0.30.0-x86_64 → (0, 30, 0); b6200 (llama.cpp) → (6200,); else None."""
-    match = _VERSION.match(version.strip())
-    return tuple(int(p) for p in match.group(1).split(".")) if match else None
+    from . import harvest  # the one reading of a version, loaded with the first request that compares releases
+
+    return harvest.release_key(version)
 
 
 def release_line(engine: Engine, as_of: dt.date | None = None) -> list[Build]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, Literal
 
 _WORD = re.compile(r"^[A-Za-z0-9][\w.+-]{0,63}$")
 
@@ -45,3 +45,20 @@ def text_config(config: dict[str, Any]) -> dict[str, Any]:
 def slug(text: str) -> str:
     """An id made of a name: lower case, runs of other characters as one '-'."""
     return re.sub(r"[^a-z0-9.]+", "-", text.casefold()).strip("-.") or "model"
+
+
+RopeKey = Literal["type", "rope_type"]
+ROPE_KEYS: tuple[RopeKey, ...] = ("type", "rope_type")
+
+
+def rope_scaling(config: dict[str, Any]) -> tuple[str, list[RopeKey]] | None:
+    """The RoPE scaling type a config asks for and the keys it spells it under (`type`, `rope_type`), from
+    rope_scaling or transformers 5's rope_parameters; None without one (or "default": no scaling)."""
+    raw = config.get("rope_scaling")
+    if not isinstance(raw, dict):
+        raw = config.get("rope_parameters")
+    if not isinstance(raw, dict):
+        return None
+    keys = [k for k in ROPE_KEYS if word(raw.get(k)) is not None]
+    kind = word(raw.get("rope_type")) or word(raw.get("type"))
+    return (kind, keys) if kind is not None and kind != "default" else None

@@ -8,11 +8,11 @@ architecture class without a rule in data/architectures.yaml is named, never gue
 from __future__ import annotations
 
 from ..catalog.schema import Model, Source, Variant
-from ..catalog.schema.model import LinearAttention
+from ..catalog.schema.model import LinearAttention, RopeScaling
 from ..frozen import evolve, frozen
 from .architectures import Rule, rules
 from .config_bounds import config_problem, schema_problem
-from .configfields import as_int, slug, text_config, word
+from .configfields import as_int, rope_scaling, slug, text_config, word
 from .files import Checkpoint
 from .generic import field_names, generic_fields, generic_rule, kind_label, mlp_matrices
 from .layouts import (
@@ -147,6 +147,7 @@ def derive(ck: Checkpoint) -> Derivation:
             )
         model: Model | None = None
         why_not: str | None = fmt.why_none
+        rope = rope_scaling(c)
         if variants:
             model = Model(
                 id=slug(base),
@@ -168,6 +169,7 @@ def derive(ck: Checkpoint) -> Derivation:
                 mtp_layers=as_int(c.get("num_nextn_predict_layers"))
                 or (as_int(c.get("num_mtp_modules")) or 0 if c.get("use_mtp") is True else 0),
                 max_context=as_int(c.get("max_position_embeddings")) or 0,
+                rope_scaling=RopeScaling(type=rope[0], keys=rope[1], sources=sources) if rope else None,
                 multimodal=isinstance(config.get("text_config"), dict) or isinstance(config.get("vision_config"), dict),
                 params_vision_b=(round(vision / 1e9, 3) or vision / 1e9) if vision else None,
                 needs=needs_of(rule, att, linear),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ..catalog import diff_kv
-from ..catalog.harvest import registers, registry_source, removed_in, selector_source
+from ..catalog.harvest import registers, registry_source, removed_in, rope_refusal, rope_source, selector_source
 from ..catalog.schema import Deployment, Engine, Hardware, Kernel, Model, Source, Variant
 from ..catalog.schema.common import KvDtype
 from ..catalog.schema.engine import Build
@@ -71,6 +71,11 @@ def architecture(model: Model, variant: Variant, engine: Engine, build: Build) -
                 sources,
                 details,
             )
+        rope = model.rope_scaling if engine.loads != "gguf" else None
+        refusal = rope_refusal(build, rope.type, tuple(rope.keys)) if rope is not None else None
+        if rope is not None and refusal is not None:
+            why = f"{build.id} loads {label}, but {model.name}'s rope_scaling is {rope.type!r}: {refusal}"
+            return GateResult("architecture", "fail", why, srcs(rope_source(build), rope.sources), details)
         return GateResult("architecture", "pass", f"{build.id} loads {label}", sources, details)
     dropped = removed_in(build, arch)
     if dropped is not None:  # the release's own registry says when it stopped loading the class

@@ -238,6 +238,13 @@ def explain_lines(catalog: Catalog, resolution: Resolution, memo: Memo | None = 
     for engine in engines:
         if request.engine is not None and engine.id != request.engine:
             continue
+        if request.build is not None and engine.id in harvest.engines():
+            # a named release may be one known only from its code: the line then shows every such release,
+            # as `history` does, so the release that turns it runnable is not skipped over
+            from ..catalog.harvested_builds import adopt_unwritten
+
+            adopt_unwritten(catalog, engine.id)
+            engine = catalog.engines[engine.id]
         scoped = replace(request, build=None, engine=engine.id)
         # the line is the release line's: side paths (model images, community images, forks) are not gated
         line = [b for b in builds_to_try(engine, scoped, every_release=True) if b.provenance in LINE]

@@ -1,10 +1,11 @@
 """Harvest an engine release's facts from its own code: `python scripts/harvest vllm==0.8.5 sglang==0.4.6`.
 
 Each release is fetched with `pip download --no-deps` into a throwaway folder and read in place
-(AST, never imported): the architecture registry, the tool- and reasoning-parser registries and the
-CLI options. One JSON file per release lands in generator/data/harvest/<engine>/<version>.json,
-stamped with the artifact, its sha256, the day and the method of each table. `--tree PATH` reads an
-unpacked tree or a local wheel/sdist instead of downloading (the tests use small fixture trees).
+(AST, never imported): the architecture registry, the tool- and reasoning-parser registries, the
+CLI options, the kernels and (vLLM) the RoPE scalings `get_rope` builds. One JSON file per release lands
+in generator/data/harvest/<engine>/<version>.json, stamped with the artifact, its sha256, the day and the
+method of each table. `--tree PATH` reads an unpacked tree or a local wheel/sdist instead of downloading
+(the tests use small fixture trees).
 
 `--run` (vLLM, SGLang) installs the release into a throwaway virtual environment and runs its own attention
 selection and quantization code on each simulated GPU (ran.py; vllm_probe.py asks vLLM's selector, sglang_probe.py
@@ -34,10 +35,12 @@ import sglang_kernels
 import sglang_reader
 import vllm_kernels
 import vllm_reader
+import vllm_rope
 from tree import Tree
 
 READERS: dict[str, Any] = {"vllm": vllm_reader, "sglang": sglang_reader, "llama.cpp": llamacpp_reader}
 KERNEL_READERS: dict[str, Any] = {"vllm": vllm_kernels, "sglang": sglang_kernels}  # what decides kernel verdicts
+ROPE_READERS: dict[str, Any] = {"vllm": vllm_rope}  # which RoPE scalings a checkpoint's config may ask for
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "generator" / "data" / "harvest"
 SCHEMA = 1
@@ -145,6 +148,12 @@ def harvest(engine: str, version: str, artifact: Path, today: str, package: str 
             tables["kernels"] = {"method": "read", "from": _files(table), "count": count, **table}
         except (LookupError, SyntaxError) as exc:
             failures["kernels"] = str(exc)
+    if engine in ROPE_READERS:
+        try:
+            table = ROPE_READERS[engine].rope(tree)
+            tables["rope"] = {"method": "read", **table}
+        except (LookupError, SyntaxError) as exc:
+            failures["rope"] = str(exc)
     for name, flag in (("tool_parsers", "--tool-call-parser"), ("reasoning_parsers", "--reasoning-parser")):
         extra = options.get(flag, {}).get("choices_extra")
         if extra:  # choices the CLI offers beside the registry's names (SGLang's `auto`)
@@ -291,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         target = write(result, args.out / engine)
         counts = {
-            k: len(v.get("entries") or v.get("names") or v.get("options") or []) for k, v in result["tables"].items()
+            k: len(v.get("entries") or v.get("names") or v.get("options") or v.get("types") or [])
+            for k, v in result["tables"].items()
         }
         print(
             f"  wrote {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}: {counts}"

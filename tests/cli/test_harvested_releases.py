@@ -72,10 +72,11 @@ def test_old_vllm_releases_give_real_verdicts_from_their_own_wheels():
     old_mla = explain("h200", "deepseek-v3", "vllm==0.6.6", "--gpus", "8")
     assert old_mla.json()["verdict_detail"] == "unknown"
     assert _gates(old_mla, "fp8")["kernel"]["outcome"] == "unknown"
-    # a 2024 release: FP8 weights in 0.5.3 run natively on Hopper, AWQ from 7.5 (get_min_capability 75)
-    old = explain("h100", "llama-3.1-8b", "vllm==0.5.3")
+    # a 2024 release: FP8 weights in 0.5.3.post1 run natively on Hopper, AWQ from 7.5 (get_min_capability 75)
+    # (0.5.3 itself cannot read Llama 3.1's rope_scaling: tests/cli/test_rope_scaling.py)
+    old = explain("h100", "llama-3.1-8b", "vllm==0.5.3.post1")
     assert old.json()["verdict"] == "runnable"
-    assert _gates(explain("t4", "llama-3.1-8b", "vllm==0.5.3"), "awq")["weight-format"]["outcome"] == "pass"
+    assert _gates(explain("t4", "llama-3.1-8b", "vllm==0.5.3.post1"), "awq")["weight-format"]["outcome"] == "pass"
 
 
 def test_sglang_0_4_6_gives_real_verdicts_from_its_own_wheel():
@@ -521,7 +522,7 @@ def test_history_lists_the_releases_known_only_from_their_code_with_their_own_ve
     result = run_cli("history", "--gpu", "h200", "--model", "deepseek-v3", "--gpus", "8", "--engine", "vllm")
     assert result.code == 0, result.err
     # before 0.6.6 the registry has no DeepseekV3ForCausalLM; 0.7.3's wheel has TRITON_MLA, 0.6.6/0.7.0 no MLA backend
-    assert "vllm-0.3.0 … vllm-0.6.3 (9)  blocked (architecture: does not load DeepseekV3ForCausalLM)" in result.out
+    assert "vllm-0.3.0 … vllm-0.6.3 (10) blocked (architecture: does not load DeepseekV3ForCausalLM)" in result.out
     assert "vllm-0.6.6 … vllm-0.7.0 (2)  unknown (kernel: attention.mla" in result.out
     assert "vllm-0.7.0 → vllm-0.7.3: kernel now passes: sm90: TRITON_MLA (attention.mla)" in result.out
 

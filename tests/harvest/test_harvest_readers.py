@@ -266,3 +266,19 @@ def test_python_engines_retired_options_read_from_their_actions_help_and_warning
     assert "deprecated" not in options["--attention-backend"]
     # help that mentions deprecated things does not retire its own option
     assert options["--allow-deprecated-formats"] == {"takes_value": False}
+
+
+def test_vllm_rope_table_from_get_rope_and_the_config_patch(vllm, tmp_path):
+    """The RoPE scalings a release builds: get_rope's branches, the keys it reads with no fallback, the renames."""
+    rope = vllm[1]["tables"]["rope"]
+    assert rope["method"] == "read"
+    assert rope["types"] == ["deepseek_yarn", "default", "llama3", "longrope", "yarn"]
+    assert rope["requires"] == []  # .get("rope_type", "default"), and the patch fills rope_type from type
+    assert rope["renamed"] == {"mrope": "default", "su": "longrope"}
+    assert rope["fills_rope_type"] is True
+    proc, old = _harvest(tmp_path, "vllm==9.0.0", DATA / "vllm-old-tree")
+    assert proc.returncode == 0, proc.stderr
+    early = old["tables"]["rope"]
+    assert early["types"] == ["dynamic", "linear", "yarn"]
+    assert early["requires"] == ["type"]  # rope_scaling["type"]: a config with only rope_type is a KeyError
+    assert early["renamed"] == {} and early["fills_rope_type"] is False

@@ -138,6 +138,15 @@ class Moe(Strict):
 
 
 @frozen(kw_only=True)
+class RopeScaling(Sourced):
+    """config.json's rope_scaling: its type and the key(s) it is spelled under (`type`, or `rope_type` as
+    transformers writes it since 4.43). A release's generic RoPE code must know both (harvest `rope` table)."""
+
+    type: Word
+    keys: Annotated[list[Literal["type", "rope_type"]], Limits(min_length=1)]
+
+
+@frozen(kw_only=True)
 class Need(Strict):
     op: KernelOp
     head_size: int | None = None
@@ -264,6 +273,7 @@ class Model(Sourced):
     moe: Moe | None = None
     mtp_layers: SomeLayers = 0
     max_context: Tokens
+    rope_scaling: RopeScaling | None = None
     multimodal: bool = False
     # the vision tower's parameters where config.json states its shape (counted in params_total_b, loaded 16-bit)
     params_vision_b: Params | None = None
