@@ -47,6 +47,31 @@ def other_variant(catalog: Catalog, blocked: Resolution) -> Alternative | None:
     )
 
 
+def other_build(catalog: Catalog, blocked: Resolution) -> Alternative | None:
+    """With a build named (--build) that runs nothing here, the build of the same engine that runs the model on the
+    very same GPUs (the newest first): the way out is usually another release, not other hardware."""
+    req = blocked.request
+    if req.build is None or blocked.plans:
+        return None
+    try:
+        engine, _ = catalog.build(req.build)
+    except KeyError:
+        return None
+    request = replace(req, build=None, build_resolution=None, engine=engine.id)
+    runnable = rank(catalog, request, rejections="none").runnable
+    if not runnable:
+        return None
+    cand = runnable[0]
+    summary = (
+        f"{cand.engine.name} {cand.build.id} ({cand.build.released}) runs it here: variant {cand.variant.id} "
+        f"({cand.status}) — --build {cand.build.id}"
+    )
+    decode = cand.speed.decode_tps if cand.speed is not None else None
+    return Alternative(
+        f"{cand.layout.gpus}×{req.hardware.id}", summary, decode, cand.offload is not None, req.hardware.id
+    )
+
+
 def _smallest(catalog: Catalog, asked: Request, hardware: Hardware) -> Alternative | None:
     """The smallest usual layout of `hardware` where the model runs (explain's search, smallest first), as advice."""
     request = Request(  # --as-of stays: advice for a report of that day names builds out by then
@@ -78,9 +103,9 @@ def alternatives(catalog: Catalog, blocked: Resolution, limit: int = 4) -> list[
     the smallest usual layout that runs it."""
     out: list[Alternative] = []
     asked = blocked.request
-    same = other_variant(catalog, blocked)
-    if same is not None:
-        out.append(same)
+    for same in (other_build(catalog, blocked), other_variant(catalog, blocked)):
+        if same is not None:
+            out.append(same)
     more = _smallest(catalog, asked, asked.hardware) if asked.gpus_per_node is not None else None
     if more is not None and more.target != f"{blocked.layout.gpus}×{asked.hardware.id}":
         out.append(more)

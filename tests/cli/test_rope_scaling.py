@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from tests.support.cli import run_cli
@@ -86,3 +87,13 @@ def test_a_local_llama_3_1_folder_is_held_to_the_named_release_s_rope_code(tmp_p
     assert old["verdict"] == "blocked"
     assert "rope_scaling is 'llama3': its RoPE code reads rope_scaling['type']" in rejections(old)[0]["reason"]
     assert explain("vllm==0.5.3.post1")["verdict"] == "runnable"
+
+
+def test_a_named_build_that_runs_nothing_is_answered_first_with_a_build_that_runs_it_on_the_same_gpus():
+    result = run_cli(
+        "explain", "--gpu", "a100-80gb", "--gpus", "1", "--model", "llama-3.1-8b", "--build", "vllm==0.5.3"
+    )
+    advice = result.out.split("What would make it run:", 1)[1].splitlines()[1]
+    assert re.search(
+        r"• on 1×a100-80gb: vLLM vllm-\S+ \(\d{4}-\d\d-\d\d\) runs it here: variant \S+ .* --build vllm-", advice
+    )
