@@ -13,6 +13,7 @@ from typing import Any
 
 from ..catalog.schema import Defect, Source
 from ..catalog.schema.records import to_data
+from ..plan.advice import Alternative
 from ..plan.checkpoint_size import estimated_label
 from ..plan.memory import Budget
 from ..plan.offload import OffloadPlan
@@ -177,7 +178,23 @@ def change_json(ch: Change) -> dict[str, Any]:
     }
 
 
-def resolution_json(r: Resolution) -> dict[str, Any]:
+def advice_json(advice: list[Alternative]) -> list[dict[str, Any]]:
+    """What the text's "What would make it run" / "faster:" lines name, as data."""
+    return [
+        {
+            "target": a.target,
+            "gpu": a.hardware_id or None,
+            "summary": a.summary,
+            "decode_tps": round(a.decode_tps, 1) if a.decode_tps is not None else None,
+            "offload": a.offload,
+            "below_4_bits": a.low_bit,
+        }
+        for a in advice
+    ]
+
+
+def resolution_json(r: Resolution, advice: list[Alternative] | None = None) -> dict[str, Any]:
+    """The resolution as data; `advice` (explain's, where the caller computed it) under "advice"."""
     req = r.request
     sources = _Table("S")
     reasons = _Table("R")
@@ -224,5 +241,6 @@ def resolution_json(r: Resolution) -> dict[str, Any]:
         "rejected": rejected,
         "reasons": reasons.rows,
         "changes": [change_json(ch) for ch in r.changes],
+        **({"advice": advice_json(advice)} if advice is not None else {}),
         "sources": sources.rows,
     }

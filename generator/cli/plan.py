@@ -61,7 +61,10 @@ def generate_command(
     resolution = resolve(catalog, request)
     if not resolution.plans:
         if fmt is Format.json:
-            typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
+            from ..plan.advice import advice_for
+
+            advice = advice_for(catalog, resolution)
+            typer.echo(json.dumps(resolution_json(resolution, advice), indent=2, ensure_ascii=False))
         else:
             typer.echo(explanation(catalog, resolution))
         if resolution.undecided:
@@ -242,8 +245,10 @@ def explain(
     resolution = resolve(catalog, build_request(catalog, sel), memo)
     if fmt is Format.json:
         from ..artifacts.contract import resolution_json
+        from ..plan.advice import advice_for
 
-        typer.echo(json.dumps(resolution_json(resolution), indent=2, ensure_ascii=False))
+        advice = advice_for(catalog, resolution)
+        typer.echo(json.dumps(resolution_json(resolution, advice), indent=2, ensure_ascii=False))
     else:
         from ..report.history import explain_lines
         from ..report.summary import explanation

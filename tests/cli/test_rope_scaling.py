@@ -97,3 +97,12 @@ def test_a_named_build_that_runs_nothing_is_answered_first_with_a_build_that_run
     assert re.search(
         r"• on 1×a100-80gb: vLLM vllm-\S+ \(\d{4}-\d\d-\d\d\) runs it here: variant \S+ .* --build vllm-", advice
     )
+
+
+def test_the_json_carries_the_same_advice_as_the_text():
+    args = ("explain", "--gpu", "a100-80gb", "--gpus", "1", "--model", "llama-3.1-8b", "--build", "vllm==0.5.3")
+    text = run_cli(*args).out.split("What would make it run:", 1)[1]
+    advice = run_cli(*args, "--format", "json").json()["advice"]
+    assert advice and advice[0]["gpu"] == "a100-80gb" and "runs it here" in advice[0]["summary"]
+    for row in advice:
+        assert f"on {row['target']}: {row['summary'][:60]}" in text
