@@ -106,3 +106,12 @@ def test_the_json_carries_the_same_advice_as_the_text():
     assert advice and advice[0]["gpu"] == "a100-80gb" and "runs it here" in advice[0]["summary"]
     for row in advice:
         assert f"on {row['target']}: {row['summary'][:60]}" in text
+
+
+def test_every_vllm_release_in_the_catalog_has_its_rope_table_read_from_its_wheel():
+    result = run_cli("list", "engines", "--format", "json")
+    assert result.code == 0, result.err
+    releases = [e for e in result.json() if e["engine"] == "vllm" and e["harvested"]]
+    assert len(releases) >= 44
+    missing = [e["build"] for e in releases if e["harvested"]["tables"].get("rope", {}).get("method") != "read"]
+    assert missing == []
