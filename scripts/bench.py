@@ -253,6 +253,14 @@ DEVICES = {
         "import recipegen.plan.layout_search as l; l._Layouts._fitting = lambda self, paths, layout: paths",
         ("matrix",),
     ),
+    "paths whose weights overflow the GPUs and host RAM left out": (
+        "import recipegen.plan.layout_search as l; l.host_overflow = lambda *a: False",
+        ("matrix",),
+    ),
+    "builds and platform passes shared by a matrix's cells": (
+        "import recipegen.plan.gates as g; g.SharedVerdicts.fact = lambda self, key, held, make: make()",
+        ("matrix",),
+    ),
     "host offload planned only once no size runs from GPU memory": (
         "import recipegen.plan.layout_search as l; r = l._Layouts.runnable;"
         "l._Layouts.runnable = lambda self, layout, may_offload=True, deciding=False: r(self, layout, True, deciding)",
