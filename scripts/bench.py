@@ -253,6 +253,20 @@ DEVICES = {
         "import recipegen.plan.layout_search as l; l._Layouts._fitting = lambda self, paths, layout: paths",
         ("matrix",),
     ),
+    "paths whose weights overflow the GPUs and host RAM left out": (
+        "import recipegen.plan.layout_search as l; l.host_overflow = lambda *a: False",
+        ("matrix",),
+    ),
+    "builds and platform passes shared by a matrix's cells": (
+        "import recipegen.plan.gates as g; g.SharedVerdicts.fact = lambda self, key, held, make: make()",
+        ("matrix",),
+    ),
+    # the text worked out at once, as before (this patch works the decode figures out twice: it overstates the buy)
+    "speed estimate's derivation and prefill worked out when read": (
+        "import recipegen.plan.speed as s, recipegen.plan.estimate as e; o = s.estimate;"
+        "e.estimate = lambda x: (r := o(x), r.lines)[0]",
+        ("matrix",),
+    ),
     "host offload planned only once no size runs from GPU memory": (
         "import recipegen.plan.layout_search as l; r = l._Layouts.runnable;"
         "l._Layouts.runnable = lambda self, layout, may_offload=True, deciding=False: r(self, layout, True, deciding)",

@@ -5,7 +5,8 @@ layout_gates.py (memory, topology)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, TypeVar
 
 from ..catalog.schema import Deployment, Engine, Hardware, Variant
 from ..catalog.schema.common import KvDtype
@@ -31,6 +32,7 @@ class Subject:
 
 
 Check = Callable[[Subject, Mapping[GateId, GateResult]], GateResult]
+_T = TypeVar("_T")
 
 
 @frozen
@@ -203,6 +205,16 @@ class SharedVerdicts:
     def __init__(self) -> None:
         self._known: dict[tuple[int, int], tuple[Build, Hardware, GateResult]] = {}
         self._kernels: dict[tuple[object, ...], tuple[Build, Deployment | None, GateResult]] = {}
+        self._facts: dict[Hashable, tuple[tuple[object, ...], Any]] = {}
+
+    def fact(self, key: Hashable, held: tuple[object, ...], make: Callable[[], _T]) -> _T:
+        """A fact every cell of the matrix reads alike (the builds a request tries, a GPU's builds that pass its
+        platform gate), made once. `key` names the objects it reads by identity; `held` are those objects, kept
+        alive with the entry so that their ids cannot be reused while it lives."""
+        known = self._facts.get(key)
+        if known is None:
+            known = self._facts[key] = (held, make())
+        return known[1]
 
     def of(self, build: Build, hw: Hardware) -> GateResult:
         key = (id(build), id(hw))
@@ -273,6 +285,8 @@ def run(
         else:
             if gate_id == "kernel" and isinstance(shared, SharedVerdicts):
                 done[gate_id] = shared.kernel(subject, done)
+            elif gate_id == "platform" and isinstance(shared, SharedVerdicts):
+                done[gate_id] = shared.of(subject.build, subject.request.hardware)
             else:
                 done[gate_id] = REGISTRY[gate_id].check(subject, done)
             if memo is not None and key is not None:

@@ -11,7 +11,7 @@ from ..frozen import evolve
 from .checkpoint_size import variant_bytes, why_not_estimated
 from .footprint import Unplannable, footprint
 from .memory import GIB, Budget, MemoryInputs, choose_fraction, kv_pool_gib, plan
-from .offload import OFFLOAD_CONTEXT, SOURCES, OffloadPlan, Refusal, mechanism_of, solve
+from .offload import HOST_RESERVE_GIB, OFFLOAD_CONTEXT, SOURCES, OffloadPlan, Refusal, mechanism_of, solve
 from .types import Details, GateResult, Layout, Request, Settings
 
 
@@ -179,6 +179,20 @@ def weights_overflow(
     weights = (sized[0] / shards + _projector(engine, variant)[0]) / GIB
     chosen, _ = choose_fraction(request.hardware, engine, fraction)
     return kv_pool_gib(request.hardware, engine, chosen, weights) <= 0
+
+
+def host_overflow(request: Request, variant: Variant, layout: Layout) -> bool:
+    """Whether the checkpoint's weights exceed all the layout's GPU memory and the host RAM an offload may use
+    together: such a path fails its memory gate with host offload too, whatever the engine. Its GPUs alone cannot
+    hold it, and every offload mechanism (offload.solve) keeps in one machine's RAM what they do not — whole
+    layers, experts or streamed gigabytes — so the host would need more than it has. One machine only; False
+    for a checkpoint of unknown size (its memory gate cannot plan it)."""
+    sized = variant_bytes(request.model, variant)
+    if sized is None or layout.nodes != 1:
+        return False
+    room = (request.host.memory_gib - HOST_RESERVE_GIB) * GIB
+    # a GiB of slack: the offload splits share the bytes out in floating point
+    return sized[0] - request.hardware.memory_gib * GIB * layout.gpus > room + GIB
 
 
 def _projector(engine: Engine, variant: Variant) -> tuple[float, str | None]:

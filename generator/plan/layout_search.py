@@ -28,7 +28,7 @@ from .candidates import (
 )
 from .checkpoint_size import checkpoint_bytes, variant_bytes
 from .defects import applies, defects_hitting, with_defects
-from .layout_gates import weights_overflow
+from .layout_gates import host_overflow, weights_overflow
 from .memory import GIB
 from .ranking import Preview, RankKey, caveats, may_be_clean, rank_floor, rank_key
 from .rejections import LazyPaths
@@ -77,8 +77,7 @@ class _Layouts:
     def _paths(self, layout: Layout) -> list[Path]:
         if layout not in self.paths:
             if self.builds is None:  # the same at every layout
-                self.builds = {e.id: builds_to_try(e, self.request) for e in self.catalog.engines.values()}
-                self.recipes = model_recipes(self.catalog, self.request)
+                self.builds, self.recipes = self._builds(), self._recipes()
             if not any(d.gpus_per_node == layout.gpus_per_node for d in self.recipes):
                 # no recipe at this size: the paths are every engine × build × checkpoint, the same list at each
                 if self.recipe_free is None:
@@ -90,19 +89,49 @@ class _Layouts:
                 )
         return self.paths[layout]
 
+    def _builds(self) -> dict[str, list[Build]]:
+        """Each engine's builds to try: what the request names of builds (--build, --as-of) decides them, so the
+        cells of a matrix share them."""
+        catalog, request = self.catalog, self.request
+        if self.shared is None:
+            return {e.id: builds_to_try(e, request) for e in catalog.engines.values()}
+        key = ("builds", id(catalog), request.build, request.as_of)
+        return self.shared.fact(
+            key, (catalog,), lambda: {e.id: builds_to_try(e, request) for e in catalog.engines.values()}
+        )
+
+    def _recipes(self) -> list[Deployment]:
+        """The model's recipes on this GPU (model_recipes), from the recipes by model that a matrix's cells share."""
+        catalog, request = self.catalog, self.request
+        if self.shared is None:
+            return model_recipes(catalog, request)
+        by_model = self.shared.fact(("recipes", id(catalog)), (catalog,), lambda: _recipes_by_model(catalog))
+        return [d for d in by_model.get(request.model.id, ()) if request.hardware.id in d.hardware]
+
     def _on_platform(self, layout: Layout) -> list[tuple[int, Path]]:
         """The paths at this layout (with their indexes) whose build passes the platform gate on this GPU: no other
         path can run, and most paths a search rules out it rules out by their build's image or CUDA alone, so
-        each build is asked once, not each of its checkpoints at every size."""
+        each build is asked once, not each of its checkpoints at every size (once per GPU in a matrix)."""
         paths = self._paths(layout)
         known = self.on_platform.get(id(paths))
         if known is None:
-            passes: dict[int, bool] = {}
-            for path in paths:
-                if id(path[1]) not in passes:
-                    passes[id(path[1])] = self._platform(path) == "pass"
-            known = self.on_platform[id(paths)] = [(i, p) for i, p in enumerate(paths) if passes[id(p[1])]]
+            passing = self._passing()
+            known = self.on_platform[id(paths)] = [(i, p) for i, p in enumerate(paths) if id(p[1]) in passing]
         return known
+
+    def _passing(self) -> set[int]:
+        """The ids of the builds to try that pass the platform gate on the request's GPU."""
+        assert self.builds is not None
+        builds = [b for e in self.catalog.engines.values() for b in self.builds[e.id]]
+        engine_of = {id(b): e for e in self.catalog.engines.values() for b in self.builds[e.id]}
+        if self.shared is None:
+            hw, memo = self.request.hardware, self.memo
+            return {id(b) for b in builds if gates.platform_memoised(engine_of[id(b)], b, hw, memo).outcome == "pass"}
+        shared, hw, request = self.shared, self.request.hardware, self.request
+        key = ("on-platform", id(self.catalog), id(hw), request.build, request.as_of)
+        return shared.fact(
+            key, (self.catalog, hw), lambda: {id(b) for b in builds if shared.of(b, hw).outcome == "pass"}
+        )
 
     def _platform(self, path: Path) -> str:
         """The outcome of the path's platform gate (its build's on the request's GPU, memoised)."""
@@ -125,6 +154,8 @@ class _Layouts:
             open_paths = [(i, p) for i, p in self._on_platform(layout) if i not in done]
             if not may_offload:  # from GPU memory alone, a path whose weights do not fit cannot run
                 open_paths = self._fitting(open_paths, layout)
+            else:  # nor, with host offload, one whose weights the GPUs and the host RAM cannot hold together
+                open_paths = [(i, p) for i, p in open_paths if not host_overflow(self.request, p[2], layout)]
             self._best_first(request, layout, done, open_paths)
         return sorted((c for _, c in sorted(done.items()) if c.runnable), key=rank_key)
 
@@ -273,6 +304,7 @@ class _Layouts:
             for index, path in enumerate(self._paths(layout))
             if self._platform(path) != "fail"
             and all(g.outcome != "fail" for g in self._layout_free(path, layout))
+            and not host_overflow(self.request, path[2], layout)  # its memory gate fails
             and undecided(c := self._gate(layout, index, path))
         ]
 
@@ -315,6 +347,13 @@ class _Layouts:
         results = with_defects(gates.run(subject, self.memo, gates.FEWEST_FIRST), blocking_here)
         self.memo[key] = results
         return results
+
+
+def _recipes_by_model(catalog: Catalog) -> dict[str, list[Deployment]]:
+    out: dict[str, list[Deployment]] = {}
+    for d in catalog.deployments.values():
+        out.setdefault(d.model, []).append(d)
+    return out
 
 
 Rejections = Literal["all", "closest-when-blocked", "none"]

@@ -11,7 +11,7 @@ cross PCIe per chunk.
 from __future__ import annotations
 
 import math
-from dataclasses import field, replace
+from dataclasses import replace
 
 from ..frozen import frozen
 from . import speed_constants as fitted
@@ -73,12 +73,12 @@ class Estimate:
     aggregate_tps: float  # all `concurrency` requests together at the planned `context`
     concurrency: int
     context: int
-    prefill_tps: float | None
     load_s: float
     bound: str  # what dominates a decode step
+    # what the derivation, the assumptions and the prefill figure are worked out from when first read (a matrix
+    # cell ranks by the decode figures above and reads none of them)
+    scenario: Scenario
     regime: Regime = "single-GPU dense · vllm"
-    lines: tuple[str, ...] = field(default_factory=tuple)
-    assumptions: tuple[str, ...] = field(default_factory=tuple)
     load_reported: tuple[float, float] | None = None  # minutes to ready, as a curated recipe's source measured them
     single_context: int = TYPICAL_CONTEXT
     loaded_tps: float = 0.0  # each request's rate while `concurrency` run at the planned context
@@ -92,6 +92,26 @@ class Estimate:
             low, high = self.load_reported
             return f"loading takes {low:g}–{high:g} min (as the recipe's source measured)"
         return f"weights load in ~{self.load_s:.0f} s (estimate)"
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """How the decode and prefill figures were derived, one step a line."""
+        return self._detail()[0]
+
+    @property
+    def assumptions(self) -> tuple[str, ...]:
+        return self._detail()[1]
+
+    @property
+    def prefill_tps(self) -> float | None:
+        """Prompt tokens per second at the planned context (None: the CPU computes the routed experts)."""
+        return self._detail()[2]
+
+    def _detail(self) -> tuple[tuple[str, ...], tuple[str, ...], float | None]:
+        known = self.__dict__.get("_worked_out")
+        if known is None:  # kept beside the fields: equality and evolve read the fields alone
+            known = self.__dict__["_worked_out"] = _detail(self.scenario)
+        return known
 
     @property
     def band(self) -> tuple[float, float]:
@@ -175,6 +195,35 @@ def _decode(s: Scenario) -> tuple[float, dict[str, float], float]:
 
 
 def estimate(s: Scenario) -> Estimate:
+    batch = max(1, s.concurrency)
+    per_token, parts, step = _decode(s)
+    # the figure quoted first: the same plan serving one request of a typical chat
+    single_context = min(s.context, TYPICAL_CONTEXT)
+    same = (batch, s.context) == (1, single_context)
+    single, single_parts, _ = (per_token, parts, step) if same else _decode(_alone(s, single_context))
+    held = s.kv_pool_gpu / s.kv_per_token_gpu if s.kv_per_token_gpu and math.isfinite(s.kv_pool_gpu) else math.inf
+    pool_share = int(held // batch) if batch > 1 and batch * s.context > held else 0
+    return Estimate(
+        pool_share=min(pool_share, s.context),
+        decode_tps=1 / single,
+        aggregate_tps=batch / per_token,
+        concurrency=batch,
+        context=s.context,
+        single_context=single_context,
+        loaded_tps=1 / per_token,
+        load_s=s.size_bytes / (DISK_GBS * 1e9),
+        bound=max(single_parts, key=lambda k: single_parts[k]),
+        regime=class_of(s),
+        scenario=s,
+    )
+
+
+def _alone(s: Scenario, single_context: int) -> Scenario:
+    return replace(s, concurrency=1, context=single_context)
+
+
+def _detail(s: Scenario) -> tuple[tuple[str, ...], tuple[str, ...], float | None]:
+    """An estimate's derivation lines, its assumptions and its prefill figure (Estimate reads them on demand)."""
     model, hw = s.model, s.hardware
     gpus = s.gpus_per_node * s.nodes
     batch = max(1, s.concurrency)
@@ -203,18 +252,14 @@ def estimate(s: Scenario) -> Estimate:
         f"decode step: {step * 1e3:.2f} ms → {1 / per_token:.1f} tok/s per request, {batch / per_token:.0f} in all "
         f"({batch} request(s) at {s.context:,} tokens)"
     )
-    # the figure quoted first: the same plan serving one request of a typical chat
     single_context = min(s.context, TYPICAL_CONTEXT)
-    alone = replace(s, concurrency=1, context=single_context)
     same = (batch, s.context) == (1, single_context)
-    single, single_parts, single_step = (per_token, parts, step) if same else _decode(alone)
+    single, _, single_step = (per_token, parts, step) if same else _decode(_alone(s, single_context))
     lines.append(f"one request at {single_context:,} tokens: step {single_step * 1e3:.2f} ms → {1 / single:.1f} tok/s")
-    bound = max(single_parts, key=lambda k: single_parts[k])
     active = (model.params_active_b or model.params_total_b) * 1e9
     peak, dtype = tflops(hw, s.quant)
     parallel = 1 if s.layer_split else gpus
     prefill = _prefill(s, t.split, active, peak, dtype, parallel, lines)
-    load = s.size_bytes / (DISK_GBS * 1e9)
     regime = class_of(s)
     low, high = band_of(regime)
     assumptions: tuple[str, ...] = (
@@ -235,23 +280,7 @@ def estimate(s: Scenario) -> Estimate:
             "every offloaded byte crosses PCIe each step (whole layers streamed); with vLLM's UVA zero-copy "
             "backend a MoE model reads only the experts it routes to, so it can run faster than this",
         )
-    held = s.kv_pool_gpu / s.kv_per_token_gpu if s.kv_per_token_gpu and math.isfinite(s.kv_pool_gpu) else math.inf
-    pool_share = int(held // batch) if batch > 1 and batch * s.context > held else 0
-    return Estimate(
-        pool_share=min(pool_share, s.context),
-        decode_tps=1 / single,
-        aggregate_tps=batch / per_token,
-        concurrency=batch,
-        context=s.context,
-        single_context=single_context,
-        loaded_tps=1 / per_token,
-        prefill_tps=prefill,
-        load_s=load,
-        bound=bound,
-        regime=regime,
-        lines=tuple(lines),
-        assumptions=assumptions,
-    )
+    return tuple(lines), assumptions, prefill
 
 
 def _prefill(

@@ -78,3 +78,39 @@ def test_a_path_whose_weights_overflow_never_runs_from_gpu_memory(catalog):  # t
                 if c.gate("memory").outcome == "fail":
                     memory_failures += 1
     assert screened > 100 and screened * 2 > memory_failures, (screened, memory_failures)
+
+
+@pytest.mark.parametrize("host_gib", [None, 32.0])
+def test_a_path_whose_weights_overflow_gpus_and_host_never_runs(catalog, host_gib):  # type: ignore[no-untyped-def]
+    """A matrix cell's offload pass, and the search for a path no gate rules out, skip a path whose weights exceed
+    its GPUs and the host RAM together (`layout_gates.host_overflow`): every such path must fail its memory gate
+    with host offload planned, on every offload mechanism (llama.cpp's layers and experts, vLLM's streamed
+    gigabytes, SGLang's experts) with the default host RAM and a small one; and the screen must rule many out."""
+    from recipegen.catalog.targets import MATRIX_GPUS, gpu_column
+    from recipegen.frozen import evolve
+    from recipegen.plan.candidates import evaluate, may_run
+    from recipegen.plan.layout_gates import host_overflow
+    from recipegen.plan.layout_search import _Layouts, layouts_to_try
+    from recipegen.plan.offload import HostFacts
+    from recipegen.report.matrix import request_of
+
+    host = HostFacts() if host_gib is None else HostFacts(memory_gib=host_gib, memory_default=False)
+    screened = 0
+    mechanisms = set()
+    for model in ("kimi-k2", "qwen3-coder-480b-a35b", "llama-3.1-405b"):
+        for gpu in MATRIX_GPUS:
+            request = request_of(catalog.models[model], gpu_column(catalog, gpu), host)
+            layouts = _Layouts(catalog, request)
+            for layout in layouts_to_try(request):
+                for path in layouts._paths(layout):
+                    if not host_overflow(request, path[2], layout):
+                        continue
+                    screened += 1
+                    c = evaluate(request, *path[:3], layout, path[3], memo=layouts.memo)
+                    assert c.gate("memory").outcome == "fail", (model, gpu, layout, path[0].id, path[2].id)
+                    if may_run(request, path, layout, layouts.memo):
+                        mechanisms.add(path[0].id)
+                    # the same with a GPU-only plan
+                    alone = evolve(request, offload=False)
+                    assert evaluate(alone, *path[:3], layout, path[3]).gate("memory").outcome == "fail"
+    assert screened > 100 and {"llama.cpp", "vllm", "sglang"} <= mechanisms, (screened, mechanisms)
