@@ -137,3 +137,26 @@ def test_default_history_groups_the_side_paths_that_do_not_run(args: tuple[str, 
         if group["said"].startswith("blocked"):
             same = [m for m in side if m["build"] not in shown and m["said"].startswith(group["said"])]
             assert len(same) >= int(group["count"]), group.group(0)
+
+
+@pytest.mark.parametrize("kind", ["models", "engines", "deployments", "fingerprints", "surveys"])
+def test_default_list_fits_the_width_and_verbose_has_every_cell_whole(kind: str) -> None:
+    """Budget: WIDTH columns. A catalog listing has a row per entry (that is what it is for), so its length is the
+    catalog's; its width was the longest cell's (a model's ten variants made 390 columns). The id a reader copies
+    is never cut; a cut cell ends in "…", its text is the start of the whole cell in --verbose, and the last line
+    says so."""
+    default, verbose = run_cli("list", kind), run_cli("list", kind, "--verbose")
+    assert default.code == verbose.code == 0, default.err
+    lines, whole = default.out.splitlines(), verbose.out.splitlines()
+    assert max(map(len, lines)) <= WIDTH, max(lines, key=len)
+    assert len(whole) > 1 and len(lines) in (len(whole), len(whole) + 1)
+    assert [line.split()[0] for line in lines[: len(whole)]] == [line.split()[0] for line in whole]
+    cut = 0
+    for short, full in zip(lines[1:], whole[1:], strict=False):
+        for piece in re.findall(r"(\S(?:(?! {2})[^…])*)…", short):
+            cut += 1
+            assert piece.strip() in full, (piece, full)
+    if cut:
+        assert len(lines) == len(whole) + 1 and "--verbose" in lines[-1]
+    else:
+        assert lines == whole
