@@ -61,6 +61,7 @@ def history_command(
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
     """Since when a model runs on a GPU: per engine, each build's verdict in date order and what flipped it."""
+    from ..plan.describe import fit
     from ..report.history import history, history_json, history_text
 
     catalog = load_catalog(recipes)
@@ -103,7 +104,8 @@ def history_command(
         }
         typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
-        typer.echo(f"understood: {request.target_note}\n")
+        understood = f"understood: {request.target_note}"
+        typer.echo("\n".join([understood] if verbose else fit(understood, "  ", 3)) + "\n")
         if request.build is not None:
             typer.echo(f"your build {request.build}: {yours.detail if yours else 'no verdict on this request'}\n")
         typer.echo(history_text(found, verbose), nl=False)
