@@ -32,6 +32,12 @@ def matrix(
     fmt: Annotated[
         MatrixFormat, typer.Option("--format", metavar="md|json|html", help="md, json or html (a page to open)")
     ] = MatrixFormat.md,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", help="md: every ◐ and ? cell's reasons whole, with sources (default: one line per reason)"
+        ),
+    ] = False,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
     """Per model × GPU, the smallest layout that runs: ✓ runs, ◐ runs with a caveat (named), ? unknown, ✗ blocked.
@@ -56,7 +62,7 @@ def matrix(
 
         typer.echo(to_html(cells, targets), nl=False)
     else:
-        typer.echo(to_markdown(cells, targets), nl=False)
+        typer.echo(to_markdown(cells, targets, verbose), nl=False)
 
 
 _LIST_SYNONYMS = {"gpus": "hardware", "gpu": "hardware", "model": "models", "engine": "engines", "builds": "engines"}
@@ -67,13 +73,17 @@ def list_(
     kind: Annotated[str, typer.Argument(metavar="|".join(KIND_NAMES), hidden=True, show_default=False)],
     fmt: Annotated[Format, typer.Option("--format", metavar="text|json", help="text table or json")] = Format.text,
     verbose: Annotated[
-        bool, typer.Option("--verbose", help="gpus: the full table, one row per GPU (default: one screen, grouped)")
+        bool,
+        typer.Option(
+            "--verbose",
+            help="every cell whole (default: cut to fit 160 columns); gpus: a row per GPU (default: grouped)",
+        ),
     ] = False,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
     """List the catalog: models, hardware, engines (one row per build), deployments, fingerprints or surveys."""
     from ..errors import RecipegenError
-    from ..report.listing import hardware_groups, rows
+    from ..report.listing import hardware_groups, rows, table_lines
 
     name = _LIST_SYNONYMS.get(kind.strip().casefold(), kind.strip().casefold())
     if name not in KIND_NAMES:
@@ -92,11 +102,7 @@ def list_(
     if not table:
         typer.echo(f"no {name} in the catalog")
         return
-    columns = list(table[0])
-    widths = {c: max(len(c), *(len(str(r[c])) for r in table)) for c in columns}
-    typer.echo("  ".join(c.upper().ljust(widths[c]) for c in columns).rstrip())
-    for row in table:
-        typer.echo("  ".join(str(row[c]).ljust(widths[c]) for c in columns).rstrip())
+    typer.echo("\n".join(table_lines(table, whole=verbose)))
 
 
 @commands.command("validate")

@@ -2,6 +2,7 @@
 
 import json
 from dataclasses import replace
+from typing import Annotated
 
 import typer
 
@@ -53,9 +54,14 @@ def history_command(
     eager: Eager = False,
     host_memory: HostMemory = None,
     fmt: FormatOpt = Format.text,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", help="every side path on its own line (default: the blocked ones grouped by reason)"),
+    ] = False,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
     """Since when a model runs on a GPU: per engine, each build's verdict in date order and what flipped it."""
+    from ..plan.describe import fit
     from ..report.history import history, history_json, history_text
 
     catalog = load_catalog(recipes)
@@ -98,7 +104,8 @@ def history_command(
         }
         typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
-        typer.echo(f"understood: {request.target_note}\n")
+        understood = f"understood: {request.target_note}"
+        typer.echo("\n".join([understood] if verbose else fit(understood, "  ", 3)) + "\n")
         if request.build is not None:
             typer.echo(f"your build {request.build}: {yours.detail if yours else 'no verdict on this request'}\n")
-        typer.echo(history_text(found), nl=False)
+        typer.echo(history_text(found, verbose), nl=False)

@@ -18,7 +18,7 @@ from ..catalog.index import Catalog
 from ..catalog.schema import Build, Engine
 from ..frozen import frozen
 from ..plan.candidates import Memo, builds_to_try, evaluate, loading, may_run, paths_for, verdict_paths
-from ..plan.describe import clip
+from ..plan.describe import clip, wrap
 from ..plan.flags import parser_facts
 from ..plan.layout_search import layouts_to_try
 from ..plan.ranking import rank_key
@@ -295,7 +295,7 @@ def history_json(histories: list[EngineHistory]) -> list[dict[str, Any]]:
     ]
 
 
-def history_text(histories: list[EngineHistory]) -> str:
+def history_text(histories: list[EngineHistory], verbose: bool = False) -> str:
     out: list[str] = []
     for h in histories:
         out.append(h.summary())
@@ -317,10 +317,41 @@ def history_text(histories: list[EngineHistory]) -> str:
                 out.append(f"  {first.build.released}  {span:<28} {said}  [to {last.build.released}]")
         for f in h.flips:
             out.append(f"  ↳ {f.before.build.id} → {f.after.build.id}: {f.change}")
-        for v in h.side:
-            out.append(f"  {v.build.provenance} path: {v.build.id} ({v.build.released}): {v.detail}")
+        out.extend(side_lines(h.side, verbose))
         out.append("")
     return "\n".join(out)
+
+
+def side_lines(side: Iterable[BuildVerdict], verbose: bool = False) -> list[str]:
+    """The side paths (model images, community images, forks): --verbose (and --format json) each on its line in
+    date order, with the known defects it meets. By default the ones that run come first, each on its line; the
+    others share a line per reason that names them: those reported only on other GPUs (untested here), then the
+    blocked ones, by the gate that blocks them."""
+    paths = list(side)
+    if verbose:
+        return [_side_line(v) for v in paths]
+    out = [_side_line(v) for v in paths if v.runnable]
+    grouped: dict[str, list[BuildVerdict]] = {}
+    for v in paths:
+        if v.runnable or v.gate is None:
+            continue
+        untested = v.gate.outcome == "unknown" and v.gate.gate == "platform"
+        grouped.setdefault(UNTESTED if untested else v.label, []).append(v)
+    for label in sorted(grouped, key=lambda label: label != UNTESTED):  # may run before does not run
+        found = grouped[label]
+        if len(found) == 1:
+            out.append(_side_line(found[0]))
+        else:  # the defects a path that may not run would also meet are --verbose's
+            names = ", ".join(v.build.id for v in found)
+            out.extend(wrap(names, f"  {len(found)} side paths {label}: ", "      ", 1))
+    return out
+
+
+UNTESTED = "unknown (platform: reported working only on other GPUs, untested on this one)"
+
+
+def _side_line(v: BuildVerdict) -> str:
+    return f"  {v.build.provenance} path: {v.build.id} ({v.build.released}): {v.detail}"
 
 
 def line_verdicts(

@@ -7,6 +7,7 @@ from typing import Any
 from ..catalog.capability import Capability
 from ..catalog.index import Catalog
 from ..catalog.schema import Hardware, Model, Survey
+from ..plan.describe import LINE, clip
 
 
 def _size(value: float | None) -> str:
@@ -183,3 +184,27 @@ def rows(catalog: Catalog, kind: str, detail: bool = False) -> list[dict[str, An
         }
         for d in sorted(catalog.deployments.values(), key=lambda d: d.id)
     ]
+
+
+MIN_COLUMN = 12  # a shrunk column still shows a word or two
+
+
+def table_lines(table: list[dict[str, Any]], whole: bool = False, width: int = LINE) -> list[str]:
+    """The rows as a text table under a header. By default it fits `width` columns: the widest columns but the
+    first (the id, which a reader copies) shrink, and a cell longer than its column is cut at a word and ends in
+    "…", with a last line saying where the whole text is; `whole`: every cell as it is (--verbose)."""
+    columns = list(table[0])
+    widths = {c: max(len(c), *(len(str(r[c])) for r in table)) for c in columns}
+    while not whole and sum(widths.values()) + 2 * (len(columns) - 1) > width:
+        widest = max(columns[1:], key=lambda c: widths[c])
+        if widths[widest] <= MIN_COLUMN:
+            break
+        widths[widest] -= 1
+    cells = [{c: str(r[c]) if whole else clip(str(r[c]), widths[c]) for c in columns} for r in table]
+    out = ["  ".join(c.upper().ljust(widths[c]) for c in columns).rstrip()]
+    out += ["  ".join(row[c].ljust(widths[c]) for c in columns).rstrip() for row in cells]
+    if any(row[c] != str(r[c]) for row, r in zip(cells, table, strict=True) for c in columns):
+        out.append(
+            f"(cells ending in … are cut to fit {width} columns: --verbose prints them whole, --format json too)"
+        )
+    return out

@@ -3,13 +3,15 @@ its caveat or the deciding gate, and the reasons."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from ..catalog.index import Catalog
 from ..catalog.schema import Model
 from ..catalog.targets import Target
 from ..frozen import evolve, frozen
-from ..plan.checkpoint_size import ESTIMATED
+from ..plan.checkpoint_size import ESTIMATED, estimated_label
+from ..plan.describe import LINE, wrap
 from ..plan.gates import SharedVerdicts
 from ..plan.layout_search import Ranking, rank
 from ..plan.offload import SOURCES as OFFLOAD_SOURCES
@@ -250,16 +252,92 @@ def explained(cells: list[Cell]) -> list[Cell]:
     return [c for c in cells if c.symbol in ("◐", "?") and c.reasons]
 
 
-def to_markdown(cells: list[Cell], targets: list[Target]) -> str:
+WHY_HEAD = "Why each ◐ and ?"
+# a source cited inside a reason: the matrix's default text leaves it to --verbose and --format json
+_CITED = re.compile(r" \[(?:https?://|generator/)[^\]]*\]")
+
+
+def to_markdown(cells: list[Cell], targets: list[Target], verbose: bool = False) -> str:
+    """The grid, its legend, and why each ◐ and ? cell is one: by default one line per model and reason, naming
+    the GPUs it holds for, each reason cut to its decisive fact; `verbose`: one line per cell with every reason
+    whole (derivations and sources), as --format json has them."""
     labels, rows = grid(cells, targets)
     out = ["| model | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
     for model, by_target in rows.items():
         out.append(f"| {model} | " + " | ".join(c.short() for c in by_target.values()) + " |")
     out.append("")
-    out.extend(f"- {symbol} {meaning}" for symbol, meaning in LEGEND.items())
-    out.append(f"- {LAYOUT_NOTE}")
+    legend = [f"{symbol} {meaning}" for symbol, meaning in LEGEND.items()] + [LAYOUT_NOTE]
+    out.extend(line for item in legend for line in wrap(item, "- ", "  ", 4, LINE))
     why = explained(cells)
-    if why:
-        out.extend(["", "Why each ◐ and ?:"])
+    if why and verbose:
+        out.extend(["", f"{WHY_HEAD}:"])
         out.extend(f"- {c.short()} · {c.model} on {c.target}: {'; '.join(c.reasons)}" for c in why)
+    elif why:
+        out.extend(
+            [
+                "",
+                f"{WHY_HEAD} (each reason once, with the models and GPUs it holds for; --verbose: per cell, "
+                "with the derivations and sources; --format json: everything):",
+            ]
+        )
+        out.extend(line for group in grouped(why, labels) for line in group.lines())
     return "\n".join(out) + "\n"
+
+
+@frozen
+class WhyLine:
+    """One reason, cut to its decisive fact, and the cells it holds for: these models on these GPU columns."""
+
+    models: tuple[str, ...]
+    reason: str
+    targets: tuple[str, ...]
+    every: bool  # the reason holds for every column of the grid
+
+    def prefix(self) -> str:
+        where = "every GPU" if self.every and len(self.targets) > 1 else ", ".join(self.targets)
+        return f"- {', '.join(self.models)} on {where}: "
+
+    def lines(self) -> list[str]:
+        return wrap(self.reason, self.prefix(), "    ", 1, LINE)
+
+
+def brief(reason: str) -> str:
+    """A reason's decisive fact: without the sources it cites and, for an estimated size, without the estimate's
+    derivation (the size and its assumption label stay, so the number reads as in --verbose and json)."""
+    label = estimated_label([reason])
+    if label is not None:
+        return f"estimated size {label}"
+    return _CITED.sub("", reason)
+
+
+def grouped(why: list[Cell], labels: list[str]) -> list[WhyLine]:
+    """The reasons of the ◐ and ? cells said once each, in the grid's order: a model's reasons that hold for the
+    same GPUs share a line where they fit in one, which names those GPUs; the same line for several models (a
+    family) names them all."""
+    per_model: dict[tuple[str, str], list[str]] = {}
+    for cell in why:
+        for reason in dict.fromkeys(brief(r) for r in cell.reasons):
+            per_model.setdefault((cell.model, reason), []).append(cell.target)
+    per_targets: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for (model, reason), where in per_model.items():
+        per_targets.setdefault((model, tuple(where)), []).append(reason)
+    models: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for (model, targets), reasons in per_targets.items():
+        room = LINE - len(WhyLine((model,), "", targets, len(targets) == len(labels)).prefix())
+        for said in _packed(reasons, room):
+            models.setdefault((said, targets), []).append(model)
+    return [
+        WhyLine(tuple(names), reason, targets, every=len(targets) == len(labels))
+        for (reason, targets), names in models.items()
+    ]
+
+
+def _packed(reasons: list[str], room: int) -> list[str]:
+    """Reasons joined with "; " into as few texts as fit in `room` columns each (one too long stands alone)."""
+    out: list[str] = []
+    for reason in reasons:
+        if out and len(out[-1]) + 2 + len(reason) <= room:
+            out[-1] = f"{out[-1]}; {reason}"
+        else:
+            out.append(reason)
+    return out

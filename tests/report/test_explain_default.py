@@ -56,10 +56,17 @@ def test_generate_and_explain_mark_a_path_alike(tmp_path) -> None:
 
 
 def test_matrix_says_why_for_every_half_mark_and_question_mark() -> None:
-    md = run_cli("matrix", "--model", "glm-5.2", "--target", "8xa100-80gb", "--target", "1xrtx-4090").out
+    args = ("matrix", "--model", "glm-5.2", "--target", "8xa100-80gb", "--target", "1xrtx-4090")
+    md, verbose = run_cli(*args).out, run_cli(*args, "--verbose").out
     grid = next(line for line in md.splitlines() if line.startswith("| glm-5.2 |"))
     marks = grid.count("◐") + grid.count("?")
-    assert marks and len([line for line in md.splitlines() if re.match(r"- [◐?] .* · glm-5.2 on ", line)]) == marks
+    assert marks and len([line for line in verbose.splitlines() if re.match(r"- [◐?] .* · glm-5.2 on ", line)]) == marks
+    # by default each reason once, on a line naming the model and the columns (or every GPU) it holds for
+    marked = [cell.split()[0] for cell in grid.split(" | ")[1:]]
+    columns = ("8×a100-80gb", "1×rtx-4090")
+    for column, mark in zip(columns, marked, strict=True):
+        said = [line for line in md.splitlines() if re.match(rf"- glm-5.2 on (.*\b{column}\b.*|every GPU): ", line)]
+        assert bool(said) == (mark in ("◐", "?")), (column, mark, md)
     page = run_cli("matrix", "--model", "glm-5.2", "--format", "html").out
     assert "<title>recipegen matrix" in page and re.search(r"Generated \d{4}-\d\d-\d\d", page)
     assert (

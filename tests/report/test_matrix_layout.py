@@ -76,17 +76,17 @@ def test_host_memory_decides_offload_plans(cli):
     assert "512 GiB RAM" in large["reasons"][0]
 
 
-def test_markdown_gives_the_reason_of_every_half_and_unknown_cell(cli):
+def test_verbose_markdown_gives_every_half_and_unknown_cell_its_reasons_whole(cli):
     args = ("--model", "glm-5.2", "--model", "minimax-m2.1", "--model", "kimi-k3")
     cells = cells_of(cli, *args)
-    md = cli("matrix", *args).out
+    md = cli("matrix", "--verbose", *args).out
     table, _, why = md.partition("Why each ◐ and ?:")
     explained = [c for c in cells.values() if c["symbol"] in ("◐", "?")]
     assert explained and not any(c["symbol"] == "✓" for c in explained)
     for c in explained:
         short = " ".join(p for p in (c["symbol"], c["layout"], c["caveat"] or c["gate"]) if p)
         assert f"| {short} |" in table or f" {short} |" in table
-        line = f"- {short} · {c['model']} on {c['target']}: {c['reasons'][0]}"
+        line = f"- {short} · {c['model']} on {c['target']}: {'; '.join(c['reasons'])}"
         assert line in why
 
 

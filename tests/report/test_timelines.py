@@ -109,7 +109,7 @@ def test_history_says_since_when_and_what_flipped_it(cli):
     assert flip["change"].startswith(f"{builds[builds.index(first) - 1]['gate']} now passes")
     assert vllm["summary"].startswith("vLLM: blocked (")
     assert vllm["summary"].endswith(f"until {first['build']} ({first['released']}), runnable since")
-    text = cli("history", "--gpu", "rtx-pro-6000", *SEED_000, "--engine", "vllm")
+    text = cli("history", "--gpu", "rtx-pro-6000", *SEED_000, "--engine", "vllm", "--verbose")
     assert vllm["summary"] in text.out and "model-image path: vllm-glm53-flash-image" in text.out
     explained = cli("explain", "--gpu", "rtx-pro-6000", *SEED_000, "--engine", "vllm")
     assert " ".join(explained.out.split()).endswith(vllm["summary"])  # wrapped at words, whole
@@ -332,7 +332,7 @@ def test_a_build_not_compiled_for_the_gpu_reads_whole_in_history(cli):
     # SM120/Blackwell images on an A100: the platform gate names the build and its CUDA version first ("B (CUDA
     # 12.9) is not compiled for sm80 (…)"); history drops the build's own name and the parentheticals, and must
     # keep the sentence whole, never "platform:  is not compiled" with its subject gone
-    result = cli("history", "--gpu", "sm80", "--model", "qwen3-32b")
+    result = cli("history", "--gpu", "sm80", "--model", "qwen3-32b", "--verbose")  # each side path on its line
     assert result.code == 0, result.err
     compiled = [line for line in result.out.splitlines() if "not compiled for sm80" in line]
     assert compiled, result.out
