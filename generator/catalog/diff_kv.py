@@ -40,6 +40,7 @@ class Rule:
     elsewhere: str | None
     refuses: tuple[str, ...]  # mode server: backends the release's code says cannot serve such a layer
     sources: tuple[Source, ...]
+    builds: tuple[str, ...] = ()  # builds named by id: a build whose version is a commit, not a release number
 
 
 @frozen
@@ -58,7 +59,8 @@ def _value(value: object) -> str | None:
 
 
 def _rule(engine: str, row: dict[str, Any]) -> Rule:
-    first, last = (release_key(str(v)) for v in row["releases"])
+    # a row of builds named by id alone (a fork's) covers no release range
+    first, last = (release_key(str(v)) for v in row["releases"]) if "releases" in row else ((), ())
     if first is None or last is None:
         raise ValueError(f"data/diff_kv.yaml: {engine}: releases {row['releases']!r} are not versions")
     backends = tuple(
@@ -75,7 +77,10 @@ def _rule(engine: str, row: dict[str, Any]) -> Rule:
     )
     sources = tuple(Source(url=s["url"], note=s.get("note")) for s in row["sources"])
     refuses = tuple(str(n) for n in row.get("refuses") or ())
-    return Rule(engine, first, last, row["mode"], str(row["decides"]), backends, row.get("elsewhere"), refuses, sources)
+    builds = tuple(str(b) for b in row.get("builds") or ())
+    return Rule(
+        engine, first, last, row["mode"], str(row["decides"]), backends, row.get("elsewhere"), refuses, sources, builds
+    )
 
 
 @functools.cache
@@ -88,12 +93,14 @@ def _rules() -> tuple[Rule, ...]:
 
 
 def rule(engine: str, build: Build) -> Rule | None:
-    """The rule read for this build's release; None where its release was not read (or it is a fork, whose
-    model file may differ from the release's)."""
+    """The rule read for this build: a row that names it by id, else the row of its release number; None where
+    neither was read (a fork only by id: its model file may differ from the release's)."""
+    rules = [r for r in _rules() if r.engine == engine]
+    named = next((r for r in rules if build.id in r.builds), None)
     key = release_key(build.version)
-    if key is None or build.provenance == "fork":
-        return None
-    return next((r for r in _rules() if r.engine == engine and r.first <= key <= r.last), None)
+    if named is not None or key is None or build.provenance == "fork":
+        return named
+    return next((r for r in rules if r.first <= key <= r.last), None)
 
 
 def _kernel(build: Build, name: str | None, cc: Capability) -> Kernel | None:

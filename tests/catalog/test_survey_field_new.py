@@ -226,7 +226,9 @@ def test_sglang_now_answers_for_mimo_v2_flash_where_it_was_unknown(cli):
     assert builds["sglang-0.5.8"]["verdict"] == "runnable" and builds["sglang-0.5.23"]["verdict"] == "runnable"
     cells = cli("coverage", "--format", "json").json()["cells"]
     (cell,) = [c for c in cells if c["family"] == "mimo-v2-flash" and c["gpu_class"] == "sm120"]
-    assert cell["official_since"]["build"] == "sglang-0.5.8"
+    # the cell's first official path is the earliest of any engine: llama.cpp's mimo2 tag (b7538, 2025-12-25, field8)
+    # came a month before sglang 0.5.8 (2026-01-30)
+    assert cell["official_since"] == {"build": "llama.cpp-b7538", "released": "2025-12-25"}
 
 
 # --- the survey record ----------------------------------------------------------------------------------------
