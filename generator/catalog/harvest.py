@@ -419,6 +419,28 @@ def selector_source(build: Build) -> tuple[Source, ...]:
     return _table_source(engine, build.version, "attention_selector") if engine is not None else ()
 
 
+@functools.cache
+def _compiled_source(engine: str, release: str) -> tuple[Source, ...]:
+    harvest = load(engine, release)
+    compiled = ((harvest.kernels or {}).get("compiled_for") or {}) if harvest is not None else {}
+    if harvest is None or not compiled.get("sm"):
+        return ()
+    read = ", ".join(f"sm_{a}" for a in compiled["sm"])
+    inside = ", ".join(compiled.get("from") or ())
+    note = f"compiled targets: the cubins of {harvest.artifact}'s compiled extensions ({inside}) target {read}"
+    if harvest.sha256:
+        note += f" (sha256 {harvest.sha256[:12]}…)"
+    name, _, version = harvest.package.partition("==")
+    url = f"https://pypi.org/project/{name}/{version}/"
+    return (Source(url=url, date=dt.date.fromisoformat(harvest.harvested_on), note=note),)
+
+
+def compiled_source(build: Build) -> tuple[Source, ...]:
+    """Where the GPU architectures a build's release is compiled for were read (its wheel's cubins), or none."""
+    engine = engine_of(build)
+    return _compiled_source(engine, build.version) if engine is not None else ()
+
+
 def flags_source(engine: str, release: str) -> tuple[Source, ...]:
     return _table_source(engine, release, "flags")
 

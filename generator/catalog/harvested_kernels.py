@@ -16,7 +16,7 @@ from .capability import capability_set
 from .harvest import Harvest
 from .schema import Kernel
 from .schema.common import KvDtype, Source
-from .schema.engine import Fallback, WeightFormat
+from .schema.engine import Fallback, RequiredArg, WeightFormat
 
 # the catalog's quantization formats and the release's method names that load each (best kernel first)
 QUANT_METHODS: dict[str, tuple[str, ...]] = {
@@ -183,6 +183,7 @@ def weight_formats(
     registered = set(quant.get("registered") or ()) | set(methods)
     if methods:
         _fp8_formats(facts, table, methods, registered, out, decided)
+        _bnb_formats(facts, table, methods, registered, out, decided)
         for fmt, names in QUANT_METHODS.items():
             present = [n for n in names if n in methods]  # a config class, whatever name the registry files it under
             mins = [int(methods[n]["min"]) for n in present if methods[n].get("min") is not None]
@@ -258,3 +259,54 @@ def _fp8_formats(
             _format("fp8_block", (f">={_cc(native)}",), block_src, fallbacks=fallbacks(bool(fp8.get("block_marlin"))))
         )
     decided.add("fp8_block")  # without weight_block_size in Fp8Config the release loads no block-scaled FP8
+
+
+BNB = ("bnb4", "bnb8")
+
+
+def _bnb_formats(
+    facts: Harvest,
+    table: dict[str, Any],
+    methods: dict[str, Any],
+    registered: set[str],
+    out: list[WeightFormat],
+    decided: set[str],
+) -> None:
+    """Pre-quantized bitsandbytes checkpoints: the method's minimum capability, the arguments the release needs to
+    load one (the `bitsandbytes` entry: both flags before it took the load format from the checkpoint), and 8-bit
+    ones only where its loader reads `load_in_8bit`."""
+    if "bitsandbytes" not in registered:
+        decided.update(BNB)  # no bitsandbytes method: no loader for either
+        return
+    read = table.get("bitsandbytes")
+    lowest = (methods.get("bitsandbytes") or {}).get("min")
+    if read is None or lowest is None:
+        return  # how it loads one was not read: carried, unverified
+    what = f"BitsAndBytesConfig.get_min_capability() {_cc(int(lowest))}"
+    files = [methods["bitsandbytes"]["from"], *read["from"]]
+    args: list[RequiredArg] = []
+    if read["load_format"] == "flags":
+        what += "; a pre-quantized checkpoint needs --quantization and --load-format bitsandbytes (create_load_config)"
+        src = [_source(facts, files, what)]
+        args = [
+            RequiredArg(
+                flag=flag,
+                value="bitsandbytes",
+                reason="the release loads a pre-quantized bitsandbytes checkpoint only with both --quantization and "
+                "--load-format bitsandbytes (it refuses either alone)",
+                sources=src,
+            )
+            for flag in ("--quantization", "--load-format")
+        ]
+    else:
+        what += "; the load format follows the checkpoint's quantization_config"
+        src = [_source(facts, files, what)]
+    out.append(_format("bnb4", (f">={_cc(int(lowest))}",), src, requires_args=args))
+    decided.add("bnb4")
+    if read.get("prequant_8bit"):
+        out.append(_format("bnb8", (f">={_cc(int(lowest))}",), src, requires_args=args))
+        decided.add("bnb8")
+    elif "prequant_8bit" in read:
+        refused = "its bitsandbytes loader reads no 8-bit checkpoint (no load_in_8bit in it)"
+        out.append(_format("bnb8", None, [_source(facts, files, refused)], refused=refused))
+        decided.add("bnb8")

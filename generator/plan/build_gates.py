@@ -4,10 +4,19 @@ catalog facts, each returning a reason and sources; gates.py registers and runs 
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from ..catalog import diff_kv
-from ..catalog.harvest import registers, registry_source, removed_in, rope_refusal, rope_source, selector_source
+from ..catalog.harvest import (
+    compiled_source,
+    registers,
+    registry_source,
+    removed_in,
+    rope_refusal,
+    rope_source,
+    selector_source,
+)
 from ..catalog.schema import Deployment, Engine, Hardware, Kernel, Model, Source, Variant
 from ..catalog.schema.common import KvDtype
 from ..catalog.schema.engine import Build
@@ -392,6 +401,16 @@ def kernel_facts(model: Model, build: Build, hw: Hardware, heads_per_rank: int |
     return needs, arch if limited else None, heads, cc.major, cc.minor, hw.smem_per_block_optin
 
 
+_SAYS_TARGETS = re.compile(r"cuda_archs|cubin|compiled (?:for|targets)|targets start|only supports sm", re.I)
+
+
+def _targets_sources(build: Build) -> tuple[Source, ...]:
+    """The sources of a build's GPU targets alone: its release's wheel where the harvest read the cubins, else its
+    sources that speak of its targets (a wheel read by hand, a start-up check), else all of them."""
+    said = tuple(s for s in build.sources if _SAYS_TARGETS.search(s.note or ""))
+    return srcs(compiled_source(build), said) or srcs(build.sources)
+
+
 def platform(build: Build, hw: Hardware) -> GateResult:
     cc = hw.compute_capability
     arch = hw.host_arch[0]
@@ -405,7 +424,7 @@ def platform(build: Build, hw: Hardware) -> GateResult:
             "platform",
             "fail",
             f"{build.id} (CUDA {build.cuda}) is not compiled for {cc.sm} (targets: {build.cuda_archs})",
-            srcs(build.sources),
+            _targets_sources(build),
         )
     if build.unverified:
         return GateResult(
@@ -423,4 +442,5 @@ def platform(build: Build, hw: Hardware) -> GateResult:
         )
     where = "built from source" if build.source_build is not None else f"{arch} image"
     driver = f", driver ≥ {build.driver_min}" if build.driver_min else ""
-    return GateResult("platform", "pass", f"{where}, CUDA {build.cuda} covers {cc.sm}{driver}", srcs(build.sources))
+    covers = srcs(compiled_source(build), build.sources)  # the wheel's read targets first, where harvested
+    return GateResult("platform", "pass", f"{where}, CUDA {build.cuda} covers {cc.sm}{driver}", covers)

@@ -116,7 +116,9 @@ def make_plan(rank: int, cand: Candidate, request: Request, why: str) -> Plan:
     notes.extend(workaround_notes)
     notes.extend(variant.notes)
     notes.extend(p.text for p in model.pitfalls if applies(p, engine, build, request.hardware))
-    sources = _dedupe([*(dep.sources if dep else []), *model.sources, *variant.sources, *build.sources])
+    # the platform gate's sources lead the build's: where the release's wheel was read, its GPU targets
+    platform = cand.gate("platform").sources
+    sources = _dedupe([*(dep.sources if dep else []), *model.sources, *variant.sources, *platform, *build.sources])
     arch = request.hardware.host_arch[0]
     return Plan(
         rank=rank,

@@ -180,7 +180,21 @@ class Candidate:
         return self.deployment.status if self.deployment else "derived"
 
     def failing(self) -> list[GateResult]:
-        return [g for g in self.gates if g.outcome != "pass"]
+        """The gates that do not pass, the one to tell first leading (told_first)."""
+        return told_first(self.gates)
+
+
+def told_first(gates: tuple[GateResult, ...]) -> list[GateResult]:
+    """A path's gates that do not pass, in the order a reason is told: triage order (GATES), except that a build
+    which does not start on the GPU at all (the platform gate fails: not compiled for it, no image for the host)
+    says so right after the architecture, before what it would do with the checkpoint's format or kernels."""
+    failing = [g for g in gates if g.outcome != "pass"]
+    platform = [g for g in failing if g.gate == "platform" and g.outcome == "fail"]
+    if not platform:
+        return failing
+    rest = [g for g in failing if g is not platform[0]]
+    at = 1 if rest and rest[0].gate == "architecture" else 0
+    return [*rest[:at], platform[0], *rest[at:]]
 
 
 @frozen

@@ -22,7 +22,7 @@ from ..plan.describe import clip, wrap
 from ..plan.flags import parser_facts
 from ..plan.layout_search import layouts_to_try
 from ..plan.ranking import rank_key
-from ..plan.types import Candidate, GateResult, Layout, Loading, Request, Resolution
+from ..plan.types import Candidate, GateResult, Layout, Loading, Request, Resolution, told_first
 
 LINE = ("official",)
 
@@ -398,5 +398,6 @@ def _closeness(row: Candidate | Loading) -> tuple[bool, int]:
 
 
 def _first_failing(row: Candidate | Loading) -> GateResult:
-    """A path's first gate that does not pass (a Loading's is among its layout-free gates, which come first)."""
-    return next(g for g in row.gates if g.outcome != "pass")
+    """A path's first gate to tell that does not pass (a Loading's is among its layout-free gates, which come
+    first; a platform refusal leads, as Candidate.failing puts it)."""
+    return told_first(row.gates)[0]

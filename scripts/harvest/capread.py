@@ -152,18 +152,58 @@ def module(tree: Tree, path: str) -> ast.Module | None:
 
 _ELF = re.compile(rb"\x7fELF\x02\x01")
 EM_CUDA = 190
+# A fat binary container (.nv_fatbin): magic 0xBA55ED50, version 1, a 16-byte header, then the size of its entries.
+# NVIDIA does not document the layout; cuobjdump reads it, and public readings agree (n-eiling/cuda-fatbin-
+# decompression for the LZ4 entries before CUDA 12.8, GrigoryEvko/nvopen-tools fatbin/FORMAT_SPECIFICATION.md for
+# the ZSTD ones that `nvcc --compress-mode` writes since): each entry is a header (kind 1 PTX, 2 cubin; its own
+# size; the payload's size, padded to 8; the target architecture at byte 28; flags at byte 40, 0x2000 LZ4- and
+# 0x8000 ZSTD-compressed) followed by its payload.
+_FATBIN = re.compile(rb"\x50\xed\x55\xba\x01\x00\x10\x00")
+FATBIN_CUBIN = 2
+MAX_ENTRIES = 1 << 16  # per container: a bound on what a corrupt size field can make the walk do
+
+
+def _fatbin_cubins(data: bytes) -> tuple[Counter[int], list[tuple[int, int]]]:
+    """The target architecture of every cubin entry of every fat binary container in a shared object, compressed
+    or not (an entry's header names it; for the ZSTD entries of the CUDA 13 wheels it equals the e_flags of the
+    cubin inside, checked on vLLM 0.20.1's), and the byte spans the containers cover."""
+    found: Counter[int] = Counter()
+    spans: list[tuple[int, int]] = []
+    for match in _FATBIN.finditer(data):
+        start = match.start()
+        end = start + 16 + struct.unpack_from("<Q", data, start + 8)[0]
+        if end > len(data):
+            continue  # not a container: its size runs past the file
+        at = start + 16
+        entries: Counter[int] = Counter()
+        for _ in range(MAX_ENTRIES):
+            if at + 64 > end:
+                break
+            kind, _version, header, payload = struct.unpack_from("<HHIQ", data, at)
+            if header < 64 or at + header + payload > end:
+                break
+            arch = struct.unpack_from("<I", data, at + 28)[0]
+            if kind == FATBIN_CUBIN and 30 <= arch <= 200:
+                entries[arch] += 1
+            at += header + payload
+        found.update(entries)
+        spans.append((start, end))
+    return found, spans
 
 
 def cubin_archs(data: bytes) -> Counter[int]:
-    """How many uncompressed cubins embedded in a shared object target each architecture (x10: 80, 90, 100).
+    """How many cubins embedded in a shared object target each architecture (x10: 80, 90, 100).
 
-    A cubin's ELF header names its architecture in e_flags: the low byte before CUDA 12.8's ABI version 8,
-    the second byte since. Compressed fatbin entries are not opened; every build ships some small kernels
-    uncompressed for each architecture it targets, so the set is complete in practice (checked per release).
+    Cubins inside fat binary containers are counted from their entry headers, so the compressed ones (LZ4, or the
+    ZSTD every cubin of a CUDA 13 wheel is) count as well; an ELF image outside any container is read from its
+    own header, whose e_flags name the architecture: the low byte before CUDA 12.8's ABI version 8, the second
+    byte since.
     """
-    found: Counter[int] = Counter()
+    found, spans = _fatbin_cubins(data)
     for match in _ELF.finditer(data):
         at = match.start()
+        if any(start <= at < end for start, end in spans):
+            continue  # counted from its container's entry header
         if len(data) < at + 52 or struct.unpack_from("<H", data, at + 18)[0] != EM_CUDA:
             continue
         abi_version = data[at + 8]

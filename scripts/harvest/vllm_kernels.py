@@ -4,6 +4,8 @@
 - `dtypes`: the bfloat16 capability check (`_check_if_gpu_supports_dtype` / `check_if_supports_dtype`).
 - `quantization`: each config class's `get_name()`, `get_min_capability()` and `get_supported_act_dtypes()`,
   for the methods the release registers (`QUANTIZATION_METHODS` / the `QuantizationMethods` literal).
+- `bitsandbytes`: whether a pre-quantized bitsandbytes checkpoint needs --quantization/--load-format bitsandbytes
+  (arg_utils.py) and whether the loader reads 8-bit ones (`load_in_8bit`).
 - `fp8`: below which capability `Fp8LinearMethod` takes the Marlin weight-only path, and whether block-scaled
   FP8 and the FP8 MoE method turn it off (no Marlin in them).
 - `attention`: the V0 selector's choice (selector.py, or platforms/cuda.py since it moved): FLASH_ATTN's
@@ -65,7 +67,7 @@ def compiled_for(tree: Tree) -> tuple[dict[str, Any] | None, str | None]:
                 read.append(path)
             cudart.update(m.decode() for m in re.findall(rb"libcudart\.so\.(\d+)", data))
     if not archs:
-        return None, "no cubin found in the wheel's compiled extensions (a source tree, or compressed fatbins only)"
+        return None, "no cubin found in the wheel's compiled extensions (a source tree)"
     # an architecture with a single cubin is a vendored library's stray kernel, not a target the release builds for
     out: dict[str, Any] = {
         "sm": sorted(a for a, n in archs.items() if n > 1),
@@ -431,6 +433,35 @@ def kv_cache_dtypes(tree: Tree) -> tuple[dict[str, Any] | None, str | None]:
     return None, "no CacheDType literal and no readable --kv-cache-dtype choices"
 
 
+ARG_UTILS = "vllm/engine/arg_utils.py"
+BNB_LOADERS = ("vllm/model_executor/model_loader/bitsandbytes_loader.py", "vllm/model_executor/model_loader/loader.py")
+
+
+def bitsandbytes(tree: Tree) -> tuple[dict[str, Any] | None, str | None]:
+    """How the release loads a pre-quantized bitsandbytes checkpoint: `load_format` `auto` where the engine arguments
+    take the bitsandbytes load format from the checkpoint's own quantization (an `if` on model_config.quantization
+    that sets load_format), else `flags` (--quantization bitsandbytes --load-format bitsandbytes, which
+    create_load_config requires together); `prequant_8bit`: whether its bitsandbytes loader reads an 8-bit
+    checkpoint's `load_in_8bit`."""
+    text = tree.read(ARG_UTILS)
+    if text is None or "bitsandbytes" not in text:
+        return None, f"no bitsandbytes load format in {ARG_UTILS}"
+    mod = parse(text, ARG_UTILS)
+    auto = any(
+        isinstance(node, ast.If)
+        and "model_config.quantization" in ast.unparse(node.test)
+        and "bitsandbytes" in ast.unparse(node.test)
+        and "load_format" in ast.unparse(ast.Module(body=node.body, type_ignores=[]))
+        for node in ast.walk(mod)
+    )
+    loader = next((p for p in BNB_LOADERS if "bitsandbytes" in (tree.read(p) or "")), None)
+    out: dict[str, Any] = {"load_format": "auto" if auto else "flags", "from": [ARG_UTILS]}
+    if loader is not None:
+        out["prequant_8bit"] = "load_in_8bit" in (tree.read(loader) or "")
+        out["from"].append(loader)
+    return out, None
+
+
 def _preferred(tree: Tree, selectors: list[str]) -> list[dict[str, Any]]:
     """A backend the V1 selector prefers on one GPU before FlashAttention, from a package the wheel does not ship
     (0.9.x: `if cls.is_device_capability(100)` ... `import flashinfer` → FlashInfer on Blackwell when installed)."""
@@ -465,6 +496,7 @@ def kernels(tree: Tree) -> dict[str, Any]:
         ("quantization", quantization),
         ("fp8", fp8),
         ("kv_cache_dtypes", kv_cache_dtypes),
+        ("bitsandbytes", bitsandbytes),
     ):
         value, why = reader(tree)
         if value is not None:

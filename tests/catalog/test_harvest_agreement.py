@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from recipegen.catalog import harvest
+from recipegen.catalog.capability import capability_set
 
 DATA = Path(__file__).resolve().parents[2] / "generator" / "data"
 
@@ -847,3 +848,36 @@ def test_the_newest_sglang_releases_ran_on_every_capability_and_are_compared():
         assert tables["attention_selector"]["capabilities"] == every == tables["quantization"]["capabilities"]
         assert not tables["attention_selector"]["case_errors"]["count"]
         assert _sglang_build(release).version == release
+
+
+def _compiled_releases():
+    """The hand-written vLLM releases whose wheel's cubins the harvest read (the kernels table's compiled_for)."""
+    written = _hand_written("vllm")
+    return [
+        r
+        for r in harvest.releases("vllm")
+        if r in written and ((harvest.load("vllm", r).kernels or {}).get("compiled_for") or {}).get("sm")
+    ]
+
+
+COMPILED_RELEASES = _compiled_releases()
+
+
+def test_the_cuda_12_and_13_releases_have_their_wheels_cubins_read():
+    assert {"0.10.2", "0.13.0", "0.19.0", "0.20.1", "0.24.0", "0.33.0"} <= set(COMPILED_RELEASES)
+
+
+@pytest.mark.parametrize("release", COMPILED_RELEASES)
+def test_a_vllm_release_file_s_cuda_targets_are_its_wheel_s_cubins(release):
+    """On every GPU of the catalog that sits in an x86_64 host, the release file's `cuda_archs` (inherited or its
+    own) says what the x86_64 wheel's cubins say: a target there iff a cubin of its family at or below it. A GPU
+    only ever in aarch64 hosts (GB10's 12.1) is the aarch64 image's, which the x86_64 wheel does not speak for."""
+    from recipegen.catalog.harvested_kernels import compiled_terms
+    from recipegen.catalog.load import load
+
+    catalog = load()
+    build = next(b for b in catalog.engines["vllm"].builds if b.id == f"vllm-{release}")
+    compiled = capability_set(compiled_terms(harvest.load("vllm", release).kernels) or ())
+    x86 = {h.compute_capability for h in catalog.hardware.values() if "x86_64" in h.host_arch}
+    differ = sorted(str(cc) for cc in x86 if (cc in compiled) != (cc in build.cuda_archs))
+    assert not differ, f"{build.id}: cuda_archs {build.cuda_archs}, the wheel's cubins {compiled}: differ on {differ}"

@@ -16,7 +16,8 @@ def test_a_release_made_from_its_code_is_no_template_for_an_older_one(catalog):
     assert newer is not None and older is not None
     # what 0.3.0's wheel does not say is carried from the oldest hand-written release, never from 0.8.5's made build
     assert older.notes[2].startswith("Carried from vllm-0.10.0, not read in 0.3.0")
-    assert "no loader in this release: fp8, fp8_block" in older.notes[1]  # 0.3.0 has no fp8.py at all
+    # 0.3.0 has no fp8.py and registers no bitsandbytes method at all
+    assert "no loader in this release: bnb4, bnb8, fp8, fp8_block" in older.notes[1]
     formats = {w.quant: w for w in older.weight_formats}
     assert "fp8" not in formats and str(formats["awq"].native) == ">=7.5"
     assert not any(s.unverified for s in formats["awq"].sources)
@@ -49,3 +50,20 @@ def test_a_release_between_files_inherits_the_open_defects_of_the_file_below(cat
         )
         if carried:
             assert kernel.unverified == ((kernel.name, kernel.provides) not in kept), kernel.name
+
+
+def test_8_bit_bitsandbytes_checkpoints_load_from_the_release_whose_loader_reads_them(catalog):
+    """vLLM 0.5.5's bitsandbytes loader reads 4-bit quant states only (no load_in_8bit): its 8-bit format is refused
+    with that reason; 0.6.0's reads load_in_8bit, so both sizes load from the method's 7.0 minimum."""
+    own = copy.copy(catalog)
+    own.engines = dict(catalog.engines)
+    own.origins = dict(catalog.origins)
+    for release, eight in (("0.5.5", False), ("0.6.0", True)):
+        made = adopt(own, "vllm", release)
+        assert made is not None
+        formats = {w.quant: w for w in made.weight_formats}
+        assert str(formats["bnb4"].native) == ">=7.0" and not formats["bnb4"].unverified
+        if eight:
+            assert str(formats["bnb8"].native) == ">=7.0"
+        else:
+            assert formats["bnb8"].native is None and "load_in_8bit" in (formats["bnb8"].refused or "")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -197,6 +199,48 @@ def test_vllm_kernel_facts_read_from_an_old_release_tree(tmp_path):
     # the option built from that Literal (get_kwargs makes its values the choices) lists them in the flags table
     assert data["tables"]["flags"]["options"]["--kv-cache-dtype"]["choices"] == ["auto", "fp8", "fp8_e5m2"]
     assert "vllm/config.py" in data["tables"]["flags"]["from"]
+
+
+def _fatbin(*entries: tuple[int, int, int, bytes]) -> bytes:
+    """A fat binary container as nvcc writes one into a shared object: a 16-byte header (magic 0xBA55ED50, version
+    1, header size 16, the entries' size), then per entry a 64-byte header (kind: 1 PTX, 2 cubin; its header size;
+    the payload's size padded to 8; the architecture at byte 28; flags at byte 40, 0x8000 a ZSTD payload) and the
+    payload."""
+    body = b""
+    for kind, arch, flags, payload in entries:
+        padded = payload + b"\0" * (-len(payload) % 8)
+        header = bytearray(64)
+        struct.pack_into("<HHIQI", header, 0, kind, 0x0101, 64, len(padded), len(payload))
+        struct.pack_into("<I", header, 28, arch)
+        struct.pack_into("<Q", header, 40, flags)
+        body += bytes(header) + padded
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
+
+
+def test_compressed_cubins_are_read_from_their_fat_binary_entry_headers(tmp_path):
+    """A CUDA 13 wheel compresses every cubin (ZSTD), so no ELF header is left to read: each fat binary entry's own
+    header names its architecture. PTX entries are not cubins, a lone cubin is a stray, and an uncompressed cubin
+    inside a container counts once (from its entry, not again from its ELF header: sm_70 stays a stray)."""
+    tree = tmp_path / "tree"
+    shutil.copytree(DATA / "vllm-old-tree", tree)
+    zstd = b"\x28\xb5\x2f\xfd" + b"compressed cubin"
+    elf = (DATA / "vllm-old-tree" / "vllm" / "_C.abi3.so").read_bytes()[16:80]  # one sm_70 cubin's ELF header
+    so = (
+        b"\0" * 24
+        + _fatbin((2, 75, 0x8011, zstd), (2, 120, 0x8011, zstd), (1, 90, 0x8011, zstd), (2, 70, 0x11, elf))
+        + _fatbin((2, 75, 0x8011, zstd), (2, 120, 0x8011, zstd), (2, 86, 0x8011, zstd))
+        + b"libcudart.so.13\0"
+    )
+    (tree / "vllm" / "_C.abi3.so").write_bytes(so)
+    (tree / "vllm" / "vllm_flash_attn" / "_vllm_fa2_C.abi3.so").unlink()
+    proc, data = _harvest(tmp_path, "vllm==9.0.1", tree)
+    assert proc.returncode == 0, proc.stderr
+    assert data["tables"]["kernels"]["compiled_for"] == {
+        "sm": [75, 120],
+        "stray": [70, 86],
+        "from": ["vllm/_C.abi3.so"],
+        "cuda_major": 13,
+    }
 
 
 def test_sglang_kernel_facts_read_from_an_old_release_tree(tmp_path):
