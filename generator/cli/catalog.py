@@ -32,6 +32,9 @@ def matrix(
     fmt: Annotated[
         MatrixFormat, typer.Option("--format", metavar="md|json|html", help="md, json or html (a page to open)")
     ] = MatrixFormat.md,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", help="md: also the cells whose BF16/FP16 size is counted from the parameters")
+    ] = False,
     recipes: Recipes = [],  # noqa: B006
 ) -> None:
     """Per model × GPU, the smallest layout that runs: ✓ runs, ◐ runs with a caveat (named), ? unknown, ✗ blocked.
@@ -56,7 +59,7 @@ def matrix(
 
         typer.echo(to_html(cells, targets), nl=False)
     else:
-        typer.echo(to_markdown(cells, targets), nl=False)
+        typer.echo(to_markdown(cells, targets, verbose), nl=False)
 
 
 _LIST_SYNONYMS = {"gpus": "hardware", "gpu": "hardware", "model": "models", "engine": "engines", "builds": "engines"}
