@@ -204,3 +204,11 @@ def test_a_16_bit_size_counted_from_the_parameters_is_no_caveat_but_an_assumed_s
     cells = {c["model"]: c for c in cli(*args, "--format", "json").json()["cells"]}
     assert cells["qwen3-0.6b"]["symbol"] == "✓" and "0.6B parameters × 2 B" in cells["qwen3-0.6b"]["notes"][0]
     assert cells["glm-4.5"]["notes"] == [] and cells["glm-4.5"]["caveat"] == "estimated size"
+
+
+def test_the_page_opens_a_counted_16_bit_cell_to_its_count(cli):
+    """In the html matrix a ✓ opens to its plan; where that plan's BF16 size is counted from the parameters, the
+    count is there too (the page has no --verbose)."""
+    page = cli("matrix", "--model", "qwen3-0.6b", "--gpu", "h100-sxm", "--format", "html").out
+    cell = page.split('data-gpu="h100-sxm">', 1)[1].split("</td>", 1)[0]
+    assert "✓ 1×" in cell and "estimated as 1.2 GB (0.6B parameters × 2 B)" in cell, cell
