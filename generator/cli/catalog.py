@@ -35,7 +35,9 @@ def matrix(
     verbose: Annotated[
         bool,
         typer.Option(
-            "--verbose", help="md: every ◐ and ? cell's reasons whole, with sources (default: one line per reason)"
+            "--verbose",
+            help="md: every ◐ and ? cell's reasons whole, with sources, and the ✓ cells whose BF16/FP16 size is counted"
+            " from the parameters (default: one line per reason)",
         ),
     ] = False,
     recipes: Recipes = [],  # noqa: B006

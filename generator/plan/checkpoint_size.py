@@ -17,6 +17,13 @@ from ..catalog.schema.model import MAMBA_KINDS
 BYTES_PER_PARAM = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp8_block": 1.0}
 ESTIMATED = "checkpoint size not in the catalog: estimated"  # how every size estimate's note begins
 
+# A 16-bit checkpoint stores every parameter in 2 bytes and nothing else of weight, so parameters × 2 B is its size
+# up to the rounding of the published parameter count: within 2 % of each published BF16 size in the catalog
+# (tests/plan/test_checkpoint_size.py holds the catalog to it). Such a count is no caveat; an estimate of any other
+# format assumes group sizes, scales or which layers stay unquantized, and is (FP8 ~1-5 % low, GGUF up to ~28 %).
+COUNTED_EXACTLY = frozenset({"bf16", "fp16"})
+COUNTED_TOLERANCE = 0.02
+
 # INT4 weight-only checkpoints (AWQ, GPTQ, compressed-tensors W4A16) quantize the linear layers of the
 # transformer blocks in groups of 128 input channels: per weight 4 bits packed into int32, per group one
 # 16-bit scale and (AWQ, GPTQ) one 4-bit zero point packed into int32; the token embedding and lm_head
@@ -206,6 +213,12 @@ def _short(group: QuantGroup) -> str:
     return f"{'fp' if group.type == 'float' else 'int'}{group.bits}{g}" + (" +zero" if group.zero_point else "")
 
 
+def rough_estimate(quant: str, notes: Sequence[str]) -> bool:
+    """Whether a plan's size is an estimate that rests on an assumption (a caveat), not a 16-bit checkpoint's size
+    counted from its parameters (COUNTED_EXACTLY)."""
+    return quant not in COUNTED_EXACTLY and any(n.startswith(ESTIMATED) for n in notes)
+
+
 def estimated_label(notes: Sequence[str]) -> str | None:
     """'395.0 GB (int4 g128 + int8 g128)' from a plan's notes, where its size is an estimate."""
     for note in notes:
@@ -279,8 +292,9 @@ def checkpoint_bytes(
     if per_param is None:
         return None
     size = model.params_total_b * 1e9 * per_param
+    shown = f"{size / 1e9:.{0 if size >= 100e9 else 1}f}"
     return size, (
-        f"{ESTIMATED} as {size / 1e9:.0f} GB ({model.params_total_b:g}B parameters × {per_param:g} B)"
+        f"{ESTIMATED} as {shown} GB ({model.params_total_b:g}B parameters × {per_param:g} B)"
         + (": a lower bound, FP8 scales and unquantised layers add a few %" if per_param == 1 else "")
     )
 

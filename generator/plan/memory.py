@@ -261,10 +261,12 @@ def plan(inputs: MemoryInputs) -> Budget:
             continue
         most = max_concurrency(context)
         # a useful default keeps room for a small batch of requests beside one at full length;
-        # with per-request state, concurrency gives way before context does (the LibertAIDAI/GLM-5.3-Flash-NVFP4 card)
-        room_for_batch = not stateful or most >= SMALL_BATCH or context == contexts[-1]
+        # with per-request state, concurrency gives way before context does (the LibertAIDAI/GLM-5.3-Flash-NVFP4 card);
+        # an engine that allocates the context up front serves one request (--parallel 1): no batch to keep room for
+        room_for_batch = static_alloc or not stateful or most >= SMALL_BATCH or context == contexts[-1]
         if most >= 1 and room_for_batch and fits(context, 1 if static_alloc else min(SMALL_BATCH, most)):
-            limit = "model-max" if at_max else ("state" if stateful and most <= SMALL_BATCH else "kv")
+            by_state = stateful and most <= SMALL_BATCH and not static_alloc
+            limit = "model-max" if at_max else ("state" if by_state else "kv")
             return decide(context, default_concurrency(context), limit, True)
     return decide(contexts[-1], wanted or 1, "kv", False)
 

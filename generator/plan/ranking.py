@@ -51,7 +51,7 @@ from ..catalog.ggml import FILE_BPW, file_type_bits
 from ..catalog.schema import Deployment, Engine, Variant
 from ..catalog.schema.engine import Build
 from ..frozen import frozen
-from .checkpoint_size import ESTIMATED
+from .checkpoint_size import COUNTED_EXACTLY, ESTIMATED, rough_estimate
 from .defects import defects
 from .memory import GIB
 from .types import GATES, Candidate
@@ -259,13 +259,13 @@ def _caveats(offload: bool, p: Preview | Candidate, estimated: bool) -> list[Cav
 
 
 def caveats(c: Candidate) -> list[Caveat]:
-    """The caveats of a plan, most costly first."""
-    return _caveats(c.offload is not None, c, size_estimated(c))
+    """The caveats of a plan, most costly first. A 16-bit checkpoint's size counted from its parameters is none."""
+    return _caveats(c.offload is not None, c, rough_estimate(c.variant.quant, c.budget.notes if c.budget else ()))
 
 
 def may_be_clean(p: Preview) -> bool:
     """Whether a plan of this path could have no caveat (offload is the memory plan's to decide)."""
-    return not _caveats(False, p, p.estimated)
+    return not _caveats(False, p, p.estimated and p.variant.quant not in COUNTED_EXACTLY)
 
 
 # a checkpoint of the 8-bit class stored in fewer bits than this (Q6_K, ~6.6) is named by its own bits in a reason

@@ -10,7 +10,7 @@ from ..catalog.index import Catalog
 from ..catalog.schema import Model
 from ..catalog.targets import Target
 from ..frozen import evolve, frozen
-from ..plan.checkpoint_size import ESTIMATED, estimated_label
+from ..plan.checkpoint_size import COUNTED_EXACTLY, COUNTED_TOLERANCE, ESTIMATED, estimated_label
 from ..plan.describe import LINE, wrap
 from ..plan.gates import SharedVerdicts
 from ..plan.layout_search import Ranking, rank
@@ -23,7 +23,10 @@ Symbol = Literal["✓", "◐", "✗", "?"]
 LEGEND: dict[Symbol, str] = {
     "✓": "runs: official engine build, native weight kernels, weights from the maker or a partner",
     "◐": "runs with a caveat, named in the cell: offload (weights in host RAM, slow), fallback kernel (e.g. "
-    "Marlin), community or fork build, community weights, or estimated size (the checkpoint's size is estimated)",
+    "Marlin), community or fork build, community weights, or estimated size (the checkpoint's size is estimated "
+    "from the format's usual storage: FP8, INT4, FP4 or GGUF; a BF16/FP16 size counted as parameters × 2 bytes is "
+    "no caveat, "
+    f"within {COUNTED_TOLERANCE:.0%} of every published BF16 size in the catalog: --verbose lists them)",
     "✗": "blocked: every path fails a gate (the deciding gate is named)",
     "?": "unknown: the best path is untested, lacks a fact (e.g. checkpoint size) or rests on an unverified fact",
 }
@@ -44,6 +47,7 @@ class Cell:
     reasons: tuple[str, ...]
     layout: str | None = None  # "1×", "2×", "2×8" (nodes × GPUs): the layout the cell is for
     caveat: str | None = None  # ◐: the caveat named in the cell (one of plan.ranking.CAVEATS), "+N" when there are more
+    notes: tuple[str, ...] = ()  # what the plan rests on that is no caveat: a 16-bit size counted from the parameters
 
     def short(self) -> str:
         """What the grid shows: the mark, the layout, and the caveat (◐) or the deciding gate (✗, ?)."""
@@ -55,6 +59,13 @@ def _grade(c: Candidate) -> tuple[Symbol, list[tuple[str, str]]]:
     for kind in caveats(c):
         why.append((kind, _caveat_text(kind, c)))
     return ("◐" if why else "✓"), why
+
+
+def _counted(c: Candidate) -> tuple[str, ...]:
+    """A 16-bit checkpoint's size counted from its parameters: said (--verbose, json), but no caveat."""
+    if c.variant.quant not in COUNTED_EXACTLY or c.budget is None:
+        return ()
+    return tuple(n for n in c.budget.notes if n.startswith(ESTIMATED))
 
 
 def _caveat_text(kind: Caveat, c: Candidate) -> str:
@@ -110,7 +121,8 @@ def _classify(r: Ranking, target: str) -> Cell:
         (symbol, why), best = next(((g, c) for g, c in graded if g[0] == "✓"), graded[0])
         summary = f"{best.engine.name} {best.build.id} · {best.variant.id} ({best.status}) on {best.layout.gpus} GPU(s)"
         caveat = (why[0][0] + (f" +{len(why) - 1}" if len(why) > 1 else "")) if why else None
-        return Cell(model, target, symbol, None, summary, tuple(w for _, w in why) or (summary,), caveat=caveat)
+        reasons = tuple(w for _, w in why) or (summary,)
+        return Cell(model, target, symbol, None, summary, reasons, caveat=caveat, notes=_counted(best))
     assert r.candidates is not None  # a blocked ranking gates the closest paths (rejections="closest-when-blocked")
     closest = sorted(r.candidates, key=lambda c: (len(c.failing()), rank_key(c)))
     if not closest:
@@ -234,6 +246,7 @@ def to_json(cells: list[Cell], targets: list[Target]) -> dict[str, Any]:
                 "gate": c.gate,
                 "summary": c.summary,
                 "reasons": list(c.reasons),
+                "notes": list(c.notes),
             }
             for c in cells
         ],
@@ -281,6 +294,10 @@ def to_markdown(cells: list[Cell], targets: list[Target], verbose: bool = False)
             ]
         )
         out.extend(line for group in grouped(why, labels) for line in group.lines())
+    noted = [c for c in cells if c.notes] if verbose else []
+    if noted:
+        out.extend(["", "Sizes counted, not published (no caveat):"])
+        out.extend(f"- {c.short()} · {c.model} on {c.target}: {'; '.join(c.notes)}" for c in noted)
     return "\n".join(out) + "\n"
 
 

@@ -70,7 +70,8 @@ def _text(reason: str) -> str:
 
 def _cell(cell: Cell) -> str:
     mark = f'<span class="mark">{escape(cell.short())}</span>'
-    reasons = cell.reasons if cell.symbol != "✓" else (cell.summary,)
+    # a ✓ opens to its plan, and to a 16-bit size counted from the parameters where that is what it rests on
+    reasons = cell.reasons if cell.symbol != "✓" else (cell.summary, *cell.notes)
     items = "".join(f"<li>{_text(r)}</li>" for r in reasons)
     shown = f"<details><summary>{mark}</summary><ul>{items}</ul></details>" if items else mark
     return f'<td class="{_CLASS[cell.symbol]}" data-gpu="{escape(cell.target.casefold())}">{shown}</td>'

@@ -241,6 +241,8 @@ def test_a_3_bit_file_that_plans_a_longer_context_does_not_outrank_a_4_bit_one_o
         ("rtx-4080", "qwen3.5-27b", "IQ3_XXS"),
         ("rtx-4080", "qwen2.5-coder-32b", "IQ3_XXS"),
         ("rtx-5060-ti-16gb", "qwen2.5-coder-32b", "IQ3_XXS"),
+        ("rtx-4080", "gemma-4-31b", "IQ3_XXS"),
+        ("rtx-5060-ti-16gb", "gemma-4-31b", "IQ3_XXS"),
     ],
 )
 def test_a_dense_27_to_32b_model_on_one_16gb_card_runs_a_3_bit_file_on_the_gpu_before_offloading_a_4_bit_one(
@@ -325,3 +327,21 @@ def test_mistral_small_24b_on_one_16gb_card_runs_iq4_xs_with_a_q8_0_cache_not_q4
     assert first["why_first"].startswith(f"larger planned context ({first['settings']['context']} vs ")
     roomy = plans_for("rtx-4090", 1, "mistral-small-24b")[0]
     assert file_type(roomy) not in ("IQ4_XS", "Q3_K_M"), roomy["variant"]
+
+
+@pytest.mark.parametrize("gpu", ["rtx-4080", "rtx-5060-ti-16gb"])
+def test_qwen3_6_27b_on_one_16gb_card_runs_a_13_gib_file_with_a_long_context_not_4k(gpu: str):
+    """Qwen3.6-27B keeps KV in only 16 of its 64 layers (the rest are gated DeltaNet with a fixed state), so
+    bartowski's Q3_K_M (13.37 GiB) leaves a 16 GB card room for tens of thousands of tokens; llama.cpp allocates the
+    context up front and serves one request (--parallel 1), so the plan must not shrink the context to keep room for a
+    batch of requests it will never serve (it planned 4,096 tokens). The larger IQ4_XS (14.27 GiB) offloads layers."""
+    plans = plans_for(gpu, 1, "qwen3.6-27b")
+    first = plans[0]
+    assert first["offload"] is None and file_type(first) == "Q3_K_M", (first["variant"], first["offload"])
+    context = first["settings"]["context"]
+    assert context >= 16384
+    argv = first["argv"]
+    assert argv[argv.index("--ctx-size") + 1] == str(context) and argv[argv.index("--parallel") + 1] == "1"
+    assert first["memory"]["limit"] != "state", first["memory"]
+    iq4 = next(p for p in plans if file_type(p) == "IQ4_XS")
+    assert iq4["offload"] is not None and tps(iq4) < tps(first)

@@ -181,3 +181,34 @@ def test_shared_kernel_verdicts_hold_for_every_model_of_a_shape(catalog):
                         shared += 1
                         assert known == result, (model.id, build.id, hw.id)
     assert shared > 1000
+
+
+def test_a_16_bit_size_counted_from_the_parameters_is_no_caveat_but_an_assumed_storage_is(cli):
+    """Qwen3-0.6B's BF16 checkpoint has no published size: parameters × 2 bytes is its size (within the catalog's
+    tolerance, see tests/plan/test_checkpoint_size.py), so its cell is ✓ and the count shows only under --verbose and
+    in the json's notes. GLM-4.5's FP8 size is a lower bound that assumes no 16-bit layers: still ◐ estimated size."""
+    args = ("matrix", "--model", "qwen3-0.6b", "--model", "glm-4.5", "--gpu", "h100-sxm")
+    plain = cli(*args).out
+    rows = {line.split(" | ")[0].strip("| "): line for line in plain.splitlines() if line.startswith("| ")}
+    assert "| ✓ 1× |" in rows["qwen3-0.6b"], rows["qwen3-0.6b"]
+    assert "◐ 8× estimated size" in rows["glm-4.5"], rows["glm-4.5"]
+    assert "parameters × 2 B" not in plain and "Sizes counted" not in plain
+    assert "a BF16/FP16 size counted as parameters × 2 bytes is no caveat, within 2% of every published" in plain
+    verbose = cli(*args, "--verbose").out
+    counted = verbose.split("Sizes counted, not published (no caveat):\n", 1)[1]
+    assert counted.startswith(
+        "- ✓ 1× · qwen3-0.6b on h100-sxm: checkpoint size not in the catalog: estimated as 1.2 GB"
+        " (0.6B parameters × 2 B)"
+    )
+    assert "glm-4.5" not in counted
+    cells = {c["model"]: c for c in cli(*args, "--format", "json").json()["cells"]}
+    assert cells["qwen3-0.6b"]["symbol"] == "✓" and "0.6B parameters × 2 B" in cells["qwen3-0.6b"]["notes"][0]
+    assert cells["glm-4.5"]["notes"] == [] and cells["glm-4.5"]["caveat"] == "estimated size"
+
+
+def test_the_page_opens_a_counted_16_bit_cell_to_its_count(cli):
+    """In the html matrix a ✓ opens to its plan; where that plan's BF16 size is counted from the parameters, the
+    count is there too (the page has no --verbose)."""
+    page = cli("matrix", "--model", "qwen3-0.6b", "--gpu", "h100-sxm", "--format", "html").out
+    cell = page.split('data-gpu="h100-sxm">', 1)[1].split("</td>", 1)[0]
+    assert "✓ 1×" in cell and "estimated as 1.2 GB (0.6B parameters × 2 B)" in cell, cell
