@@ -5,13 +5,16 @@ For every class that registry lists as a decoder (kinds text_generation, multimo
 and for which tests/data holds a real config.json (see tests/data/PROVENANCE.md), the script lays out a local
 folder as the tests do (the config, plus the index's total_size where tests/data records one) and asks
 `recipegen explain --engine vllm --build vllm-<newest>` on H200s, as many as the widest tensor-parallel split of
-8 the heads allow. It prints one line per class: planned (with the rule that derived the layout, KV bytes per
-token and weights per GPU), unknown (no gate fails, but one cannot say: vLLM's reason) or refused (with vLLM's
-first rejection reason), then the totals, and how many planned classes without a recipe in recipes/models are
-sized from their checkpoint's own bytes (an index's total_size or a single weight file's size).
+8 the heads allow. Every other decoder class of the registry is measured the same way from a config of its own
+class's defaults (tests/data/defaults, made by scripts/default_configs.py from transformers' or vLLM's
+configuration class), under a heading of its own: defaults are no checkpoint, and size the model from shapes.
 
-It also counts the decoder classes of that registry that tests/data holds no config.json for (their names are in
---format json, `without_config`): the classes this measurement cannot speak for.
+It prints one line per class: planned (KV bytes per token, the window-bounded KV per request where sliding-window
+layers keep one, weights per GPU), unknown (no gate fails, but one cannot say: vLLM's reason), refused for memory
+alone (with the figures) or failed (the reason), then the totals per heading, how many planned classes without a
+recipe in recipes/models are sized from their checkpoint's own bytes (an index's total_size or a single weight
+file's size), and how many decoder classes have no config at all (--format json: `without_config`, each with the
+reason scripts/default_configs.py recorded): the classes this measurement cannot speak for.
 
 python scripts/arch_coverage.py                 # the table and the totals
 python scripts/arch_coverage.py --format json   # one object per class

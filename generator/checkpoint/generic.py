@@ -43,6 +43,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "intermediate_size": ("n_inner", "ffn_dim", "ffn_hidden_size"),
     "vocab_size": ("padded_vocab_size",),
     "head_dim": ("hidden_size_per_head", "attention_head_dim"),  # Zamba2: attention_head_dim
+    # LongCat-Flash (LongcatFlashConfig's attribute_map; vLLM's longcat_flash.py reads moe_intermediate_size)
+    "moe_intermediate_size": ("expert_ffn_hidden_size",),
 }
 NESTED_FIELDS: dict[str, dict[str, str]] = {
     "attn_config": {"kv_n_heads": "num_key_value_heads"},

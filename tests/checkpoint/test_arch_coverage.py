@@ -193,6 +193,20 @@ def test_every_class_of_defaults_plans_or_is_refused_for_memory_alone_with_the_f
         assert arch not in rows and arch not in real and why == sources["classes"][arch]["why"], arch
 
 
+def test_an_expert_width_stated_as_expert_ffn_hidden_size_sizes_the_experts(tmp_path):
+    # LongCat-Flash states its expert width as expert_ffn_hidden_size (LongcatFlashConfig's attribute_map makes it
+    # moe_intermediate_size, which vLLM's longcat_flash.py reads), not ffn_hidden_size, the dense MLPs' width: the
+    # routed experts alone are layers × experts × 3 matrices of hidden × that width, the rest a few percent more
+    folder = tmp_path / "longcat"
+    folder.mkdir()
+    shutil.copy(DEFAULTS / "LongcatFlashForCausalLM" / "config.json", folder / "config.json")
+    c = json.loads((folder / "config.json").read_text())
+    experts = c["num_layers"] * c["n_routed_experts"] * 3 * c["hidden_size"] * c["expert_ffn_hidden_size"]
+    report = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE)
+    assert report.code == 0, report.err
+    assert experts <= report.json()["derived"]["params_total_b"] * 1e9 <= 1.05 * experts
+
+
 def test_a_transformers_5_config_with_only_a_per_layer_list_plans_a_hybrid(tmp_path):
     # NemotronHConfig (transformers 5) writes layers_block_type (linear_attention = Mamba, full_attention) and no
     # num_hidden_layers: the layer count is the list's length, the Mamba layers the linear_attention entries
