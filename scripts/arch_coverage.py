@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -200,8 +201,8 @@ def main() -> int:
                 what = f"UNKNOWN  {r['reason']}"
             elif r["memory_only"]:
                 what = f"REFUSED (memory)  {r['reason']}"
-            else:
-                what = f"FAILED  {r['reason']}"
+            else:  # the builds that load the class are in --format json; here the reason it is not planned
+                what = "FAILED  " + re.sub(r" is loaded by .*?, but ", " is loaded, but ", str(r["reason"]))
             print(f"{r['class']:<40} {r['weights_from'] if kind == 'checkpoint' else 'defaults':<22} {what}")
     print()
     for kind, title in (("checkpoint", "a checkpoint's own config"), ("defaults", "the class's defaults")):
