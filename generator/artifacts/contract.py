@@ -56,6 +56,9 @@ def budget_json(b: Budget) -> dict[str, Any]:
         "kv_bytes_per_token": round(b.per_token_bytes, 1),
         "per_request_bytes": round(b.per_request_bytes, 1),
         "state_bytes_per_request": round(b.state_per_request_bytes, 1),
+        # the sliding-window layers' KV of one request (at most the window, whatever the context): with
+        # kv_bytes_per_token 0, every attention layer is windowed and this is all of a request's KV
+        "kv_window_bytes_per_request": round(b.window_per_request_bytes, 1),
         "context": b.context,
         "concurrency": b.concurrency,
         "full_length_requests": b.full_length_requests,

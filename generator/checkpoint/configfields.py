@@ -33,13 +33,24 @@ def as_int(value: Any) -> int | None:
 # where a multimodal config nests its language model: transformers' text_config; InternVL's remote-code
 # llm_config (the text model vLLM's internvl.py builds beside the vision tower); DeepSeek-VL2 / OCR's
 # language_config (the text_config vLLM's DeepseekVLV2Config makes of it)
-TEXT_CONFIG_KEYS = ("text_config", "llm_config", "language_config")
+# language_config (the text_config vLLM's DeepseekVLV2Config makes of it); Ultravox's wrapped_model_config (the
+# text model vLLM's UltravoxConfig keeps; its text_config property returns it)
+TEXT_CONFIG_KEYS = ("text_config", "llm_config", "language_config", "wrapped_model_config")
+# an omni model's language model sits one level deeper, in the thinker (transformers' Qwen2_5OmniConfig and
+# Qwen3OmniMoeConfig: thinker_config.text_config; vLLM's qwen2_5_omni_thinker.py serves the thinker alone)
+PART_KEYS = ("thinker_config",)
 
 
 def text_config(config: dict[str, Any]) -> dict[str, Any]:
-    """The language model's own fields: a multimodal config nests them (TEXT_CONFIG_KEYS)."""
-    inner = next((config[k] for k in TEXT_CONFIG_KEYS if isinstance(config.get(k), dict)), None)
-    return {**config, **inner} if inner is not None else config
+    """The language model's own fields: a multimodal config nests them (TEXT_CONFIG_KEYS, inside PART_KEYS for
+    an omni model). A field written as null is left out: transformers 5's to_dict writes every attribute, set or
+    not, and an unset one says nothing about the layout."""
+    merged = {k: v for k, v in config.items() if v is not None}
+    for keys in (PART_KEYS, TEXT_CONFIG_KEYS):
+        inner = next((merged[k] for k in keys if isinstance(merged.get(k), dict)), None)
+        if inner is not None:
+            merged |= {k: v for k, v in inner.items() if v is not None}
+    return merged
 
 
 def slug(text: str) -> str:

@@ -14,7 +14,15 @@ from .architectures import Rule, rules
 from .config_bounds import config_problem, schema_problem
 from .configfields import as_int, rope_scaling, slug, text_config, word
 from .files import Checkpoint
-from .generic import field_names, generic_fields, generic_rule, kind_label, mlp_matrices
+from .generic import (
+    field_names,
+    generic_fields,
+    generic_rule,
+    kind_label,
+    mlp_matrices,
+    served_context,
+    written_by_transformers5,
+)
 from .layouts import (
     attention_free,
     attention_of,
@@ -54,7 +62,7 @@ def derive(ck: Checkpoint) -> Derivation:
     config = ck.config
     arch_list = config.get("architectures")
     arch = word(arch_list[0]) if isinstance(arch_list, list) and arch_list else None
-    c = text_config(config)
+    c = written_by_transformers5(text_config(config))
     model_type = word(config.get("model_type") or c.get("model_type"))
     facts: list[tuple[str, str]] = [("architecture", arch or "not stated"), ("model_type", model_type or "?")]
     rule = rules().get(arch or "")
@@ -168,7 +176,7 @@ def derive(ck: Checkpoint) -> Derivation:
                 moe=moe,
                 mtp_layers=as_int(c.get("num_nextn_predict_layers"))
                 or (as_int(c.get("num_mtp_modules")) or 0 if c.get("use_mtp") is True else 0),
-                max_context=as_int(c.get("max_position_embeddings")) or 0,
+                max_context=as_int(c.get("max_position_embeddings")) or served_context(c),
                 rope_scaling=RopeScaling(type=rope[0], keys=rope[1], sources=sources) if rope else None,
                 multimodal=isinstance(config.get("text_config"), dict) or isinstance(config.get("vision_config"), dict),
                 params_vision_b=(round(vision / 1e9, 3) or vision / 1e9) if vision else None,

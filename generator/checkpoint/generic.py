@@ -43,6 +43,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "intermediate_size": ("n_inner", "ffn_dim", "ffn_hidden_size"),
     "vocab_size": ("padded_vocab_size",),
     "head_dim": ("hidden_size_per_head", "attention_head_dim"),  # Zamba2: attention_head_dim
+    # LongCat-Flash (LongcatFlashConfig's attribute_map; vLLM's longcat_flash.py reads moe_intermediate_size)
+    "moe_intermediate_size": ("expert_ffn_hidden_size",),
 }
 NESTED_FIELDS: dict[str, dict[str, str]] = {
     "attn_config": {"kv_n_heads": "num_key_value_heads"},
@@ -102,6 +104,32 @@ def lfm2_ff_dim(c: dict[str, Any], ff: int) -> int:
     return step * ((ff + step - 1) // step)
 
 
+def written_by_transformers5(c: dict[str, Any]) -> dict[str, Any]:
+    """The config with the fields the rules read, where transformers 5 writes them another way: a hybrid's layer
+    count only as the length of its per-layer list (NemotronHConfig keeps layers_block_type and drops
+    num_hidden_layers), and KDA's heads and width as flat linear_* fields (KimiLinearConfig, Glm5NextTextConfig:
+    linear_num_heads, linear_head_dim, linear_conv_kernel_dim) where the remote-code configs vLLM's
+    kimi_linear.py reads nest them in linear_attn_config."""
+    out = dict(c)
+    listed = next((out[k] for k in ("layers_block_type", "layer_types") if isinstance(out.get(k), list)), None)
+    if as_int(out.get("num_hidden_layers")) is None and listed:
+        out["num_hidden_layers"] = len(listed)
+    flat = {"num_heads": out.get("linear_num_heads"), "head_dim": out.get("linear_head_dim")}
+    # gated DeltaNet states key and value heads apart (linear_num_value_heads): not these
+    kda = all(as_int(v) for v in flat.values()) and "linear_num_value_heads" not in out
+    if kda and not isinstance(out.get("linear_attn_config"), dict):
+        kernel = {"short_conv_kernel_size": out["linear_conv_kernel_dim"]} if "linear_conv_kernel_dim" in out else {}
+        out["linear_attn_config"] = flat | kernel
+    return out
+
+
+def served_context(c: dict[str, Any]) -> int:
+    """The context length vLLM derives from a config of any class: model_max_length where set, else the smallest
+    length field it knows (CONTEXT_KEYS), else its 2048."""
+    lengths = [n for k in CONTEXT_KEYS if (n := as_int(c.get(k))) is not None]
+    return as_int(c.get("model_max_length")) or (min(lengths) if lengths else VLLM_DEFAULT_CONTEXT)
+
+
 def generic_fields(c: dict[str, Any]) -> dict[str, Any]:
     """The config with the fields the generic rule reads under their usual names, filled from the names
     older classes use (as transformers' attribute_map and vLLM map them); the context length and the KV heads
@@ -120,10 +148,8 @@ def generic_fields(c: dict[str, Any]) -> dict[str, Any]:
             found = next((out[n] for n in names if out.get(n) is not None), None)
             if found is not None:
                 out[key] = found
-    lengths = [n for k in CONTEXT_KEYS if (n := as_int(out.get(k))) is not None]
     if out.get("max_position_embeddings") is None or as_int(out["max_position_embeddings"]) is not None:
-        cohere = as_int(out.get("model_max_length"))  # a value that is no count stays, for the bounds to name
-        out["max_position_embeddings"] = cohere or (min(lengths) if lengths else VLLM_DEFAULT_CONTEXT)
+        out["max_position_embeddings"] = served_context(out)  # a value that is no count stays, for the bounds
     if out.get("multi_query") is True and not out.get("new_decoder_architecture"):
         out["num_key_value_heads"] = 1  # Falcon's multi-query attention: one KV head
     elif out.get("multi_query_attention") is False:
@@ -201,9 +227,19 @@ def window_pattern(c: dict[str, Any]) -> list[int] | None:
     return None
 
 
+# layer_types entries that say a layer's attention in full (transformers 5 names chunked layers too): with
+# them the fields that would say the same as a rule (every n-th layer global, a chunk size) are read through
+# the list, not apart from it
+STATED_TYPES = {"full_attention", "sliding_attention", "chunked_attention"}
+STATED_BY_TYPES = {"global_attn_every_n_layers", "attention_chunk_size"}
+
+
 def unread_fields(c: dict[str, Any]) -> list[str]:
     """The per-layer layout fields of a config that the generic rule cannot read."""
     unread = [f for f in UNREAD_LAYOUT_FIELDS if f in c]
+    types = c.get("layer_types")
+    if isinstance(types, list) and types and {str(t) for t in types} <= STATED_TYPES:
+        unread = [f for f in unread if f not in STATED_BY_TYPES]
     windowed = window_pattern(c) is not None or "sliding_attention" in _layer_types(c)
     if "hybrid_layer_pattern" in c and window_pattern(c) is None:
         unread.insert(0, "hybrid_layer_pattern")
@@ -253,6 +289,13 @@ def generic_rule(arch: str, c: dict[str, Any]) -> Rule | str:
     problem = recurrent_problem(c)
     if problem is not None:
         return problem
+    if c.get("is_encoder_decoder") is True and "num_attention_heads" not in c:
+        # Whisper, BART / mBART (encoder_layers, decoder_layers, d_model): vLLM serves them as encoder-decoder
+        # models whose decoder also caches the encoder's keys (cross-attention); recipegen sizes decoder-only stacks
+        stated = ", ".join(f"{k} {c[k]}" for k in ("encoder_layers", "decoder_layers") if k in c)
+        return f"config.json describes an encoder-decoder model ({stated or 'is_encoder_decoder'}): recipegen " + (
+            "lays out decoder-only language models"
+        )
     unread = unread_fields(c)
     if unread:
         return f"config.json has {', '.join(unread)}, a per-layer layout the generic rule does not read"

@@ -43,7 +43,9 @@ MAMBA_FIELDS: dict[str, tuple[str, ...]] = {
 }
 # layer-type names that mark a layer's mixer (layer_types, layers_block_type); Zamba2's "hybrid" layers run
 # a shared attention block beside their Mamba mixer
-STATE_TYPES = {"mamba", "mamba2", "hybrid", "conv", "short_conv"}
+# a running Mamba / conv layer; transformers 5 renames mamba to linear_attention and attention to full_attention
+# (configuration_utils.py _LEGACY_LAYER_TYPE_REMAP) in the configs it writes
+STATE_TYPES = {"mamba", "mamba2", "hybrid", "conv", "short_conv", "linear_attention"}
 ATTENTION_TYPES = {"attention", "full_attention", "hybrid"}
 
 
@@ -314,6 +316,11 @@ def attention_of(
         elif flags is not None:  # MiMo-V2-Flash: 1 marks a window layer; mimo_v2_flash.py's window field
             window = as_int(c.get("sliding_window_size")) or window
             window_layers = sum(flags[:layers]) or None
+        elif isinstance(layer_types, list) and "chunked_attention" in layer_types:
+            # chunked local attention (Llama 4's RoPE layers, llama4.py ChunkedLocalAttention): a layer keeps
+            # at most attention_chunk_size tokens, as a window layer does
+            window = as_int(c.get("attention_chunk_size"))
+            window_layers = sum(1 for t in layer_types[:layers] if t == "chunked_attention") or None
         elif isinstance(layer_types, list) and layer_types:
             window_layers = sum(1 for t in layer_types if t == "sliding_attention") or None
         elif window and (pattern := as_int(c.get("sliding_window_pattern") or c.get("_sliding_window_pattern"))):

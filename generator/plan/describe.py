@@ -34,12 +34,17 @@ def budget_table(b: Budget, indent: str = "     ") -> list[str]:
         rows.append(f"{indent}  runtime reserve    {b.reserve_gib:8.2f} GiB  (estimate)")
     rows += [
         f"{indent}  KV pool            {b.kv_pool_gib:8.2f} GiB",
-        f"{indent}    one {b.context}-token request  {b.kv_gib:8.2f} GiB  ({b.per_token_bytes / 1024:.2f} KiB/token)",
+        f"{indent}    one {b.context}-token request  {b.kv_gib:8.2f} GiB  ({b.per_token_bytes / 1024:.2f} KiB/token"
+        + ("; the window layers' KV is per-request cache, below)" if b.window_per_request_bytes else ")"),
     ]
     if b.per_request_bytes:
+        window, state = b.window_per_request_bytes / 2**20, b.state_per_request_bytes / 2**20
+        parts = [f"window-bounded KV {window:.1f} MiB"] * bool(window) + [f"recurrent state {state:.1f} MiB"] * bool(
+            state
+        )
         rows.append(
             f"{indent}    per-request cache × {b.concurrency}  {b.state_gib:8.2f} GiB  "
-            f"({b.per_request_bytes / 2**20:.1f} MiB each)"
+            f"({b.per_request_bytes / 2**20:.1f} MiB each: {', '.join(parts)})"
         )
     rows.append(f"{indent}    free               {b.free_gib:8.2f} GiB")
     rows.append(

@@ -55,6 +55,11 @@ class Budget:
         return self.context * self.per_token_bytes / GIB
 
     @property
+    def window_per_request_bytes(self) -> float:
+        """The sliding-window layers' KV of one request: at most the window's tokens, whatever the context."""
+        return max(0.0, self.per_request_bytes - self.state_per_request_bytes)
+
+    @property
     def state_gib(self) -> float:
         return self.concurrency * self.per_request_bytes / GIB
 
@@ -290,7 +295,12 @@ def _verdict(
             f"{kv_one * concurrency + state:.1f} GiB of KV per GPU{recurrent}; {pool:.1f} GiB is free after weights"
         )
     else:
-        text = f"one {context}-token request needs {kv_one:.2f} GiB of KV per GPU"
+        window = fp.per_request - fp.state_per_request
+        text = f"one {context}-token request needs {kv_one + window / GIB:.2f} GiB of KV per GPU"
+        if window and fp.per_token:
+            text += f" ({window / 2**20:.1f} MiB of it in the sliding-window layers, which keep only their window)"
+        elif window:  # every attention layer windowed: the cache stops growing at the window, whatever the context
+            text += f" (every attention layer keeps only its window: {window / 2**20:.1f} MiB, whatever the context)"
         if fp.per_request:
             text += f", {concurrency} request(s) reserve {state:.2f} GiB of per-request cache"
             if each:

@@ -4,6 +4,7 @@ them (its dtype auto: a missing dtype reads as float32, cast to 16 bits on load,
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
@@ -23,7 +24,8 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
 GENERIC = ("configs", "transcribed", "hybrids", "windowed", "quantized")
 
 
-def _measure() -> dict[str, object]:
+@functools.cache
+def _measure() -> dict[str, object]:  # one sweep (about a minute) for every test of this file
     proc = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "arch_coverage.py"), "--format", "json"],
         capture_output=True, text=True, timeout=300, check=False,
@@ -150,4 +152,99 @@ def test_every_registry_class_added_for_coverage_plans_or_is_refused_for_memory_
             continue
         assert row["kv_bytes_per_token"] == _expected_kv(config, row["gpus"]), arch
     # the coverage script says how many decoder classes of the registry it cannot speak for
-    assert isinstance(measured["without_config"], list) and "LagunaForCausalLM" not in measured["without_config"]
+    assert isinstance(measured["without_config"], dict) and "LagunaForCausalLM" not in measured["without_config"]
+
+
+# tests/data/defaults: a config.json for every decoder class of the registry tests/data holds no checkpoint config
+# for, made by scripts/default_configs.py from the class's own configuration code with its defaults (SOURCES.json)
+DEFAULTS = DATA / "defaults"
+# the classes whose defaults recipegen cannot lay out yet, each with the fields its one-line reason must name: when
+# one of them plans, this list shrinks (the test fails until it does). Inkling (vllm/models/inkling) runs
+# relative-position attention whose window layers carry their own heads and a short-conv state kept as a paged
+# window cache; none of that is modelled
+NOT_YET = {a: "swa_num_attention_heads" for a in ("InklingForCausalLM", "InklingForConditionalGeneration")}
+
+
+def test_every_class_of_defaults_plans_or_is_refused_for_memory_alone_with_the_figures():
+    measured = _measure()
+    sources = json.loads((DEFAULTS / "SOURCES.json").read_text())
+    rows = {r["class"]: r for r in measured["classes"] if r["config_kind"] == "defaults"}  # type: ignore[index]
+    written = {a for a, v in sources["classes"].items() if v["config"]}
+    # every config of defaults is measured, as defaults, unless a checkpoint's own config is in tests/data
+    real = {r["class"] for r in measured["classes"] if r["config_kind"] == "checkpoint"}  # type: ignore[index]
+    assert set(rows) == written - real and len(rows) >= 100
+    for arch, row in rows.items():
+        config = json.loads((DEFAULTS / arch / "config.json").read_text())
+        assert config["architectures"] == [arch]
+        assert sources["classes"][arch]["from"].startswith(("transformers ", "vLLM ")), arch
+        if row["planned"]:
+            assert row["weights_gib"] > 0 and row["kv_bytes_per_token"] >= 0, row
+            continue
+        if arch in NOT_YET:
+            assert NOT_YET[arch] in row["reason"] and "\n" not in row["reason"], row
+            continue
+        assert row["memory_only"], (arch, row["reason"])
+        assert "GiB per GPU" in row["reason"] and "short by" in row["reason"], row
+    assert {a for a, r in rows.items() if not r["planned"] and not r["memory_only"]} == set(NOT_YET)
+    # a class no code gives a config for is listed with the reason, never silently dropped
+    missing = measured["without_config"]
+    assert isinstance(missing, dict)
+    for arch, why in missing.items():
+        assert arch not in rows and arch not in real and why == sources["classes"][arch]["why"], arch
+
+
+def test_an_expert_width_stated_as_expert_ffn_hidden_size_sizes_the_experts(tmp_path):
+    # LongCat-Flash states its expert width as expert_ffn_hidden_size (LongcatFlashConfig's attribute_map makes it
+    # moe_intermediate_size, which vLLM's longcat_flash.py reads), not ffn_hidden_size, the dense MLPs' width: the
+    # routed experts alone are layers × experts × 3 matrices of hidden × that width, the rest a few percent more
+    folder = tmp_path / "longcat"
+    folder.mkdir()
+    shutil.copy(DEFAULTS / "LongcatFlashForCausalLM" / "config.json", folder / "config.json")
+    c = json.loads((folder / "config.json").read_text())
+    experts = c["num_layers"] * c["n_routed_experts"] * 3 * c["hidden_size"] * c["expert_ffn_hidden_size"]
+    report = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE)
+    assert report.code == 0, report.err
+    assert experts <= report.json()["derived"]["params_total_b"] * 1e9 <= 1.05 * experts
+
+
+def test_a_transformers_5_config_with_only_a_per_layer_list_plans_a_hybrid(tmp_path):
+    # NemotronHConfig (transformers 5) writes layers_block_type (linear_attention = Mamba, full_attention) and no
+    # num_hidden_layers: the layer count is the list's length, the Mamba layers the linear_attention entries
+    folder = tmp_path / "nemotron-h"
+    folder.mkdir()
+    shutil.copy(DEFAULTS / "NemotronHPuzzleForCausalLM" / "config.json", folder / "config.json")
+    config = json.loads((folder / "config.json").read_text())
+    assert "num_hidden_layers" not in config
+    types = config["layers_block_type"]
+    report = run_cli("inspect", str(folder), "--format", "json", env=OFFLINE)
+    assert report.code == 0, report.err
+    explained = run_cli(
+        "explain", "--gpu", "h200", "--gpus", "1", "--model", str(folder), "--engine", "vllm", "--format", "json",
+        env=OFFLINE,
+    )  # fmt: skip
+    assert explained.code == 0, explained.err
+    memory = explained.json()["plans"][0]["memory"]
+    attention = types.count("full_attention")
+    # vLLM's nemotron_h.py: K and V of num_key_value_heads × head_dim on each attention layer, 2 bytes
+    assert memory["kv_bytes_per_token"] == attention * 2 * config["num_key_value_heads"] * config["head_dim"] * 2
+    assert memory["state_bytes_per_request"] > 0  # the Mamba layers' state
+
+
+def test_an_all_window_model_says_its_kv_is_bounded_by_the_window(tmp_path):
+    # Starcoder2 windows every layer (sliding_window 4096): a request's KV stops growing at the window, so the
+    # per-token figure is 0 and the memory line says what a request holds instead of "0.00 GiB"
+    folder = tmp_path / "starcoder2"
+    folder.mkdir()
+    shutil.copy(DATA / "transcribed" / "Starcoder2ForCausalLM" / "config.json", folder / "config.json")
+    config = json.loads((folder / "config.json").read_text())
+    args = ["explain", "--gpu", "h200", "--gpus", "4", "--model", str(folder), "--engine", "vllm"]
+    doc = run_cli(*args, "--format", "json", env=OFFLINE).json()
+    memory = doc["plans"][0]["memory"]
+    # vllm/v1/kv_cache_interface.py SlidingWindowSpec: each layer keeps the window's tokens, K and V of its KV heads
+    kv_heads = max(1, config["num_key_value_heads"] // 4)
+    head_dim = config["hidden_size"] // config["num_attention_heads"]
+    window = config["num_hidden_layers"] * 2 * kv_heads * head_dim * 2 * config["sliding_window"]
+    assert memory["kv_bytes_per_token"] == 0 and memory["kv_window_bytes_per_request"] == window
+    text = run_cli(*args, env=OFFLINE).out
+    assert f"keeps only its window: {window / 2**20:.1f} MiB, whatever the" in text.replace("\n", " ")
+    assert "needs 0.00 GiB of KV" not in text
