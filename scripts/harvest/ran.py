@@ -67,6 +67,12 @@ SELECTOR_FROM_CHAIN = (
     "vllm/platforms/cuda.py: CudaPlatform.get_attn_backend_cls (an if/else chain: the chosen backend only, per "
     "block size; no candidate list, no reasons) with the block size from CudaPlatform.check_and_update_config"
 )
+# vLLM 0.6.6 and older (V0 only): the selector module decides, the platform does not (vllm_v0.py)
+SELECTOR_FROM_V0 = (
+    "vllm/attention/selector.py: get_attn_backend (which_attn_to_use's _Backend: the chosen backend only, per block "
+    "size; no candidate list, no reasons) with the default block size of EngineArgs (or, where that is None, "
+    "CudaPlatform.check_and_update_config)"
+)
 RAN_TABLES = ("attention_selector", "quantization")
 QUANT_FROM = {
     "vllm": "vllm/model_executor/layers/quantization: get_quantization_config(m).get_min_capability() for "
@@ -350,7 +356,7 @@ def nvidia_smi_table(answers: dict[str, dict[str, Any]]) -> dict[str, Any] | Non
 
 def _selector_from(engine: str, first: dict[str, Any]) -> str:
     if "chain" in first:
-        return SELECTOR_FROM_CHAIN
+        return SELECTOR_FROM_V0 if first["chain"].get("selector") == "get_attn_backend" else SELECTOR_FROM_CHAIN
     if first.get("resolved_in") == "__post_init__+model_specific_adjustment":
         return SELECTOR_FROM_MODEL_RUNNER
     return SELECTOR_FROM_POST_INIT if first.get("resolved_in") == "__post_init__" else SELECTOR_FROM[engine]
