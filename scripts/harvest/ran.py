@@ -254,8 +254,10 @@ def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str, jobs
         selector: dict[int, dict[str, Any]] = {}
         failed: dict[str, dict[str, str]] = {"quantization": {}, "attention_selector": {}}
         parts = (("kernels", kernels, "quantization"), ("attention", selector, "attention_selector"))
-        # SGLang's imports take most of a minute: one interpreter answers both of its tables
-        asks = [("all", parts)] if engine == "sglang" else [(entry[0], (entry,)) for entry in parts]
+        # SGLang's imports take most of a minute: one interpreter answers both of its tables, as for a vLLM V0 release
+        # (0.6.6 and older), whose kernel part asks only class minimums (no CUDA init that could fail the selector)
+        joint = engine == "sglang" or (methods or {}).get("selector") == "get_attn_backend"
+        asks = [("all", parts)] if joint else [(entry[0], (entry,)) for entry in parts]
         asked = [(cap, part, fills) for cap in capabilities for part, fills in asks]
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             answers = pool.map(lambda job: _try(python, ["--cap", str(job[0]), "--part", job[1]], stub, probe), asked)

@@ -25,7 +25,7 @@ import types
 from typing import Any
 
 # the packages whose extension modules may link the driver library (each probe names its engine's)
-LINKING = ("vllm", "sglang", "sgl_kernel", "flashinfer", "torch", "deep_gemm", "flash_mla")
+LINKING = ("vllm", "sglang", "sgl_kernel", "flashinfer", "torch", "deep_gemm", "flash_mla", "vllm_flash_attn")
 
 
 # --- no GPU: a stand-in driver library, the CUDA platform forced, the capability simulated --------------

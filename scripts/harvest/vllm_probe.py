@@ -540,7 +540,12 @@ def methods() -> dict[str, Any]:
         except Exception as exc:
             configs[method] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
     schemes = scheme_minimums(quant, (".schemes.", "compressed_tensors.", "quark.", "inc."), site)
-    return {"version": vllm.__version__, "methods": configs, "schemes": schemes}
+    out: dict[str, Any] = {"version": vllm.__version__, "methods": configs, "schemes": schemes}
+    import vllm.platforms.cuda as cuda
+
+    if vllm_v0.is_v0(cuda.CudaPlatform):  # one interpreter may answer both tables (ran.py): no CUDA init to fail
+        out["selector"] = "get_attn_backend"
+    return out
 
 
 def main() -> None:
