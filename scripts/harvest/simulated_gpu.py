@@ -201,6 +201,22 @@ def simulate_torch_cuda(capability: int) -> None:
         torch._C._cuda_getDeviceCount = lambda: 1
 
 
+def simulate_nvml(pynvml: Any, capability: int) -> None:
+    """pynvml answering for the simulated GPU (one device, its capability and name; init and shutdown do nothing):
+    vLLM 0.6.0 and older query NVML as their CUDA platform module loads, which fails with no driver."""
+    props = device_properties(capability)
+    answers: dict[str, Any] = {
+        "nvmlInit": lambda *a, **k: None,
+        "nvmlShutdown": lambda *a, **k: None,
+        "nvmlDeviceGetCount": lambda: 1,
+        "nvmlDeviceGetHandleByIndex": lambda index: index,
+        "nvmlDeviceGetCudaComputeCapability": lambda handle: (props["major"], props["minor"]),
+        "nvmlDeviceGetName": lambda handle: props["name"],
+    }
+    for name, answer in answers.items():
+        setattr(pynvml, name, answer)
+
+
 # --- no nvidia-smi: a stand-in that answers the simulated GPU's figures ---------------------------------------
 
 # `--query-gpu` fields the stand-in has a simulated figure for -> (value from device_properties, unit)

@@ -31,6 +31,7 @@ from simulated_gpu import (
     ensure_libcuda,
     probe_arguments,
     scheme_minimums,
+    simulate_nvml,
     simulate_torch_cuda,
     source_of,
 )
@@ -123,8 +124,9 @@ def simulate(capability: int) -> Any:
     GPU (simulate_torch_cuda)."""
     simulate_torch_cuda(capability)
     import vllm.platforms as platforms
-    import vllm.platforms.cuda as cuda
     import vllm.platforms.interface as interface
+
+    cuda = _cuda_module(capability)
 
     if isinstance(platforms.__dict__.get("current_platform"), cuda.CudaPlatform):
         return platforms.current_platform
@@ -142,6 +144,21 @@ def simulate(capability: int) -> Any:
     if vllm_v0.is_v0(cuda.CudaPlatform):
         _rebind(before, platforms.current_platform)
     return platforms.current_platform
+
+
+def _cuda_module(capability: int) -> Any:
+    """vllm.platforms.cuda. 0.6.0 and older call NVML as that module loads (warn_if_different_devices), which fails
+    with no driver: then pynvml answers for the simulated GPU (simulate_nvml) and the module is imported again."""
+    try:
+        return importlib.import_module("vllm.platforms.cuda")
+    except Exception as exc:
+        import pynvml
+
+        if not isinstance(exc, pynvml.NVMLError):
+            raise
+        sys.modules.pop("vllm.platforms.cuda", None)
+        simulate_nvml(pynvml, capability)
+        return importlib.import_module("vllm.platforms.cuda")
 
 
 def _rebind(before: Any, platform: Any) -> None:
@@ -275,17 +292,17 @@ def _model_config(profile: dict[str, int], heads: int, head: int) -> Any:
 
 
 def attention(capability: int) -> dict[str, Any]:
-    import torch
-    import vllm.platforms.cuda as cuda
-    from vllm.config import VllmConfig, set_current_vllm_config
-    from vllm.platforms.interface import DeviceCapability
-
     platform = simulate(capability)
     cls = type(platform)
     if vllm_v0.is_v0(cls):  # 0.6.6 and older: vllm/attention/selector.py decides, the platform does not
         return _v0_attention(capability, cls)
     if vllm_chain.is_chain(cls):  # 0.11.0 and older: no candidate list, one class path returned
         return _chain_attention(capability, cls)
+    import torch
+    import vllm.platforms.cuda as cuda
+    from vllm.config import VllmConfig, set_current_vllm_config  # 0.6.3 and older have no VllmConfig
+    from vllm.platforms.interface import DeviceCapability
+
     cap = DeviceCapability(major=capability // 10, minor=capability % 10)
     import_report = import_backends(cuda, platform, cap)
     selector_config = _selector_config()

@@ -538,7 +538,8 @@ def test_a_v0_selector_records_the_backend_its_selector_module_chooses_per_block
     get_attn_backend does (its inputs differ per release) and returns one class, decided by which_attn_to_use. A case
     records that choice by the release's `_Backend` name (not the class's display name) at EngineArgs' default block
     size and at each size a user may pass; the module bound the platform 0.6.x resolved at `import vllm` (not CUDA
-    here), and answers for the simulated GPU all the same."""
+    here), and the platform module asks NVML as it loads (no driver here: pynvml then answers for the simulated GPU),
+    and the selector answers for the simulated GPU all the same."""
     tables = _stand_in_run(tmp_path, "0.6.3", "75,80")
     selector = tables["attention_selector"]
     assert selector["from"].startswith("vllm/attention/selector.py: get_attn_backend")

@@ -140,6 +140,10 @@ if os.environ.get("STAND_IN_SELECTOR") == "0.10.2":  # an if/else chain returnin
 
 
 if os.environ.get("STAND_IN_SELECTOR") == "0.6.3":  # V0 only: the platform chooses no backend, as 0.6.x
+    import pynvml
+
+    pynvml.nvmlInit()  # 0.6.3 and older ask NVML as this module loads (warn_if_different_devices)
+    pynvml.nvmlShutdown()
 
     class _V0Platform:
         get_device_capability = CudaPlatformBase.get_device_capability
