@@ -270,9 +270,13 @@ def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str, jobs
                 if any(table == "attention_selector" for _name, _into, table in fills):
                     shown = len(selector[cap]["cases"]) if cap in selector else "no"
                     print(f"  sm_{cap}: {shown} attention cases", file=sys.stderr)
-    version = (methods or {}).get("version") or _installed(python, spec.partition("==")[0])
+    # the release's own __version__, unless it is no version: vLLM 0.6.3's wheel ships no vllm/_version.py, so it says
+    # "dev"; then the installed distribution's (importlib.metadata), and the file says what the release reported
+    reported = (methods or {}).get("version")
+    version = reported if reported and reported[:1].isdigit() else _installed(python, spec.partition("==")[0])
     out: dict[str, Any] = {
         "release": version,
+        **({"version_reported": f"{engine}.__version__ is {reported!r}"} if reported and reported != version else {}),
         "ran_on": today,
         "python": subprocess.run(
             [str(python), "-c", "import platform; print(platform.python_version())"], capture_output=True, text=True
