@@ -45,8 +45,8 @@ V0_RELEASES = [r for r in RELEASES if _v0(r)]
 
 
 def test_older_releases_were_run():
-    assert {"0.6.3", "0.6.6", "0.8.5", "0.9.2"} <= set(RELEASES)
-    assert {"0.6.3", "0.6.6"} <= set(V0_RELEASES)
+    assert {"0.5.5", "0.6.3", "0.6.6", "0.8.5", "0.9.2"} <= set(RELEASES)
+    assert {"0.5.5", "0.6.3", "0.6.6"} <= set(V0_RELEASES)
 
 
 def _read(release: str) -> dict:

@@ -937,11 +937,12 @@ def test_history_lists_the_releases_between_files_with_their_own_dates():
     assert order.index("sglang-0.5.21") < order.index("sglang-0.5.22") < order.index("sglang-0.5.23")
 
 
-@pytest.mark.parametrize("release", ["0.6.6", "0.6.3"])
+@pytest.mark.parametrize("release", ["0.6.6", "0.6.3", "0.5.5"])
 def test_a_v0_release_s_plan_names_the_backend_its_run_returned(release):
-    """vLLM 0.6.6 and 0.6.3 run the V0 engine only; the selector (vllm/attention/selector.py get_attn_backend), run
-    on each simulated GPU, returned FLASH_ATTN from 8.0 for Llama's head size 128 and XFORMERS below it or with an
-    FP8 KV cache. The plan read from its wheel names the same backend, with the --kv-cache-dtype it writes."""
+    """vLLM 0.6.6, 0.6.3 and 0.5.5 run the V0 engine only; the selector (vllm/attention/selector.py
+    get_attn_backend), run on each simulated GPU, returned FLASH_ATTN from 8.0 for Llama's head size 128 and XFORMERS
+    below it or with an FP8 KV cache. The plan read from its wheel names the same backend, with the --kv-cache-dtype
+    it writes."""
     from recipegen.catalog import harvest
 
     cases = harvest.ran("vllm", release)["attention_selector"]["cases"]
