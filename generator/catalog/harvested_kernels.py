@@ -102,6 +102,13 @@ def kernels(
             what = f"{entry['backend']} ({op})"
             sizes = entry.get("head_sizes") if op == "attention.gqa" else None
             source = _source(facts, entry.get("from") or [], what + ", its selector's conditions")
+            if entry.get("sliding_window") is False:  # 0.6.3 and older: read, and what their runs returned
+                source = Source(
+                    url=source.url,
+                    date=source.date,
+                    note=f"{source.note}; the selector turns it down for a layer with a sliding window, which then "
+                    "runs XFORMERS",
+                )
             optional = entry.get("optional_package")
             if optional:  # the selector prefers it where the package is installed; the package is not in the wheel
                 source = Source(

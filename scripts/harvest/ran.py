@@ -67,6 +67,12 @@ SELECTOR_FROM_CHAIN = (
     "vllm/platforms/cuda.py: CudaPlatform.get_attn_backend_cls (an if/else chain: the chosen backend only, per "
     "block size; no candidate list, no reasons) with the block size from CudaPlatform.check_and_update_config"
 )
+# vLLM 0.6.6 and older (V0 only): the selector module decides, the platform does not (vllm_v0.py)
+SELECTOR_FROM_V0 = (
+    "vllm/attention/selector.py: get_attn_backend (which_attn_to_use's _Backend: the chosen backend only, per block "
+    "size; no candidate list, no reasons) with the default block size of EngineArgs (or, where that is None, "
+    "CudaPlatform.check_and_update_config)"
+)
 RAN_TABLES = ("attention_selector", "quantization")
 QUANT_FROM = {
     "vllm": "vllm/model_executor/layers/quantization: get_quantization_config(m).get_min_capability() for "
@@ -248,8 +254,10 @@ def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str, jobs
         selector: dict[int, dict[str, Any]] = {}
         failed: dict[str, dict[str, str]] = {"quantization": {}, "attention_selector": {}}
         parts = (("kernels", kernels, "quantization"), ("attention", selector, "attention_selector"))
-        # SGLang's imports take most of a minute: one interpreter answers both of its tables
-        asks = [("all", parts)] if engine == "sglang" else [(entry[0], (entry,)) for entry in parts]
+        # SGLang's imports take most of a minute: one interpreter answers both of its tables, as for a vLLM V0 release
+        # (0.6.6 and older), whose kernel part asks only class minimums (no CUDA init that could fail the selector)
+        joint = engine == "sglang" or (methods or {}).get("selector") == "get_attn_backend"
+        asks = [("all", parts)] if joint else [(entry[0], (entry,)) for entry in parts]
         asked = [(cap, part, fills) for cap in capabilities for part, fills in asks]
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             answers = pool.map(lambda job: _try(python, ["--cap", str(job[0]), "--part", job[1]], stub, probe), asked)
@@ -262,9 +270,13 @@ def run(spec: str, python: Path, capabilities: tuple[int, ...], today: str, jobs
                 if any(table == "attention_selector" for _name, _into, table in fills):
                     shown = len(selector[cap]["cases"]) if cap in selector else "no"
                     print(f"  sm_{cap}: {shown} attention cases", file=sys.stderr)
-    version = (methods or {}).get("version") or _installed(python, spec.partition("==")[0])
+    # the release's own __version__, unless it is no version: vLLM 0.6.3's wheel ships no vllm/_version.py, so it says
+    # "dev"; then the installed distribution's (importlib.metadata), and the file says what the release reported
+    reported = (methods or {}).get("version")
+    version = reported if reported and reported[:1].isdigit() else _installed(python, spec.partition("==")[0])
     out: dict[str, Any] = {
         "release": version,
+        **({"version_reported": f"{engine}.__version__ is {reported!r}"} if reported and reported != version else {}),
         "ran_on": today,
         "python": subprocess.run(
             [str(python), "-c", "import platform; print(platform.python_version())"], capture_output=True, text=True
@@ -350,7 +362,7 @@ def nvidia_smi_table(answers: dict[str, dict[str, Any]]) -> dict[str, Any] | Non
 
 def _selector_from(engine: str, first: dict[str, Any]) -> str:
     if "chain" in first:
-        return SELECTOR_FROM_CHAIN
+        return SELECTOR_FROM_V0 if first["chain"].get("selector") == "get_attn_backend" else SELECTOR_FROM_CHAIN
     if first.get("resolved_in") == "__post_init__+model_specific_adjustment":
         return SELECTOR_FROM_MODEL_RUNNER
     return SELECTOR_FROM_POST_INIT if first.get("resolved_in") == "__post_init__" else SELECTOR_FROM[engine]

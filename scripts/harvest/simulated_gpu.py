@@ -25,7 +25,7 @@ import types
 from typing import Any
 
 # the packages whose extension modules may link the driver library (each probe names its engine's)
-LINKING = ("vllm", "sglang", "sgl_kernel", "flashinfer", "torch", "deep_gemm", "flash_mla")
+LINKING = ("vllm", "sglang", "sgl_kernel", "flashinfer", "torch", "deep_gemm", "flash_mla", "vllm_flash_attn")
 
 
 # --- no GPU: a stand-in driver library, the CUDA platform forced, the capability simulated --------------
@@ -199,6 +199,22 @@ def simulate_torch_cuda(capability: int) -> None:
         setattr(torch.cuda, name, answer)
     if hasattr(torch, "_C"):  # vLLM's stateless device count asks torch's C binding, not torch.cuda
         torch._C._cuda_getDeviceCount = lambda: 1
+
+
+def simulate_nvml(pynvml: Any, capability: int) -> None:
+    """pynvml answering for the simulated GPU (one device, its capability and name; init and shutdown do nothing):
+    vLLM 0.6.0 and older query NVML as their CUDA platform module loads, which fails with no driver."""
+    props = device_properties(capability)
+    answers: dict[str, Any] = {
+        "nvmlInit": lambda *a, **k: None,
+        "nvmlShutdown": lambda *a, **k: None,
+        "nvmlDeviceGetCount": lambda: 1,
+        "nvmlDeviceGetHandleByIndex": lambda index: index,
+        "nvmlDeviceGetCudaComputeCapability": lambda handle: (props["major"], props["minor"]),
+        "nvmlDeviceGetName": lambda handle: props["name"],
+    }
+    for name, answer in answers.items():
+        setattr(pynvml, name, answer)
 
 
 # --- no nvidia-smi: a stand-in that answers the simulated GPU's figures ---------------------------------------

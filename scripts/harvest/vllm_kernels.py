@@ -10,7 +10,8 @@
   FP8 and the FP8 MoE method turn it off (no Marlin in them).
 - `attention`: the V0 selector's choice (selector.py, or platforms/cuda.py since it moved): FLASH_ATTN's
   capability check and head sizes, the XFORMERS / paged-attention fallback and its head sizes, whether
-  FLASH_ATTN takes an FP8 KV cache, and the MLA backends (TRITON_MLA, FLASHMLA) with their conditions.
+  FLASH_ATTN takes an FP8 KV cache and (0.6.3 and older: no) a sliding window, and the MLA backends (TRITON_MLA,
+  FLASHMLA) with their conditions.
 What the code decides in a way not readable as data lands in `unread` with the reason.
 """
 
@@ -268,6 +269,27 @@ def _head_sizes(tree: Tree, path: str, owner: str | None = None) -> list[int] | 
     return None
 
 
+def _window_turns_flash_down(tree: Tree, selectors: list[str]) -> bool:
+    """Whether the V0 selector turns FLASH_ATTN down for a layer with a sliding window (0.6.3 and older:
+    `elif sliding_window is not None: selected_backend = _Backend.XFORMERS`)."""
+    for path in selectors:
+        mod = module(tree, path)
+        for node in ast.walk(mod) if mod is not None else ():
+            if not isinstance(node, ast.If):
+                continue
+            test = node.test
+            windowed = (
+                isinstance(test, ast.Compare)
+                and isinstance(test.left, ast.Name)
+                and test.left.id == "sliding_window"
+                and isinstance(test.ops[0], ast.IsNot)
+            )
+            body = ast.unparse(ast.Module(body=node.body, type_ignores=[]))
+            if windowed and "XFORMERS" in body and "FLASH_ATTN" not in body:
+                return True
+    return False
+
+
 def _rejects_fp8_kv(tree: Tree, path: str) -> bool | None:
     """Whether a backend module raises when the KV cache is FP8 (None: the module is not in the release)."""
     mod = module(tree, path)
@@ -351,6 +373,8 @@ def attention(tree: Tree) -> tuple[dict[str, Any] | None, dict[str, str]]:
             "dtypes": ["bfloat16", "float16"],
             "from": [*read_from, fa_path],
         }
+        if _window_turns_flash_down(tree, selectors):  # such a layer runs XFORMERS (the runs of 0.6.3 and older)
+            entry["sliding_window"] = False
         own = [p for p in tree.names("vllm/vllm_flash_attn/", ".so")]
         majors = sorted({a // 10 for p in own for a in cubin_archs(tree.read_bytes(p) or b"")})
         if majors:  # the FlashAttention kernels vLLM vendors: only the GPU families their cubins are built for

@@ -25,11 +25,13 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import vllm_chain
+import vllm_v0
 from simulated_gpu import (
     device_properties,
     ensure_libcuda,
     probe_arguments,
     scheme_minimums,
+    simulate_nvml,
     simulate_torch_cuda,
     source_of,
 )
@@ -77,6 +79,7 @@ LINEAR_MODULES = (
     "vllm.model_executor.kernels.linear",
     "vllm.model_executor.layers.quantization.kernels.scaled_mm",
     "vllm.model_executor.layers.quantization.kernels.mixed_precision",
+    "vllm.model_executor.layers.quantization.kernels",  # 0.6.x: the mixed-precision list in the package itself
 )
 LINEAR_FAMILIES = {
     "fp8_w8a8": "_POSSIBLE_FP8_KERNELS",
@@ -116,21 +119,56 @@ def cases() -> list[dict[str, Any]]:
 
 
 def simulate(capability: int) -> Any:
-    """vLLM's CudaPlatform, reporting DeviceCapability(capability // 10, capability % 10) to every query, over
-    a torch.cuda that reports the same GPU (simulate_torch_cuda)."""
+    """vLLM's CudaPlatform, reporting DeviceCapability(capability // 10, capability % 10) to every query (a
+    (major, minor) tuple in 0.6.0 and older, which have no DeviceCapability), over a torch.cuda that reports the same
+    GPU (simulate_torch_cuda)."""
     simulate_torch_cuda(capability)
     import vllm.platforms as platforms
-    import vllm.platforms.cuda as cuda
-    from vllm.platforms.interface import DeviceCapability
+    import vllm.platforms.interface as interface
+
+    cuda = _cuda_module(capability)
 
     if isinstance(platforms.__dict__.get("current_platform"), cuda.CudaPlatform):
         return platforms.current_platform
-    cap = DeviceCapability(major=capability // 10, minor=capability % 10)
-    for cls in {cuda.CudaPlatform, cuda.CudaPlatformBase}:
+    major, minor = capability // 10, capability % 10
+    cap = (
+        interface.DeviceCapability(major=major, minor=minor)
+        if hasattr(interface, "DeviceCapability")
+        else (major, minor)
+    )
+    for cls in {cuda.CudaPlatform, getattr(cuda, "CudaPlatformBase", cuda.CudaPlatform)}:
         cls.get_device_capability = classmethod(lambda _c, device_id=0: cap)  # type: ignore[method-assign]
         cls.get_device_name = classmethod(lambda _c, device_id=0: f"simulated sm_{capability}")  # type: ignore[method-assign]
+    before = platforms.__dict__.get("current_platform")
     platforms.current_platform = cuda.CudaPlatform()
+    if vllm_v0.is_v0(cuda.CudaPlatform):
+        _rebind(before, platforms.current_platform)
     return platforms.current_platform
+
+
+def _cuda_module(capability: int) -> Any:
+    """vllm.platforms.cuda. 0.6.0 and older call NVML as that module loads (warn_if_different_devices), which fails
+    with no driver: then pynvml answers for the simulated GPU (simulate_nvml) and the module is imported again."""
+    try:
+        return importlib.import_module("vllm.platforms.cuda")
+    except Exception as exc:
+        import pynvml
+
+        if not isinstance(exc, pynvml.NVMLError):
+            raise
+        sys.modules.pop("vllm.platforms.cuda", None)
+        simulate_nvml(pynvml, capability)
+        return importlib.import_module("vllm.platforms.cuda")
+
+
+def _rebind(before: Any, platform: Any) -> None:
+    """0.6.6 and older resolve `current_platform` when `import vllm` runs (no GPU here: not CUDA) and their modules
+    bind it by name: each loaded vLLM module that holds that object gets the simulated CUDA platform instead."""
+    if before is None:
+        return
+    for name, module in list(sys.modules.items()):
+        if (name == "vllm" or name.startswith("vllm.")) and getattr(module, "current_platform", None) is before:
+            module.current_platform = platform
 
 
 @contextlib.contextmanager
@@ -254,15 +292,17 @@ def _model_config(profile: dict[str, int], heads: int, head: int) -> Any:
 
 
 def attention(capability: int) -> dict[str, Any]:
-    import torch
-    import vllm.platforms.cuda as cuda
-    from vllm.config import VllmConfig, set_current_vllm_config
-    from vllm.platforms.interface import DeviceCapability
-
     platform = simulate(capability)
     cls = type(platform)
+    if vllm_v0.is_v0(cls):  # 0.6.6 and older: vllm/attention/selector.py decides, the platform does not
+        return _v0_attention(capability, cls)
     if vllm_chain.is_chain(cls):  # 0.11.0 and older: no candidate list, one class path returned
         return _chain_attention(capability, cls)
+    import torch
+    import vllm.platforms.cuda as cuda
+    from vllm.config import VllmConfig, set_current_vllm_config  # 0.6.3 and older have no VllmConfig
+    from vllm.platforms.interface import DeviceCapability
+
     cap = DeviceCapability(major=capability // 10, minor=capability % 10)
     import_report = import_backends(cuda, platform, cap)
     selector_config = _selector_config()
@@ -380,6 +420,37 @@ def _chain_attention(capability: int, cls: type) -> dict[str, Any]:
     return {"cases": rows, **vllm_chain.table_keys(names)}
 
 
+def _v0_attention(capability: int, cls: type) -> dict[str, Any]:
+    """The cases of a V0 selector (vllm_v0.py): the backend get_attn_backend chose per case and block size; a case
+    input it does not take is an error (not asked), a sliding window is asked without it where it takes none."""
+    import torch
+
+    fields = vllm_v0.inputs_of()
+    rows = []
+    for case in cases():
+        wanted = {
+            "head_size": case["head_size"],
+            "dtype": torch.bfloat16,
+            "kv_cache_dtype": case["kv"],
+            "use_mla": case["shape"] != "gqa",
+            "use_sparse": case["shape"] == "sparse_mla",
+            "has_sink": case.get("variant") == "sinks",
+            "has_sliding_window": case.get("variant") == "sliding_window",
+        }
+        row: dict[str, Any] = {"capability": capability, **case}
+        missing = [k for k, v in wanted.items() if k not in fields and v]
+        unread = [k for k in missing if k in SELECTOR_BLIND]
+        if unread:
+            row["not_selector_input"] = unread
+        missing = [k for k in missing if k not in SELECTOR_BLIND]
+        if missing:
+            row["error"] = f"get_attn_backend has no {', '.join(missing)}"
+            rows.append(row)
+            continue
+        rows.append({**row, **vllm_v0.answer(cls, {k: v for k, v in wanted.items() if k in fields})})
+    return {"cases": rows, **vllm_v0.table_keys(cls)}
+
+
 def _is_scaled_mm(module: Any) -> bool:
     return module.__name__.endswith(".scaled_mm") and hasattr(module, "_POSSIBLE_KERNELS")
 
@@ -486,7 +557,12 @@ def methods() -> dict[str, Any]:
         except Exception as exc:
             configs[method] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
     schemes = scheme_minimums(quant, (".schemes.", "compressed_tensors.", "quark.", "inc."), site)
-    return {"version": vllm.__version__, "methods": configs, "schemes": schemes}
+    out: dict[str, Any] = {"version": vllm.__version__, "methods": configs, "schemes": schemes}
+    import vllm.platforms.cuda as cuda
+
+    if vllm_v0.is_v0(cuda.CudaPlatform):  # one interpreter may answer both tables (ran.py): no CUDA init to fail
+        out["selector"] = "get_attn_backend"
+    return out
 
 
 def main() -> None:

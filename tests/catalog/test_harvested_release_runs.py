@@ -1,6 +1,12 @@
 """A release the catalog knows only from its harvested code (older than every release file) answers `--build` from
 what its wheel was read to say (the `kernels` table). Where that release was also run, the run must agree with the
-reading: the quantization minimums, and the attention backend its selector returns for each shape and GPU."""
+reading: the quantization minimums, and the attention backend its selector returns for each shape and GPU.
+
+Two kinds of run: 0.8.5-0.9.x asked the V1 engine's chain (`CudaPlatform.get_attn_backend_cls`), 0.6.6 and older
+the V0 engine's only selector (`vllm/attention/selector.py get_attn_backend`, the ran file's `chain.selector`). A V0
+run is what runs on every GPU, so every capability is held to the reading: FLASH_ATTN where its read conditions take
+the case (capability, head size, KV cache, sliding window), else XFORMERS, which the V0 selector falls back to
+whatever the case (its paged attention then refuses a head size it lacks, as its read head sizes say)."""
 
 from __future__ import annotations
 
@@ -30,8 +36,17 @@ def _harvested_only_runs() -> list[str]:
 RELEASES = _harvested_only_runs()
 
 
+def _v0(release: str) -> bool:
+    """A run of the V0 engine's selector (0.6.6 and older), not the V1 chain."""
+    return harvest.ran("vllm", release)["attention_selector"].get("chain", {}).get("selector") == "get_attn_backend"
+
+
+V0_RELEASES = [r for r in RELEASES if _v0(r)]
+
+
 def test_older_releases_were_run():
-    assert {"0.8.5", "0.9.2"} <= set(RELEASES)
+    assert {"0.5.5", "0.6.3", "0.6.6", "0.8.5", "0.9.2"} <= set(RELEASES)
+    assert {"0.5.5", "0.6.3", "0.6.6"} <= set(V0_RELEASES)
 
 
 def _read(release: str) -> dict:
@@ -52,7 +67,7 @@ def _takes(entry: dict, capability: int, head_size: int | None) -> bool:
     return not (head_size is not None and entry.get("head_sizes") and head_size not in entry["head_sizes"])
 
 
-@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("release", [r for r in RELEASES if not _v0(r)])
 def test_the_backend_the_run_picks_is_the_first_read_backend_that_takes_the_case(release):
     """For the engine users get (V1 from 8.0, its default block size and an auto KV cache), the read backends in the
     order the chain tries them; a backend behind an optional package the wheel does not ship (FlashInfer) is passed
@@ -86,16 +101,53 @@ def test_the_backend_the_run_picks_is_the_first_read_backend_that_takes_the_case
     assert checked >= 100
 
 
+def _v0_expected(flash: dict | None, case: dict) -> str:
+    """What the read table says the V0 selector picks: FLASH_ATTN where its conditions take the case, else XFORMERS."""
+    windowed = case.get("variant") == "sliding_window" and "not_selector_input" not in case
+    takes = (
+        flash is not None
+        and _takes(flash, case["capability"], case["head_size"])
+        and (case["kv"] == "auto" or flash["fp8_kv"])
+        and not (windowed and flash.get("sliding_window") is False)
+    )
+    return "FLASH_ATTN" if takes else "XFORMERS"
+
+
+@pytest.mark.parametrize("release", V0_RELEASES)
+def test_a_v0_run_picks_on_every_gpu_what_the_read_conditions_say(release):
+    """Every GQA case the V0 selector answered (plain and windowed; sinks and MLA are no input of it), on every
+    capability, at the default block size, with the KV spellings the release's CLI offers: FLASH_ATTN exactly where
+    the read entry's minimum, head sizes, FP8-KV and sliding-window conditions take it."""
+    read = _read(release)
+    flash = next((e for e in read["attention"]["gqa"] if e["backend"] == "FLASH_ATTN"), None)
+    offered = set(read["kv_cache_dtypes"]["choices"]) if "kv_cache_dtypes" in read else {"auto", "fp8"}
+    checked, problems = 0, []
+    for case in harvest.ran("vllm", release)["attention_selector"]["cases"]:
+        if case["shape"] != "gqa" or "error" in case or case["kv"] not in offered:
+            continue
+        expected = _v0_expected(flash, case)
+        checked += 1
+        if case["selected"] != expected:
+            problems.append(
+                f"{case['variant']} head {case['head_size']} kv {case['kv']} sm_{case['capability']}: ran "
+                f"{case['selected']}, read {expected}"
+            )
+    assert not problems, f"vllm {release}:\n" + "\n".join(problems)
+    assert checked >= 300
+
+
 @pytest.mark.parametrize("release", RELEASES)
 def test_each_read_quantization_minimum_is_the_one_the_release_returns(release):
-    read = _read(release)["quantization"]["methods"]
-    ran = harvest.ran("vllm", release)["quantization"]["methods"]
+    """Joined on the config class: the reader keys a method by its `get_name()`, the run by its registry key, and
+    0.6.x spells a few apart (DeepSpeedFPConfig: `DeepSpeedFP` / `deepspeedfp`, compressed_tensors / -tensors)."""
+    read = {m["class"]: m for m in _read(release)["quantization"]["methods"].values() if "class" in m}
+    ran = {m["class"]: m for m in harvest.ran("vllm", release)["quantization"]["methods"].values() if "class" in m}
     # a method of another platform (neuron, TPU) raises when asked on CUDA: no minimum to compare
-    both = sorted(m for m in set(read) & set(ran) if "min_capability" in ran[m])
-    assert len(both) >= 20
+    both = sorted(c for c in set(read) & set(ran) if "min_capability" in ran[c])
+    assert len(both) >= 15
     wrong = [
-        f"{m}: read {read[m]['min']}, ran {ran[m]['min_capability']}"
-        for m in both
-        if read[m]["min"] != ran[m]["min_capability"]
+        f"{c}: read {read[c]['min']}, ran {ran[c]['min_capability']}"
+        for c in both
+        if read[c]["min"] != ran[c]["min_capability"]
     ]
     assert not wrong, f"vllm {release}:\n" + "\n".join(wrong)

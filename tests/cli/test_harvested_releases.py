@@ -936,3 +936,39 @@ def test_history_lists_the_releases_between_files_with_their_own_dates():
     assert rows["sglang-0.5.22"]["released"] == "2026-10-16" and rows["sglang-0.5.22"]["verdict"] == "runnable"
     order = list(rows)
     assert order.index("sglang-0.5.21") < order.index("sglang-0.5.22") < order.index("sglang-0.5.23")
+
+
+@pytest.mark.parametrize("release", ["0.6.6", "0.6.3", "0.5.5"])
+def test_a_v0_release_s_plan_names_the_backend_its_run_returned(release):
+    """vLLM 0.6.6, 0.6.3 and 0.5.5 run the V0 engine only; the selector (vllm/attention/selector.py
+    get_attn_backend), run on each simulated GPU, returned FLASH_ATTN from 8.0 for Llama's head size 128 and XFORMERS
+    below it or with an FP8 KV cache. The plan read from its wheel names the same backend, with the --kv-cache-dtype
+    it writes."""
+    from recipegen.catalog import harvest
+
+    cases = harvest.ran("vllm", release)["attention_selector"]["cases"]
+
+    def ran(capability, kv):
+        (case,) = [
+            c
+            for c in cases
+            if (c["shape"], c.get("variant"), c["head_size"], c["kv"], c["capability"])
+            == ("gqa", "plain", 128, kv, capability)
+        ]
+        return case["selected"]
+
+    seen = set()
+    for gpu, capability in (("t4", 75), ("rtx-3090", 86), ("h100", 90)):
+        for asked, spelled in ((None, "auto"), ("fp8", "fp8")):
+            more = ("--kv-cache-dtype", asked) if asked else ()
+            result = run_cli(
+                "explain", "--gpu", gpu, "--model", "llama-3.1-8b", "--build", f"vllm=={release}", *more,
+                "--format", "json",
+            )  # fmt: skip
+            assert result.code == 0, result.err
+            plan = result.json()["plans"][0]
+            backend = ran(capability, spelled)
+            kernel = next(g["reason"] for g in plan["gates"] if g["gate"] == "kernel")
+            assert kernel == f"sm{capability}: {backend} (attention.gqa)", (gpu, asked)
+            seen.add(backend)
+    assert seen == {"FLASH_ATTN", "XFORMERS"}

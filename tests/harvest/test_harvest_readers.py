@@ -326,3 +326,44 @@ def test_vllm_rope_table_from_get_rope_and_the_config_patch(vllm, tmp_path):
     assert early["types"] == ["dynamic", "linear", "yarn"]
     assert early["requires"] == ["type"]  # rope_scaling["type"]: a config with only rope_type is a KeyError
     assert early["renamed"] == {} and early["fills_rope_type"] is False
+
+
+V0_SELECTOR = """
+from vllm.platforms import current_platform
+
+
+def which_attn_to_use(head_size, sliding_window, dtype, kv_cache_dtype, block_size, is_attention_free):
+    selected_backend = _Backend.FLASH_ATTN
+    if selected_backend == _Backend.FLASH_ATTN:
+        if not current_platform.has_device_capability(80):
+            logger.info("Cannot use FlashAttention-2 backend for Volta and Turing GPUs.")
+            selected_backend = _Backend.XFORMERS
+        elif kv_cache_dtype is not None and kv_cache_dtype.startswith("fp8"):
+            selected_backend = _Backend.XFORMERS
+"""
+WINDOW_CHECK = """        elif sliding_window is not None:
+            selected_backend = _Backend.XFORMERS
+"""
+
+
+@pytest.mark.parametrize("windowed", [True, False])
+def test_a_v0_selector_that_turns_flash_attention_down_for_a_sliding_window_is_read_so(tmp_path, windowed):
+    """0.6.3 and older give a layer with a sliding window XFORMERS (`elif sliding_window is not None`), which their runs
+    confirm; 0.6.6 dropped the check. The FLASH_ATTN entry says so only where the selector has it."""
+    tree = tmp_path / "tree"
+    files = {
+        "vllm/attention/selector.py": V0_SELECTOR + (WINDOW_CHECK if windowed else ""),
+        "vllm/attention/backends/flash_attn.py": "class FlashAttentionBackend:\n"
+        "    @staticmethod\n    def get_supported_head_sizes():\n        return [64, 128, 256]\n",
+        "vllm/attention/backends/xformers.py": "class XFormersBackend:\n    pass\n",
+        "vllm/attention/ops/paged_attn.py": "class PagedAttention:\n"
+        "    @staticmethod\n    def get_supported_head_sizes():\n        return [64, 80, 128]\n",
+    }
+    for path, text in files.items():
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree / path).write_text(text)
+    proc, data = _harvest(tmp_path / "out", "vllm==9.0.1", tree)  # no registry nor CLI here: those tables fail
+    assert "kernels" in data["tables"], proc.stderr
+    gqa = {b["backend"]: b for b in data["tables"]["kernels"]["attention"]["gqa"]}
+    assert gqa["FLASH_ATTN"]["min"] == 80 and gqa["FLASH_ATTN"]["fp8_kv"] is False
+    assert gqa["FLASH_ATTN"].get("sliding_window", True) is (not windowed)

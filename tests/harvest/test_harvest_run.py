@@ -531,3 +531,38 @@ def test_summaries_are_recomputed_from_the_committed_run_without_rerunning(ran, 
     assert proc.returncode == 0 and "summaries rewritten" in proc.stderr, proc.stderr
     assert json.loads((tmp_path / "vllm" / "9.9.9.json").read_text()) == facts
     assert json.loads((tmp_path / "vllm" / "9.9.9.selected.json").read_text()) == picks
+
+
+def test_a_v0_selector_records_the_backend_its_selector_module_chooses_per_block_size(tmp_path):
+    """0.6.6 and older run the V0 engine only: the platform chooses nothing, vllm/attention/selector.py's
+    get_attn_backend does (its inputs differ per release) and returns one class, decided by which_attn_to_use. A case
+    records that choice by the release's `_Backend` name (not the class's display name) at EngineArgs' default block
+    size and at each size a user may pass; the module bound the platform 0.6.x resolved at `import vllm` (not CUDA
+    here), and the platform module asks NVML as it loads (no driver here: pynvml then answers for the simulated GPU),
+    and the selector answers for the simulated GPU all the same."""
+    tables = _stand_in_run(tmp_path, "0.6.3", "75,80")
+    selector = tables["attention_selector"]
+    assert selector["from"].startswith("vllm/attention/selector.py: get_attn_backend")
+    chain = selector["chain"]
+    assert chain["default_block_size_from"] == "vllm/engine/arg_utils.py: EngineArgs.block_size"
+    assert chain["backends"] == ["FLASHINFER", "FLASH_ATTN", "XFORMERS"]
+    assert chain["layer"] == {"sliding_window": 4096}
+    ampere = _case(tables, 80, shape="gqa", variant="plain", head_size=128, kv="auto")
+    assert (ampere["block_size"], ampere["selected"]) == (16, "FLASH_ATTN")
+    assert ampere["by_block_size"] == {"16": "FLASH_ATTN", "32": "FLASH_ATTN", "64": "FLASH_ATTN", "128": "FLASH_ATTN"}
+    assert _case(tables, 75, shape="gqa", variant="plain", head_size=128, kv="auto")["selected"] == "XFORMERS"
+    assert _case(tables, 80, shape="gqa", variant="plain", head_size=128, kv="fp8")["selected"] == "XFORMERS"
+    assert _case(tables, 80, shape="gqa", variant="plain", head_size=96, kv="auto")["selected"] == "XFORMERS"
+    # a sliding window is this release's input, and it turns FlashAttention down
+    windowed = _case(tables, 80, shape="gqa", variant="sliding_window", head_size=128, kv="auto")
+    assert windowed["selected"] == "XFORMERS" and "not_selector_input" not in windowed
+    # the choice is kept when the class it names fails to load, with the error
+    odd = _case(tables, 80, shape="gqa", variant="plain", head_size=512, kv="auto")
+    assert odd["selected"] == "XFORMERS" and odd["selection_error"].startswith("ImportError: xformers has no head")
+    # shapes the selector has no input for are not asked
+    assert _case(tables, 80, shape="gqa", variant="sinks", head_size=128, kv="auto")["error"] == (
+        "get_attn_backend has no has_sink"
+    )
+    mla = _case(tables, 80, shape="mla", head_size=576, kv="auto", profile="deepseek_v3_dense")
+    assert mla["error"] == "get_attn_backend has no use_mla" and "selected" not in mla
+    assert tables["quantization"]["methods"]

@@ -139,5 +139,22 @@ if os.environ.get("STAND_IN_SELECTOR") == "0.10.2":  # an if/else chain returnin
     CudaPlatformBase = _ChainSelector  # type: ignore[misc]
 
 
+if os.environ.get("STAND_IN_SELECTOR") == "0.6.3":  # V0 only: the platform chooses no backend, as 0.6.x
+    import pynvml
+
+    pynvml.nvmlInit()  # 0.6.3 and older ask NVML as this module loads (warn_if_different_devices)
+    pynvml.nvmlShutdown()
+
+    class _V0Platform:
+        get_device_capability = CudaPlatformBase.get_device_capability
+        get_device_name = CudaPlatformBase.get_device_name
+
+        @classmethod
+        def has_device_capability(cls, capability, device_id=0):
+            return cls.get_device_capability(device_id).to_int() >= capability
+
+    CudaPlatformBase = _V0Platform  # type: ignore[misc]
+
+
 class CudaPlatform(CudaPlatformBase):
     pass
