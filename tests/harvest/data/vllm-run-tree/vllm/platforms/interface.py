@@ -23,3 +23,4 @@ class _Backend(enum.Enum):  # the backend enum of 0.10.x-0.11.0 (0.10.x suffixes
     TRITON_MLA_VLLM_V1 = enum.auto()
     CUTLASS_MLA = enum.auto()
     FLASHMLA = enum.auto()
+    XFORMERS = enum.auto()
