@@ -1,9 +1,10 @@
 """The attention selector of vLLM 0.11.0 and older, run: `CudaPlatform.get_attn_backend_cls(selected_backend, head_size,
 dtype, kv_cache_dtype, block_size, use_v1, use_mla[, has_sink][, use_sparse])` walks an if/else chain and returns
 one backend's class path. There is no candidate list and no reason for a backend it passes over, so a case records
-only what the chain chose: at the block size the release itself sets for the model (`check_and_update_config`:
-16 unless an MLA backend forces its own) and at each block size a user can pass (`--block-size`), which decides
-the MLA branch. Imported by vllm_probe.py inside the release's environment (stdlib and that release only).
+only what the chain chose for the engine a user gets without VLLM_USE_V1 set (V0 up to 0.7.x, V1 from 0.8.0): at
+the block size the release itself sets for the model (`check_and_update_config`: 16 unless an MLA backend forces
+its own) and at each block size a user can pass (`--block-size`), which decides the MLA branch. Imported by
+vllm_probe.py inside the release's environment (stdlib and that release only).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import inspect
+import os
 import types
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +26,19 @@ REJECTIONS = (
 def is_chain(platform_cls: type) -> bool:
     """A selector without a candidate list (no get_valid_backends)."""
     return not hasattr(platform_cls, "get_valid_backends") and hasattr(platform_cls, "get_attn_backend_cls")
+
+
+def default_use_v1() -> bool:
+    """Whether the release runs its V1 engine when VLLM_USE_V1 is not set: its envs.py default ("0" up to 0.7.x,
+    "1" from 0.8.0; a release without the variable has only V1)."""
+    import vllm.envs as envs
+
+    saved = os.environ.pop("VLLM_USE_V1", None)
+    try:
+        return bool(getattr(envs, "VLLM_USE_V1", True))
+    finally:
+        if saved is not None:
+            os.environ["VLLM_USE_V1"] = saved
 
 
 def backend_names() -> list[str]:
@@ -104,7 +119,7 @@ def default_block_size(platform_cls: type, mla: bool, hf_config: dict[str, Any])
 def ask(platform_cls: type, inputs: dict[str, Any], block_size: int, names: Names) -> tuple[str | None, str | None]:
     """The chain's choice for one case at one block size: (backend name, None) or (None, its error)."""
     accepted = inspect.signature(platform_cls.get_attn_backend_cls).parameters  # type: ignore[attr-defined]
-    given = {**inputs, "selected_backend": None, "block_size": block_size, "use_v1": True}
+    given = {**inputs, "selected_backend": None, "block_size": block_size, "use_v1": default_use_v1()}
     try:
         path = platform_cls.get_attn_backend_cls(**{k: v for k, v in given.items() if k in accepted})  # type: ignore[attr-defined]
     except Exception as exc:
@@ -147,9 +162,12 @@ def answer(
 
 def table_keys(names: Names) -> dict[str, Any]:
     """What the probe says of the chain once per capability (ran.py keeps the first capability's)."""
+    v1 = default_use_v1()
+    asked = f"CudaPlatform.get_attn_backend_cls(selected_backend=None, …, use_v1={v1}) per block size"
     return {
         "chain": {
-            "asked": "CudaPlatform.get_attn_backend_cls(selected_backend=None, …, use_v1=True) per block size",
+            "asked": asked if v1 else f"{asked} (VLLM_USE_V1 unset: the release's default engine is V0)",
+            "use_v1": v1,
             "block_sizes": list(BLOCK_SIZES),
             "default_block_size_from": "CudaPlatform.check_and_update_config",
             "backends": backend_names(),

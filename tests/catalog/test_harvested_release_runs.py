@@ -45,7 +45,7 @@ V0_RELEASES = [r for r in RELEASES if _v0(r)]
 
 
 def test_older_releases_were_run():
-    assert {"0.5.5", "0.6.3", "0.6.6", "0.8.5", "0.9.2"} <= set(RELEASES)
+    assert {"0.5.5", "0.6.3", "0.6.6", "0.7.3", "0.8.0", "0.8.5", "0.9.0", "0.9.2"} <= set(RELEASES)
     assert {"0.5.5", "0.6.3", "0.6.6"} <= set(V0_RELEASES)
 
 
@@ -67,35 +67,58 @@ def _takes(entry: dict, capability: int, head_size: int | None) -> bool:
     return not (head_size is not None and entry.get("head_sizes") and head_size not in entry["head_sizes"])
 
 
+# the order each engine's chain tries the read backends in: V1 (0.8.0 on) and V0 (the default engine up to 0.7.x,
+# whose chain falls back to XFORMERS wherever FlashAttention does not take the case)
+ORDER = {
+    True: {"gqa": ("FLASHINFER", "FLASH_ATTN"), "mla": ("FLASHMLA", "TRITON_MLA")},
+    False: {"gqa": ("FLASH_ATTN", "XFORMERS"), "mla": ("FLASHMLA", "TRITON_MLA")},
+}
+
+
+def _asked(release: str) -> tuple[bool, list[dict]]:
+    """Which engine the run asked (a run from before the probe recorded it asked V1) and its cases."""
+    selector = harvest.ran("vllm", release)["attention_selector"]
+    return selector.get("chain", {}).get("use_v1", True), selector["cases"]
+
+
 @pytest.mark.parametrize("release", [r for r in RELEASES if not _v0(r)])
 def test_the_backend_the_run_picks_is_the_first_read_backend_that_takes_the_case(release):
-    """For the engine users get (V1 from 8.0, its default block size and an auto KV cache), the read backends in the
-    order the chain tries them; a backend behind an optional package the wheel does not ship (FlashInfer) is passed
-    over, as the run, which did not install it, passes it over."""
+    """For the engine users get (V1 from 8.0 where it is the default, V0 everywhere where V0 is; the release's default
+    block size), the read backends in the order the chain tries them; a backend behind an optional package the wheel
+    does not ship (FlashInfer) is passed over, as the run, which did not install it, passes it over. V1 is held to an
+    auto KV cache (0.8.x's oracle hands an FP8 cache to V0), V0 to each KV dtype too: only a backend the reading
+    says takes an FP8 cache may be picked for one."""
     read = _read(release)["attention"]
-    selector = harvest.ran("vllm", release)["attention_selector"]
-    order = {"gqa": ("FLASHINFER", "FLASH_ATTN"), "mla": ("FLASHMLA", "TRITON_MLA")}
+    v1, cases = _asked(release)
+    order = ORDER[v1]
     checked, problems = 0, []
-    for case in selector["cases"]:
-        shape, cap = case["shape"], case["capability"]
-        if shape not in order or cap < V1_FROM or case["kv"] != "auto" or not case.get("selected"):
+    for case in cases:
+        shape, cap, kv = case["shape"], case["capability"], case["kv"]
+        if shape not in order or not case.get("selected") or (v1 and (cap < V1_FROM or kv != "auto")):
             continue
         entries = {e["backend"]: e for e in read.get(shape, [])}
         head = case["head_size"] if shape == "gqa" else None
+        fp8 = kv.startswith("fp8")
         expected = next(
             (
                 {b}
                 for b in order[shape]
-                if b in entries and not entries[b].get("optional_package") and _takes(entries[b], cap, head)
+                if b in entries
+                and not entries[b].get("optional_package")
+                and _takes(entries[b], cap, head)
+                and (not fp8 or entries[b].get("fp8_kv"))
             ),
-            # a head size FlashAttention lacks: 0.9.x's chain turns to FLEX_ATTENTION, 0.8.x's returns FLASH_ATTN
-            # anyway, which refuses that size when it starts, as its read head sizes say
-            {"FLEX_ATTENTION", "FLASH_ATTN"} if shape == "gqa" else set(),
+            # a case no read backend takes: a head size FlashAttention lacks, where 0.9.2's chain turns to
+            # FLEX_ATTENTION and 0.9.0's and 0.8.x's return FLASH_ATTN anyway; V0 returns its last resort anyway
+            # (XFORMERS for a head size it lacks, TRITON_MLA for an FP8 cache), which refuses the case when it
+            # starts, as the reading says
+            ({"FLEX_ATTENTION", "FLASH_ATTN"} if shape == "gqa" else set()) if v1 else {order[shape][-1]},
         )
         checked += 1
         if case["selected"] not in expected:
             problems.append(
-                f"{shape} {case.get('variant')} head {head} sm_{cap}: ran {case['selected']}, read {sorted(expected)}"
+                f"{shape} {case.get('variant')} head {head} kv {kv} sm_{cap}: ran {case['selected']},"
+                f" read {sorted(expected)}"
             )
     assert not problems, f"vllm {release}:\n" + "\n".join(problems)
     assert checked >= 100

@@ -643,6 +643,31 @@ def test_vllm_0_9_2_on_blackwell_is_unknown_where_its_code_leans_on_a_package_it
     )
 
 
+def test_vllm_0_7_3_plans_name_the_backend_its_v0_chain_returns_when_run():
+    """vLLM 0.7.3 serves with its V0 engine unless VLLM_USE_V1=1 (its envs.py default). Its chain, run for that engine
+    on simulated GPUs, returns FlashAttention for Llama's 128-wide heads on an A100, and XFORMERS on a T4 (below 8.0)
+    and for an FP8 KV cache: the plans, built from the table read from its wheel, name the same backends."""
+    from recipegen.catalog import harvest
+
+    assert harvest.ran("vllm", "0.7.3")["attention_selector"]["chain"]["use_v1"] is False
+    asked = (
+        ("a100-80gb", 80, "auto", ()),
+        ("t4", 75, "auto", ()),
+        ("a100-80gb", 80, "fp8_e4m3", ("--kv-cache-dtype", "fp8")),
+    )
+    for gpu, capability, kv, more in asked:
+        picked = _selected("0.7.3", capability, shape="gqa", variant="plain", head_size=128, kv=kv)
+        result = run_cli(
+            *("explain", "--gpu", gpu, "--model", "llama-3.1-8b", "--build", "vllm==0.7.3", *more, "--format", "json")
+        )
+        assert result.code == 0, result.err
+        kernel = {g["gate"]: g for g in result.json()["plans"][0]["gates"]}["kernel"]["reason"]
+        assert kernel == f"sm{capability}: {picked} (attention.gqa)", (gpu, kv)
+    assert _selected("0.7.3", 80, shape="gqa", variant="plain", head_size=128, kv="auto") == "FLASH_ATTN"
+    assert _selected("0.7.3", 75, shape="gqa", variant="plain", head_size=128, kv="auto") == "XFORMERS"
+    assert _selected("0.7.3", 80, shape="gqa", variant="plain", head_size=128, kv="fp8_e4m3") == "XFORMERS"
+
+
 def test_as_of_before_every_release_file_answers_with_the_release_out_that_day():
     # a report from September 2024 ran a vLLM of 2024: the newest harvested release built by then answers, not
     # "no build released by then"

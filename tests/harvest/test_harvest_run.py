@@ -476,7 +476,15 @@ def test_a_selector_that_walks_an_if_else_chain_records_its_choice_per_block_siz
     selector = tables["attention_selector"]
     assert "if/else chain" in selector["from"]
     assert selector["chain"]["rejections"].startswith("not stated by the release")
-    assert selector["chain"]["backends"] == ["CUTLASS_MLA", "FLASHMLA", "FLASH_ATTN", "TRITON_ATTN", "TRITON_MLA"]
+    assert selector["chain"]["use_v1"] is True
+    assert selector["chain"]["backends"] == [
+        "CUTLASS_MLA",
+        "FLASHMLA",
+        "FLASH_ATTN",
+        "TRITON_ATTN",
+        "TRITON_MLA",
+        "XFORMERS",
+    ]
     for case in selector["cases"]:
         assert not {"order", "valid", "rejected"} & set(case), case
     blackwell = _case(tables, 100, shape="mla", head_size=576, kv="auto", profile="deepseek_v3_dense")
@@ -498,6 +506,21 @@ def test_a_selector_that_walks_an_if_else_chain_records_its_choice_per_block_siz
     assert sparse["error"] == "get_attn_backend_cls has no use_sparse" and "selected" not in sparse
     assert selector["case_errors"]["reasons"] == {"get_attn_backend_cls has no use_sparse": 100}
     assert "CUTLASS_MLA" in selector["imports"]["100"]  # its module allocates on the GPU at import
+
+
+def test_a_chain_whose_default_engine_is_v0_is_asked_for_v0(tmp_path):
+    """0.7.x runs its V0 engine unless VLLM_USE_V1=1 (envs.py default "0"), and its chain answers V1 with
+    FlashAttention whatever the GPU: the run asks the engine a user gets, so a Turing GPU and an FP8 KV cache get
+    XFORMERS, and the table says which engine was asked."""
+    tables = _stand_in_run(tmp_path, "0.7.3", "75,80")
+    chain = tables["attention_selector"]["chain"]
+    assert chain["use_v1"] is False and "use_v1=False" in chain["asked"] and "V0" in chain["asked"]
+    assert _case(tables, 80, shape="gqa", variant="plain", head_size=128, kv="auto")["selected"] == "FLASH_ATTN"
+    assert _case(tables, 80, shape="gqa", variant="plain", head_size=128, kv="fp8")["selected"] == "XFORMERS"
+    assert _case(tables, 80, shape="gqa", variant="plain", head_size=80, kv="auto")["selected"] == "XFORMERS"
+    assert _case(tables, 75, shape="gqa", variant="plain", head_size=128, kv="auto")["selected"] == "XFORMERS"
+    mla = _case(tables, 80, shape="mla", head_size=576, kv="auto", profile="deepseek_v3_dense")
+    assert mla["selected"] == "TRITON_MLA"
 
 
 def test_the_side_file_keeps_the_backend_selected_per_case(ran, picks):

@@ -156,5 +156,36 @@ if os.environ.get("STAND_IN_SELECTOR") == "0.6.3":  # V0 only: the platform choo
     CudaPlatformBase = _V0Platform  # type: ignore[misc]
 
 
+if os.environ.get("STAND_IN_SELECTOR") == "0.7.3":  # a chain whose V0 engine is the default, as 0.7.x
+    _V0_FLASH = "vllm.attention.backends.flash_attn.FlashAttentionBackend"
+    _XFORMERS = "vllm.attention.backends.xformers.XFormersBackend"
+
+    class _V0Chain:
+        get_device_capability = CudaPlatformBase.get_device_capability
+        get_device_name = CudaPlatformBase.get_device_name
+        num_compute_units = CudaPlatformBase.num_compute_units
+
+        @classmethod
+        def check_and_update_config(cls, vllm_config):
+            if vllm_config.cache_config.block_size is None:
+                vllm_config.cache_config.block_size = 16
+
+        @classmethod
+        def get_attn_backend_cls(cls, selected_backend, head_size, dtype, kv_cache_dtype, block_size, use_v1,
+                                 use_mla):
+            if use_v1:
+                return _FLASH_V1
+            if use_mla:
+                return _TRITON_MLA_V0
+            fp8 = kv_cache_dtype is not None and kv_cache_dtype.startswith("fp8")
+            if cls.get_device_capability().to_int() < 80 or fp8 or head_size not in (64, 128, 256):
+                return _XFORMERS
+            return _V0_FLASH
+
+    _FLASH_V1 = "vllm.v1.attention.backends.flash_attn.FlashAttentionBackend"
+    _TRITON_MLA_V0 = "vllm.v1.attention.backends.triton_attn.TritonMLABackend"
+    CudaPlatformBase = _V0Chain  # type: ignore[misc]
+
+
 class CudaPlatform(CudaPlatformBase):
     pass

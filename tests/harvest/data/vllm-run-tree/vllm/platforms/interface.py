@@ -23,6 +23,7 @@ class _Backend(enum.Enum):  # the backend enum of 0.10.x-0.11.0 (0.10.x suffixes
     TRITON_MLA_VLLM_V1 = enum.auto()
     CUTLASS_MLA = enum.auto()
     FLASHMLA = enum.auto()
+    XFORMERS = enum.auto()
 
 
 class UnspecifiedPlatform:  # what 0.6.x resolves with no GPU: no capability, so no FlashAttention
