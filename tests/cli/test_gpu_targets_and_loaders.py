@@ -5,6 +5,7 @@ vLLM; old vLLM's bitsandbytes flags)."""
 
 from __future__ import annotations
 
+from itertools import takewhile
 from typing import Any
 
 import pytest
@@ -58,7 +59,10 @@ def test_a_v100_on_a_cuda_13_release_is_refused_at_the_platform_first_citing_the
     text = run_cli("explain", "--gpu", "v100", "--gpus", "1", "--model", "llama-3.1-8b", "--build", "vllm==0.24.0")
     closest = [line for line in text.out.splitlines() if line.startswith("  ✗ vLLM vllm-0.24.0 · ")]
     assert closest and all("[platform" in line and ": vllm-0.24.0 (CUDA 13.0) is not" in line for line in closest)
-    history = next(line for line in text.out.splitlines() if line.startswith("  vLLM: "))
+    lines = text.out.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("  vLLM: "))
+    wrapped = [lines[first], *takewhile(lambda line: line.startswith("    "), lines[first + 1 :])]
+    history = " ".join(" ".join(wrapped).split())  # the line wraps at 160 columns
     assert history.endswith("blocked (platform: is not compiled for sm70) since"), history
     assert "weight-format" not in history
     sglang = next(line for line in text.out.splitlines() if line.startswith("  SGLang: "))
